@@ -1,0 +1,23 @@
+// The GPU path as the host sees it. Implemented in kernels/ when built with CUDA, and by
+// host/gpu_unavailable.cpp (every call throws BackendUnavailable) otherwise.
+#pragma once
+
+#include "dpselect/context.hpp"
+#include "dpselect/shard_result.hpp"
+
+namespace dpselect::detail {
+
+bool cuda_backend_compiled();
+// A CUDA device exists and its runtime initialises. Cached after the first call.
+bool cuda_device_usable();
+
+// Utilities already in device memory, range.size() of them starting at `utilities`.
+ShardResult gpu_evaluate_device(const NoiseSpec& spec, const float* utilities, IndexRange range,
+                                cuda_stream_t stream);
+ShardResult gpu_evaluate_device(const NoiseSpec& spec, const double* utilities, IndexRange range,
+                                cuda_stream_t stream);
+// Utilities in host memory, streamed to the device in chunks that fit its free memory.
+ShardResult gpu_evaluate_host(const NoiseSpec& spec, const float* utilities, IndexRange range);
+ShardResult gpu_evaluate_host(const NoiseSpec& spec, const double* utilities, IndexRange range);
+
+}  // namespace dpselect::detail

@@ -1,0 +1,25 @@
+// The GPU entry points of a CPU-only build.
+#include "dpselect/errors.hpp"
+#include "gpu_backend.hpp"
+
+namespace dpselect::detail {
+namespace {
+[[noreturn]] void throw_unavailable() {
+  throw BackendUnavailable("dpselect: this build has no CUDA backend (configured with "
+                           "DPSELECT_CUDA=OFF or without nvcc); use Backend::Cpu or Auto");
+}
+}  // namespace
+
+bool cuda_backend_compiled() { return false; }
+bool cuda_device_usable() { return false; }
+
+ShardResult gpu_evaluate_device(const NoiseSpec&, const float*, IndexRange, cuda_stream_t) {
+  throw_unavailable();
+}
+ShardResult gpu_evaluate_device(const NoiseSpec&, const double*, IndexRange, cuda_stream_t) {
+  throw_unavailable();
+}
+ShardResult gpu_evaluate_host(const NoiseSpec&, const float*, IndexRange) { throw_unavailable(); }
+ShardResult gpu_evaluate_host(const NoiseSpec&, const double*, IndexRange) { throw_unavailable(); }
+
+}  // namespace dpselect::detail

@@ -1,0 +1,70 @@
+#include "dpselect/select.hpp"
+
+#include "gpu_backend.hpp"
+#include "validation.hpp"
+
+namespace dpselect {
+namespace {
+
+template <class Utilities, class... StreamArg>
+Selection select_all(Context& context, Utilities utilities, const SelectionParams& params,
+                     StreamArg... stream) {
+  detail::validate_params(params);
+  if constexpr (requires { utilities.size(); }) {
+    detail::validate_candidate_count("utilities", utilities.size(), 0);
+  } else {
+    detail::validate_candidate_count("utilities", utilities.size, 0);
+  }
+  Release release = context.begin_release(params);
+  return release.finish(release.evaluate(utilities, 0, stream...));
+}
+
+}  // namespace
+
+Selection select(Context& context, std::span<const float> utilities, const SelectionParams& params) {
+  return select_all(context, utilities, params);
+}
+Selection select(Context& context, std::span<const double> utilities, const SelectionParams& params) {
+  return select_all(context, utilities, params);
+}
+Selection select(Context& context, DeviceSpan<const float> utilities, const SelectionParams& params,
+                 cuda_stream_t stream) {
+  return select_all(context, utilities, params, stream);
+}
+Selection select(Context& context, DeviceSpan<const double> utilities,
+                 const SelectionParams& params, cuda_stream_t stream) {
+  return select_all(context, utilities, params, stream);
+}
+
+bool gpu_usable() { return detail::cuda_device_usable(); }
+bool built_with_cuda() { return detail::cuda_backend_compiled(); }
+
+std::string_view to_string(Mechanism mechanism) {
+  switch (mechanism) {
+    case Mechanism::exponential: return "exponential";
+    case Mechanism::permute_and_flip: return "permute-and-flip";
+    case Mechanism::laplace_noisy_max: return "laplace-noisy-max";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(Backend backend) {
+  switch (backend) {
+    case Backend::Auto: return "auto";
+    case Backend::Cpu: return "cpu";
+    case Backend::Gpu: return "gpu";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(ExecutedOn executed_on) {
+  switch (executed_on) {
+    case ExecutedOn::none: return "none";
+    case ExecutedOn::cpu: return "cpu";
+    case ExecutedOn::gpu: return "gpu";
+    case ExecutedOn::cpu_and_gpu: return "cpu+gpu";
+  }
+  return "unknown";
+}
+
+}  // namespace dpselect

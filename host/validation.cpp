@@ -1,0 +1,57 @@
+#include "validation.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "dpselect/errors.hpp"
+
+namespace dpselect::detail {
+
+std::string format_value(double value) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
+}
+
+void throw_invalid(std::string_view name, std::string_view requirement, double value) {
+  std::string message = "dpselect: ";
+  message.append(name).append(" must be ").append(requirement).append(" (got ");
+  message.append(format_value(value)).append(")");
+  throw InvalidArgument(message);
+}
+
+void validate_positive_finite(std::string_view name, double value) {
+  if (!std::isfinite(value) || !(value > 0.0)) throw_invalid(name, "finite and > 0", value);
+}
+
+void validate_params(const SelectionParams& params) {
+  validate_positive_finite("epsilon", params.epsilon);
+  validate_positive_finite("sensitivity", params.sensitivity);
+  score_scale(params);
+}
+
+void validate_candidate_count(std::string_view name, std::uint64_t size, std::uint64_t first_index) {
+  if (size == 0) {
+    throw InvalidArgument("dpselect: " + std::string(name) +
+                          " must hold at least one candidate (got size 0)");
+  }
+  if (first_index > std::numeric_limits<std::uint64_t>::max() - size) {
+    throw InvalidArgument("dpselect: first_index + size must fit in 64 bits (got first_index " +
+                          std::to_string(first_index) + ", size " + std::to_string(size) + ")");
+  }
+}
+
+double score_scale(const SelectionParams& params) {
+  const double ratio = params.epsilon / params.sensitivity;
+  // Seed 004 Thm 3.10 / McKenna & Sheldon / Dwork & Roth Claim 3.9: noise scale 2*Delta/eps in
+  // general, Delta/eps when the utility is monotone (all three mechanisms).
+  const double scale = params.monotone ? ratio : 0.5 * ratio;
+  if (!std::isnormal(scale)) {
+    throw_invalid(params.monotone ? "epsilon / sensitivity" : "epsilon / (2 * sensitivity)",
+                  "a positive normal double", scale);
+  }
+  return scale;
+}
+
+}  // namespace dpselect::detail

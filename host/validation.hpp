@@ -1,0 +1,27 @@
+// Parameter validation shared by every entry point: runs before any stream is drawn, any
+// allocation or any launch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "dpselect/types.hpp"
+
+namespace dpselect::detail {
+
+// Shortest text that round-trips the double (so NaN, inf and 1e-320 read as themselves).
+std::string format_value(double value);
+
+// Throws InvalidArgument "dpselect: <name> must be <requirement> (got <value>)".
+[[noreturn]] void throw_invalid(std::string_view name, std::string_view requirement, double value);
+
+void validate_positive_finite(std::string_view name, double value);
+void validate_params(const SelectionParams& params);
+void validate_candidate_count(std::string_view name, std::uint64_t size, std::uint64_t first_index);
+
+// eps/(2*Delta), or eps/Delta when monotone (sources on SelectionParams::monotone). Throws
+// InvalidArgument if it is not a positive normal double.
+double score_scale(const SelectionParams& params);
+
+}  // namespace dpselect::detail

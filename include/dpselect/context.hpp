@@ -1,0 +1,132 @@
+// Keys, releases and their reports.
+//
+// A Context owns one secret Philox key and hands out stream ids. Every release takes a fresh
+// stream id when it begins, so no two releases of a context ever share noise; a Release in
+// turn refuses to evaluate any candidate index twice. Together these make noise reuse
+// impossible through this API (the one deliberate exception, sharing a key across processes,
+// is Context::with_shared_key and its contract).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "dpselect/philox.hpp"
+#include "dpselect/shard_result.hpp"
+#include "dpselect/types.hpp"
+
+struct CUstream_st;  // cudaStream_t without including CUDA headers
+
+namespace dpselect {
+
+using cuda_stream_t = CUstream_st*;
+
+// Utilities that live in GPU memory. `data` must be a device (or managed) pointer.
+template <class T>
+struct DeviceSpan {
+  T* data = nullptr;
+  std::uint64_t size = 0;
+};
+
+// A half-open range [begin, end) of global candidate indices.
+struct IndexRange {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  std::uint64_t size() const { return end - begin; }
+};
+
+struct SelectionReport {
+  Mechanism mechanism = Mechanism::exponential;
+  // The privacy loss of this release under exact arithmetic (add slack.epsilon for the float
+  // implementation).
+  double epsilon_spent = 0.0;
+  double sensitivity = 0.0;
+  bool monotone = false;
+  // Scale of the noise in units of the utility: 2*Delta/eps, or Delta/eps when monotone.
+  double noise_scale = 0.0;
+  ExecutedOn executed_on = ExecutedOn::none;
+  std::uint64_t candidates = 0;
+  FloatingPointSlack slack;
+  // The stream id this release drew from its context.
+  std::uint64_t stream = 0;
+};
+
+struct Selection {
+  std::uint64_t index = 0;
+  SelectionReport report;
+};
+
+class Release;
+
+class Context {
+ public:
+  // A context keyed from the operating system's CSPRNG (getrandom). Use this for real data.
+  Context();
+  static Context from_os_entropy() { return Context(); }
+  // A reproducible context for tests and experiments. Its noise is predictable by anyone who
+  // knows the seed: never use it for a real release.
+  static Context with_fixed_seed(std::uint64_t seed);
+  // For one release sharded across processes: every rank builds its context from the same
+  // secret key (distributed over a secure channel) and the same first stream, begins the same
+  // sequence of releases, and evaluates disjoint sub-ranges. The caller is responsible for
+  // never evaluating one candidate twice across ranks.
+  static Context with_shared_key(PhiloxKey key, std::uint64_t first_stream);
+
+  Context(Context&& other) noexcept;
+  Context& operator=(Context&&) = delete;
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context();
+
+  // Validates `params` (throws InvalidArgument before drawing a stream), then draws a fresh
+  // stream id. Thread-safe.
+  Release begin_release(const SelectionParams& params);
+
+  bool is_fixed_seed() const { return fixed_seed_; }
+
+ private:
+  Context(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed);
+  PhiloxKey key_;
+  std::atomic<std::uint64_t> next_stream_;
+  bool fixed_seed_;
+};
+
+namespace detail {
+struct ReleaseAccess;
+struct ReleaseState;
+}  // namespace detail
+
+// One private release in progress: evaluate shards of the candidate range (each index at most
+// once, on any backend), merge their ShardResults with dpselect::merge, then finish().
+class Release {
+ public:
+  Release(Release&&) noexcept;
+  Release& operator=(Release&&) noexcept;
+  ~Release();
+
+  const SelectionParams& params() const;
+  std::uint64_t stream() const;
+
+  // Utilities in host memory for candidates [first_index, first_index + size).
+  ShardResult evaluate(std::span<const float> utilities, std::uint64_t first_index = 0);
+  ShardResult evaluate(std::span<const double> utilities, std::uint64_t first_index = 0);
+  // Utilities in device memory. Work is ordered on `stream`; the call synchronizes it.
+  ShardResult evaluate(DeviceSpan<const float> utilities, std::uint64_t first_index,
+                       cuda_stream_t stream);
+  ShardResult evaluate(DeviceSpan<const double> utilities, std::uint64_t first_index,
+                       cuda_stream_t stream);
+
+  // Turns the merge of all shards into the released index and its report. Throws
+  // InvalidArgument if a utility was NaN/+inf (naming the index and value) or every candidate
+  // was excluded (-inf); UsageError if called twice. Nothing is released when it throws.
+  Selection finish(const ShardResult& merged);
+
+ private:
+  friend class Context;
+  friend struct detail::ReleaseAccess;
+  explicit Release(std::unique_ptr<detail::ReleaseState> state);
+  std::unique_ptr<detail::ReleaseState> state_;
+};
+
+}  // namespace dpselect

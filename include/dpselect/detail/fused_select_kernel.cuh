@@ -1,0 +1,151 @@
+// The fused GPU pass: utility -> counter-based noise -> block arg-max -> one merge, with no
+// materialised noise, no per-thread RNG state and no device-wide synchronisation. CUDA-only;
+// used by kernels/select_arrays.cu (utility arrays) and dpselect/select.cuh (user functors).
+//
+// Each thread walks a grid-stride loop keeping a ShardAccumulator, each block reduces with
+// cub::BlockReduce, and a one-block kernel merges the block results into a device-resident
+// accumulator, so several launches (chunks of a host array) accumulate stream-ordered.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cub/block/block_reduce.cuh>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "dpselect/detail/cuda_check.cuh"
+#include "dpselect/shard_result.hpp"
+
+namespace dpselect::detail {
+
+inline constexpr int kSelectBlockThreads = 256;
+
+// Utility of global index i read from an array holding candidates [first_index, ...).
+template <class T>
+struct ArraySource {
+  const T* data;
+  std::uint64_t first_index;
+  __device__ __forceinline__ double operator()(std::uint64_t index) const {
+    return static_cast<double>(data[index - first_index]);
+  }
+};
+
+// Utility of global index i computed by a user functor.
+template <class UtilityFn>
+struct FunctorSource {
+  UtilityFn utility;
+  __device__ __forceinline__ double operator()(std::uint64_t index) const {
+    return static_cast<double>(utility(index));
+  }
+};
+
+template <class Source, int BlockThreads>
+__global__ void __launch_bounds__(BlockThreads)
+    fused_select_kernel(Source source, std::uint64_t begin, std::uint64_t count, NoiseSpec spec,
+                        ShardResult* block_results) {
+  ShardAccumulator accumulator;
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * BlockThreads;
+  for (std::uint64_t offset = static_cast<std::uint64_t>(blockIdx.x) * BlockThreads + threadIdx.x;
+       offset < count; offset += stride) {
+    const std::uint64_t index = begin + offset;
+    accumulator.add(spec, index, source(index));
+  }
+  using BlockReduce = cub::BlockReduce<ShardResult, BlockThreads>;
+  __shared__ typename BlockReduce::TempStorage temp_storage;
+  const ShardResult block_result = BlockReduce(temp_storage).Reduce(accumulator.result, MergeShards{});
+  if (threadIdx.x == 0) block_results[blockIdx.x] = block_result;
+}
+
+// One block: folds block_results[0..blocks) into *accumulator (stream-ordered after the pass).
+template <int BlockThreads>
+__global__ void __launch_bounds__(BlockThreads)
+    merge_block_results_kernel(const ShardResult* block_results, unsigned int blocks,
+                               ShardResult* accumulator) {
+  ShardResult partial;
+  for (unsigned int b = threadIdx.x; b < blocks; b += BlockThreads) {
+    partial = merge(partial, block_results[b]);
+  }
+  using BlockReduce = cub::BlockReduce<ShardResult, BlockThreads>;
+  __shared__ typename BlockReduce::TempStorage temp_storage;
+  const ShardResult total = BlockReduce(temp_storage).Reduce(partial, MergeShards{});
+  if (threadIdx.x == 0) *accumulator = merge(*accumulator, total);
+}
+
+template <int Unused>
+__global__ void reset_accumulator_kernel(ShardResult* accumulator) {
+  ShardResult empty;
+  empty.executed_on = ExecutedOn::gpu;
+  *accumulator = empty;
+}
+
+// Enough resident blocks to fill the device, never more than the work needs.
+template <class Source>
+unsigned int fused_select_grid(std::uint64_t count) {
+  int device = 0;
+  int multiprocessors = 0;
+  int blocks_per_multiprocessor = 0;
+  DPSELECT_CUDA_TRY(cudaGetDevice(&device));
+  DPSELECT_CUDA_TRY(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  DPSELECT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks_per_multiprocessor, fused_select_kernel<Source, kSelectBlockThreads>,
+      kSelectBlockThreads, 0));
+  const std::uint64_t resident =
+      static_cast<std::uint64_t>(multiprocessors) * std::max(blocks_per_multiprocessor, 1);
+  const std::uint64_t needed = (count + kSelectBlockThreads - 1) / kSelectBlockThreads;
+  return static_cast<unsigned int>(std::max<std::uint64_t>(1, std::min(resident, needed)));
+}
+
+// Stream-ordered device scratch from the stream-ordered allocator.
+class DeviceScratch {
+ public:
+  DeviceScratch(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
+    DPSELECT_CUDA_TRY(cudaMallocAsync(&pointer_, bytes, stream));
+  }
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+  ~DeviceScratch() {
+    if (pointer_ != nullptr) static_cast<void>(cudaFreeAsync(pointer_, stream_));
+  }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(pointer_);
+  }
+
+ private:
+  void* pointer_ = nullptr;
+  cudaStream_t stream_;
+};
+
+// Launches the pass over `count` candidates starting at global index `begin` and folds it into
+// *accumulator. block_results must hold `grid` entries. Launches only; never synchronises.
+template <class Source>
+void enqueue_fused_select(const Source& source, std::uint64_t begin, std::uint64_t count,
+                          const NoiseSpec& spec, unsigned int grid, ShardResult* block_results,
+                          ShardResult* accumulator, cudaStream_t stream) {
+  fused_select_kernel<Source, kSelectBlockThreads>
+      <<<grid, kSelectBlockThreads, 0, stream>>>(source, begin, count, spec, block_results);
+  DPSELECT_CUDA_TRY(cudaPeekAtLastError());
+  merge_block_results_kernel<kSelectBlockThreads>
+      <<<1, kSelectBlockThreads, 0, stream>>>(block_results, grid, accumulator);
+  DPSELECT_CUDA_TRY(cudaPeekAtLastError());
+}
+
+// One fused pass over [begin, begin + count); synchronizes `stream` to return the result.
+template <class Source>
+ShardResult run_fused_select(const Source& source, std::uint64_t begin, std::uint64_t count,
+                             const NoiseSpec& spec, cudaStream_t stream) {
+  const unsigned int grid = fused_select_grid<Source>(count);
+  DeviceScratch scratch((grid + 1) * sizeof(ShardResult), stream);
+  ShardResult* accumulator = scratch.as<ShardResult>();
+  ShardResult* block_results = accumulator + 1;
+  reset_accumulator_kernel<0><<<1, 1, 0, stream>>>(accumulator);
+  DPSELECT_CUDA_TRY(cudaPeekAtLastError());
+  enqueue_fused_select(source, begin, count, spec, grid, block_results, accumulator, stream);
+  ShardResult result;
+  DPSELECT_CUDA_TRY(cudaMemcpyAsync(&result, accumulator, sizeof result, cudaMemcpyDeviceToHost, stream));
+  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
+  return result;
+}
+
+}  // namespace dpselect::detail

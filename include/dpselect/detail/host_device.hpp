@@ -1,0 +1,96 @@
+// Host/device portability and bit-reproducible double arithmetic.
+//
+// The CPU and GPU paths must compute the same noisy score for the same random bits, so the
+// shared math never lets a compiler fuse a multiply and an add on its own: on the device we
+// call the _rn intrinsics (never contracted by nvcc), on the host the library is compiled
+// with -ffp-contract=off and fused operations are written as std::fma explicitly.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define DPSELECT_HD __host__ __device__
+#define DPSELECT_FORCEINLINE __forceinline__
+#else
+#define DPSELECT_HD
+#define DPSELECT_FORCEINLINE inline
+#endif
+
+#if !defined(__CUDA_ARCH__)
+#include <bit>
+#include <cmath>
+#endif
+
+namespace dpselect::detail {
+
+DPSELECT_HD DPSELECT_FORCEINLINE double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+DPSELECT_HD DPSELECT_FORCEINLINE double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+DPSELECT_HD DPSELECT_FORCEINLINE double sub_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+
+DPSELECT_HD DPSELECT_FORCEINLINE double div_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __ddiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+// One rounding of a*b + c, identical on host and device.
+DPSELECT_HD DPSELECT_FORCEINLINE double fma_rn(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __fma_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+// Round-to-nearest-even conversion of a 64-bit unsigned integer (IEEE 754 on both sides).
+DPSELECT_HD DPSELECT_FORCEINLINE double u64_to_double_rn(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __ull2double_rn(x);
+#else
+  return static_cast<double>(x);
+#endif
+}
+
+DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t double_bits(double x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint64_t>(__double_as_longlong(x));
+#else
+  return std::bit_cast<std::uint64_t>(x);
+#endif
+}
+
+DPSELECT_HD DPSELECT_FORCEINLINE double double_from_bits(std::uint64_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(bits));
+#else
+  return std::bit_cast<double>(bits);
+#endif
+}
+
+DPSELECT_HD DPSELECT_FORCEINLINE bool is_nan(double x) { return x != x; }
+
+inline constexpr double kInfinity = __builtin_huge_val();
+
+}  // namespace dpselect::detail

@@ -1,0 +1,31 @@
+// Internal hooks the functor templates (select_functor.hpp, select.cuh) use. Not public API.
+#pragma once
+
+#include <cstdint>
+
+#include "dpselect/context.hpp"
+#include "dpselect/shard_result.hpp"
+
+namespace dpselect::detail {
+
+struct ReleaseAccess {
+  static NoiseSpec noise_spec(const Release& release);
+  // Records that `range` is being evaluated; throws UsageError if any index in it already was
+  // or the release is finished, InvalidArgument if the range is empty or reversed.
+  static void claim(Release& release, IndexRange range);
+  // The backend this release's params ask for, with Auto resolved against this machine.
+  static Backend resolved_backend(const Release& release);
+};
+
+// Throws InvalidArgument unless begin < end.
+void validate_range(IndexRange range);
+
+// Fills out[0..count) with the utilities of candidates first_index, first_index+1, ...
+using FillUtilities = void (*)(const void* functor, std::uint64_t first_index, std::uint64_t count,
+                               double* out);
+
+// The CPU path for utilities computed by a functor: all cores, fixed-size chunks.
+ShardResult cpu_evaluate_generated(const NoiseSpec& spec, IndexRange range, FillUtilities fill,
+                                   const void* functor);
+
+}  // namespace dpselect::detail

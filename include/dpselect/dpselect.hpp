@@ -1,0 +1,13 @@
+// dpselect: differentially private selection over very large output ranges.
+// The plain-C++ public API (no CUDA headers). CUDA applications that pass their own utility
+// functor to the GPU also include dpselect/select.cuh.
+#pragma once
+
+#include "dpselect/context.hpp"
+#include "dpselect/errors.hpp"
+#include "dpselect/noise.hpp"
+#include "dpselect/philox.hpp"
+#include "dpselect/select.hpp"
+#include "dpselect/select_functor.hpp"
+#include "dpselect/shard_result.hpp"
+#include "dpselect/types.hpp"

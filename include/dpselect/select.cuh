@@ -1,0 +1,44 @@
+// Private selection over a user functor on the GPU (CUDA-only header; compile with nvcc).
+//
+// The functor is a small, trivially copyable object with
+//   __host__ __device__ Utility operator()(std::uint64_t index) const
+// (Utility convertible to double). The same functor runs on the CPU path when the release's
+// backend resolves to the CPU, with the same noise: the CPU and GPU return the same index for
+// the same key. Example:
+//   struct Quadratic { double peak; __host__ __device__ double operator()(std::uint64_t i) const {
+//       const double d = double(i) - peak; return -d * d; } };
+//   auto s = dpselect::select_functor(ctx, Quadratic{3e9}, {0, 1ull << 33}, params, stream);
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "dpselect/detail/fused_select_kernel.cuh"
+#include "dpselect/select.hpp"
+#include "dpselect/select_functor.hpp"
+
+namespace dpselect {
+
+// Evaluates candidates `range` of `release` on the backend its params resolve to. On the GPU
+// the work is ordered on `stream` and the call synchronizes it.
+template <class UtilityFn>
+ShardResult evaluate_functor(Release& release, const UtilityFn& utility, IndexRange range,
+                             cuda_stream_t stream) {
+  detail::validate_range(range);
+  if (detail::ReleaseAccess::resolved_backend(release) == Backend::Cpu) {
+    return evaluate_functor_on_cpu(release, utility, range);
+  }
+  detail::ReleaseAccess::claim(release, range);
+  return detail::run_fused_select(detail::FunctorSource<UtilityFn>{utility}, range.begin,
+                                  range.size(), detail::ReleaseAccess::noise_spec(release), stream);
+}
+
+// One release over candidates `range`, on the GPU when the backend resolves to it.
+template <class UtilityFn>
+Selection select_functor(Context& context, const UtilityFn& utility, IndexRange range,
+                         const SelectionParams& params, cuda_stream_t stream) {
+  detail::validate_range(range);
+  Release release = context.begin_release(params);
+  return release.finish(evaluate_functor(release, utility, range, stream));
+}
+
+}  // namespace dpselect

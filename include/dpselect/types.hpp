@@ -1,0 +1,58 @@
+// Parameter and result types of the selection API.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace dpselect {
+
+// Which private selection to run. All three add i.i.d. noise to every candidate's scaled
+// utility and report the arg-max; they differ in the noise and hence in the distribution.
+enum class Mechanism {
+  // Exponential mechanism: P(r) proportional to exp(eps * u(r) / (2 * Delta)), sampled exactly
+  // as arg-max of eps*u/(2*Delta) + Gumbel noise (Dwork & Roth Def. 3.4, Thm 3.10; seed 004).
+  exponential,
+  // Permute-and-flip (McKenna & Sheldon 2020) = report-noisy-max with one-sided exponential
+  // noise of scale 2*Delta/eps (Ding et al. 2021). Never worse than the EM in expected utility.
+  permute_and_flip,
+  // Report-noisy-max with Laplace noise of scale 2*Delta/eps (Dwork & Roth Claim 3.9).
+  laplace_noisy_max,
+};
+
+// Where to compute. Auto uses the GPU when one is usable and the CPU otherwise; the report
+// says which ran.
+enum class Backend { Auto, Cpu, Gpu };
+
+// What actually ran a release (a sharded release may use both).
+enum class ExecutedOn : std::uint8_t { none = 0, cpu = 1, gpu = 2, cpu_and_gpu = 3 };
+
+std::string_view to_string(Mechanism mechanism);
+std::string_view to_string(Backend backend);
+std::string_view to_string(ExecutedOn executed_on);
+
+// The privacy parameters of one selection.
+struct SelectionParams {
+  Mechanism mechanism = Mechanism::exponential;
+  // Privacy loss of this release; finite and > 0.
+  double epsilon = 0.0;
+  // Sensitivity Delta of the utility: max over candidates r and neighbouring datasets D, D' of
+  // |u(D, r) - u(D', r)|; finite and > 0.
+  double sensitivity = 0.0;
+  // True when, between any two neighbours, all utilities move in the same direction (adding a
+  // record never decreases any u(r), or never increases any; e.g. counting queries). The noise
+  // scale then halves: Delta/eps instead of 2*Delta/eps (Dwork & Roth §3.4; McKenna & Sheldon).
+  bool monotone = false;
+  Backend backend = Backend::Auto;
+};
+
+// The floating-point slack of one release: the computed mechanism is
+// (epsilon + slack.epsilon, slack.delta)-DP where the exact-arithmetic mechanism is epsilon-DP
+// (see host/floating_point_slack.cpp for the derivation). Slack depends on the largest
+// |utility| of the input (only through the bound, never on which candidate holds it); treat
+// it as a non-private diagnostic when the scale of the utilities is itself sensitive.
+struct FloatingPointSlack {
+  double epsilon = 0.0;
+  double delta = 0.0;
+};
+
+}  // namespace dpselect

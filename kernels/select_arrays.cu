@@ -1,0 +1,92 @@
+// GPU selection over utility arrays in device memory, and over host arrays streamed through
+// the device in chunks.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../host/gpu_backend.hpp"
+#include "dpselect/detail/fused_select_kernel.cuh"
+
+namespace dpselect::detail {
+namespace {
+
+template <class T>
+ShardResult evaluate_device_array(const NoiseSpec& spec, const T* utilities, IndexRange range,
+                                  cudaStream_t stream) {
+  return run_fused_select(ArraySource<T>{utilities, range.begin}, range.begin, range.size(), spec,
+                          stream);
+}
+
+// Allocates the largest chunk buffer (up to `wanted` elements) the device can hold now,
+// halving on out-of-memory down to a floor; throws CudaError below the floor.
+template <class T>
+std::uint64_t allocate_chunk(T** buffer, std::uint64_t wanted, cudaStream_t stream) {
+  constexpr std::uint64_t kSmallestChunk = std::uint64_t{1} << 16;
+  for (std::uint64_t elements = wanted;; elements /= 2) {
+    const cudaError_t status = cudaMallocAsync(reinterpret_cast<void**>(buffer), elements * sizeof(T), stream);
+    if (status == cudaSuccess) return elements;
+    if (status != cudaErrorMemoryAllocation || elements <= kSmallestChunk) {
+      throw_cuda_error(status, "cudaMallocAsync(chunk buffer)", __FILE__, __LINE__);
+    }
+    static_cast<void>(cudaGetLastError());
+  }
+}
+
+template <class T>
+ShardResult evaluate_host_array(const NoiseSpec& spec, const T* utilities, IndexRange range) {
+  // 256 MiB of float per chunk: large enough to reach full bandwidth per launch.
+  constexpr std::uint64_t kChunkElements = std::uint64_t{1} << 26;
+  cudaStream_t stream = nullptr;
+  DPSELECT_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct StreamGuard {
+    cudaStream_t stream;
+    ~StreamGuard() { static_cast<void>(cudaStreamDestroy(stream)); }
+  } stream_guard{stream};
+
+  const std::uint64_t n = range.size();
+  T* chunk = nullptr;
+  const std::uint64_t chunk_elements = allocate_chunk(&chunk, std::min(n, kChunkElements), stream);
+  struct ChunkGuard {
+    T* chunk;
+    cudaStream_t stream;
+    ~ChunkGuard() { static_cast<void>(cudaFreeAsync(chunk, stream)); }
+  } chunk_guard{chunk, stream};
+
+  const unsigned int grid = fused_select_grid<ArraySource<T>>(chunk_elements);
+  DeviceScratch scratch((grid + 1) * sizeof(ShardResult), stream);
+  ShardResult* accumulator = scratch.as<ShardResult>();
+  reset_accumulator_kernel<0><<<1, 1, 0, stream>>>(accumulator);
+  DPSELECT_CUDA_TRY(cudaPeekAtLastError());
+  for (std::uint64_t offset = 0; offset < n; offset += chunk_elements) {
+    const std::uint64_t count = std::min(chunk_elements, n - offset);
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(chunk, utilities + offset, count * sizeof(T),
+                                      cudaMemcpyHostToDevice, stream));
+    const std::uint64_t first_index = range.begin + offset;
+    enqueue_fused_select(ArraySource<T>{chunk, first_index}, first_index, count, spec, grid,
+                         accumulator + 1, accumulator, stream);
+  }
+  ShardResult result;
+  DPSELECT_CUDA_TRY(cudaMemcpyAsync(&result, accumulator, sizeof result, cudaMemcpyDeviceToHost, stream));
+  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
+  return result;
+}
+
+}  // namespace
+
+ShardResult gpu_evaluate_device(const NoiseSpec& spec, const float* utilities, IndexRange range,
+                                cuda_stream_t stream) {
+  return evaluate_device_array(spec, utilities, range, stream);
+}
+ShardResult gpu_evaluate_device(const NoiseSpec& spec, const double* utilities, IndexRange range,
+                                cuda_stream_t stream) {
+  return evaluate_device_array(spec, utilities, range, stream);
+}
+ShardResult gpu_evaluate_host(const NoiseSpec& spec, const float* utilities, IndexRange range) {
+  return evaluate_host_array(spec, utilities, range);
+}
+ShardResult gpu_evaluate_host(const NoiseSpec& spec, const double* utilities, IndexRange range) {
+  return evaluate_host_array(spec, utilities, range);
+}
+
+}  // namespace dpselect::detail
