@@ -4,7 +4,8 @@
 // Every transform starts from one Philox block (128 bits) laid out as
 //   bit 127        sign bit (Laplace only)
 //   bit 126        tail selector: the uniform U is v (lower half) or 1 - v (upper half)
-//   bits 125..0    X, a 126-bit fixed-point number; v = (X + 1/2) * 2^-127 in (0, 1/2).
+//   bits 125..0    X, a 126-bit fixed-point number; v = (X + 1/2) * 2^-127 in (0, 1/2]
+//                  (1/2 only through the final rounding).
 // Drawing the half first and then v with 126 bits gives both tails of U (near 0 and near 1)
 // the same relative resolution: v is exact to a relative 2^-40 whenever v >= 2^-88, an
 // event of probability 1 - 2^-87 per draw. The noise therefore has the exact distribution's
@@ -35,7 +36,7 @@ inline constexpr double kBadEventProbability = 0x1p-87;
 
 // A uniform on (0, 1) split into its half and its distance v from the nearer end.
 struct SplitUniform {
-  double v;    // in (0, 1/2): the distance of U from 0 (lower) or from 1 (upper)
+  double v;    // in (0, 1/2]: the distance of U from 0 (lower) or from 1 (upper)
   bool upper;  // U = 1 - v when true, U = v when false
   bool sign;   // an independent fair bit
 };
@@ -51,11 +52,12 @@ DPSELECT_HD DPSELECT_FORCEINLINE SplitUniform split_uniform(const RandomBlock& b
   return SplitUniform{v, ((w0 >> 30) & 1u) != 0, (w0 >> 31) != 0};
 }
 
-// Uniform on the open interval (0, 1). Near 1 its double representation limits resolution to
-// 2^-53; use the transforms below (which work from SplitUniform) for tail-exact noise.
+// Uniform on the open interval (0, 1). Near 1 a double cannot resolve steps below 2^-53, so
+// the upper end is held at 1 - 2^-53 (never 1); use the transforms below, which work from
+// SplitUniform, for noise that is exact in the tails.
 DPSELECT_HD DPSELECT_FORCEINLINE double uniform_open(const RandomBlock& bits) {
   const SplitUniform u = split_uniform(bits);
-  return u.upper ? detail::sub_rn(1.0, u.v) : u.v;
+  return u.upper ? detail::sub_rn(1.0, u.v < 0x1p-53 ? 0x1p-53 : u.v) : u.v;
 }
 
 // Standard exponential E = -ln U, accurate in both tails.

@@ -87,7 +87,8 @@ DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock philox_block(PhiloxKey key, std::ui
 }
 
 // Word `word_index` of stream `stream`: what curand() returns after
-// curand_init(seed, stream, word_index, &state).
+// curand_init(seed, stream, word_index, &state). (Word indices address positions below 2^62;
+// philox_block itself takes any 64-bit position.)
 DPSELECT_HD DPSELECT_FORCEINLINE std::uint32_t philox_word(PhiloxKey key, std::uint64_t stream,
                                                          std::uint64_t word_index) {
   return philox_block(key, stream, word_index / 4).word[word_index % 4];

@@ -1,0 +1,203 @@
+// CPU benchmarks of dpselect (Google Benchmark).
+//
+//   cpu_select/<type>/<mechanism>/n:<n>    dpselect::select over a host utility array,
+//                                          Backend::Cpu (all OpenMP threads)
+//   cpu_functor/<mechanism>/n:<n>          dpselect::select_functor over a cheap quadratic
+//                                          utility computed on the fly, Backend::Cpu
+//   cpu_noise/<transform>                  one Philox block -> one noise draw, single thread
+//
+// Selections run on OpenMP threads, so every selection benchmark uses wall-clock time
+// (UseRealTime): items_per_second, bytes_per_second and candidates_per_s are per second of
+// wall time, not per second of the benchmark thread's CPU time.
+//
+// The contexts are fixed-seed (reproducible noise); never use one for a real release.
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dpselect/dpselect.hpp"
+
+namespace {
+
+constexpr std::uint64_t kDataSeed = 0x5eedda7a2024ull;
+constexpr std::uint64_t kContextSeed = 20240601;
+
+// Candidate counts for the selection benchmarks: powers of two and one odd size (the odd size
+// exercises the ragged last chunk).
+const std::vector<std::uint64_t> kSizes = {std::uint64_t{1} << 16, std::uint64_t{1} << 20,
+                                           std::uint64_t{1} << 24, 1'000'003};
+
+constexpr dpselect::Mechanism kMechanisms[] = {dpselect::Mechanism::exponential,
+                                               dpselect::Mechanism::permute_and_flip,
+                                               dpselect::Mechanism::laplace_noisy_max};
+
+dpselect::SelectionParams cpu_params(dpselect::Mechanism mechanism) {
+  dpselect::SelectionParams params;
+  params.mechanism = mechanism;
+  params.epsilon = 1.0;
+  params.sensitivity = 1.0;
+  params.backend = dpselect::Backend::Cpu;
+  return params;
+}
+
+// Utilities uniform in [0, 1000), generated once per (type, size) and kept for the process
+// (the benchmark function is called several times while Google Benchmark sizes the run).
+template <class T>
+const std::vector<T>& utilities(std::uint64_t n) {
+  static std::map<std::uint64_t, std::unique_ptr<std::vector<T>>> cache;
+  auto& slot = cache[n];
+  if (!slot) {
+    std::mt19937_64 rng(kDataSeed ^ n);
+    std::uniform_real_distribution<T> dist(T(0), T(1000));
+    slot = std::make_unique<std::vector<T>>(n);
+    for (T& value : *slot) value = dist(rng);
+  }
+  return *slot;
+}
+
+void report_throughput(benchmark::State& state, std::uint64_t n, std::uint64_t bytes_per_item) {
+  const auto items = static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(n);
+  state.SetItemsProcessed(items);
+  if (bytes_per_item != 0) state.SetBytesProcessed(items * static_cast<std::int64_t>(bytes_per_item));
+  state.counters["candidates_per_s"] =
+      benchmark::Counter(static_cast<double>(items), benchmark::Counter::kIsRate);
+  state.counters["n"] = static_cast<double>(n);
+}
+
+template <class T>
+void bm_select_array(benchmark::State& state, dpselect::Mechanism mechanism, std::uint64_t n) {
+  try {
+    const std::vector<T>& data = utilities<T>(n);
+    const std::span<const T> span(data.data(), data.size());
+    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
+    const dpselect::SelectionParams params = cpu_params(mechanism);
+    for (auto _ : state) {
+      // Each call draws a fresh stream of the context: fresh noise every iteration.
+      const dpselect::Selection selection = dpselect::select(ctx, span, params);
+      benchmark::DoNotOptimize(selection.index);
+    }
+    report_throughput(state, n, sizeof(T));
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+// A cheap utility: -(i - n/3)^2 scaled into [-1000, 0].
+struct Quadratic {
+  double peak;
+  double inv_n;
+  double operator()(std::uint64_t i) const {
+    const double d = (static_cast<double>(i) - peak) * inv_n;
+    return -1000.0 * d * d;
+  }
+};
+
+void bm_select_functor(benchmark::State& state, dpselect::Mechanism mechanism, std::uint64_t n) {
+  try {
+    const Quadratic utility{static_cast<double>(n / 3), 1.0 / static_cast<double>(n)};
+    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
+    const dpselect::SelectionParams params = cpu_params(mechanism);
+    for (auto _ : state) {
+      const dpselect::Selection selection =
+          dpselect::select_functor(ctx, utility, dpselect::IndexRange{0, n}, params);
+      benchmark::DoNotOptimize(selection.index);
+    }
+    report_throughput(state, n, 0);  // nothing is read from memory
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+// Raw transforms, one thread. Each iteration draws a batch of kBatch blocks at consecutive
+// positions of one stream, as the selection loop does.
+constexpr std::uint64_t kBatch = 1024;
+constexpr dpselect::PhiloxKey kKey = dpselect::PhiloxKey::from_seed(0x0123456789abcdefull);
+constexpr std::uint64_t kStream = 7;
+
+enum class Transform { philox_block, uniform_open, exponential, gumbel, laplace };
+
+template <Transform kTransform>
+void bm_noise(benchmark::State& state) {
+  std::uint64_t position = 0;
+  for (auto _ : state) {
+    for (std::uint64_t k = 0; k < kBatch; ++k, ++position) {
+      const dpselect::RandomBlock bits = dpselect::philox_block(kKey, kStream, position);
+      if constexpr (kTransform == Transform::philox_block) {
+        benchmark::DoNotOptimize(bits);
+      } else if constexpr (kTransform == Transform::uniform_open) {
+        benchmark::DoNotOptimize(dpselect::noise::uniform_open(bits));
+      } else if constexpr (kTransform == Transform::exponential) {
+        benchmark::DoNotOptimize(dpselect::noise::exponential(bits));
+      } else if constexpr (kTransform == Transform::gumbel) {
+        benchmark::DoNotOptimize(dpselect::noise::gumbel(bits));
+      } else {
+        benchmark::DoNotOptimize(dpselect::noise::laplace(bits));
+      }
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(kBatch));
+}
+
+std::string size_label(std::uint64_t n) { return "n:" + std::to_string(n); }
+
+void register_all() {
+  for (const std::uint64_t n : kSizes) {
+    for (const dpselect::Mechanism mechanism : kMechanisms) {
+      const std::string suffix = std::string(dpselect::to_string(mechanism)) + "/" + size_label(n);
+      benchmark::RegisterBenchmark(("cpu_select/float/" + suffix).c_str(),
+                                   [mechanism, n](benchmark::State& state) {
+                                     bm_select_array<float>(state, mechanism, n);
+                                   })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(("cpu_select/double/" + suffix).c_str(),
+                                   [mechanism, n](benchmark::State& state) {
+                                     bm_select_array<double>(state, mechanism, n);
+                                   })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  for (const std::uint64_t n : kSizes) {
+    for (const dpselect::Mechanism mechanism : kMechanisms) {
+      benchmark::RegisterBenchmark(
+          ("cpu_functor/" + std::string(dpselect::to_string(mechanism)) + "/" + size_label(n))
+              .c_str(),
+          [mechanism, n](benchmark::State& state) { bm_select_functor(state, mechanism, n); })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  benchmark::RegisterBenchmark("cpu_noise/philox_block", bm_noise<Transform::philox_block>);
+  benchmark::RegisterBenchmark("cpu_noise/uniform_open", bm_noise<Transform::uniform_open>);
+  benchmark::RegisterBenchmark("cpu_noise/exponential", bm_noise<Transform::exponential>);
+  benchmark::RegisterBenchmark("cpu_noise/gumbel", bm_noise<Transform::gumbel>);
+  benchmark::RegisterBenchmark("cpu_noise/laplace", bm_noise<Transform::laplace>);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::AddCustomContext("dpselect_backend", "cpu");
+  benchmark::AddCustomContext("omp_max_threads", std::to_string(omp_get_max_threads()));
+  benchmark::AddCustomContext("hardware_concurrency",
+                              std::to_string(std::thread::hardware_concurrency()));
+  benchmark::AddCustomContext("dpselect_built_with_cuda",
+                              dpselect::built_with_cuda() ? "true" : "false");
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

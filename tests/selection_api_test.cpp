@@ -1,0 +1,189 @@
+// Release mechanics on the test's backend: determinism, fresh streams, sharding, indices above
+// 2^32, functor and array paths agreeing, the report, and misuse.
+#include <cmath>
+#include <numeric>
+#include <span>
+#include <vector>
+
+#include "support/test_backend.hpp"
+
+namespace dpselect::testing {
+namespace {
+
+std::vector<double> wavy_utilities(std::size_t n) {
+  std::vector<double> u(n);
+  for (std::size_t i = 0; i < n; ++i) u[i] = 3.0 * std::sin(0.001 * static_cast<double>(i)) + 0.5 * std::cos(0.37 * i);
+  return u;
+}
+
+using ReleaseApi = BackendTest;
+
+TEST_F(ReleaseApi, FixedSeedIsReproducibleAndEachReleaseTakesAFreshStream) {
+  const std::vector<double> u = wavy_utilities(5000);
+  const SelectionParams params = params_for(Mechanism::exponential, 0.5, 1.0);
+  Context a = Context::with_fixed_seed(99);
+  Context b = Context::with_fixed_seed(99);
+  Context c = Context::with_fixed_seed(100);
+  int differs_from_other_seed = 0;
+  for (std::uint64_t release = 0; release < 50; ++release) {
+    const Selection sa = select(a, std::span<const double>(u), params);
+    const Selection sb = select(b, std::span<const double>(u), params);
+    const Selection sc = select(c, std::span<const double>(u), params);
+    EXPECT_EQ(sa.index, sb.index);
+    EXPECT_EQ(sa.report.stream, release);
+    differs_from_other_seed += sa.index != sc.index;
+  }
+  // Each pick has entropy of several bits here; 50 equal picks from two keys would mean the key
+  // is ignored.
+  EXPECT_GT(differs_from_other_seed, 25);
+}
+
+TEST_F(ReleaseApi, OsEntropyContextsDiffer) {
+  const std::vector<double> u(4096, 0.0);  // uniform over 4096 candidates
+  const SelectionParams params = params_for(Mechanism::exponential, 1.0, 1.0);
+  int equal = 0;
+  for (int i = 0; i < 20; ++i) {
+    Context a;
+    Context b;
+    equal += select(a, std::span<const double>(u), params).index == select(b, std::span<const double>(u), params).index;
+  }
+  EXPECT_LT(equal, 3);  // P(>= 3 equal of 20 at 1/4096 each) < 2e-8
+}
+
+TEST_F(ReleaseApi, ShardedRangeGivesTheWholeRangeAnswer) {
+  constexpr std::uint64_t kFirst = (std::uint64_t{1} << 33) + 12345;  // indices above 2^32
+  constexpr std::uint64_t kCount = 200'003;
+  const std::vector<double> u = wavy_utilities(kCount);
+  for (const Mechanism mechanism : {Mechanism::exponential, Mechanism::permute_and_flip, Mechanism::laplace_noisy_max}) {
+    const SelectionParams params = params_for(mechanism, 2.0, 1.0);
+    for (std::uint64_t seed = 0; seed < 10; ++seed) {
+      Context whole_context = Context::with_fixed_seed(seed);
+      Release whole = whole_context.begin_release(params);
+      const ShardResult whole_result = whole.evaluate(std::span<const double>(u), kFirst);
+      const Selection expected = whole.finish(whole_result);
+
+      // Uneven shards in shuffled order, host arrays and a functor mixed.
+      Context shard_context = Context::with_fixed_seed(seed);
+      Release sharded = shard_context.begin_release(params);
+      const std::uint64_t cuts[] = {0, 1, 65'537, 65'538, 150'000, kCount};
+      ShardResult merged;
+      for (int s : {3, 0, 4, 2, 1}) {
+        const std::uint64_t lo = cuts[s];
+        const std::uint64_t hi = cuts[s + 1];
+        merged = merge(merged, sharded.evaluate(std::span<const double>(u.data() + lo, hi - lo), kFirst + lo));
+      }
+      const Selection got = sharded.finish(merged);
+      EXPECT_EQ(got.index, expected.index) << "seed " << seed;
+      EXPECT_GE(got.index, kFirst);
+      EXPECT_EQ(merged.best_score, whole_result.best_score);
+      EXPECT_EQ(got.report.candidates, kCount);
+    }
+  }
+}
+
+TEST_F(ReleaseApi, FunctorAndArrayPathsAgreeAcrossLargeIndices) {
+  const Affine utility{0.01, -3.0};
+  constexpr std::uint64_t kFirst = (std::uint64_t{1} << 40) - 50'000;  // straddles 2^40
+  constexpr std::uint64_t kCount = 100'000;
+  std::vector<double> values(kCount);
+  for (std::uint64_t i = 0; i < kCount; ++i) values[i] = utility(kFirst + i);
+  for (std::uint64_t seed = 0; seed < 10; ++seed) {
+    const SelectionParams params = params_for(Mechanism::exponential, 1.0, 1.0);
+    Context array_context = Context::with_fixed_seed(seed);
+    const Selection from_array = [&] {
+      Release r = array_context.begin_release(params);
+      return r.finish(r.evaluate(std::span<const double>(values), kFirst));
+    }();
+    Context functor_context = Context::with_fixed_seed(seed);
+    Release r = functor_context.begin_release(params);
+    const ShardResult shard = evaluate_functor_on_backend(r, utility, IndexRange{kFirst, kFirst + kCount});
+    EXPECT_EQ(r.finish(shard).index, from_array.index);
+  }
+}
+
+TEST_F(ReleaseApi, CandidateAboveTwoToThe32IsSelected) {
+  constexpr std::uint64_t kFirst = std::uint64_t{1} << 32;
+  std::vector<float> u(1000, 0.0f);
+  u[5] = 100.0f;  // leads by 50 noise scales: any other pick has probability < 1000 e^-50
+  Context context = Context::with_fixed_seed(3);
+  Release r = context.begin_release(params_for(Mechanism::permute_and_flip, 1.0, 1.0));
+  EXPECT_EQ(r.finish(r.evaluate(std::span<const float>(u), kFirst)).index, kFirst + 5);
+}
+
+TEST_F(ReleaseApi, ChunkBoundariesMatchAScalarReference) {
+  // Sizes around the CPU chunk (8192) and GPU block (256) boundaries, and a prime.
+  for (const std::size_t n : {std::size_t{1}, std::size_t{255}, std::size_t{257}, std::size_t{8191},
+                              std::size_t{8193}, std::size_t{65537}, std::size_t{1'000'003}}) {
+    const std::vector<double> u = wavy_utilities(n);
+    const SelectionParams params = params_for(Mechanism::laplace_noisy_max, 3.0, 1.0);
+    Context context = Context::with_fixed_seed(n);
+    const Selection s = select(context, std::span<const double>(u), params);
+    // Scalar reference with the same key and stream.
+    const detail::NoiseSpec spec{params.mechanism, 1.5, PhiloxKey::from_seed(n), 0};
+    std::uint64_t best = 0;
+    double best_score = -INFINITY;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const double score = detail::noisy_score(spec, i, u[i]);
+      if (score > best_score) {
+        best_score = score;
+        best = i;
+      }
+    }
+    EXPECT_EQ(s.index, best) << "n = " << n;
+    EXPECT_EQ(s.report.candidates, n);
+  }
+}
+
+TEST_F(ReleaseApi, ExcludedCandidatesAreNeverSelected) {
+  std::vector<double> u(3000, -INFINITY);
+  u[17] = -5.0;
+  u[2999] = -4.0;
+  Context context = Context::with_fixed_seed(8);
+  for (int i = 0; i < 200; ++i) {
+    const Selection s = select(context, std::span<const double>(u), params_for(Mechanism::exponential, 0.1, 1.0));
+    EXPECT_TRUE(s.index == 17 || s.index == 2999) << s.index;
+  }
+}
+
+TEST_F(ReleaseApi, ReportDescribesTheRelease) {
+  const std::vector<double> u = {1e6, 1e6 + 1, 1e6 - 3};
+  Context context = Context::with_fixed_seed(4);
+  const Selection s = select(context, std::span<const double>(u), params_for(Mechanism::permute_and_flip, 0.5, 2.0, true));
+  EXPECT_EQ(s.report.mechanism, Mechanism::permute_and_flip);
+  EXPECT_EQ(s.report.epsilon_spent, 0.5);
+  EXPECT_EQ(s.report.sensitivity, 2.0);
+  EXPECT_TRUE(s.report.monotone);
+  EXPECT_DOUBLE_EQ(s.report.noise_scale, 4.0);  // Delta / eps for a monotone utility
+  EXPECT_EQ(s.report.executed_on, kExecutedOn);
+  EXPECT_EQ(s.report.candidates, 3u);
+  // Slack of host/floating_point_slack.cpp: c = 0.25, largest score c (1e6 + 1 + Delta).
+  const double eta = 0x1p-39 + 0x1p-53 * (0.25 * (1e6 + 1 + 2.0) + 89.0);
+  EXPECT_NEAR(s.report.slack.epsilon, 4 * eta + 0.5 * 0x1p-52, 1e-6 * s.report.slack.epsilon);
+  EXPECT_NEAR(s.report.slack.delta, (1 + std::exp(0.5)) * 3 * 0x1p-87, 1e-6 * s.report.slack.delta);
+  EXPECT_LT(s.report.slack.epsilon, 1e-9);
+}
+
+TEST_F(ReleaseApi, AReleaseNeverEvaluatesACandidateTwice) {
+  const std::vector<double> u(100, 1.0);
+  Context context = Context::with_fixed_seed(5);
+  Release r = context.begin_release(params_for(Mechanism::exponential, 1.0, 1.0));
+  const ShardResult first = r.evaluate(std::span<const double>(u.data(), 10), 0);
+  EXPECT_THROW(r.evaluate(std::span<const double>(u.data(), 10), 5), UsageError);   // overlaps [0,10)
+  EXPECT_THROW(r.evaluate(std::span<const double>(u.data(), 1), 9), UsageError);    // inside it
+  const ShardResult second = r.evaluate(std::span<const double>(u.data(), 10), 10);  // adjacent: fine
+  r.finish(merge(first, second));
+  EXPECT_THROW(r.finish(first), UsageError);
+  EXPECT_THROW(r.evaluate(std::span<const double>(u.data(), 10), 50), UsageError);
+}
+
+TEST_F(ReleaseApi, AutoBackendSaysWhatItPicked) {
+  const std::vector<double> u = {0.0, 1.0};
+  SelectionParams params = params_for(Mechanism::exponential, 1.0, 1.0);
+  params.backend = Backend::Auto;
+  Context context = Context::with_fixed_seed(6);
+  const Selection s = select(context, std::span<const double>(u), params);
+  EXPECT_EQ(s.report.executed_on, gpu_usable() ? ExecutedOn::gpu : ExecutedOn::cpu);
+}
+
+}  // namespace
+}  // namespace dpselect::testing

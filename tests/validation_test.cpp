@@ -1,0 +1,193 @@
+// Every bad input gets an InvalidArgument (a std::invalid_argument) naming the parameter and
+// the value, before any stream is drawn: the next release of the same context still gets
+// stream 0.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "dpselect/dpselect.hpp"
+
+namespace {
+
+using dpselect::Backend;
+using dpselect::Context;
+using dpselect::InvalidArgument;
+using dpselect::Mechanism;
+using dpselect::SelectionParams;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+SelectionParams good_params() {
+  SelectionParams params;
+  params.mechanism = Mechanism::exponential;
+  params.epsilon = 1.0;
+  params.sensitivity = 1.0;
+  params.backend = Backend::Cpu;
+  return params;
+}
+
+const std::vector<double> kUtilities = {0.0, 1.0, 2.0};
+
+// Runs `call` expecting InvalidArgument whose message contains every fragment, then checks
+// that no stream was drawn from `context`.
+template <class Call>
+void expect_invalid(Context& context, Call call, std::initializer_list<std::string> fragments) {
+  try {
+    call();
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(dynamic_cast<const InvalidArgument*>(&error), nullptr);
+    for (const std::string& fragment : fragments) {
+      EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos)
+          << "message '" << error.what() << "' lacks '" << fragment << "'";
+    }
+  }
+  const dpselect::Selection next = dpselect::select(context, std::span<const double>(kUtilities), good_params());
+  EXPECT_EQ(next.report.stream, 0u) << "a stream was drawn before the error";
+}
+
+struct BadValue {
+  double value;
+  const char* text;
+};
+const BadValue kBadPositives[] = {{0.0, "(got 0)"}, {-1.0, "(got -1)"}, {kNaN, "(got nan)"},
+                                  {kInf, "(got inf)"}, {-kInf, "(got -inf)"}};
+
+TEST(Validation, EpsilonZeroNegativeNanInfinite) {
+  for (const BadValue& bad : kBadPositives) {
+    Context context = Context::with_fixed_seed(1);
+    SelectionParams params = good_params();
+    params.epsilon = bad.value;
+    expect_invalid(context, [&] { dpselect::select(context, std::span<const double>(kUtilities), params); },
+                   {"epsilon", bad.text});
+  }
+}
+
+TEST(Validation, SensitivityZeroNegativeNanInfinite) {
+  for (const BadValue& bad : kBadPositives) {
+    Context context = Context::with_fixed_seed(1);
+    SelectionParams params = good_params();
+    params.sensitivity = bad.value;
+    expect_invalid(context, [&] { dpselect::select(context, std::span<const double>(kUtilities), params); },
+                   {"sensitivity", bad.text});
+  }
+}
+
+TEST(Validation, BeginReleaseRejectsBadParamsWithoutDrawingAStream) {
+  Context context = Context::with_fixed_seed(1);
+  SelectionParams params = good_params();
+  params.epsilon = -2.0;
+  expect_invalid(context, [&] { context.begin_release(params); }, {"epsilon", "(got -2)"});
+}
+
+TEST(Validation, ScoreScaleThatUnderflows) {
+  Context context = Context::with_fixed_seed(1);
+  SelectionParams params = good_params();
+  params.epsilon = 1e-300;
+  params.sensitivity = 1e300;
+  expect_invalid(context, [&] { dpselect::select(context, std::span<const double>(kUtilities), params); },
+                 {"epsilon / (2 * sensitivity)", "(got 0)"});
+}
+
+TEST(Validation, EmptyUtilities) {
+  Context context = Context::with_fixed_seed(1);
+  expect_invalid(context, [&] { dpselect::select(context, std::span<const double>(), good_params()); },
+                 {"utilities", "(got size 0)"});
+}
+
+TEST(Validation, EmptyRange) {
+  Context context = Context::with_fixed_seed(1);
+  expect_invalid(context, [&] {
+    dpselect::select_functor(context, [](std::uint64_t) { return 0.0; }, dpselect::IndexRange{5, 5}, good_params());
+  }, {"range", "[5, 5)"});
+}
+
+TEST(Validation, BeginAfterEnd) {
+  Context context = Context::with_fixed_seed(1);
+  expect_invalid(context, [&] {
+    dpselect::select_functor(context, [](std::uint64_t) { return 0.0; }, dpselect::IndexRange{7, 3}, good_params());
+  }, {"range", "begin 7", "end 3"});
+}
+
+// Utility values are read in the fused pass; a bad one throws from finish() before anything
+// is released (the release's stream is consumed but its result never leaves the library).
+void expect_bad_utility(double value, const char* text) {
+  for (const bool as_float : {false, true}) {
+    Context context = Context::with_fixed_seed(1);
+    std::vector<double> utilities = {0.0, 1.0, 2.0, value, 3.0};
+    std::vector<float> utilities_f(utilities.begin(), utilities.end());
+    try {
+      if (as_float) dpselect::select(context, std::span<const float>(utilities_f), good_params());
+      else dpselect::select(context, std::span<const double>(utilities), good_params());
+      ADD_FAILURE() << "no exception for utility " << text;
+    } catch (const InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find("utilities[3]"), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(Validation, NanUtility) { expect_bad_utility(kNaN, "(got nan)"); }
+TEST(Validation, PositiveInfiniteUtility) { expect_bad_utility(kInf, "(got inf)"); }
+
+TEST(Validation, ScaledUtilityThatOverflows) {
+  Context context = Context::with_fixed_seed(1);
+  SelectionParams params = good_params();
+  params.epsilon = 1e10;
+  const std::vector<double> utilities = {0.0, 1e300};
+  EXPECT_THROW(dpselect::select(context, std::span<const double>(utilities), params), InvalidArgument);
+}
+
+TEST(Validation, UtilitiesTooLargeForDoublePrecisionNoise) {
+  // |score| = 5e16 leaves the noise below one ulp: the slack would exceed epsilon.
+  Context context = Context::with_fixed_seed(1);
+  const std::vector<double> utilities = {1e17, 1e17 + 64};
+  try {
+    dpselect::select(context, std::span<const double>(utilities), good_params());
+    ADD_FAILURE() << "no exception";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("max |utility|"), std::string::npos) << error.what();
+  }
+}
+
+TEST(Validation, AllCandidatesExcluded) {
+  Context context = Context::with_fixed_seed(1);
+  const std::vector<double> utilities = {-kInf, -kInf};
+  try {
+    dpselect::select(context, std::span<const double>(utilities), good_params());
+    ADD_FAILURE() << "no exception";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("-inf"), std::string::npos) << error.what();
+  }
+}
+
+TEST(Validation, CpuBackendCannotReadDeviceMemory) {
+  Context context = Context::with_fixed_seed(1);
+  const float dummy = 0.0f;
+  EXPECT_THROW(dpselect::select(context, dpselect::DeviceSpan<const float>{&dummy, 1}, good_params(), nullptr),
+               InvalidArgument);
+}
+
+TEST(Validation, GpuFunctorNeedsTheCudaHeader) {
+  Context context = Context::with_fixed_seed(1);
+  SelectionParams params = good_params();
+  params.backend = Backend::Gpu;
+  expect_invalid(context, [&] {
+    dpselect::select_functor(context, [](std::uint64_t) { return 0.0; }, dpselect::IndexRange{0, 4}, params);
+  }, {"backend", "select.cuh"});
+}
+
+TEST(Validation, GpuBackendWithoutDeviceIsReportedNotIgnored) {
+  if (dpselect::gpu_usable()) GTEST_SKIP() << "a GPU is usable here";
+  Context context = Context::with_fixed_seed(1);
+  SelectionParams params = good_params();
+  params.backend = Backend::Gpu;
+  EXPECT_THROW(dpselect::select(context, std::span<const double>(kUtilities), params),
+               dpselect::BackendUnavailable);
+}
+
+}  // namespace
