@@ -24,29 +24,24 @@
 #include <thread>
 #include <vector>
 
+#include "bench_params.hpp"
 #include "dpselect/dpselect.hpp"
 
 namespace {
 
-constexpr std::uint64_t kDataSeed = 0x5eedda7a2024ull;
-constexpr std::uint64_t kContextSeed = 20240601;
+using dpselect_bench::kContextSeed;
+using dpselect_bench::kDataSeed;
+using dpselect_bench::kMechanisms;
+
 
 // Candidate counts for the selection benchmarks: powers of two and one odd size (the odd size
 // exercises the ragged last chunk).
 const std::vector<std::uint64_t> kSizes = {std::uint64_t{1} << 16, std::uint64_t{1} << 20,
                                            std::uint64_t{1} << 24, 1'000'003};
 
-constexpr dpselect::Mechanism kMechanisms[] = {dpselect::Mechanism::exponential,
-                                               dpselect::Mechanism::permute_and_flip,
-                                               dpselect::Mechanism::laplace_noisy_max};
 
 dpselect::SelectionParams cpu_params(dpselect::Mechanism mechanism) {
-  dpselect::SelectionParams params;
-  params.mechanism = mechanism;
-  params.epsilon = 1.0;
-  params.sensitivity = 1.0;
-  params.backend = dpselect::Backend::Cpu;
-  return params;
+  return dpselect_bench::bench_params(mechanism, dpselect::Backend::Cpu);
 }
 
 // Utilities uniform in [0, 1000), generated once per (type, size) and kept for the process

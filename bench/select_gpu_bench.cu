@@ -38,9 +38,14 @@
 #include <string>
 #include <vector>
 
+#include "bench_params.hpp"
 #include "dpselect/select.cuh"
 
 namespace {
+
+using dpselect_bench::kContextSeed;
+using dpselect_bench::kDataSeed;
+using dpselect_bench::kMechanisms;
 
 #define BENCH_CUDA_CHECK(call)                                                           \
   do {                                                                                   \
@@ -52,20 +57,10 @@ namespace {
     }                                                                                    \
   } while (0)
 
-constexpr std::uint64_t kContextSeed = 20240601;
-constexpr std::uint64_t kDataSeed = 0x5eedda7a2024ull;
 
-constexpr dpselect::Mechanism kMechanisms[] = {dpselect::Mechanism::exponential,
-                                               dpselect::Mechanism::permute_and_flip,
-                                               dpselect::Mechanism::laplace_noisy_max};
 
 dpselect::SelectionParams gpu_params(dpselect::Mechanism mechanism) {
-  dpselect::SelectionParams params;
-  params.mechanism = mechanism;
-  params.epsilon = 1.0;
-  params.sensitivity = 1.0;
-  params.backend = dpselect::Backend::Gpu;
-  return params;
+  return dpselect_bench::bench_params(mechanism, dpselect::Backend::Gpu);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -270,27 +265,37 @@ void guarded(benchmark::State& state, Body&& body) {
 // ---------------------------------------------------------------------------------------------
 // Benchmarks
 
+// Times one complete release per iteration (each draws a fresh stream, hence fresh noise),
+// with L2 flushed before each, and checks the release ran on the GPU.
+template <class RunRelease>
+void time_releases(benchmark::State& st, dpselect::Mechanism mechanism, std::uint64_t n,
+                   std::uint64_t bytes_read, RunRelease run_release) {
+  dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
+  const dpselect::SelectionParams params = gpu_params(mechanism);
+  for (auto _ : st) {
+    flush_l2();
+    record_start();
+    const dpselect::Selection selection = run_release(ctx, params);
+    const double seconds = record_stop_seconds();
+    if (selection.report.executed_on != dpselect::ExecutedOn::gpu || selection.index >= n) {
+      st.SkipWithError("selection did not run on the GPU or returned an index out of range");
+      break;
+    }
+    benchmark::DoNotOptimize(selection.index);
+    st.SetIterationTime(seconds);
+  }
+  report(st, n, bytes_read);
+}
+
 template <class T>
 void bm_select_array(benchmark::State& state, dpselect::Mechanism mechanism, std::uint64_t n) {
   guarded(state, [&](benchmark::State& st) {
     const T* data = device_array<T>(n);
     const dpselect::DeviceSpan<const T> span{data, n};
-    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
-    const dpselect::SelectionParams params = gpu_params(mechanism);
-    for (auto _ : st) {
-      flush_l2();
-      record_start();
-      // A fresh stream of the context (fresh noise) every iteration.
-      const dpselect::Selection selection = dpselect::select(ctx, span, params, env().stream);
-      const double seconds = record_stop_seconds();
-      if (selection.report.executed_on != dpselect::ExecutedOn::gpu || selection.index >= n) {
-        st.SkipWithError("selection did not run on the GPU or returned an index out of range");
-        break;
-      }
-      benchmark::DoNotOptimize(selection.index);
-      st.SetIterationTime(seconds);
-    }
-    report(st, n, n * sizeof(T));
+    time_releases(st, mechanism, n, n * sizeof(T),
+                  [&](dpselect::Context& ctx, const dpselect::SelectionParams& params) {
+                    return dpselect::select(ctx, span, params, env().stream);
+                  });
   });
 }
 
@@ -362,22 +367,11 @@ struct Quadratic {
 void bm_select_functor(benchmark::State& state, dpselect::Mechanism mechanism, std::uint64_t n) {
   guarded(state, [&](benchmark::State& st) {
     const Quadratic utility{static_cast<double>(n / 3), 1.0 / static_cast<double>(n)};
-    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
-    const dpselect::SelectionParams params = gpu_params(mechanism);
-    for (auto _ : st) {
-      flush_l2();
-      record_start();
-      const dpselect::Selection selection = dpselect::select_functor(
-          ctx, utility, dpselect::IndexRange{0, n}, params, env().stream);
-      const double seconds = record_stop_seconds();
-      if (selection.report.executed_on != dpselect::ExecutedOn::gpu || selection.index >= n) {
-        st.SkipWithError("selection did not run on the GPU or returned an index out of range");
-        break;
-      }
-      benchmark::DoNotOptimize(selection.index);
-      st.SetIterationTime(seconds);
-    }
-    report(st, n, 0);
+    time_releases(st, mechanism, n, 0,
+                  [&](dpselect::Context& ctx, const dpselect::SelectionParams& params) {
+                    return dpselect::select_functor(ctx, utility, dpselect::IndexRange{0, n}, params,
+                                                    env().stream);
+                  });
   });
 }
 
