@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct ReleaseState {
   NoiseSpec spec;
   std::mutex mutex;
   std::vector<IndexRange> claimed;  // sorted by begin, pairwise disjoint
+  std::uint64_t claimed_candidates = 0;
   bool finished = false;
 };
 
@@ -44,6 +46,22 @@ void validate_range(IndexRange range) {
     throw InvalidArgument("dpselect: range must hold at least one candidate (got the empty range [" +
                           std::to_string(range.begin) + ", " + std::to_string(range.end) + "))");
   }
+  if (range.end > kIndexLimit) {
+    throw InvalidArgument("dpselect: range end must be <= 2^63 (got end " + std::to_string(range.end) + ")");
+  }
+}
+
+void validate_device_utilities(const void* data, std::uint64_t size, std::uint64_t first_index,
+                               Backend backend) {
+  validate_candidate_count("utilities", size, first_index);
+  if (backend == Backend::Cpu) {
+    throw InvalidArgument("dpselect: backend must be Gpu or Auto for utilities in device memory "
+                          "(got Cpu)");
+  }
+  if (data == nullptr) {
+    throw InvalidArgument("dpselect: utilities.data must be a device pointer (got nullptr)");
+  }
+  resolve_backend(Backend::Gpu);
 }
 
 NoiseSpec ReleaseAccess::noise_spec(const Release& release) { return release.state_->spec; }
@@ -64,6 +82,7 @@ void ReleaseAccess::claim(Release& release, IndexRange range) {
                      "twice would reuse its noise");
   }
   state.claimed.insert(next, range);
+  state.claimed_candidates += range.size();
 }
 
 Backend ReleaseAccess::resolved_backend(const Release& release) {
@@ -72,14 +91,20 @@ Backend ReleaseAccess::resolved_backend(const Release& release) {
 
 }  // namespace detail
 
-Context::Context() : next_stream_(0), fixed_seed_(false) {
+struct Context::State {
+  PhiloxKey key;
+  std::atomic<std::uint64_t> next_stream;
+  bool fixed_seed;
+};
+
+Context::Context() {
   std::uint32_t words[2];
   detail::fill_from_os_entropy(words, sizeof words);
-  key_ = PhiloxKey{words[0], words[1]};
+  state_.reset(new State{PhiloxKey{words[0], words[1]}, 0, false});
 }
 
 Context::Context(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed)
-    : key_(key), next_stream_(first_stream), fixed_seed_(fixed_seed) {}
+    : state_(new State{key, first_stream, fixed_seed}) {}
 
 Context Context::with_fixed_seed(std::uint64_t seed) {
   return Context(PhiloxKey::from_seed(seed), 0, true);
@@ -89,18 +114,33 @@ Context Context::with_shared_key(PhiloxKey key, std::uint64_t first_stream) {
   return Context(key, first_stream, false);
 }
 
-Context::Context(Context&& other) noexcept
-    : key_(other.key_), next_stream_(other.next_stream_.load()), fixed_seed_(other.fixed_seed_) {}
-
+Context::Context(Context&& other) noexcept = default;
+Context& Context::operator=(Context&& other) noexcept = default;
 Context::~Context() = default;
 
+bool Context::is_fixed_seed() const { return state_ != nullptr && state_->fixed_seed; }
+
 Release Context::begin_release(const SelectionParams& params) {
+  if (state_ == nullptr) {
+    throw UsageError("dpselect: this context was moved from; use the context it was moved to");
+  }
   detail::validate_params(params);
-  auto state = std::make_unique<detail::ReleaseState>();
-  state->params = params;
-  state->spec = detail::NoiseSpec{params.mechanism, detail::score_scale(params), key_,
-                                  next_stream_.fetch_add(1, std::memory_order_relaxed)};
-  return Release(std::move(state));
+  const double score_scale = detail::score_scale(params);
+  if (params.utility_bound > 0.0) {  // a public bound: the slack is known before any work
+    const double slack_epsilon =
+        detail::floating_point_slack(params.epsilon, score_scale, params.sensitivity, params.utility_bound, 1).epsilon;
+    if (!(slack_epsilon < params.epsilon)) {
+      detail::throw_invalid("utility_bound", "small enough that the floating-point slack (" +
+                                                 detail::format_value(slack_epsilon) + ") stays below epsilon",
+                            params.utility_bound);
+    }
+  }
+  auto release = std::make_unique<detail::ReleaseState>();
+  release->params = params;
+  release->spec = detail::NoiseSpec{params.mechanism, score_scale, state_->key,
+                                    state_->next_stream.fetch_add(1, std::memory_order_relaxed),
+                                    params.utility_bound > 0.0 ? params.utility_bound : detail::kInfinity};
+  return Release(std::move(release));
 }
 
 Release::Release(std::unique_ptr<detail::ReleaseState> state) : state_(std::move(state)) {}
@@ -127,15 +167,7 @@ ShardResult evaluate_host(Release& release, std::span<const T> utilities, std::u
 template <class T>
 ShardResult evaluate_device(Release& release, DeviceSpan<const T> utilities,
                             std::uint64_t first_index, cuda_stream_t stream) {
-  detail::validate_candidate_count("utilities", utilities.size, first_index);
-  if (release.params().backend == Backend::Cpu) {
-    throw InvalidArgument("dpselect: backend must be Gpu or Auto for utilities in device memory "
-                          "(got Cpu)");
-  }
-  if (utilities.data == nullptr) {
-    throw InvalidArgument("dpselect: utilities.data must be a device pointer (got nullptr)");
-  }
-  detail::resolve_backend(Backend::Gpu);
+  detail::validate_device_utilities(utilities.data, utilities.size, first_index, release.params().backend);
   const IndexRange range{first_index, first_index + utilities.size};
   detail::ReleaseAccess::claim(release, range);
   return detail::gpu_evaluate_device(detail::ReleaseAccess::noise_spec(release), utilities.data,
@@ -164,9 +196,18 @@ Selection Release::finish(const ShardResult& merged) {
   std::lock_guard lock(state.mutex);
   if (state.finished) throw UsageError("dpselect: release already finished; begin a new release");
   state.finished = true;  // whatever happens below, this release's noise is never used again
+  if (merged.from_several_releases || (merged.candidates != 0 && merged.stream != state.spec.stream)) {
+    throw UsageError("dpselect: the ShardResult passed to finish() comes from another release");
+  }
+  if (merged.candidates < state.claimed_candidates) {
+    throw UsageError("dpselect: the ShardResult passed to finish() covers " +
+                     std::to_string(merged.candidates) + " candidates but this release evaluated " +
+                     std::to_string(state.claimed_candidates) + "; merge every shard first");
+  }
   if (merged.first_invalid_index != kNoIndex) {
     throw InvalidArgument("dpselect: utilities[" + std::to_string(merged.first_invalid_index) +
-                          "] must be finite or -inf (excluded) with a finite scaled score (got " +
+                          "] must be finite or -inf (excluded), within utility_bound when one is "
+                          "given, with a finite scaled score (got " +
                           detail::format_value(merged.first_invalid_value) + ")");
   }
   if (merged.candidates == 0) {
@@ -177,9 +218,11 @@ Selection Release::finish(const ShardResult& merged) {
                           "excluded (got all " + std::to_string(merged.candidates) + " equal to -inf)");
   }
   const SelectionParams& params = state.params;
-  const FloatingPointSlack slack =
-      detail::floating_point_slack(params.epsilon, state.spec.score_scale, params.sensitivity,
-                                   merged.max_abs_utility, merged.candidates);
+  const bool bound_given = params.utility_bound > 0.0;
+  FloatingPointSlack slack = detail::floating_point_slack(
+      params.epsilon, state.spec.score_scale, params.sensitivity,
+      bound_given ? params.utility_bound : merged.max_abs_utility, merged.candidates);
+  slack.depends_on_data = !bound_given;
   if (!(slack.epsilon < params.epsilon)) {
     throw InvalidArgument("dpselect: utilities must be small enough for double-precision noise: "
                           "max |utility| * epsilon / sensitivity makes the floating-point slack " +

@@ -1,5 +1,6 @@
 #include "cpu_backend.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -12,21 +13,29 @@
 namespace dpselect::detail {
 namespace {
 
-// Chunk of candidates one worker scores at a time: large enough to amortize scheduling, small
-// enough that the buffer of a generated range stays in L1/L2.
-constexpr std::uint64_t kChunk = std::uint64_t{1} << 13;
+// Groups of 8 candidates one worker scores at a time: large enough to amortize scheduling,
+// small enough that the buffer of a generated range stays in L1/L2.
+constexpr std::uint64_t kChunkGroups = 1024;
+constexpr std::uint64_t kChunkCandidates = kChunkGroups * noise::kCandidatesPerGroup;
 
-// Runs score_chunk(first_offset, count, accumulator) over [0, n) in kChunk pieces on all
-// cores and merges the per-thread accumulators. A throwing chunk stops the pass and the
-// exception is rethrown here.
-template <class ScoreChunk>
-ShardResult parallel_chunks(std::uint64_t n, ScoreChunk score_chunk) {
+// Runs score_groups(groups, first_group, last_group + 1, accumulator) over the groups of
+// `range` in kChunkGroups pieces on all cores and merges the per-thread accumulators. A
+// throwing piece stops the pass and the exception is rethrown here.
+template <class ScoreGroups>
+ShardResult parallel_groups(IndexRange range, ScoreGroups score_groups) {
+  const GroupRange groups{range.begin, range.end};
   ShardResult total;
   total.executed_on = ExecutedOn::cpu;
-  const std::uint64_t chunks = (n + kChunk - 1) / kChunk;
+  const std::uint64_t group_count = groups.group_count();
+  const std::uint64_t chunks = (group_count + kChunkGroups - 1) / kChunkGroups;
+  auto run_chunk = [&](std::uint64_t chunk, ShardAccumulator& accumulator) {
+    const std::uint64_t first = groups.first_group() + chunk * kChunkGroups;
+    const std::uint64_t last = first + std::min(kChunkGroups, group_count - chunk * kChunkGroups);
+    score_groups(groups, first, last, accumulator);
+  };
   if (chunks == 1) {  // small inputs: no thread start-up
     ShardAccumulator accumulator;
-    score_chunk(0, n, accumulator);
+    run_chunk(0, accumulator);
     return merge(total, accumulator.result);
   }
   std::mutex merge_mutex;
@@ -38,10 +47,8 @@ ShardResult parallel_chunks(std::uint64_t n, ScoreChunk score_chunk) {
 #pragma omp for schedule(dynamic, 1)
     for (std::uint64_t chunk = 0; chunk < chunks; ++chunk) {
       if (failed.load(std::memory_order_relaxed)) continue;
-      const std::uint64_t first = chunk * kChunk;
-      const std::uint64_t count = first + kChunk <= n ? kChunk : n - first;
       try {
-        score_chunk(first, count, accumulator);
+        run_chunk(chunk, accumulator);
       } catch (...) {
         std::lock_guard lock(merge_mutex);
         if (!failure) failure = std::current_exception();
@@ -57,10 +64,13 @@ ShardResult parallel_chunks(std::uint64_t n, ScoreChunk score_chunk) {
 
 template <class T>
 ShardResult evaluate_array(const NoiseSpec& spec, const T* utilities, IndexRange range) {
-  return parallel_chunks(range.size(), [&](std::uint64_t first, std::uint64_t count,
-                                           ShardAccumulator& accumulator) {
-    for (std::uint64_t k = first; k < first + count; ++k) {
-      accumulator.add(spec, range.begin + k, static_cast<double>(utilities[k]));
+  const auto utility = [utilities, begin = range.begin](std::uint64_t index) {
+    return static_cast<double>(utilities[index - begin]);
+  };
+  return parallel_groups(range, [&](const GroupRange& groups, std::uint64_t first, std::uint64_t last,
+                                    ShardAccumulator& accumulator) {
+    for (std::uint64_t g = first; g < last; ++g) {
+      accumulator.add_group(spec, g, groups.lane_begin(g), groups.lane_end(g), utility);
     }
   });
 }
@@ -77,13 +87,17 @@ ShardResult cpu_evaluate_array(const NoiseSpec& spec, const double* utilities, I
 
 ShardResult cpu_evaluate_generated(const NoiseSpec& spec, IndexRange range, FillUtilities fill,
                                    const void* functor) {
-  return parallel_chunks(range.size(), [&](std::uint64_t first, std::uint64_t count,
-                                           ShardAccumulator& accumulator) {
+  return parallel_groups(range, [&](const GroupRange& groups, std::uint64_t first, std::uint64_t last,
+                                    ShardAccumulator& accumulator) {
+    // The candidates of groups [first, last) that lie in the range, computed in one call.
+    const std::uint64_t first_index = std::max(range.begin, first * noise::kCandidatesPerGroup);
+    const std::uint64_t end_index = std::min(range.end, last * noise::kCandidatesPerGroup);
     thread_local std::vector<double> buffer;
-    buffer.resize(kChunk);
-    fill(functor, range.begin + first, count, buffer.data());
-    for (std::uint64_t k = 0; k < count; ++k) {
-      accumulator.add(spec, range.begin + first + k, buffer[k]);
+    buffer.resize(kChunkCandidates);
+    fill(functor, first_index, end_index - first_index, buffer.data());
+    const auto utility = [&](std::uint64_t index) { return buffer[index - first_index]; };
+    for (std::uint64_t g = first; g < last; ++g) {
+      accumulator.add_group(spec, g, groups.lane_begin(g), groups.lane_end(g), utility);
     }
   });
 }

@@ -7,6 +7,11 @@
 
 namespace dpselect::detail {
 
+// Validates device-memory utilities for `backend` (InvalidArgument, BackendUnavailable) without
+// drawing a stream.
+void validate_device_utilities(const void* data, std::uint64_t size, std::uint64_t first_index,
+                               Backend backend);
+
 bool cuda_backend_compiled();
 // A CUDA device exists and its runtime initialises. Cached after the first call.
 bool cuda_device_usable();

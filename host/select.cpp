@@ -1,19 +1,22 @@
 #include "dpselect/select.hpp"
 
+#include "dpselect/detail/release_access.hpp"
 #include "gpu_backend.hpp"
 #include "validation.hpp"
 
 namespace dpselect {
 namespace {
 
+// Every check that can fail runs before the release draws its stream.
 template <class Utilities, class... StreamArg>
 Selection select_all(Context& context, Utilities utilities, const SelectionParams& params,
                      StreamArg... stream) {
   detail::validate_params(params);
   if constexpr (requires { utilities.size(); }) {
     detail::validate_candidate_count("utilities", utilities.size(), 0);
+    detail::resolve_backend(params.backend);
   } else {
-    detail::validate_candidate_count("utilities", utilities.size, 0);
+    detail::validate_device_utilities(utilities.data, utilities.size, 0, params.backend);
   }
   Release release = context.begin_release(params);
   return release.finish(release.evaluate(utilities, 0, stream...));

@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <limits>
 
 #include "dpselect/errors.hpp"
 
@@ -28,6 +27,9 @@ void validate_positive_finite(std::string_view name, double value) {
 void validate_params(const SelectionParams& params) {
   validate_positive_finite("epsilon", params.epsilon);
   validate_positive_finite("sensitivity", params.sensitivity);
+  if (!std::isfinite(params.utility_bound) || params.utility_bound < 0.0) {
+    throw_invalid("utility_bound", "finite and >= 0 (0: no bound)", params.utility_bound);
+  }
   score_scale(params);
 }
 
@@ -36,8 +38,8 @@ void validate_candidate_count(std::string_view name, std::uint64_t size, std::ui
     throw InvalidArgument("dpselect: " + std::string(name) +
                           " must hold at least one candidate (got size 0)");
   }
-  if (first_index > std::numeric_limits<std::uint64_t>::max() - size) {
-    throw InvalidArgument("dpselect: first_index + size must fit in 64 bits (got first_index " +
+  if (first_index > kIndexLimit || size > kIndexLimit - first_index) {
+    throw InvalidArgument("dpselect: first_index + size must be <= 2^63 (got first_index " +
                           std::to_string(first_index) + ", size " + std::to_string(size) + ")");
   }
 }

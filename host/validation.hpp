@@ -18,6 +18,9 @@ std::string format_value(double value);
 
 void validate_positive_finite(std::string_view name, double value);
 void validate_params(const SelectionParams& params);
+// Candidates are numbered below 2^63 (noise.hpp puts the detail blocks at 2^63 + index).
+inline constexpr std::uint64_t kIndexLimit = std::uint64_t{1} << 63;
+
 void validate_candidate_count(std::string_view name, std::uint64_t size, std::uint64_t first_index);
 
 // eps/(2*Delta), or eps/Delta when monotone (sources on SelectionParams::monotone). Throws

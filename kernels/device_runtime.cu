@@ -1,7 +1,9 @@
-// Device discovery for Backend::Auto.
+// Device discovery for Backend::Auto: a GPU counts as usable only if this build carries a kernel
+// image it can run and it supports the stream-ordered allocator the GPU path uses.
 #include <cuda_runtime.h>
 
 #include "../host/gpu_backend.hpp"
+#include "dpselect/detail/fused_select_kernel.cuh"
 
 namespace dpselect::detail {
 
@@ -10,11 +12,17 @@ bool cuda_backend_compiled() { return true; }
 bool cuda_device_usable() {
   static const bool usable = [] {
     int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess) {
-      static_cast<void>(cudaGetLastError());  // clear the sticky "no device" status
-      return false;
-    }
-    return devices > 0;
+    int device = 0;
+    int memory_pools = 0;
+    cudaFuncAttributes attributes;
+    const bool ok = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0 &&
+                    cudaGetDevice(&device) == cudaSuccess &&
+                    cudaDeviceGetAttribute(&memory_pools, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess &&
+                    memory_pools != 0 &&
+                    // fails with cudaErrorNoKernelImageForDevice when the build lacks this architecture
+                    cudaFuncGetAttributes(&attributes, reset_accumulator_kernel<0>) == cudaSuccess;
+    static_cast<void>(cudaGetLastError());  // leave no error status behind for the caller
+    return ok;
   }();
   return usable;
 }

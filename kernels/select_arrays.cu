@@ -57,7 +57,7 @@ ShardResult evaluate_host_array(const NoiseSpec& spec, const T* utilities, Index
   DeviceScratch scratch((grid + 1) * sizeof(ShardResult), stream);
   ShardResult* accumulator = scratch.as<ShardResult>();
   reset_accumulator_kernel<0><<<1, 1, 0, stream>>>(accumulator);
-  DPSELECT_CUDA_TRY(cudaPeekAtLastError());
+  DPSELECT_CUDA_TRY(cudaGetLastError());
   for (std::uint64_t offset = 0; offset < n; offset += chunk_elements) {
     const std::uint64_t count = std::min(chunk_elements, n - offset);
     DPSELECT_CUDA_TRY(cudaMemcpyAsync(chunk, utilities + offset, count * sizeof(T),

@@ -1,5 +1,6 @@
 // Release mechanics on the test's backend: determinism, fresh streams, sharding, indices above
 // 2^32, functor and array paths agreeing, the report, and misuse.
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <span>
@@ -110,28 +111,62 @@ TEST_F(ReleaseApi, CandidateAboveTwoToThe32IsSelected) {
   EXPECT_EQ(r.finish(r.evaluate(std::span<const float>(u), kFirst)).index, kFirst + 5);
 }
 
-TEST_F(ReleaseApi, ChunkBoundariesMatchAScalarReference) {
-  // Sizes around the CPU chunk (8192) and GPU block (256) boundaries, and a prime.
-  for (const std::size_t n : {std::size_t{1}, std::size_t{255}, std::size_t{257}, std::size_t{8191},
-                              std::size_t{8193}, std::size_t{65537}, std::size_t{1'000'003}}) {
-    const std::vector<double> u = wavy_utilities(n);
-    const SelectionParams params = params_for(Mechanism::laplace_noisy_max, 3.0, 1.0);
-    Context context = Context::with_fixed_seed(n);
-    const Selection s = select(context, std::span<const double>(u), params);
-    // Scalar reference with the same key and stream.
-    const detail::NoiseSpec spec{params.mechanism, 1.5, PhiloxKey::from_seed(n), 0};
-    std::uint64_t best = 0;
-    double best_score = -INFINITY;
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const double score = detail::noisy_score(spec, i, u[i]);
-      if (score > best_score) {
-        best_score = score;
-        best = i;
+// The fused passes screen out candidates whose noise bound cannot reach the best score so far
+// (noise.hpp). That must never change the answer: compare index and winning score with an
+// unscreened scalar loop over detail::noisy_score, for every mechanism, at sizes around the CPU
+// chunk (8192) and GPU block (256 threads x 8) boundaries and a prime, on varied utilities, flat
+// ones (many ties, where screening prunes most) and ones with excluded candidates.
+TEST_F(ReleaseApi, ScreeningNeverChangesTheAnswer) {
+  const std::size_t sizes[] = {1, 7, 9, 255, 2049, 8191, 8193, 65537, 1'000'003};
+  for (const Mechanism mechanism : {Mechanism::exponential, Mechanism::permute_and_flip, Mechanism::laplace_noisy_max}) {
+    for (const std::size_t n : sizes) {
+      for (int shape = 0; shape < 3; ++shape) {
+        std::vector<double> u = wavy_utilities(n);
+        if (shape == 1) std::fill(u.begin(), u.end(), 42.0);
+        if (shape == 2) for (std::size_t i = 0; i < n; i += 3) u[i] = -INFINITY;
+        if (shape == 2 && n == 1) u[0] = 1.0;
+        const SelectionParams params = params_for(mechanism, 3.0, 1.0);
+        const std::uint64_t first = 5 + n;  // groups of 8 do not start at the range's start
+        const std::uint64_t seed = n * 3 + shape;
+        Context context = Context::with_fixed_seed(seed);
+        Release release = context.begin_release(params);
+        const ShardResult got = release.evaluate(std::span<const double>(u), first);
+        const detail::NoiseSpec spec{mechanism, 1.5, PhiloxKey::from_seed(seed), 0};
+        std::uint64_t best = kNoIndex;
+        double best_score = -INFINITY;
+        for (std::uint64_t i = 0; i < n; ++i) {
+          const double score = std::isinf(u[i]) ? -INFINITY : detail::noisy_score(spec, first + i, u[i]);
+          if (score > best_score || best == kNoIndex) {
+            best_score = score;
+            best = first + i;
+          }
+        }
+        EXPECT_EQ(got.best_index, best) << to_string(mechanism) << ", n = " << n << ", shape " << shape;
+        EXPECT_EQ(got.best_score, best_score);
+        EXPECT_EQ(release.finish(got).report.candidates, n);
       }
     }
-    EXPECT_EQ(s.index, best) << "n = " << n;
-    EXPECT_EQ(s.report.candidates, n);
   }
+}
+
+// Host arrays larger than one device chunk (2^26 elements) stream through the GPU in several
+// chunks; the answer must equal that of two shards that each fit one chunk.
+TEST_F(ReleaseApi, HostArrayLargerThanOneDeviceChunk) {
+  const std::size_t n = (std::size_t{1} << 26) + 3;
+  std::vector<float> u(n);
+  for (std::size_t i = 0; i < n; ++i) u[i] = static_cast<float>((i * 2654435761u) % 1000) * 0.01f;
+  const SelectionParams params = params_for(Mechanism::exponential, 1.0, 1.0);
+  Context whole_context = Context::with_fixed_seed(21);
+  Release whole = whole_context.begin_release(params);
+  const ShardResult whole_result = whole.evaluate(std::span<const float>(u), 0);
+  Context shard_context = Context::with_fixed_seed(21);
+  Release sharded = shard_context.begin_release(params);
+  const std::size_t half = n / 2;
+  const ShardResult merged = merge(sharded.evaluate(std::span<const float>(u.data(), half), 0),
+                                   sharded.evaluate(std::span<const float>(u.data() + half, n - half), half));
+  EXPECT_EQ(whole_result.best_index, merged.best_index);
+  EXPECT_EQ(whole_result.best_score, merged.best_score);
+  EXPECT_EQ(whole.finish(whole_result).report.candidates, n);
 }
 
 TEST_F(ReleaseApi, ExcludedCandidatesAreNeverSelected) {

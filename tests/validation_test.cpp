@@ -16,6 +16,7 @@ using dpselect::Backend;
 using dpselect::Context;
 using dpselect::InvalidArgument;
 using dpselect::Mechanism;
+using dpselect::Release;
 using dpselect::SelectionParams;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -184,6 +185,103 @@ TEST(Validation, GpuBackendWithoutDeviceIsReportedNotIgnored) {
   params.backend = Backend::Gpu;
   EXPECT_THROW(dpselect::select(context, std::span<const double>(kUtilities), params),
                dpselect::BackendUnavailable);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Validation, UtilityBoundNegativeNanInfinite) {
+  for (const BadValue& bad : {BadValue{-1.0, "(got -1)"}, BadValue{kNaN, "(got nan)"}, BadValue{kInf, "(got inf)"}}) {
+    Context context = Context::with_fixed_seed(1);
+    SelectionParams params = good_params();
+    params.utility_bound = bad.value;
+    expect_invalid(context, [&] { dpselect::select(context, std::span<const double>(kUtilities), params); },
+                   {"utility_bound", bad.text});
+  }
+}
+
+TEST(Validation, UtilityBoundTooLargeForDoublePrecisionNoise) {
+  Context context = Context::with_fixed_seed(1);
+  SelectionParams params = good_params();
+  params.utility_bound = 1e17;
+  expect_invalid(context, [&] { context.begin_release(params); }, {"utility_bound", "(got 1e+17)"});
+}
+
+TEST(Validation, UtilityBeyondItsDeclaredBound) {
+  Context context = Context::with_fixed_seed(1);
+  SelectionParams params = good_params();
+  params.utility_bound = 2.5;
+  const std::vector<double> utilities = {0.0, 2.5, -2.5, -3.0};
+  expect_invalid_message([&] { dpselect::select(context, std::span<const double>(utilities), params); },
+                         {"utilities[3]", "utility_bound", "(got -3)"});
+}
+
+TEST(Validation, IndicesAtOrAboveTwoToThe63) {
+  Context context = Context::with_fixed_seed(1);
+  const auto zero = [](std::uint64_t) { return 0.0; };
+  const std::uint64_t limit = std::uint64_t{1} << 63;
+  expect_invalid(context, [&] {
+    dpselect::select_functor(context, zero, dpselect::IndexRange{limit - 4, limit + 4}, good_params());
+  }, {"range", "2^63"});
+  Release release = context.begin_release(good_params());
+  EXPECT_THROW(release.evaluate(std::span<const double>(kUtilities), limit - 2), InvalidArgument);
+  EXPECT_NO_THROW(release.evaluate(std::span<const double>(kUtilities), limit - 3));
+}
+
+TEST(Validation, DeviceMemoryChecksRunBeforeAStreamIsDrawn) {
+  Context context = Context::with_fixed_seed(1);
+  SelectionParams params = good_params();
+  params.backend = Backend::Auto;
+  expect_invalid(context, [&] {
+    dpselect::select(context, dpselect::DeviceSpan<const float>{nullptr, 3}, params, nullptr);
+  }, {"utilities.data", "nullptr"});
+}
+
+TEST(Release, MovedFromContextIsSpent) {
+  Context original = Context::with_fixed_seed(9);
+  const dpselect::Selection first = dpselect::select(original, std::span<const double>(kUtilities), good_params());
+  Context moved = std::move(original);
+  EXPECT_THROW(original.begin_release(good_params()), dpselect::UsageError);  // NOLINT(bugprone-use-after-move)
+  const dpselect::Selection second = dpselect::select(moved, std::span<const double>(kUtilities), good_params());
+  EXPECT_EQ(first.report.stream, 0u);
+  EXPECT_EQ(second.report.stream, 1u);  // the counter moved with the key
+}
+
+TEST(Release, FinishRefusesAResultFromAnotherRelease) {
+  Context context = Context::with_fixed_seed(9);
+  Release a = context.begin_release(good_params());
+  Release b = context.begin_release(good_params());
+  const dpselect::ShardResult from_a = a.evaluate(std::span<const double>(kUtilities), 0);
+  const dpselect::ShardResult from_b = b.evaluate(std::span<const double>(kUtilities), 0);
+  EXPECT_THROW(b.finish(from_a), dpselect::UsageError);
+  Release c = context.begin_release(good_params());
+  EXPECT_THROW(c.finish(dpselect::merge(from_a, from_b)), dpselect::UsageError);
+}
+
+TEST(Release, FinishRefusesAnIncompleteMerge) {
+  Context context = Context::with_fixed_seed(9);
+  Release release = context.begin_release(good_params());
+  const dpselect::ShardResult left = release.evaluate(std::span<const double>(kUtilities), 0);
+  release.evaluate(std::span<const double>(kUtilities), 3);
+  EXPECT_THROW(release.finish(left), dpselect::UsageError);
+}
+
+TEST(Release, SlackFromADeclaredBoundDoesNotDependOnTheData) {
+  SelectionParams params = good_params();
+  const std::vector<double> small = {0.0, 1.0};
+  const std::vector<double> large = {0.0, 900.0};
+  Context context = Context::with_fixed_seed(2);
+  const auto data_small = dpselect::select(context, std::span<const double>(small), params).report.slack;
+  const auto data_large = dpselect::select(context, std::span<const double>(large), params).report.slack;
+  EXPECT_TRUE(data_small.depends_on_data);
+  EXPECT_LT(data_small.epsilon, data_large.epsilon);  // computed from max |u|: it reveals it
+  params.utility_bound = 1000.0;
+  const auto bound_small = dpselect::select(context, std::span<const double>(small), params).report.slack;
+  const auto bound_large = dpselect::select(context, std::span<const double>(large), params).report.slack;
+  EXPECT_FALSE(bound_small.depends_on_data);
+  EXPECT_EQ(bound_small.epsilon, bound_large.epsilon);
+  EXPECT_EQ(bound_small.delta, bound_large.delta);
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 // is Context::with_shared_key and its contract).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -73,23 +72,24 @@ class Context {
   // never evaluating one candidate twice across ranks.
   static Context with_shared_key(PhiloxKey key, std::uint64_t first_stream);
 
+  // Moving transfers the key and the stream counter; the moved-from context is spent (its
+  // begin_release throws UsageError), so the two can never hand out the same stream.
   Context(Context&& other) noexcept;
-  Context& operator=(Context&&) = delete;
+  Context& operator=(Context&& other) noexcept;
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
   ~Context();
 
   // Validates `params` (throws InvalidArgument before drawing a stream), then draws a fresh
-  // stream id. Thread-safe.
+  // stream id. Thread-safe. Throws UsageError on a moved-from context.
   Release begin_release(const SelectionParams& params);
 
-  bool is_fixed_seed() const { return fixed_seed_; }
+  bool is_fixed_seed() const;
 
  private:
+  struct State;
   Context(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed);
-  PhiloxKey key_;
-  std::atomic<std::uint64_t> next_stream_;
-  bool fixed_seed_;
+  std::unique_ptr<State> state_;
 };
 
 namespace detail {

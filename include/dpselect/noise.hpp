@@ -20,6 +20,9 @@
 #pragma once
 
 #include <cstdint>
+#if !defined(__CUDA_ARCH__)
+#include <bit>
+#endif
 
 #include "dpselect/detail/host_device.hpp"
 #include "dpselect/detail/portable_log.hpp"
@@ -79,6 +82,71 @@ DPSELECT_HD DPSELECT_FORCEINLINE double laplace(const RandomBlock& bits) {
   const SplitUniform u = split_uniform(bits);
   const double e = exponential(u);
   return u.sign ? -e : e;
+}
+
+// --- Where a candidate's 128 bits come from, and the cheap bound that screens it -------------
+//
+// Candidate i of a release on stream s draws its 128 bits in two parts:
+//   top 16 bits (sign, tail selector, X's top 14 bits): half-word (i mod 8) of the "group block"
+//       at position i / 8 of stream s: word (i mod 8) / 2, high half for even i;
+//   low 112 bits: the top 112 bits of the "detail block" at position 2^63 + i of stream s.
+// The 16 screen bits alone bound the candidate's noise from above (v >= X_top * 2^-15). A
+// candidate whose bound cannot reach the best score seen so far cannot be the arg-max, so the
+// detail block and the logarithms are computed only for the few that can: one Philox block per
+// 8 candidates instead of one per candidate, and the same result bit for bit.
+
+inline constexpr std::uint64_t kCandidatesPerGroup = 8;
+inline constexpr std::uint64_t kDetailPositionOffset = std::uint64_t{1} << 63;
+
+DPSELECT_HD DPSELECT_FORCEINLINE std::uint32_t screen_bits(const RandomBlock& group_block,
+                                                           unsigned int lane) {
+  const std::uint32_t word = group_block.word[lane >> 1];
+  return (lane & 1u) != 0 ? (word & 0xFFFFu) : (word >> 16);
+}
+
+DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock candidate_bits(std::uint32_t screen,
+                                                            const RandomBlock& detail) {
+  return RandomBlock{{(screen << 16) | (detail.word[0] >> 16),
+                      (detail.word[0] << 16) | (detail.word[1] >> 16),
+                      (detail.word[1] << 16) | (detail.word[2] >> 16),
+                      (detail.word[2] << 16) | (detail.word[3] >> 16)}};
+}
+
+// Upper bounds of each transform given only the screen bits. Each exceeds every value the
+// transform can return for such bits by at least kScreenMargin, far more than the transforms'
+// rounding (< 2^-45 absolute), so `noise <= bound` holds for the computed doubles.
+inline constexpr double kScreenMargin = 0x1p-20;
+inline constexpr double kLn2 = 0.69314718055994530942;
+inline constexpr double kMinusLogLn2 = 0.36651292058166432701;  // -ln(ln 2)
+
+// Bound on -ln v when v >= top * 2^-15: (15 - floor(log2 top)) ln 2; no bound below 2^-15.
+DPSELECT_HD DPSELECT_FORCEINLINE double minus_log_v_bound(std::uint32_t top) {
+  if (top == 0) return kMaxAbsNoise;
+#if defined(__CUDA_ARCH__)
+  const int floor_log2 = 31 - __clz(top);
+#else
+  const int floor_log2 = 31 - std::countl_zero(top);
+#endif
+  return detail::add_rn(detail::mul_rn(static_cast<double>(15 - floor_log2), kLn2), kScreenMargin);
+}
+
+DPSELECT_HD DPSELECT_FORCEINLINE bool screen_sign(std::uint32_t screen) { return (screen >> 15) != 0; }
+DPSELECT_HD DPSELECT_FORCEINLINE bool screen_upper(std::uint32_t screen) { return ((screen >> 14) & 1u) != 0; }
+DPSELECT_HD DPSELECT_FORCEINLINE std::uint32_t screen_top(std::uint32_t screen) { return screen & 0x3FFFu; }
+
+// Upper half: E = -ln(1 - v) <= ln 2. Lower half: E = -ln v.
+DPSELECT_HD DPSELECT_FORCEINLINE double exponential_upper_bound(std::uint32_t screen) {
+  return screen_upper(screen) ? kLn2 + kScreenMargin : minus_log_v_bound(screen_top(screen));
+}
+
+// Upper half: E >= v, so G = -ln E <= -ln v. Lower half: E >= ln 2, so G <= -ln ln 2.
+DPSELECT_HD DPSELECT_FORCEINLINE double gumbel_upper_bound(std::uint32_t screen) {
+  return screen_upper(screen) ? minus_log_v_bound(screen_top(screen)) : kMinusLogLn2 + kScreenMargin;
+}
+
+// Negative sign: L = -E <= 0.
+DPSELECT_HD DPSELECT_FORCEINLINE double laplace_upper_bound(std::uint32_t screen) {
+  return screen_sign(screen) ? kScreenMargin : exponential_upper_bound(screen);
 }
 
 }  // namespace dpselect::noise

@@ -37,6 +37,7 @@ template <class UtilityFn>
 Selection select_functor(Context& context, const UtilityFn& utility, IndexRange range,
                          const SelectionParams& params, cuda_stream_t stream) {
   detail::validate_range(range);
+  detail::resolve_backend(params.backend);
   Release release = context.begin_release(params);
   return release.finish(evaluate_functor(release, utility, range, stream));
 }

@@ -1,6 +1,11 @@
 // The partial result of evaluating a release over a sub-range of candidates, and the
 // associative merge that combines shards. Shared by the CPU path, the GPU kernels and users who
 // shard a range across devices or processes (for MPI: reduce with merge() as a custom op).
+//
+// A ShardResult is SECRET: it holds a noisy score and the largest |utility| of its shard, which
+// the release's privacy guarantee does not cover. Pass it only to merge() and Release::finish()
+// (and between the processes of one sharded release over a private channel); publish only the
+// Selection that finish() returns.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +31,9 @@ struct ShardResult {
   std::uint64_t first_invalid_index = kNoIndex;
   double first_invalid_value = 0.0;
   ExecutedOn executed_on = ExecutedOn::none;
+  // The stream of the release that produced it, so finish() can refuse a foreign result.
+  std::uint64_t stream = 0;
+  bool from_several_releases = false;
 };
 
 // Associative and commutative, so any partition of a range and any reduction order give the
@@ -43,6 +51,9 @@ DPSELECT_HD DPSELECT_FORCEINLINE ShardResult merge(const ShardResult& a, const S
   out.first_invalid_value = a_invalid_first ? a.first_invalid_value : b.first_invalid_value;
   out.executed_on = static_cast<ExecutedOn>(static_cast<std::uint8_t>(a.executed_on) |
                                             static_cast<std::uint8_t>(b.executed_on));
+  out.stream = a.candidates != 0 ? a.stream : b.stream;
+  out.from_several_releases = a.from_several_releases || b.from_several_releases ||
+                              (a.candidates != 0 && b.candidates != 0 && a.stream != b.stream);
   return out;
 }
 
@@ -64,28 +75,65 @@ struct NoiseSpec {
   double score_scale;
   PhiloxKey key;
   std::uint64_t stream;
+  // Largest |utility| accepted: SelectionParams::utility_bound, or +inf when none was given.
+  double utility_limit;
 };
 
-// Noisy score of candidate `index` with utility `utility` (finite): score_scale * utility +
-// standard noise, rounded once. The noise is a function of (key, stream, index) only.
+// Above this |score_scale * utility| a utility is rejected outright (the slack check in finish()
+// rejects far smaller ones); it keeps every score finite, so screening never hides an overflow.
+inline constexpr double kLargestScaledUtility = 0x1p1000;
+
+// Upper bound of candidate noise from its screen bits (noise.hpp).
+DPSELECT_HD DPSELECT_FORCEINLINE double noise_upper_bound(Mechanism mechanism, std::uint32_t screen) {
+  switch (mechanism) {
+    case Mechanism::exponential: return noise::gumbel_upper_bound(screen);
+    case Mechanism::permute_and_flip: return noise::exponential_upper_bound(screen);
+    default: return noise::laplace_upper_bound(screen);
+  }
+}
+
+// The standard noise of candidate `index` whose screen bits are `screen`.
+DPSELECT_HD DPSELECT_FORCEINLINE double candidate_noise(const NoiseSpec& spec, std::uint64_t index,
+                                                       std::uint32_t screen) {
+  const RandomBlock detail = philox_block(spec.key, spec.stream, noise::kDetailPositionOffset + index);
+  const RandomBlock bits = noise::candidate_bits(screen, detail);
+  switch (spec.mechanism) {
+    case Mechanism::exponential: return noise::gumbel(bits);
+    case Mechanism::permute_and_flip: return noise::exponential(bits);
+    default: return noise::laplace(bits);
+  }
+}
+
+// Noisy score of candidate `index` with finite utility `utility`: score_scale * utility +
+// standard noise, rounded once. A function of (key, stream, index, utility) only; the fused
+// passes compute exactly this for every candidate that can win.
 DPSELECT_HD DPSELECT_FORCEINLINE double noisy_score(const NoiseSpec& spec, std::uint64_t index,
                                                    double utility) {
-  const RandomBlock bits = philox_block(spec.key, spec.stream, index);
-  double n;
-  switch (spec.mechanism) {
-    case Mechanism::exponential: n = noise::gumbel(bits); break;
-    case Mechanism::permute_and_flip: n = noise::exponential(bits); break;
-    default: n = noise::laplace(bits); break;
-  }
-  return fma_rn(spec.score_scale, utility, n);
+  const RandomBlock group = philox_block(spec.key, spec.stream, index / noise::kCandidatesPerGroup);
+  const std::uint32_t screen =
+      noise::screen_bits(group, static_cast<unsigned int>(index % noise::kCandidatesPerGroup));
+  return fma_rn(spec.score_scale, utility, candidate_noise(spec, index, screen));
 }
 
 // Per-thread running state of a fused pass.
 struct ShardAccumulator {
   ShardResult result;
 
+  // Scores candidates group*8 + [lane_begin, lane_end); utility(index) returns u(index).
+  template <class Utility>
+  DPSELECT_HD DPSELECT_FORCEINLINE void add_group(const NoiseSpec& spec, std::uint64_t group,
+                                                  unsigned int lane_begin, unsigned int lane_end,
+                                                  const Utility& utility) {
+    const RandomBlock group_block = philox_block(spec.key, spec.stream, group);
+    result.stream = spec.stream;
+    for (unsigned int lane = lane_begin; lane < lane_end; ++lane) {
+      const std::uint64_t index = group * noise::kCandidatesPerGroup + lane;
+      add(spec, index, static_cast<double>(utility(index)), noise::screen_bits(group_block, lane));
+    }
+  }
+
   DPSELECT_HD DPSELECT_FORCEINLINE void add(const NoiseSpec& spec, std::uint64_t index,
-                                            double utility) {
+                                            double utility, std::uint32_t screen) {
     ++result.candidates;
     if (is_nan(utility) || utility == kInfinity) {
       record_invalid(index, utility);
@@ -97,12 +145,17 @@ struct ShardAccumulator {
     }
     const double magnitude = utility < 0 ? -utility : utility;
     if (magnitude > result.max_abs_utility) result.max_abs_utility = magnitude;
-    const double score = noisy_score(spec, index, utility);
-    if (score == kInfinity || score == -kInfinity) {  // score_scale * utility overflowed
+    const double scaled = mul_rn(spec.score_scale, magnitude);
+    if (!(scaled <= kLargestScaledUtility) || !(magnitude <= spec.utility_limit)) {
       record_invalid(index, utility);
       return;
     }
-    offer(score, index);
+    // Screening: the score is at most fma(c, u, bound) (rounding is monotone), so a candidate
+    // whose bound is below the best score seen cannot be the arg-max, nor tie with it.
+    if (fma_rn(spec.score_scale, utility, noise_upper_bound(spec.mechanism, screen)) < result.best_score) {
+      return;
+    }
+    offer(fma_rn(spec.score_scale, utility, candidate_noise(spec, index, screen)), index);
   }
 
   DPSELECT_HD DPSELECT_FORCEINLINE void offer(double score, std::uint64_t index) {
@@ -117,6 +170,30 @@ struct ShardAccumulator {
       result.first_invalid_index = index;
       result.first_invalid_value = value;
     }
+  }
+};
+
+// The groups of 8 candidates (global index / 8) that overlap the candidates [begin, end), with
+// the lanes of each that lie inside; end > begin.
+struct GroupRange {
+  std::uint64_t begin;  // first candidate
+  std::uint64_t end;    // one past the last candidate
+
+  DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t first_group() const {
+    return begin / noise::kCandidatesPerGroup;
+  }
+  DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t group_count() const {
+    return (end - 1) / noise::kCandidatesPerGroup - first_group() + 1;
+  }
+  // Lanes of group `group` that lie inside [begin, end).
+  DPSELECT_HD DPSELECT_FORCEINLINE unsigned int lane_begin(std::uint64_t group) const {
+    const std::uint64_t first = group * noise::kCandidatesPerGroup;
+    return first < begin ? static_cast<unsigned int>(begin - first) : 0u;
+  }
+  DPSELECT_HD DPSELECT_FORCEINLINE unsigned int lane_end(std::uint64_t group) const {
+    const std::uint64_t first = group * noise::kCandidatesPerGroup;
+    return end - first < noise::kCandidatesPerGroup ? static_cast<unsigned int>(end - first)
+                                                    : static_cast<unsigned int>(noise::kCandidatesPerGroup);
   }
 };
 

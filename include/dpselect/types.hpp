@@ -15,7 +15,9 @@ enum class Mechanism {
   // Permute-and-flip (McKenna & Sheldon 2020) = report-noisy-max with one-sided exponential
   // noise of scale 2*Delta/eps (Ding et al. 2021). Never worse than the EM in expected utility.
   permute_and_flip,
-  // Report-noisy-max with Laplace noise of scale 2*Delta/eps (Dwork & Roth Claim 3.9).
+  // Report-noisy-max with Laplace noise of scale 2*Delta/eps: Dwork & Roth Claim 3.9 proves
+  // Lap(Delta/eps) for monotone (counting) utilities; the same proof with shifts of up to Delta
+  // in both directions gives 2*Delta/eps in general.
   laplace_noisy_max,
 };
 
@@ -42,17 +44,24 @@ struct SelectionParams {
   // record never decreases any u(r), or never increases any; e.g. counting queries). The noise
   // scale then halves: Delta/eps instead of 2*Delta/eps (Dwork & Roth §3.4; McKenna & Sheldon).
   bool monotone = false;
+  // Optional public bound B >= |u(r)| for every candidate and every possible dataset; 0 means
+  // none. With a bound the floating-point slack is computed from B, so it is data-independent
+  // and checked before any work, and a utility beyond B is an error. Without one the slack is
+  // computed from the data's largest |u| and is itself data-dependent.
+  double utility_bound = 0.0;
   Backend backend = Backend::Auto;
 };
 
 // The floating-point slack of one release: the computed mechanism is
 // (epsilon + slack.epsilon, slack.delta)-DP where the exact-arithmetic mechanism is epsilon-DP
-// (see host/floating_point_slack.cpp for the derivation). Slack depends on the largest
-// |utility| of the input (only through the bound, never on which candidate holds it); treat
-// it as a non-private diagnostic when the scale of the utilities is itself sensitive.
+// (see host/floating_point_slack.cpp for the derivation). It grows with the largest |utility|.
+// With SelectionParams::utility_bound it is computed from that public bound; without one it is
+// computed from the data (depends_on_data is true) and reveals the data's largest |utility|, so
+// do not publish it then.
 struct FloatingPointSlack {
   double epsilon = 0.0;
   double delta = 0.0;
+  bool depends_on_data = false;
 };
 
 }  // namespace dpselect

@@ -59,7 +59,9 @@ ShardResult evaluate_functor_on_backend(Release& release, const UtilityFn& utili
 #endif
 }
 
-// A utility vector as a functor (callable on host and device when compiled by nvcc).
+// A utility vector as a functor (callable on host and device when compiled by nvcc). Written
+// with an explicit fma so host and device compute the same bits (nvcc would otherwise contract
+// a multiply-add on the device only).
 struct Affine {
   double slope;
   double offset;
@@ -67,7 +69,7 @@ struct Affine {
   __host__ __device__
 #endif
   double operator()(std::uint64_t index) const {
-    return offset + slope * static_cast<double>(index % 1009);
+    return detail::fma_rn(slope, static_cast<double>(index % 1009), offset);
   }
 };
 

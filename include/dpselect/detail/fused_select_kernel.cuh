@@ -2,7 +2,8 @@
 // materialised noise, no per-thread RNG state and no device-wide synchronisation. CUDA-only;
 // used by kernels/select_arrays.cu (utility arrays) and dpselect/select.cuh (user functors).
 //
-// Each thread walks a grid-stride loop keeping a ShardAccumulator, each block reduces with
+// Each thread walks a grid-stride loop over groups of 8 candidates keeping a ShardAccumulator
+// (which screens candidates that cannot win, noise.hpp), each block reduces with
 // cub::BlockReduce, and a one-block kernel merges the block results into a device-resident
 // accumulator, so several launches (chunks of a host array) accumulate stream-ordered.
 #pragma once
@@ -40,16 +41,18 @@ struct FunctorSource {
   }
 };
 
+// Each thread scores whole groups of 8 candidates (one shared Philox block each) in a
+// grid-stride loop over the groups overlapping [begin, end).
 template <class Source, int BlockThreads>
 __global__ void __launch_bounds__(BlockThreads)
-    fused_select_kernel(Source source, std::uint64_t begin, std::uint64_t count, NoiseSpec spec,
-                        ShardResult* block_results) {
+    fused_select_kernel(Source source, GroupRange groups, NoiseSpec spec, ShardResult* block_results) {
   ShardAccumulator accumulator;
+  const std::uint64_t group_count = groups.group_count();
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * BlockThreads;
   for (std::uint64_t offset = static_cast<std::uint64_t>(blockIdx.x) * BlockThreads + threadIdx.x;
-       offset < count; offset += stride) {
-    const std::uint64_t index = begin + offset;
-    accumulator.add(spec, index, source(index));
+       offset < group_count; offset += stride) {
+    const std::uint64_t group = groups.first_group() + offset;
+    accumulator.add_group(spec, group, groups.lane_begin(group), groups.lane_end(group), source);
   }
   using BlockReduce = cub::BlockReduce<ShardResult, BlockThreads>;
   __shared__ typename BlockReduce::TempStorage temp_storage;
@@ -92,7 +95,8 @@ unsigned int fused_select_grid(std::uint64_t count) {
       kSelectBlockThreads, 0));
   const std::uint64_t resident =
       static_cast<std::uint64_t>(multiprocessors) * std::max(blocks_per_multiprocessor, 1);
-  const std::uint64_t needed = (count + kSelectBlockThreads - 1) / kSelectBlockThreads;
+  const std::uint64_t groups = (count + noise::kCandidatesPerGroup - 1) / noise::kCandidatesPerGroup + 1;
+  const std::uint64_t needed = (groups + kSelectBlockThreads - 1) / kSelectBlockThreads;
   return static_cast<unsigned int>(std::max<std::uint64_t>(1, std::min(resident, needed)));
 }
 
@@ -124,14 +128,15 @@ void enqueue_fused_select(const Source& source, std::uint64_t begin, std::uint64
                           const NoiseSpec& spec, unsigned int grid, ShardResult* block_results,
                           ShardResult* accumulator, cudaStream_t stream) {
   fused_select_kernel<Source, kSelectBlockThreads>
-      <<<grid, kSelectBlockThreads, 0, stream>>>(source, begin, count, spec, block_results);
-  DPSELECT_CUDA_TRY(cudaPeekAtLastError());
+      <<<grid, kSelectBlockThreads, 0, stream>>>(source, GroupRange{begin, begin + count}, spec, block_results);
+  DPSELECT_CUDA_TRY(cudaGetLastError());
   merge_block_results_kernel<kSelectBlockThreads>
       <<<1, kSelectBlockThreads, 0, stream>>>(block_results, grid, accumulator);
-  DPSELECT_CUDA_TRY(cudaPeekAtLastError());
+  DPSELECT_CUDA_TRY(cudaGetLastError());
 }
 
-// One fused pass over [begin, begin + count); synchronizes `stream` to return the result.
+// One fused pass over [begin, begin + count); synchronizes `stream` to return the result. The
+// stream must belong to the current device (sizing uses the current device's properties).
 template <class Source>
 ShardResult run_fused_select(const Source& source, std::uint64_t begin, std::uint64_t count,
                              const NoiseSpec& spec, cudaStream_t stream) {
@@ -140,7 +145,7 @@ ShardResult run_fused_select(const Source& source, std::uint64_t begin, std::uin
   ShardResult* accumulator = scratch.as<ShardResult>();
   ShardResult* block_results = accumulator + 1;
   reset_accumulator_kernel<0><<<1, 1, 0, stream>>>(accumulator);
-  DPSELECT_CUDA_TRY(cudaPeekAtLastError());
+  DPSELECT_CUDA_TRY(cudaGetLastError());
   enqueue_fused_select(source, begin, count, spec, grid, block_results, accumulator, stream);
   ShardResult result;
   DPSELECT_CUDA_TRY(cudaMemcpyAsync(&result, accumulator, sizeof result, cudaMemcpyDeviceToHost, stream));

@@ -8,12 +8,19 @@
 
 #include <cstdint>
 
+#if defined(__FAST_MATH__)
+#error "dpselect: -ffast-math breaks the noise transforms (NaN checks, rounding, contraction)"
+#endif
+
+// Always inlined on the host too: an out-of-line copy could be taken from a translation unit
+// compiled with other floating-point flags (a user's -ffp-contract=fast -mfma), silently
+// changing the CPU path's rounding; inlined, the math is compiled with the library's flags.
 #if defined(__CUDACC__)
 #define DPSELECT_HD __host__ __device__
 #define DPSELECT_FORCEINLINE __forceinline__
 #else
 #define DPSELECT_HD
-#define DPSELECT_FORCEINLINE inline
+#define DPSELECT_FORCEINLINE inline __attribute__((always_inline))
 #endif
 
 #if !defined(__CUDA_ARCH__)

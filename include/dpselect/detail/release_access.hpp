@@ -17,8 +17,12 @@ struct ReleaseAccess {
   static Backend resolved_backend(const Release& release);
 };
 
-// Throws InvalidArgument unless begin < end.
+// Throws InvalidArgument unless begin < end <= 2^63.
 void validate_range(IndexRange range);
+
+// `requested` with Auto resolved against this machine; throws BackendUnavailable for Gpu when no
+// usable device (or no CUDA backend) exists. Entry points call it before drawing a stream.
+Backend resolve_backend(Backend requested);
 
 // Fills out[0..count) with the utilities of candidates first_index, first_index+1, ...
 using FillUtilities = void (*)(const void* functor, std::uint64_t first_index, std::uint64_t count,
