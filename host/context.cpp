@@ -64,11 +64,18 @@ void validate_device_utilities(const void* data, std::uint64_t size, std::uint64
   resolve_backend(Backend::Gpu);
 }
 
-NoiseSpec ReleaseAccess::noise_spec(const Release& release) { return release.state_->spec; }
+ReleaseState& ReleaseAccess::state(const Release& release) {
+  if (release.state_ == nullptr) {
+    throw UsageError("dpselect: this release was moved from; use the release it was moved to");
+  }
+  return *release.state_;
+}
+
+NoiseSpec ReleaseAccess::noise_spec(const Release& release) { return state(release).spec; }
 
 void ReleaseAccess::claim(Release& release, IndexRange range) {
   validate_range(range);
-  ReleaseState& state = *release.state_;
+  ReleaseState& state = ReleaseAccess::state(release);
   std::lock_guard lock(state.mutex);
   if (state.finished) throw UsageError("dpselect: release already finished; begin a new release");
   auto next = std::lower_bound(state.claimed.begin(), state.claimed.end(), range,
@@ -86,7 +93,7 @@ void ReleaseAccess::claim(Release& release, IndexRange range) {
 }
 
 Backend ReleaseAccess::resolved_backend(const Release& release) {
-  return resolve_backend(release.state_->params.backend);
+  return resolve_backend(state(release).params.backend);
 }
 
 }  // namespace detail
@@ -148,8 +155,8 @@ Release::Release(Release&&) noexcept = default;
 Release& Release::operator=(Release&&) noexcept = default;
 Release::~Release() = default;
 
-const SelectionParams& Release::params() const { return state_->params; }
-std::uint64_t Release::stream() const { return state_->spec.stream; }
+const SelectionParams& Release::params() const { return detail::ReleaseAccess::state(*this).params; }
+std::uint64_t Release::stream() const { return detail::ReleaseAccess::state(*this).spec.stream; }
 
 namespace {
 
@@ -192,7 +199,7 @@ ShardResult Release::evaluate(DeviceSpan<const double> utilities, std::uint64_t 
 }
 
 Selection Release::finish(const ShardResult& merged) {
-  detail::ReleaseState& state = *state_;
+  detail::ReleaseState& state = detail::ReleaseAccess::state(*this);
   std::lock_guard lock(state.mutex);
   if (state.finished) throw UsageError("dpselect: release already finished; begin a new release");
   state.finished = true;  // whatever happens below, this release's noise is never used again

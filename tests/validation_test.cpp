@@ -285,3 +285,16 @@ TEST(Release, SlackFromADeclaredBoundDoesNotDependOnTheData) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Release, MovedFromReleaseIsSpent) {
+  Context context = Context::with_fixed_seed(9);
+  Release original = context.begin_release(good_params());
+  Release moved = std::move(original);
+  EXPECT_THROW(original.evaluate(std::span<const double>(kUtilities), 0), dpselect::UsageError);  // NOLINT
+  EXPECT_THROW(original.finish(dpselect::ShardResult{}), dpselect::UsageError);                   // NOLINT
+  EXPECT_NO_THROW(moved.finish(moved.evaluate(std::span<const double>(kUtilities), 0)));
+}
+
+}  // namespace

@@ -98,7 +98,9 @@ struct ReleaseState;
 }  // namespace detail
 
 // One private release in progress: evaluate shards of the candidate range (each index at most
-// once, on any backend), merge their ShardResults with dpselect::merge, then finish().
+// once, on any backend), merge their ShardResults with dpselect::merge, then finish(). A range
+// stays claimed even when its evaluation throws (fail closed: begin a new release). Every method
+// of a moved-from release throws UsageError.
 class Release {
  public:
   Release(Release&&) noexcept;

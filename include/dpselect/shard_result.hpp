@@ -27,7 +27,8 @@ struct ShardResult {
   double max_abs_utility = 0.0;
   // Number of candidates evaluated (excluded ones included).
   std::uint64_t candidates = 0;
-  // Smallest global index whose utility was NaN or +inf, or whose scaled score overflowed.
+  // Smallest global index whose utility was NaN, +inf, beyond SelectionParams::utility_bound, or
+  // too large to scale.
   std::uint64_t first_invalid_index = kNoIndex;
   double first_invalid_value = 0.0;
   ExecutedOn executed_on = ExecutedOn::none;

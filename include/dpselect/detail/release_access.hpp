@@ -8,7 +8,11 @@
 
 namespace dpselect::detail {
 
+struct ReleaseState;
+
 struct ReleaseAccess {
+  // Throws UsageError for a moved-from release.
+  static ReleaseState& state(const Release& release);
   static NoiseSpec noise_spec(const Release& release);
   // Records that `range` is being evaluated; throws UsageError if any index in it already was
   // or the release is finished, InvalidArgument if the range is empty or reversed.
