@@ -22,8 +22,23 @@ struct ReleaseState {
   std::mutex mutex;
   std::vector<IndexRange> claimed;  // sorted by begin, pairwise disjoint
   std::uint64_t claimed_candidates = 0;
+  std::uint64_t claimed_coverage = 0;
+  std::uint64_t release_tag = 0;
+  // Other processes may evaluate shards of this release (Context::with_shared_key): finish() can
+  // then only check that the merge covers at least the local shards.
+  bool shared_key = false;
   bool finished = false;
 };
+
+// A fingerprint of one evaluated range (splitmix64 finaliser); merge() sums them.
+std::uint64_t coverage_fingerprint(IndexRange range) {
+  auto mix = [](std::uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  return mix(range.begin + 0x9e3779b97f4a7c15ULL) ^ mix(range.end ^ 0xd1b54a32d192ed03ULL);
+}
 
 Backend resolve_backend(Backend requested) {
   if (requested == Backend::Cpu) return Backend::Cpu;
@@ -90,6 +105,13 @@ void ReleaseAccess::claim(Release& release, IndexRange range) {
   }
   state.claimed.insert(next, range);
   state.claimed_candidates += range.size();
+  state.claimed_coverage += coverage_fingerprint(range);
+}
+
+ShardResult ReleaseAccess::stamped(const Release& release, IndexRange range, ShardResult result) {
+  result.release_tag = state(release).release_tag;
+  result.coverage = coverage_fingerprint(range);
+  return result;
 }
 
 Backend ReleaseAccess::resolved_backend(const Release& release) {
@@ -102,23 +124,24 @@ struct Context::State {
   PhiloxKey key;
   std::atomic<std::uint64_t> next_stream;
   bool fixed_seed;
+  bool shared_key;
 };
 
 Context::Context() {
   std::uint32_t words[2];
   detail::fill_from_os_entropy(words, sizeof words);
-  state_.reset(new State{PhiloxKey{words[0], words[1]}, 0, false});
+  state_.reset(new State{PhiloxKey{words[0], words[1]}, 0, false, false});
 }
 
-Context::Context(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed)
-    : state_(new State{key, first_stream, fixed_seed}) {}
+Context::Context(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed, bool shared_key)
+    : state_(new State{key, first_stream, fixed_seed, shared_key}) {}
 
 Context Context::with_fixed_seed(std::uint64_t seed) {
-  return Context(PhiloxKey::from_seed(seed), 0, true);
+  return Context(PhiloxKey::from_seed(seed), 0, true, false);
 }
 
 Context Context::with_shared_key(PhiloxKey key, std::uint64_t first_stream) {
-  return Context(key, first_stream, false);
+  return Context(key, first_stream, false, true);
 }
 
 Context::Context(Context&& other) noexcept = default;
@@ -147,6 +170,9 @@ Release Context::begin_release(const SelectionParams& params) {
   release->spec = detail::NoiseSpec{params.mechanism, score_scale, state_->key,
                                     state_->next_stream.fetch_add(1, std::memory_order_relaxed),
                                     params.utility_bound > 0.0 ? params.utility_bound : detail::kInfinity};
+  const RandomBlock tag = philox_block(state_->key, release->spec.stream, noise::kReleaseTagPosition);
+  release->release_tag = (std::uint64_t{tag.word[0]} << 32) | tag.word[1];
+  release->shared_key = state_->shared_key;
   return Release(std::move(release));
 }
 
@@ -167,8 +193,10 @@ ShardResult evaluate_host(Release& release, std::span<const T> utilities, std::u
   const Backend backend = detail::ReleaseAccess::resolved_backend(release);
   detail::ReleaseAccess::claim(release, range);
   const detail::NoiseSpec spec = detail::ReleaseAccess::noise_spec(release);
-  return backend == Backend::Gpu ? detail::gpu_evaluate_host(spec, utilities.data(), range)
-                                 : detail::cpu_evaluate_array(spec, utilities.data(), range);
+  return detail::ReleaseAccess::stamped(
+      release, range,
+      backend == Backend::Gpu ? detail::gpu_evaluate_host(spec, utilities.data(), range)
+                              : detail::cpu_evaluate_array(spec, utilities.data(), range));
 }
 
 template <class T>
@@ -177,8 +205,9 @@ ShardResult evaluate_device(Release& release, DeviceSpan<const T> utilities,
   detail::validate_device_utilities(utilities.data, utilities.size, first_index, release.params().backend);
   const IndexRange range{first_index, first_index + utilities.size};
   detail::ReleaseAccess::claim(release, range);
-  return detail::gpu_evaluate_device(detail::ReleaseAccess::noise_spec(release), utilities.data,
-                                     range, stream);
+  return detail::ReleaseAccess::stamped(
+      release, range,
+      detail::gpu_evaluate_device(detail::ReleaseAccess::noise_spec(release), utilities.data, range, stream));
 }
 
 }  // namespace
@@ -203,13 +232,17 @@ Selection Release::finish(const ShardResult& merged) {
   std::lock_guard lock(state.mutex);
   if (state.finished) throw UsageError("dpselect: release already finished; begin a new release");
   state.finished = true;  // whatever happens below, this release's noise is never used again
-  if (merged.from_several_releases || (merged.candidates != 0 && merged.stream != state.spec.stream)) {
+  if (merged.from_several_releases || (merged.candidates != 0 && merged.release_tag != state.release_tag)) {
     throw UsageError("dpselect: the ShardResult passed to finish() comes from another release");
   }
-  if (merged.candidates < state.claimed_candidates) {
+  const bool covers_local_shards =
+      state.shared_key ? merged.candidates >= state.claimed_candidates
+                       : merged.candidates == state.claimed_candidates && merged.coverage == state.claimed_coverage;
+  if (!covers_local_shards) {
     throw UsageError("dpselect: the ShardResult passed to finish() covers " +
                      std::to_string(merged.candidates) + " candidates but this release evaluated " +
-                     std::to_string(state.claimed_candidates) + "; merge every shard first");
+                     std::to_string(state.claimed_candidates) +
+                     "; merge every shard exactly once first");
   }
   if (merged.first_invalid_index != kNoIndex) {
     throw InvalidArgument("dpselect: utilities[" + std::to_string(merged.first_invalid_index) +

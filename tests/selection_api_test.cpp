@@ -131,7 +131,7 @@ TEST_F(ReleaseApi, ScreeningNeverChangesTheAnswer) {
         Context context = Context::with_fixed_seed(seed);
         Release release = context.begin_release(params);
         const ShardResult got = release.evaluate(std::span<const double>(u), first);
-        const detail::NoiseSpec spec{mechanism, 1.5, PhiloxKey::from_seed(seed), 0};
+        const detail::NoiseSpec spec{mechanism, 1.5, PhiloxKey::from_seed(seed), 0, detail::kInfinity};
         std::uint64_t best = kNoIndex;
         double best_score = -INFINITY;
         for (std::uint64_t i = 0; i < n; ++i) {

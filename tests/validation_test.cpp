@@ -298,3 +298,40 @@ TEST(Release, MovedFromReleaseIsSpent) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Release, FinishRefusesAResultFromAnotherContextWithTheSameStream) {
+  Context a = Context::with_fixed_seed(1);
+  Context b = Context::with_fixed_seed(2);
+  Release from_a = a.begin_release(good_params());
+  Release from_b = b.begin_release(good_params());
+  ASSERT_EQ(from_a.stream(), from_b.stream());
+  const dpselect::ShardResult result_a = from_a.evaluate(std::span<const double>(kUtilities), 0);
+  from_b.evaluate(std::span<const double>(kUtilities), 0);
+  EXPECT_THROW(from_b.finish(result_a), dpselect::UsageError);
+}
+
+TEST(Release, FinishRefusesAShardMergedTwiceInsteadOfItsTwin) {
+  Context context = Context::with_fixed_seed(3);
+  Release release = context.begin_release(good_params());
+  const dpselect::ShardResult first = release.evaluate(std::span<const double>(kUtilities), 0);
+  const dpselect::ShardResult second = release.evaluate(std::span<const double>(kUtilities), 3);
+  ASSERT_EQ(first.candidates, second.candidates);  // same count: only the fingerprint differs
+  EXPECT_THROW(release.finish(dpselect::merge(first, first)), dpselect::UsageError);
+}
+
+TEST(Release, SharedKeyReleaseAcceptsShardsFromOtherProcesses) {
+  const dpselect::PhiloxKey key{0x1234u, 0x5678u};
+  Context rank0 = Context::with_shared_key(key, 40);
+  Context rank1 = Context::with_shared_key(key, 40);
+  Release local = rank0.begin_release(good_params());
+  Release remote = rank1.begin_release(good_params());
+  const dpselect::ShardResult mine = local.evaluate(std::span<const double>(kUtilities), 0);
+  const dpselect::ShardResult theirs = remote.evaluate(std::span<const double>(kUtilities), 3);
+  const dpselect::Selection s = local.finish(dpselect::merge(mine, theirs));
+  EXPECT_EQ(s.report.candidates, 6u);
+  EXPECT_EQ(s.report.stream, 40u);
+}
+
+}  // namespace

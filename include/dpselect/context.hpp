@@ -88,7 +88,7 @@ class Context {
 
  private:
   struct State;
-  Context(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed);
+  Context(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed, bool shared_key);
   std::unique_ptr<State> state_;
 };
 
@@ -120,8 +120,12 @@ class Release {
                        cuda_stream_t stream);
 
   // Turns the merge of all shards into the released index and its report. Throws
-  // InvalidArgument if a utility was NaN/+inf (naming the index and value) or every candidate
-  // was excluded (-inf); UsageError if called twice. Nothing is released when it throws.
+  // InvalidArgument if a utility was NaN, +inf or beyond utility_bound (naming the index and
+  // value), if every candidate was excluded (-inf), or if the floating-point slack would reach
+  // epsilon; UsageError if called twice, or if `merged` comes from another release or does not
+  // merge each of this release's shards exactly once (for a with_shared_key context: covers
+  // fewer candidates than this process evaluated). Nothing is released when it throws, and the
+  // release is spent either way.
   Selection finish(const ShardResult& merged);
 
  private:

@@ -97,6 +97,9 @@ DPSELECT_HD DPSELECT_FORCEINLINE double laplace(const RandomBlock& bits) {
 
 inline constexpr std::uint64_t kCandidatesPerGroup = 8;
 inline constexpr std::uint64_t kDetailPositionOffset = std::uint64_t{1} << 63;
+// Group blocks use positions below 2^60 and detail blocks 2^63 and above; position 2^62 of a
+// release's stream gives the release's tag (ShardResult::release_tag), never noise.
+inline constexpr std::uint64_t kReleaseTagPosition = std::uint64_t{1} << 62;
 
 DPSELECT_HD DPSELECT_FORCEINLINE std::uint32_t screen_bits(const RandomBlock& group_block,
                                                            unsigned int lane) {

@@ -28,8 +28,10 @@ ShardResult evaluate_functor(Release& release, const UtilityFn& utility, IndexRa
     return evaluate_functor_on_cpu(release, utility, range);
   }
   detail::ReleaseAccess::claim(release, range);
-  return detail::run_fused_select(detail::FunctorSource<UtilityFn>{utility}, range.begin,
-                                  range.size(), detail::ReleaseAccess::noise_spec(release), stream);
+  return detail::ReleaseAccess::stamped(
+      release, range,
+      detail::run_fused_select(detail::FunctorSource<UtilityFn>{utility}, range.begin, range.size(),
+                               detail::ReleaseAccess::noise_spec(release), stream));
 }
 
 // One release over candidates `range`, on the GPU when the backend resolves to it.

@@ -33,8 +33,10 @@ void fill_from_functor(const void* functor, std::uint64_t first_index, std::uint
 template <class UtilityFn>
 ShardResult evaluate_functor_on_cpu(Release& release, const UtilityFn& utility, IndexRange range) {
   detail::ReleaseAccess::claim(release, range);
-  return detail::cpu_evaluate_generated(detail::ReleaseAccess::noise_spec(release), range,
-                                        &detail::fill_from_functor<UtilityFn>, &utility);
+  return detail::ReleaseAccess::stamped(
+      release, range,
+      detail::cpu_evaluate_generated(detail::ReleaseAccess::noise_spec(release), range,
+                                     &detail::fill_from_functor<UtilityFn>, &utility));
 }
 
 // One release over candidates `range` on the CPU. Backend::Gpu is an error here (use

@@ -32,8 +32,11 @@ struct ShardResult {
   std::uint64_t first_invalid_index = kNoIndex;
   double first_invalid_value = 0.0;
   ExecutedOn executed_on = ExecutedOn::none;
-  // The stream of the release that produced it, so finish() can refuse a foreign result.
-  std::uint64_t stream = 0;
+  // Set by the release that produced it: a key- and stream-derived tag, so finish() refuses a
+  // foreign result, and a fingerprint of the evaluated ranges (summed by merge), so it refuses
+  // a merge that misses a shard or counts one twice.
+  std::uint64_t release_tag = 0;
+  std::uint64_t coverage = 0;
   bool from_several_releases = false;
 };
 
@@ -52,9 +55,10 @@ DPSELECT_HD DPSELECT_FORCEINLINE ShardResult merge(const ShardResult& a, const S
   out.first_invalid_value = a_invalid_first ? a.first_invalid_value : b.first_invalid_value;
   out.executed_on = static_cast<ExecutedOn>(static_cast<std::uint8_t>(a.executed_on) |
                                             static_cast<std::uint8_t>(b.executed_on));
-  out.stream = a.candidates != 0 ? a.stream : b.stream;
+  out.release_tag = a.candidates != 0 ? a.release_tag : b.release_tag;
+  out.coverage = a.coverage + b.coverage;  // wraps: a fingerprint, not a count
   out.from_several_releases = a.from_several_releases || b.from_several_releases ||
-                              (a.candidates != 0 && b.candidates != 0 && a.stream != b.stream);
+                              (a.candidates != 0 && b.candidates != 0 && a.release_tag != b.release_tag);
   return out;
 }
 
@@ -126,7 +130,6 @@ struct ShardAccumulator {
                                                   unsigned int lane_begin, unsigned int lane_end,
                                                   const Utility& utility) {
     const RandomBlock group_block = philox_block(spec.key, spec.stream, group);
-    result.stream = spec.stream;
     for (unsigned int lane = lane_begin; lane < lane_end; ++lane) {
       const std::uint64_t index = group * noise::kCandidatesPerGroup + lane;
       add(spec, index, static_cast<double>(utility(index)), noise::screen_bits(group_block, lane));

@@ -19,6 +19,9 @@ struct ReleaseAccess {
   static void claim(Release& release, IndexRange range);
   // The backend this release's params ask for, with Auto resolved against this machine.
   static Backend resolved_backend(const Release& release);
+  // `result` of evaluating `range` (already claimed), stamped with the release's tag and the
+  // range's coverage fingerprint.
+  static ShardResult stamped(const Release& release, IndexRange range, ShardResult result);
 };
 
 // Throws InvalidArgument unless begin < end <= 2^63.
