@@ -38,9 +38,10 @@ std::vector<int> frequencies(Mechanism mechanism, const std::vector<T>& utilitie
                              double sensitivity, bool monotone, std::uint64_t seed) {
   Context context = Context::with_fixed_seed(seed);
   const SelectionParams params = params_for(mechanism, epsilon, sensitivity, monotone);
+  const BackendUtilities<T> staged(utilities);
   std::vector<int> counts(utilities.size(), 0);
   for (int trial = 0; trial < kTrials; ++trial) {
-    const Selection s = select(context, std::span<const T>(utilities), params);
+    const Selection s = staged.select_with(context, params);
     ++counts.at(s.index);
   }
   return counts;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <ostream>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "dpselect/dpselect.hpp"
@@ -47,6 +48,40 @@ class BackendTest : public ::testing::Test {
   void SetUp() override {
     if (kGpuBackend && !gpu_usable()) GTEST_SKIP() << "no usable CUDA device (GPU backend test)";
   }
+};
+
+// Utilities the releases of a test read: host memory on the CPU backend; device memory on the
+// GPU backend (when compiled by nvcc), so the GPU instances exercise the DeviceSpan entry points.
+template <class T>
+class BackendUtilities {
+ public:
+  explicit BackendUtilities(const std::vector<T>& host) : host_(host) {
+#if DPSELECT_TEST_GPU && defined(__CUDACC__)
+    if (cudaMalloc(&device_, host.size() * sizeof(T)) != cudaSuccess ||
+        cudaMemcpy(device_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) != cudaSuccess) {
+      throw std::runtime_error("test: cannot stage utilities on the device");
+    }
+#endif
+  }
+  BackendUtilities(const BackendUtilities&) = delete;
+  BackendUtilities& operator=(const BackendUtilities&) = delete;
+  ~BackendUtilities() {
+#if DPSELECT_TEST_GPU && defined(__CUDACC__)
+    cudaFree(device_);
+#endif
+  }
+
+  Selection select_with(Context& context, const SelectionParams& params) const {
+#if DPSELECT_TEST_GPU && defined(__CUDACC__)
+    return select(context, DeviceSpan<const T>{device_, host_.size()}, params, cudaStreamPerThread);
+#else
+    return select(context, std::span<const T>(host_), params);
+#endif
+  }
+
+ private:
+  const std::vector<T>& host_;
+  T* device_ = nullptr;
 };
 
 // Evaluates a functor shard on the test's backend.
