@@ -2,7 +2,10 @@
 // host/gpu_unavailable.cpp (every call throws BackendUnavailable) otherwise.
 #pragma once
 
+#include <span>
+
 #include "dpselect/context.hpp"
+#include "dpselect/pricing.hpp"
 #include "dpselect/shard_result.hpp"
 
 namespace dpselect::detail {
@@ -24,5 +27,8 @@ ShardResult gpu_evaluate_device(const NoiseSpec& spec, const double* utilities, 
 // Utilities in host memory, streamed to the device in chunks that fit its free memory.
 ShardResult gpu_evaluate_host(const NoiseSpec& spec, const float* utilities, IndexRange range);
 ShardResult gpu_evaluate_host(const NoiseSpec& spec, const double* utilities, IndexRange range);
+// Revenue of grid prices 0..count-1 against the sorted bids, computed in the fused pass.
+ShardResult gpu_evaluate_price_grid(const NoiseSpec& spec, std::span<const double> sorted_bids,
+                                    const PriceGrid& grid, std::uint64_t count);
 
 }  // namespace dpselect::detail

@@ -21,5 +21,9 @@ ShardResult gpu_evaluate_device(const NoiseSpec&, const double*, IndexRange, cud
 }
 ShardResult gpu_evaluate_host(const NoiseSpec&, const float*, IndexRange) { throw_unavailable(); }
 ShardResult gpu_evaluate_host(const NoiseSpec&, const double*, IndexRange) { throw_unavailable(); }
+ShardResult gpu_evaluate_price_grid(const NoiseSpec&, std::span<const double>, const PriceGrid&,
+                                    std::uint64_t) {
+  throw_unavailable();
+}
 
 }  // namespace dpselect::detail

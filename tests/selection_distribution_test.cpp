@@ -1,27 +1,20 @@
 // Selection frequencies against exact probabilities (long double), for every mechanism, with
-// and without the monotone option, on the test's backend.
-//
-// Tolerance: each outcome r with exact probability p over T independent releases must satisfy
-// |count - T p| <= 5.5 sqrt(T p (1 - p)) + 1. For a normal count that fails with probability
-// 3.8e-8; for the smallest p here (T p ~ 9, a skewed binomial) the exact binomial tail is up
-// to 1.1e-6 per comparison. Summed exactly over the < 400 comparisons of this file, a correct
-// sampler fails it with probability about 8e-6 (< 2e-5) over the choice of seed; the seeds
-// are fixed, so the outcome is deterministic.
+// and without the monotone option, on the test's backend. Tolerances: support/frequencies.hpp.
 #include <cmath>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "support/exact_probabilities.hpp"
+#include "support/frequencies.hpp"
 #include "support/test_backend.hpp"
 
 namespace dpselect::testing {
 namespace {
 
 constexpr int kTrials = 20'000;
-constexpr double kZ = 5.5;
 
-double tolerance(double p) { return kZ * std::sqrt(kTrials * p * (1 - p)) + 1; }
+double tolerance(double p) { return frequency_tolerance(kTrials, p); }
 
 std::vector<long double> exact(Mechanism mechanism, const std::vector<double>& utilities, double scale) {
   std::vector<long double> scores;
@@ -76,13 +69,8 @@ TEST_P(SelectionDistribution, MatchesExactProbabilities) {
     // Eps/(2 Delta), or eps/Delta when monotone (the scales of DESIGN.md §3).
     const double scale = monotone ? c.epsilon / c.sensitivity : c.epsilon / (2 * c.sensitivity);
     const std::vector<long double> p = exact(mechanism, c.utilities, scale);
-    const std::vector<int> counts =
-        frequencies(mechanism, c.utilities, c.epsilon, c.sensitivity, monotone, ++seed);
-    for (std::size_t r = 0; r < p.size(); ++r) {
-      const double expected = kTrials * static_cast<double>(p[r]);
-      EXPECT_NEAR(counts[r], expected, tolerance(static_cast<double>(p[r])))
-          << c.name << ", candidate " << r << ", exact p = " << static_cast<double>(p[r]);
-    }
+    expect_frequencies_match(frequencies(mechanism, c.utilities, c.epsilon, c.sensitivity, monotone, ++seed),
+                             p, kTrials, c.name);
   }
 }
 
@@ -92,11 +80,8 @@ TEST_P(SelectionDistribution, FloatUtilitiesWithLargeOffset) {
   const std::vector<float> utilities = {1e6f, 1e6f + 0.5f, 1e6f + 1.0f, 1e6f + 2.0f};
   const double scale = monotone ? 1.0 : 0.5;
   const std::vector<long double> p = exact(mechanism, {0.0, 0.5, 1.0, 2.0}, scale);
-  const std::vector<int> counts = frequencies(mechanism, utilities, 1.0, 1.0, monotone, 77);
-  for (std::size_t r = 0; r < p.size(); ++r) {
-    EXPECT_NEAR(counts[r], kTrials * static_cast<double>(p[r]), tolerance(static_cast<double>(p[r])))
-        << "candidate " << r;
-  }
+  expect_frequencies_match(frequencies(mechanism, utilities, 1.0, 1.0, monotone, 77), p, kTrials,
+                           "float utilities with offset 1e6");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,0 +1,195 @@
+// Posted-price auction pricing on top of the selection engine (see pricing.hpp).
+#include "dpselect/pricing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "cpu_backend.hpp"
+#include "dpselect/detail/release_access.hpp"
+#include "dpselect/errors.hpp"
+#include "dpselect/select.hpp"
+#include "gpu_backend.hpp"
+#include "validation.hpp"
+
+namespace dpselect {
+namespace {
+
+constexpr std::uint64_t kLargestGrid = std::uint64_t{1} << 53;  // i -> double stays exact
+
+// Revenue of the grid prices first, first+1, ... by one merge of the increasing prices with the
+// sorted bids: one binary search per call, then a linear walk.
+struct GridRevenue {
+  std::span<const double> sorted_bids;
+  PriceGrid grid;
+
+  void fill(std::uint64_t first, std::uint64_t count, double* out) const {
+    const double* bids = sorted_bids.data();
+    const std::size_t n = sorted_bids.size();
+    std::size_t below = static_cast<std::size_t>(std::lower_bound(bids, bids + n, grid.price(first)) - bids);
+    for (std::uint64_t k = 0; k < count; ++k) {
+      const double price = grid.price(first + k);
+      while (below < n && bids[below] < price) ++below;
+      out[k] = price * static_cast<double>(n - below);
+    }
+  }
+
+  static void fill_utilities(const void* self, std::uint64_t first, std::uint64_t count, double* out) {
+    static_cast<const GridRevenue*>(self)->fill(first, count, out);
+  }
+};
+
+SelectionParams selection_params(const PricingParams& params, double largest_price) {
+  SelectionParams selection;
+  selection.mechanism = params.mechanism;
+  selection.epsilon = params.epsilon;
+  // Delta: one bidder moves revenue(p) by at most p (pricing.hpp).
+  selection.sensitivity = largest_price;
+  // Adding a bidder never lowers any revenue: monotone, scale eps/Delta (seed 004 Thm 3.10 remark).
+  selection.monotone = params.neighbours == BidderNeighbours::add_or_remove_bidder;
+  selection.backend = params.backend;
+  return selection;
+}
+
+void validate_prices(std::span<const double> prices) {
+  if (prices.empty()) throw InvalidArgument("dpselect: prices must hold at least one price (got size 0)");
+  for (std::size_t i = 0; i < prices.size(); ++i) {
+    if (!std::isfinite(prices[i]) || prices[i] < 0.0) {
+      detail::throw_invalid("prices[" + std::to_string(i) + "]", "finite and >= 0", prices[i]);
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(BidderNeighbours neighbours) {
+  return neighbours == BidderNeighbours::add_or_remove_bidder ? "add-remove" : "change-bid";
+}
+
+Bids::Bids(std::span<const double> bids) {
+  if (bids.empty()) throw InvalidArgument("dpselect: bids must hold at least one bid (got size 0)");
+  for (std::size_t i = 0; i < bids.size(); ++i) {
+    if (!std::isfinite(bids[i]) || bids[i] < 0.0) {
+      detail::throw_invalid("bids[" + std::to_string(i) + "]", "finite and >= 0", bids[i]);
+    }
+  }
+  sorted_.assign(bids.begin(), bids.end());
+  std::sort(sorted_.begin(), sorted_.end());
+}
+
+std::uint64_t Bids::count_at_least(double price) const {
+  return static_cast<std::uint64_t>(sorted_.end() - std::lower_bound(sorted_.begin(), sorted_.end(), price));
+}
+
+double Bids::revenue(double price) const { return price * static_cast<double>(count_at_least(price)); }
+
+void PriceGrid::validate() const {
+  if (!std::isfinite(min) || min < 0.0) detail::throw_invalid("grid min", "finite and >= 0", min);
+  if (!std::isfinite(max) || !(max > min)) {
+    detail::throw_invalid("grid max", "finite and > min (" + detail::format_value(min) + ")", max);
+  }
+  if (!std::isfinite(step) || !(step > 0.0)) detail::throw_invalid("grid step", "finite and > 0", step);
+  if (step < max * 0x1p-50) {
+    detail::throw_invalid("grid step", "at least max * 2^-50 so that consecutive prices differ", step);
+  }
+  if ((max - min) / step >= static_cast<double>(kLargestGrid)) {
+    detail::throw_invalid("grid step", "large enough for at most 2^53 prices", step);
+  }
+}
+
+std::uint64_t PriceGrid::size() const {
+  // floor((max - min) / step) + 1, corrected for the rounding of the division and of price().
+  std::uint64_t last = static_cast<std::uint64_t>(std::floor((max - min) / step));
+  while (last > 0 && price(last) > max) --last;
+  while (last + 1 < kLargestGrid && price(last + 1) <= max) ++last;
+  return last + 1;
+}
+
+PriceSelection select_price(Context& context, const Bids& bids, std::span<const double> prices,
+                            const PricingParams& params) {
+  validate_prices(prices);
+  const double largest_price = *std::max_element(prices.begin(), prices.end());
+  if (!(largest_price > 0.0)) {
+    detail::throw_invalid("the largest price", "> 0 (it is the sensitivity)", largest_price);
+  }
+  std::vector<double> revenue(prices.size());
+  for (std::size_t i = 0; i < prices.size(); ++i) revenue[i] = bids.revenue(prices[i]);
+  const Selection selection =
+      select(context, std::span<const double>(revenue), selection_params(params, largest_price));
+  return PriceSelection{prices[selection.index], selection.index, selection.report};
+}
+
+PriceSelection select_price(Context& context, const Bids& bids, const PriceGrid& grid,
+                            const PricingParams& params) {
+  grid.validate();
+  const std::uint64_t count = grid.size();
+  const double largest_price = grid.price(count - 1);
+  const SelectionParams selection = selection_params(params, largest_price);
+  detail::validate_params(selection);
+  const Backend backend = detail::resolve_backend(selection.backend);
+  const IndexRange range{0, count};
+  Release release = context.begin_release(selection);
+  detail::ReleaseAccess::claim(release, range);
+  const detail::NoiseSpec spec = detail::ReleaseAccess::noise_spec(release);
+  const GridRevenue revenue{bids.sorted(), grid};
+  const ShardResult result =
+      backend == Backend::Gpu
+          ? detail::gpu_evaluate_price_grid(spec, bids.sorted(), grid, count)
+          : detail::cpu_evaluate_generated(spec, range, &GridRevenue::fill_utilities, &revenue);
+  const Selection chosen = release.finish(detail::ReleaseAccess::stamped(release, range, result));
+  return PriceSelection{grid.price(chosen.index), chosen.index, chosen.report};
+}
+
+double revenue_shortfall_bound(const PricingParams& params, double largest_price,
+                               std::uint64_t candidates, double t) {
+  detail::validate_positive_finite("epsilon", params.epsilon);
+  detail::validate_positive_finite("largest_price", largest_price);
+  if (candidates == 0) throw InvalidArgument("dpselect: candidates must be >= 1 (got 0)");
+  if (!std::isfinite(t) || t < 0.0) detail::throw_invalid("t", "finite and >= 0", t);
+  // Seed 004 Thm 3.11: OPT - (2 Delta / eps)(ln(|R| / |R_OPT|) + t), with |R_OPT| >= 1; the
+  // monotone scale eps/Delta halves the factor.
+  const double noise_scale = (params.neighbours == BidderNeighbours::add_or_remove_bidder ? 1.0 : 2.0) *
+                             largest_price / params.epsilon;
+  return noise_scale * (std::log(static_cast<double>(candidates)) + t);
+}
+
+NonprivateOptimum nonprivate_optimum(const Bids& bids, const PriceGrid& grid) {
+  grid.validate();
+  const std::uint64_t count = grid.size();
+  const GridRevenue revenue{bids.sorted(), grid};
+  constexpr std::uint64_t kChunk = 1 << 16;
+  NonprivateOptimum best;
+  best.revenue = -1.0;
+#pragma omp parallel
+  {
+    NonprivateOptimum local;
+    local.revenue = -1.0;
+    std::vector<double> buffer(kChunk);
+#pragma omp for schedule(static)
+    for (std::uint64_t first = 0; first < count; first += kChunk) {
+      const std::uint64_t n = std::min(kChunk, count - first);
+      revenue.fill(first, n, buffer.data());
+      for (std::uint64_t k = 0; k < n; ++k) {
+        if (buffer[k] > local.revenue) local = {grid.price(first + k), buffer[k], first + k};
+      }
+    }
+#pragma omp critical
+    if (local.revenue > best.revenue || (local.revenue == best.revenue && local.candidate < best.candidate)) {
+      best = local;
+    }
+  }
+  return best;
+}
+
+NonprivateOptimum nonprivate_optimum(const Bids& bids, std::span<const double> prices) {
+  validate_prices(prices);
+  NonprivateOptimum best;
+  best.revenue = -1.0;
+  for (std::size_t i = 0; i < prices.size(); ++i) {
+    const double revenue = bids.revenue(prices[i]);
+    if (revenue > best.revenue) best = {prices[i], revenue, i};
+  }
+  return best;
+}
+
+}  // namespace dpselect

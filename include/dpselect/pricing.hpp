@@ -1,0 +1,107 @@
+// Private posted-price (digital-goods) auction pricing with the exponential mechanism.
+//
+// Utility of a price p: revenue(p) = p * #{i : b_i >= p}. Sensitivity Delta = the largest
+// candidate price (one bidder changes the revenue at p by at most p). Between neighbours that
+// add or remove one bidder the revenue can only move one way (it is monotone), so the EM runs at
+// scale eps/Delta; between neighbours that change one bid it runs at eps/(2 Delta) (Dwork & Roth
+// Thm 3.10 and its monotone remark; seed 004, Example 3.5 is the pumpkin auction).
+//
+// Only the chosen price is private output. The revenue it earns and the optimum are functions of
+// the bids: nonprivate_optimum() computes them for diagnostics and must not be published as part
+// of a private release.
+//
+// Example:
+//   dpselect::Context ctx;
+//   dpselect::Bids bids(std::span<const double>(raw_bids));   // validated, sorted once
+//   dpselect::PricingParams p{.epsilon = 1.0};
+//   auto pick = dpselect::select_price(ctx, bids, dpselect::PriceGrid{0.01, 100.0, 0.01}, p);
+//   // pick.price, pick.report ...
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "dpselect/context.hpp"
+#include "dpselect/detail/host_device.hpp"
+#include "dpselect/types.hpp"
+
+namespace dpselect {
+
+enum class BidderNeighbours {
+  add_or_remove_bidder,  // revenue is monotone: EM scale eps/Delta
+  change_one_bid,        // not monotone: EM scale eps/(2 Delta)
+};
+
+std::string_view to_string(BidderNeighbours neighbours);
+
+struct PricingParams {
+  double epsilon = 0.0;
+  BidderNeighbours neighbours = BidderNeighbours::add_or_remove_bidder;
+  Mechanism mechanism = Mechanism::exponential;
+  Backend backend = Backend::Auto;
+};
+
+// The bids of one auction, validated (finite, >= 0; InvalidArgument naming bids[i] otherwise;
+// at least one bid) and sorted once.
+class Bids {
+ public:
+  explicit Bids(std::span<const double> bids);
+  std::size_t size() const { return sorted_.size(); }
+  std::span<const double> sorted() const { return sorted_; }
+  // #{i : b_i >= price}
+  std::uint64_t count_at_least(double price) const;
+  // price * count_at_least(price), rounded once (the utility the mechanisms use).
+  double revenue(double price) const;
+
+ private:
+  std::vector<double> sorted_;
+};
+
+// The prices min + i * step for i = 0, 1, ..., size() - 1 (the last one <= max), never
+// materialized. min >= 0, max > min, step > 0 and large enough that consecutive prices differ
+// (step >= max * 2^-50), all finite; at most 2^53 prices.
+struct PriceGrid {
+  double min = 0.0;
+  double max = 0.0;
+  double step = 0.0;
+
+  // Throws InvalidArgument naming the field and value.
+  void validate() const;
+  std::uint64_t size() const;
+  // fma(i, step, min), rounded once: the same bits on the CPU and the GPU.
+  DPSELECT_HD DPSELECT_FORCEINLINE double price(std::uint64_t i) const {
+    return detail::fma_rn(detail::u64_to_double_rn(i), step, min);
+  }
+};
+
+struct PriceSelection {
+  double price = 0.0;
+  // Index of the price in the list or grid it was chosen from.
+  std::uint64_t candidate = 0;
+  SelectionReport report;
+};
+
+// One private release over an explicit list of candidate prices (finite, >= 0, not all 0).
+PriceSelection select_price(Context& context, const Bids& bids, std::span<const double> prices,
+                            const PricingParams& params);
+// One private release over a grid of prices, computed on the fly (up to 2^62 of them).
+PriceSelection select_price(Context& context, const Bids& bids, const PriceGrid& grid,
+                            const PricingParams& params);
+
+// Seed 004 Thm 3.11 for these parameters: with probability >= 1 - e^-t the chosen price earns
+// at least OPT - shortfall, where shortfall = (2 Delta/eps)(ln |R| + t) (Delta/eps for
+// add/remove neighbours), |R| = `candidates`, Delta = `largest_price` (|R_OPT| >= 1 assumed).
+double revenue_shortfall_bound(const PricingParams& params, double largest_price,
+                               std::uint64_t candidates, double t);
+
+// NOT PRIVATE: the best price of the grid or list and its revenue, for diagnostics only.
+struct NonprivateOptimum {
+  double price = 0.0;
+  double revenue = 0.0;
+  std::uint64_t candidate = 0;
+};
+NonprivateOptimum nonprivate_optimum(const Bids& bids, const PriceGrid& grid);
+NonprivateOptimum nonprivate_optimum(const Bids& bids, std::span<const double> prices);
+
+}  // namespace dpselect

@@ -1,0 +1,46 @@
+// GPU pricing over a grid: the revenue of each grid price is computed inside the fused
+// selection pass (binary search over the sorted bids in device memory), never materialized.
+#include <cuda_runtime.h>
+
+#include "../host/gpu_backend.hpp"
+#include "dpselect/detail/fused_select_kernel.cuh"
+
+namespace dpselect::detail {
+namespace {
+
+struct DeviceGridRevenue {
+  const double* sorted_bids;
+  std::uint64_t bid_count;
+  PriceGrid grid;
+
+  // Same value as the CPU's merge walk: price * #{bids >= price}, one rounding.
+  __device__ double operator()(std::uint64_t index) const {
+    const double price = grid.price(index);
+    std::uint64_t below = 0;
+    std::uint64_t above = bid_count;
+    while (below < above) {  // first bid >= price
+      const std::uint64_t middle = below + (above - below) / 2;
+      if (sorted_bids[middle] < price) below = middle + 1; else above = middle;
+    }
+    return mul_rn(price, u64_to_double_rn(bid_count - below));
+  }
+};
+
+}  // namespace
+
+ShardResult gpu_evaluate_price_grid(const NoiseSpec& spec, std::span<const double> sorted_bids,
+                                    const PriceGrid& grid, std::uint64_t count) {
+  cudaStream_t stream = nullptr;
+  DPSELECT_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct StreamGuard {
+    cudaStream_t stream;
+    ~StreamGuard() { static_cast<void>(cudaStreamDestroy(stream)); }
+  } stream_guard{stream};
+  DeviceScratch bids(sorted_bids.size_bytes(), stream);
+  DPSELECT_CUDA_TRY(cudaMemcpyAsync(bids.as<double>(), sorted_bids.data(), sorted_bids.size_bytes(),
+                                    cudaMemcpyHostToDevice, stream));
+  const DeviceGridRevenue revenue{bids.as<double>(), sorted_bids.size(), grid};
+  return run_fused_select(FunctorSource<DeviceGridRevenue>{revenue}, 0, count, spec, stream);
+}
+
+}  // namespace dpselect::detail
