@@ -1,0 +1,88 @@
+#include "common_options.hpp"
+
+#include <cmath>
+
+#include "numbers.hpp"
+
+namespace dpselect::cli {
+namespace {
+
+CLI::Validator number_check(std::string requirement, bool (*accept)(double)) {
+  return CLI::Validator(
+      [requirement, accept](std::string& text) -> std::string {
+        std::optional<double> value = parse_double(text);
+        if (value && accept(*value)) return {};
+        return "must be a number " + requirement + " (got '" + text + "')";
+      },
+      "");
+}
+
+}  // namespace
+
+CLI::Validator finite_positive() {
+  return number_check("> 0 and finite",
+                      [](double value) { return std::isfinite(value) && value > 0; });
+}
+
+CLI::Validator finite_nonnegative() {
+  return number_check(">= 0 and finite",
+                      [](double value) { return std::isfinite(value) && value >= 0; });
+}
+
+CLI::Validator integer_at_least(std::uint64_t least) {
+  return CLI::Validator(
+      [least](std::string& text) -> std::string {
+        std::optional<std::uint64_t> value = parse_uint64(text);
+        if (value && *value >= least) return {};
+        return "must be an integer >= " + format_number(least) + " (got '" + text + "')";
+      },
+      "");
+}
+
+void complete_release_command(CLI::App& command, ReleaseOptions& options, std::string examples,
+                              std::function<Record()> run) {
+  command
+      .add_option("--seed", options.seed,
+                  "fixed key seed: reproducible noise for tests and experiments, NEVER for a "
+                  "real release (default: a fresh key from the OS)")
+      ->check(integer_at_least(0));
+  command
+      .add_option("--repeat", options.repeat,
+                  "make N independent releases; they spend N * epsilon in total (basic "
+                  "composition)")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
+  command.add_flag("--json", options.json, "print the result as JSON");
+  add_choice_option(
+      command, "--backend", options.backend,
+      Choices<Backend>{{"auto", Backend::Auto}, {"cpu", Backend::Cpu}, {"gpu", Backend::Gpu}},
+      "where to compute (auto: the GPU when one is usable)");
+  command.footer(std::move(examples));
+  command.callback([&options, run = std::move(run)] { print(run(), options.json); });
+}
+
+CLI::Option* add_epsilon_option(CLI::App& command, double& epsilon) {
+  return command.add_option("--epsilon", epsilon, "privacy loss of each release")
+      ->check(finite_positive());
+}
+
+void add_format_option(CLI::App& command, InputFormat& format) {
+  add_choice_option(command, "--format", format,
+                    Choices<InputFormat>{{"text", InputFormat::text},
+                                         {"f32", InputFormat::f32},
+                                         {"f64", InputFormat::f64},
+                                         {"npy", InputFormat::npy}},
+                    "format of the input files: text (one number per line, # comments), raw "
+                    "little-endian f32 or f64, or NumPy .npy")
+      ->default_str("by extension: .npy, .f32, .f64, else text");
+}
+
+void add_mechanism_option(CLI::App& command, Mechanism& mechanism) {
+  add_choice_option(command, "--mechanism", mechanism,
+                    Choices<Mechanism>{{"exponential", Mechanism::exponential},
+                                       {"permute-and-flip", Mechanism::permute_and_flip},
+                                       {"laplace", Mechanism::laplace_noisy_max}},
+                    "selection mechanism (laplace = report-noisy-max with Laplace noise)");
+}
+
+}  // namespace dpselect::cli

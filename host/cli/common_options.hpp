@@ -1,0 +1,71 @@
+// Options shared by the subcommands, and the checks CLI11 runs on option values while parsing
+// (so a bad value is reported before any file is read or anything is released).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dpselect/types.hpp"
+#include "input_files.hpp"
+#include "output.hpp"
+
+namespace dpselect::cli {
+
+// Options of every subcommand that makes private releases.
+struct ReleaseOptions {
+  // A fixed Context seed: reproducible, predictable noise, for tests and experiments only.
+  std::optional<std::uint64_t> seed;
+  // Independent releases from one context; they compose to repeat * epsilon (basic composition).
+  std::uint64_t repeat = 1;
+  bool json = false;
+  Backend backend = Backend::Auto;
+};
+
+// Completes a release subcommand: adds `options` (--seed, --repeat, --json, --backend), the
+// examples footer, and the callback that calls `run` and prints its report (text or JSON).
+void complete_release_command(CLI::App& command, ReleaseOptions& options, std::string examples,
+                              std::function<Record()> run);
+// --epsilon, the privacy loss of each release.
+CLI::Option* add_epsilon_option(CLI::App& command, double& epsilon);
+// --format, for the subcommands that read files.
+void add_format_option(CLI::App& command, InputFormat& format);
+// --mechanism exponential|permute-and-flip|laplace.
+void add_mechanism_option(CLI::App& command, Mechanism& mechanism);
+
+// Value checks for numeric options.
+CLI::Validator finite_positive();     // privacy parameters: finite and > 0 (NaN refused)
+CLI::Validator finite_nonnegative();  // finite and >= 0
+CLI::Validator integer_at_least(std::uint64_t least);  // digits only, so "-1" is refused
+
+template <class Enum>
+using Choices = std::vector<std::pair<std::string, Enum>>;
+
+// An option naming one of `choices` (help lists them as a|b|c); sets `target`.
+template <class Enum>
+CLI::Option* add_choice_option(CLI::App& command, const std::string& name, Enum& target,
+                               Choices<Enum> choices, const std::string& description) {
+  std::vector<std::string> names;
+  std::string default_name;
+  for (const auto& [choice_name, value] : choices) {
+    names.push_back(choice_name);
+    if (value == target && default_name.empty()) default_name = choice_name;
+  }
+  CLI::Option* option = command.add_option_function<std::string>(
+      name,
+      [&target, choices](const std::string& chosen) {
+        for (const auto& [choice_name, value] : choices) {
+          if (choice_name == chosen) target = value;
+        }
+      },
+      description);
+  option->check(CLI::IsMember(names).description(""))->type_name(CLI::detail::join(names, "|"));
+  if (!default_name.empty()) option->default_str(default_name);
+  return option;
+}
+
+}  // namespace dpselect::cli

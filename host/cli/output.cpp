@@ -1,0 +1,168 @@
+#include "output.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "numbers.hpp"
+
+namespace dpselect::cli {
+
+// A nested record or a list owns its records through pointers, so a Record& handed out by
+// add_record/add_list_item stays valid while more fields are added.
+struct Record::Field {
+  enum class Kind { scalar, record, list };
+  std::string key;
+  Kind kind = Kind::scalar;
+  Scalar value;
+  std::string note;  // after the value (scalar) or as the text label (record, list item)
+  std::vector<std::unique_ptr<Record>> records;
+};
+
+Record::Record(std::string title) : title_(std::move(title)) {}
+Record::Record(Record&&) noexcept = default;
+Record& Record::operator=(Record&&) noexcept = default;
+Record::~Record() = default;
+
+Record& Record::add(std::string key, Scalar value, std::string note) {
+  fields_.push_back({std::move(key), Field::Kind::scalar, std::move(value), std::move(note), {}});
+  return *this;
+}
+
+Record& Record::add_record(std::string key, std::string heading) {
+  Field& field =
+      fields_.emplace_back(Field{std::move(key), Field::Kind::record, {}, std::move(heading), {}});
+  return *field.records.emplace_back(std::make_unique<Record>());
+}
+
+Record& Record::add_list_item(const std::string& key, std::string item_label) {
+  auto list = std::find_if(fields_.begin(), fields_.end(), [&](const Field& field) {
+    return field.kind == Field::Kind::list && field.key == key;
+  });
+  if (list == fields_.end()) {
+    list =
+        fields_.insert(fields_.end(), Field{key, Field::Kind::list, {}, std::move(item_label), {}});
+  }
+  return *list->records.emplace_back(std::make_unique<Record>());
+}
+
+namespace {
+
+std::string text_label(std::string label) {
+  std::replace(label.begin(), label.end(), '_', ' ');
+  return label;
+}
+
+std::string text_value(const Scalar& value) {
+  struct Formatter {
+    std::string operator()(bool flag) const { return flag ? "true" : "false"; }
+    std::string operator()(std::uint64_t integer) const { return format_number(integer); }
+    std::string operator()(double number) const { return format_number(number); }
+    std::string operator()(const std::string& text) const { return text; }
+  };
+  return std::visit(Formatter{}, value);
+}
+
+void append_json_string(std::string& out, const std::string& text) {
+  out += '"';
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      constexpr char hex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[(c >> 4) & 0xf];
+      out += hex[c & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+void append_json_value(std::string& out, const Scalar& value) {
+  if (const auto* text = std::get_if<std::string>(&value)) {
+    append_json_string(out, *text);
+  } else if (const auto* number = std::get_if<double>(&value); number && !std::isfinite(*number)) {
+    out += "null";  // JSON has no NaN or infinity
+  } else {
+    out += text_value(value);
+  }
+}
+
+void indent(std::string& out, int depth) { out.append(2 * static_cast<std::size_t>(depth), ' '); }
+
+}  // namespace
+
+void Record::write_text(std::string& out, int depth) const {
+  for (const Field& field : fields_) {
+    switch (field.kind) {
+      case Field::Kind::scalar:
+        indent(out, depth);
+        out += text_label(field.key) + ": " + text_value(field.value);
+        if (!field.note.empty()) out += "  (" + field.note + ")";
+        out += '\n';
+        break;
+      case Field::Kind::record:
+        indent(out, depth);
+        out += (field.note.empty() ? text_label(field.key) : field.note) + ":\n";
+        field.records.front()->write_text(out, depth + 1);
+        break;
+      case Field::Kind::list:
+        for (std::size_t i = 0; i < field.records.size(); ++i) {
+          indent(out, depth);
+          out += field.note + " " + format_number(i + 1) + ":\n";
+          field.records[i]->write_text(out, depth + 1);
+        }
+        break;
+    }
+  }
+}
+
+void Record::write_json(std::string& out, int depth) const {
+  out += "{";
+  for (std::size_t i = 0; i < fields_.size(); ++i) {
+    const Field& field = fields_[i];
+    out += i == 0 ? "\n" : ",\n";
+    indent(out, depth + 1);
+    append_json_string(out, field.key);
+    out += ": ";
+    switch (field.kind) {
+      case Field::Kind::scalar: append_json_value(out, field.value); break;
+      case Field::Kind::record: field.records.front()->write_json(out, depth + 1); break;
+      case Field::Kind::list:
+        out += "[";
+        for (std::size_t k = 0; k < field.records.size(); ++k) {
+          out += k == 0 ? "\n" : ",\n";
+          indent(out, depth + 2);
+          field.records[k]->write_json(out, depth + 2);
+        }
+        out += "\n";
+        indent(out, depth + 1);
+        out += "]";
+        break;
+    }
+  }
+  out += "\n";
+  indent(out, depth);
+  out += "}";
+}
+
+std::string Record::to_text() const {
+  std::string out = title_.empty() ? std::string() : title_ + "\n";
+  write_text(out, 0);
+  return out;
+}
+
+std::string Record::to_json() const {
+  std::string out;
+  write_json(out, 0);
+  return out + "\n";
+}
+
+void print(const Record& report, bool json) {
+  std::fputs((json ? report.to_json() : report.to_text()).c_str(), stdout);
+}
+
+}  // namespace dpselect::cli

@@ -1,0 +1,48 @@
+// What a command prints, built once as an ordered tree of named values and rendered either as
+// indented "label: value" text or as JSON, so the two outputs can never disagree.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace dpselect::cli {
+
+// A JSON number (never NaN or infinite there: such a value is written as null), integer,
+// boolean or string.
+using Scalar = std::variant<bool, std::uint64_t, double, std::string>;
+
+class Record {
+ public:
+  // `title` is the first line of the text output (not part of the JSON).
+  explicit Record(std::string title = {});
+  Record(Record&&) noexcept;
+  Record& operator=(Record&&) noexcept;
+  ~Record();
+
+  // A value under the identifier `key` (text label: underscores as spaces). `note` follows the
+  // value in text output only.
+  Record& add(std::string key, Scalar value, std::string note = {});
+  // A nested record; `heading` replaces the label in text output.
+  Record& add_record(std::string key, std::string heading = {});
+  // Appends a record to the list `key` (a JSON array); in text the items are labelled
+  // "`item_label` 1", "`item_label` 2", ...
+  Record& add_list_item(const std::string& key, std::string item_label);
+
+  std::string to_text() const;
+  std::string to_json() const;
+
+ private:
+  struct Field;
+  void write_text(std::string& out, int depth) const;
+  void write_json(std::string& out, int depth) const;
+  std::string title_;
+  std::vector<Field> fields_;
+};
+
+// Writes `report` to stdout as JSON or as text.
+void print(const Record& report, bool json);
+
+}  // namespace dpselect::cli

@@ -1,0 +1,116 @@
+// dpselect price: a private posted price for bids read from a file.
+#include <memory>
+#include <span>
+
+#include "cli_error.hpp"
+#include "commands.hpp"
+#include "common_options.hpp"
+#include "dpselect/errors.hpp"
+#include "input_files.hpp"
+#include "numbers.hpp"
+#include "output.hpp"
+#include "price_release.hpp"
+#include "report_sections.hpp"
+
+namespace dpselect::cli {
+namespace {
+
+struct PriceOptions {
+  std::string bids_path;
+  std::optional<PriceGrid> grid;
+  std::string prices_path;
+  InputFormat format = InputFormat::by_extension;
+  PricingParams params;
+  bool diagnostics = false;
+  ReleaseOptions release;
+};
+
+// MIN:MAX:STEP, checked by the library's rules for a grid.
+PriceGrid parse_grid(const std::string& text) {
+  std::vector<std::optional<double>> fields;
+  for (std::string_view rest = text;;) {
+    std::size_t colon = rest.find(':');
+    fields.push_back(parse_double(rest.substr(0, colon)));
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  if (fields.size() != 3 || !fields[0] || !fields[1] || !fields[2]) {
+    throw CliError("--grid must be MIN:MAX:STEP, three numbers (got '" + text + "')");
+  }
+  PriceGrid grid{*fields[0], *fields[1], *fields[2]};
+  try {
+    grid.validate();
+  } catch (const InvalidArgument& error) {
+    throw CliError("--grid " + text + ": " + std::string(message_of(error)));
+  }
+  return grid;
+}
+
+Record run_price(const PriceOptions& options) {
+  Record report("dpselect price: private posted price for the bids of an auction");
+  report.add("command", std::string("price"));
+  PriceCandidates candidates;
+  if (options.grid) {
+    candidates = *options.grid;
+  } else {
+    InputValues prices = read_values(options.prices_path, options.format, price_values);
+    add_input(report, "prices", prices, true);
+    candidates = prices.take_doubles();
+  }
+  InputValues bid_values_read = read_values(options.bids_path, options.format, bid_values);
+  add_input(report, "bids", bid_values_read, false);
+  const Bids bids(std::span<const double>(bid_values_read.take_doubles()));
+
+  std::optional<std::string> not_private_heading;
+  if (options.diagnostics) {
+    not_private_heading = "NOT PRIVATE (diagnostics computed from the bids: do not publish)";
+  }
+  add_price_releases(report, bids, candidates, options.params, options.release,
+                     not_private_heading);
+  return report;
+}
+
+constexpr const char* examples = R"(Examples:
+  dpselect price --bids bids.txt --epsilon 1 --grid 0.01:100:0.01
+  dpselect price --bids bids.npy --epsilon 0.5 --prices menu.txt --neighbours change-bid
+  dpselect price --bids bids.f64 --epsilon 1 --grid 0.5:500:0.5 --diagnostics --json
+
+Releases only the chosen price. The sensitivity is the largest candidate price (one bidder
+moves the revenue at price p by at most p). --diagnostics also prints the best price and the
+revenues, computed from the bids and NOT PRIVATE.)";
+
+}  // namespace
+
+void register_price_command(CLI::App& app) {
+  auto options = std::make_shared<PriceOptions>();
+  CLI::App* command = app.add_subcommand(
+      "price", "private posted price: a price that earns close to the best revenue from the bids");
+  command->add_option("--bids", options->bids_path, "file of bids, finite and >= 0")
+      ->required()
+      ->type_name("FILE");
+  add_epsilon_option(*command, options->params.epsilon)->required();
+  CLI::App* candidates = command->add_option_group("candidate prices", "the prices to choose from");
+  candidates
+      ->add_option_function<std::string>(
+          "--grid", [options](const std::string& text) { options->grid = parse_grid(text); },
+          "the prices MIN, MIN+STEP, ... up to MAX, computed on the fly")
+      ->type_name("MIN:MAX:STEP");
+  candidates
+      ->add_option("--prices", options->prices_path, "file of candidate prices, finite and >= 0")
+      ->type_name("FILE");
+  candidates
+      ->add_option_function<std::string>(
+          "--range",
+          [](const std::string&) -> void { throw CliError("--range is not implemented yet"); },
+          "continuous prices in [MIN, MAX] (not implemented yet)")
+      ->type_name("MIN:MAX");
+  candidates->require_option(1);
+  add_pricing_options(*command, options->params);
+  command->add_flag("--diagnostics", options->diagnostics,
+                    "also print the optimal price and the revenues (NOT PRIVATE)");
+  add_format_option(*command, options->format);
+  complete_release_command(*command, options->release, examples,
+                           [options] { return run_price(*options); });
+}
+
+}  // namespace dpselect::cli

@@ -1,0 +1,30 @@
+// Private posted-price releases and their report, shared by `dpselect price` (bids from a
+// file) and `dpselect demo` (synthetic bids).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common_options.hpp"
+#include "dpselect/pricing.hpp"
+#include "output.hpp"
+
+namespace dpselect::cli {
+
+// The candidate prices: a grid computed on the fly, or an explicit list.
+using PriceCandidates = std::variant<PriceGrid, std::vector<double>>;
+
+// --neighbours and --mechanism (epsilon is required by one command and defaulted by another).
+void add_pricing_options(CLI::App& command, PricingParams& params);
+
+// Makes the releases and appends to `out`: the candidates, the privacy summary, the chosen
+// prices and the 95% revenue-shortfall bound (public: it depends only on the parameters). With
+// `not_private_heading`, also a section under that heading with the optimum and the revenue of
+// each chosen price: functions of the bids, for diagnostics only.
+void add_price_releases(Record& out, const Bids& bids, const PriceCandidates& candidates,
+                        PricingParams params, const ReleaseOptions& options,
+                        const std::optional<std::string>& not_private_heading);
+
+}  // namespace dpselect::cli

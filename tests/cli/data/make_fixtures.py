@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""Writes the binary fixtures of the dpselect command tests from the text ones (run once; the
+outputs are committed). No NumPy needed: .npy v1.0 is a small header plus raw data."""
+import struct
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def text_values(name):
+    lines = (line.strip() for line in (HERE / name).read_text().splitlines())
+    return [float(line) for line in lines if line and not line.startswith("#")]
+
+
+def write_npy(name, code, values, shape, fortran_order=False):
+    """`code` is the struct code of the element type: d, f, q or i."""
+    descr = {"d": "<f8", "f": "<f4", "q": "<i8", "i": "<i4"}[code]
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
+        descr, fortran_order, "(%d,)" % shape[0] if len(shape) == 1 else str(tuple(shape)))
+    header += " " * (-(10 + len(header) + 1) % 64) + "\n"  # pad the preamble to 64 bytes
+    data = struct.pack("<%d%s" % (len(values), code), *values)
+    (HERE / name).write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) +
+                              header.encode("latin1") + data)
+
+
+utilities = text_values("utilities.txt")
+(HERE / "utilities.f32").write_bytes(struct.pack("<%df" % len(utilities), *utilities))
+(HERE / "utilities.f64").write_bytes(struct.pack("<%dd" % len(utilities), *utilities))
+write_npy("utilities.npy", "d", utilities, [len(utilities)])
+write_npy("utilities_f4.npy", "f", utilities, [len(utilities)])
+write_npy("utilities_2d.npy", "d", utilities, [4, len(utilities) // 4])
+write_npy("utilities_fortran.npy", "d", utilities, [4, len(utilities) // 4], fortran_order=True)
+counts = [int(value) for value in text_values("counts.txt")]
+write_npy("counts_i4.npy", "i", counts, [len(counts)])
+write_npy("counts_i8.npy", "q", counts, [len(counts)])
+(HERE / "negative_bids.f64").write_bytes(struct.pack("<3d", 1.0, 2.0, -0.5))
+(HERE / "odd_size.f32").write_bytes(b"\x00\x00\x80\x3f\x00")
