@@ -120,59 +120,66 @@ DPSELECT_HD DPSELECT_FORCEINLINE double noisy_score(const NoiseSpec& spec, std::
   return fma_rn(spec.score_scale, utility, candidate_noise(spec, index, screen));
 }
 
-// Per-thread running state of a fused pass.
+DPSELECT_HD DPSELECT_FORCEINLINE void record_invalid(ShardResult& tally, std::uint64_t index, double value) {
+  if (index < tally.first_invalid_index) {
+    tally.first_invalid_index = index;
+    tally.first_invalid_value = value;
+  }
+}
+
+// Scores candidates group*8 + [lane_begin, lane_end) (utility(index) returns u(index)): counts
+// them, checks and records their utilities in `tally`, and hands (score, index) to `sink` for
+// every candidate that can still rank. A Sink provides threshold() (a score strictly below it
+// can never be kept) and offer(score, index); excluded candidates are offered with -inf.
+template <class Sink, class Utility>
+DPSELECT_HD DPSELECT_FORCEINLINE void score_group(const NoiseSpec& spec, std::uint64_t group,
+                                                  unsigned int lane_begin, unsigned int lane_end,
+                                                  const Utility& utility, ShardResult& tally, Sink& sink) {
+  const RandomBlock group_block = philox_block(spec.key, spec.stream, group);
+  for (unsigned int lane = lane_begin; lane < lane_end; ++lane) {
+    const std::uint64_t index = group * noise::kCandidatesPerGroup + lane;
+    const double u = static_cast<double>(utility(index));
+    ++tally.candidates;
+    if (is_nan(u) || u == kInfinity) {
+      record_invalid(tally, index, u);
+      continue;
+    }
+    if (u == -kInfinity) {  // excluded candidate: can never be selected
+      sink.offer(-kInfinity, index);
+      continue;
+    }
+    const double magnitude = u < 0 ? -u : u;
+    if (magnitude > tally.max_abs_utility) tally.max_abs_utility = magnitude;
+    const double scaled = mul_rn(spec.score_scale, magnitude);
+    if (!(scaled <= kLargestScaledUtility) || !(magnitude <= spec.utility_limit)) {
+      record_invalid(tally, index, u);
+      continue;
+    }
+    const std::uint32_t screen = noise::screen_bits(group_block, lane);
+    // Screening: the score is at most fma(c, u, bound) (rounding is monotone), so a candidate
+    // whose bound is below the threshold can never be kept, nor tie with what is kept.
+    if (fma_rn(spec.score_scale, u, noise_upper_bound(spec.mechanism, screen)) < sink.threshold()) continue;
+    sink.offer(fma_rn(spec.score_scale, u, candidate_noise(spec, index, screen)), index);
+  }
+}
+
+// Per-thread running state of a fused single-pick pass: the tally and the best candidate.
 struct ShardAccumulator {
   ShardResult result;
 
-  // Scores candidates group*8 + [lane_begin, lane_end); utility(index) returns u(index).
   template <class Utility>
   DPSELECT_HD DPSELECT_FORCEINLINE void add_group(const NoiseSpec& spec, std::uint64_t group,
                                                   unsigned int lane_begin, unsigned int lane_end,
                                                   const Utility& utility) {
-    const RandomBlock group_block = philox_block(spec.key, spec.stream, group);
-    for (unsigned int lane = lane_begin; lane < lane_end; ++lane) {
-      const std::uint64_t index = group * noise::kCandidatesPerGroup + lane;
-      add(spec, index, static_cast<double>(utility(index)), noise::screen_bits(group_block, lane));
-    }
+    score_group(spec, group, lane_begin, lane_end, utility, result, *this);
   }
 
-  DPSELECT_HD DPSELECT_FORCEINLINE void add(const NoiseSpec& spec, std::uint64_t index,
-                                            double utility, std::uint32_t screen) {
-    ++result.candidates;
-    if (is_nan(utility) || utility == kInfinity) {
-      record_invalid(index, utility);
-      return;
-    }
-    if (utility == -kInfinity) {  // excluded candidate: can never be selected
-      offer(-kInfinity, index);
-      return;
-    }
-    const double magnitude = utility < 0 ? -utility : utility;
-    if (magnitude > result.max_abs_utility) result.max_abs_utility = magnitude;
-    const double scaled = mul_rn(spec.score_scale, magnitude);
-    if (!(scaled <= kLargestScaledUtility) || !(magnitude <= spec.utility_limit)) {
-      record_invalid(index, utility);
-      return;
-    }
-    // Screening: the score is at most fma(c, u, bound) (rounding is monotone), so a candidate
-    // whose bound is below the best score seen cannot be the arg-max, nor tie with it.
-    if (fma_rn(spec.score_scale, utility, noise_upper_bound(spec.mechanism, screen)) < result.best_score) {
-      return;
-    }
-    offer(fma_rn(spec.score_scale, utility, candidate_noise(spec, index, screen)), index);
-  }
+  DPSELECT_HD DPSELECT_FORCEINLINE double threshold() const { return result.best_score; }
 
   DPSELECT_HD DPSELECT_FORCEINLINE void offer(double score, std::uint64_t index) {
     if (score > result.best_score || (score == result.best_score && index < result.best_index)) {
       result.best_score = score;
       result.best_index = index;
-    }
-  }
-
-  DPSELECT_HD DPSELECT_FORCEINLINE void record_invalid(std::uint64_t index, double value) {
-    if (index < result.first_invalid_index) {
-      result.first_invalid_index = index;
-      result.first_invalid_value = value;
     }
   }
 };

@@ -1,0 +1,66 @@
+// The CPU path's driver: the groups of 8 candidates of a range, in fixed chunks, on all cores
+// (OpenMP), each thread with its own state, merged at the end. Chunks are scheduled
+// dynamically, but the states merge associatively, so the answer never depends on the thread
+// count or schedule.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+
+#include "dpselect/context.hpp"
+#include "dpselect/shard_result.hpp"
+
+namespace dpselect::detail {
+
+// Groups of 8 candidates one worker scores at a time: large enough to amortize scheduling,
+// small enough that the buffer of a generated range stays in L1/L2.
+inline constexpr std::uint64_t kChunkGroups = 1024;
+inline constexpr std::uint64_t kChunkCandidates = kChunkGroups * noise::kCandidatesPerGroup;
+
+// Runs score_groups(groups, first_group, end_group, state) over the groups of `range` in
+// kChunkGroups pieces, each thread starting from a copy of `initial`, then folds every thread's
+// state into `initial` with merge_into(total, state). A throwing piece stops the pass and the
+// exception is rethrown here.
+template <class State, class ScoreGroups, class MergeInto>
+State parallel_groups(IndexRange range, State initial, ScoreGroups score_groups, MergeInto merge_into) {
+  const GroupRange groups{range.begin, range.end};
+  const std::uint64_t group_count = groups.group_count();
+  const std::uint64_t chunks = (group_count + kChunkGroups - 1) / kChunkGroups;
+  auto run_chunk = [&](std::uint64_t chunk, State& state) {
+    const std::uint64_t first = groups.first_group() + chunk * kChunkGroups;
+    const std::uint64_t last = first + std::min(kChunkGroups, group_count - chunk * kChunkGroups);
+    score_groups(groups, first, last, state);
+  };
+  if (chunks == 1) {  // small inputs: no thread start-up
+    run_chunk(0, initial);
+    return initial;
+  }
+  State total = initial;
+  std::mutex merge_mutex;
+  std::exception_ptr failure;
+  std::atomic<bool> failed{false};
+#pragma omp parallel
+  {
+    State state = initial;
+#pragma omp for schedule(dynamic, 1)
+    for (std::uint64_t chunk = 0; chunk < chunks; ++chunk) {
+      if (failed.load(std::memory_order_relaxed)) continue;
+      try {
+        run_chunk(chunk, state);
+      } catch (...) {
+        std::lock_guard lock(merge_mutex);
+        if (!failure) failure = std::current_exception();
+        failed.store(true, std::memory_order_relaxed);
+      }
+    }
+    std::lock_guard lock(merge_mutex);
+    merge_into(total, state);
+  }
+  if (failure) std::rethrow_exception(failure);
+  return total;
+}
+
+}  // namespace dpselect::detail

@@ -1,0 +1,125 @@
+// One-shot Gumbel top-k on all CPU cores (see top_k.hpp for the privacy accounting).
+#include "dpselect/top_k.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "dpselect/detail/release_access.hpp"
+#include "dpselect/errors.hpp"
+#include "parallel_groups.hpp"
+#include "validation.hpp"
+
+namespace dpselect {
+namespace {
+
+struct Ranked {
+  double score;
+  std::uint64_t index;
+};
+
+// Higher score first; equal scores: smaller index first (the library's tie rule).
+bool ranks_before(const Ranked& a, const Ranked& b) {
+  return a.score > b.score || (a.score == b.score && a.index < b.index);
+}
+
+// Per-thread state: the tally of every candidate seen and the k best so far, kept as a heap
+// whose front is the worst of them (the bar a new candidate has to clear).
+struct TopKState {
+  ShardResult tally;
+  std::vector<Ranked> heap;
+  std::uint64_t k = 1;
+
+  double threshold() const { return heap.size() < k ? -detail::kInfinity : heap.front().score; }
+
+  void offer(double score, std::uint64_t index) {
+    const Ranked candidate{score, index};
+    if (heap.size() < k) {
+      heap.push_back(candidate);
+      std::push_heap(heap.begin(), heap.end(), ranks_before);
+    } else if (ranks_before(candidate, heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), ranks_before);
+      heap.back() = candidate;
+      std::push_heap(heap.begin(), heap.end(), ranks_before);
+    }
+  }
+};
+
+template <class T>
+TopKSelection top_k(Context& context, std::span<const T> utilities, const TopKParams& params) {
+  const SelectionParams& per_pick = params.per_pick;
+  detail::validate_params(per_pick);
+  if (per_pick.mechanism != Mechanism::exponential) {
+    throw InvalidArgument("dpselect: top-k mechanism must be exponential (one-shot Gumbel top-k equals "
+                          "peeling EM only for Gumbel noise; got " + std::string(to_string(per_pick.mechanism)) + ")");
+  }
+  detail::validate_candidate_count("utilities", utilities.size(), 0);
+  if (params.k == 0 || params.k > utilities.size()) {
+    throw InvalidArgument("dpselect: k must be between 1 and the number of candidates, " +
+                          std::to_string(utilities.size()) + " (got " + std::to_string(params.k) + ")");
+  }
+  if (per_pick.backend == Backend::Gpu) {
+    throw BackendUnavailable("dpselect: top-k runs on the CPU in this version (got backend Gpu)");
+  }
+  const IndexRange range{0, utilities.size()};
+  Release release = context.begin_release(per_pick);
+  detail::ReleaseAccess::claim(release, range);
+  const detail::NoiseSpec spec = detail::ReleaseAccess::noise_spec(release);
+
+  TopKState initial;
+  initial.k = params.k;
+  initial.tally.executed_on = ExecutedOn::cpu;
+  const auto utility = [data = utilities.data()](std::uint64_t index) { return static_cast<double>(data[index]); };
+  TopKState top = detail::parallel_groups(
+      range, initial,
+      [&](const detail::GroupRange& groups, std::uint64_t first, std::uint64_t last, TopKState& state) {
+        for (std::uint64_t g = first; g < last; ++g) {
+          detail::score_group(spec, g, groups.lane_begin(g), groups.lane_end(g), utility, state.tally, state);
+        }
+      },
+      [](TopKState& total, const TopKState& part) {
+        total.tally = merge(total.tally, part.tally);
+        for (const Ranked& r : part.heap) total.offer(r.score, r.index);
+      });
+
+  std::sort(top.heap.begin(), top.heap.end(), ranks_before);
+  // The tally carries the best candidate so finish() applies the usual checks and the slack.
+  top.tally.best_score = top.heap.front().score;
+  top.tally.best_index = top.heap.front().index;
+  const Selection first = release.finish(detail::ReleaseAccess::stamped(release, range, top.tally));
+  if (top.heap.back().score == -detail::kInfinity) {
+    throw InvalidArgument("dpselect: k must not exceed the number of candidates that are not excluded (-inf) (got " +
+                          std::to_string(params.k) + ")");
+  }
+  TopKSelection selection;
+  selection.indices.reserve(top.heap.size());
+  for (const Ranked& r : top.heap) selection.indices.push_back(r.index);
+  selection.report.per_pick = first.report;
+  selection.report.k = params.k;
+  const double k = static_cast<double>(params.k);
+  // Seed 003 Thm 3.16 (basic composition) over the k picks.
+  selection.report.epsilon_total_basic = k * per_pick.epsilon;
+  // epsilon'-bounded-range EM is (epsilon'^2/8)-zCDP (Cesar & Rogers 2021); a monotone-scale EM is
+  // only known to be epsilon'-DP, hence (epsilon'^2/2)-zCDP (Bun & Steinke 2016). zCDP adds up.
+  selection.report.rho = k * per_pick.epsilon * per_pick.epsilon / (per_pick.monotone ? 2.0 : 8.0);
+  return selection;
+}
+
+}  // namespace
+
+TopKSelection select_top_k(Context& context, std::span<const float> utilities, const TopKParams& params) {
+  return top_k(context, utilities, params);
+}
+TopKSelection select_top_k(Context& context, std::span<const double> utilities, const TopKParams& params) {
+  return top_k(context, utilities, params);
+}
+
+double epsilon_from_zcdp(double rho, double delta) {
+  detail::validate_positive_finite("rho", rho);
+  if (!(delta > 0.0 && delta < 1.0)) detail::throw_invalid("delta", "in (0, 1)", delta);
+  // Bun & Steinke 2016, Prop. 1.3: rho-zCDP implies (rho + 2 sqrt(rho ln(1/delta)), delta)-DP.
+  return rho + 2.0 * std::sqrt(rho * std::log(1.0 / delta));
+}
+
+}  // namespace dpselect

@@ -1,0 +1,56 @@
+// One-shot private top-k: the k candidates with the largest Gumbel-noised scores, in order.
+//
+// Durfee & Rogers (NeurIPS 2019): adding Gumbel noise of the exponential mechanism's scale for a
+// per-pick epsilon' once and reporting the k largest noisy scores, in order, has exactly the
+// distribution of k rounds of peeling EM (each picks one remaining candidate with epsilon').
+// Only the exponential mechanism has this property, so top-k is exponential-mechanism only.
+//
+// Privacy of the k picks together (report.epsilon_total_basic and rho):
+//   basic composition (seed 003 Thm 3.16): k * epsilon';
+//   each EM round is epsilon'-bounded-range, hence (epsilon'^2 / 8)-zCDP (Cesar & Rogers 2021),
+//   so the k rounds are (k epsilon'^2 / 8)-zCDP; for monotone utilities at scale epsilon'/Delta
+//   each round is only known to be epsilon'-DP, hence (epsilon'^2 / 2)-zCDP (Bun & Steinke 2016).
+// epsilon_from_zcdp() converts rho to (epsilon, delta) (Canonne, Kamath & Steinke 2020, Prop. 12
+// is sharper; this uses the standard rho + 2 sqrt(rho ln(1/delta)) of Bun & Steinke Prop. 1.3).
+//
+// Example:
+//   dpselect::TopKParams p;  p.per_pick.epsilon = 0.1;  p.per_pick.sensitivity = 1;  p.k = 100;
+//   dpselect::TopKSelection top = dpselect::select_top_k(ctx, std::span<const float>(u), p);
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "dpselect/context.hpp"
+#include "dpselect/types.hpp"
+
+namespace dpselect {
+
+struct TopKParams {
+  // mechanism must be exponential; epsilon is the per-pick epsilon'.
+  SelectionParams per_pick;
+  std::uint64_t k = 1;  // 1 <= k <= number of candidates
+};
+
+struct TopKReport {
+  SelectionReport per_pick;       // epsilon_spent is epsilon'; slack covers one pick
+  std::uint64_t k = 0;
+  double epsilon_total_basic = 0;  // k * epsilon'
+  double rho = 0;                  // zCDP of the k picks together
+};
+
+struct TopKSelection {
+  std::vector<std::uint64_t> indices;  // k indices, largest noisy score first
+  TopKReport report;
+};
+
+// Utilities in host memory. Backend::Gpu throws BackendUnavailable in this version (the top-k
+// pass runs on all CPU cores); Backend::Auto runs on the CPU.
+TopKSelection select_top_k(Context& context, std::span<const float> utilities, const TopKParams& params);
+TopKSelection select_top_k(Context& context, std::span<const double> utilities, const TopKParams& params);
+
+// (epsilon, delta)-DP implied by rho-zCDP: rho + 2 sqrt(rho ln(1/delta)) (Bun & Steinke 2016).
+double epsilon_from_zcdp(double rho, double delta);
+
+}  // namespace dpselect
