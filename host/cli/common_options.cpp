@@ -29,6 +29,10 @@ CLI::Validator finite_nonnegative() {
                       [](double value) { return std::isfinite(value) && value >= 0; });
 }
 
+CLI::Validator open_unit_interval() {
+  return number_check("> 0 and < 1", [](double value) { return value > 0 && value < 1; });
+}
+
 CLI::Validator integer_at_least(std::uint64_t least) {
   return CLI::Validator(
       [least](std::string& text) -> std::string {
@@ -61,9 +65,40 @@ void complete_release_command(CLI::App& command, ReleaseOptions& options, std::s
   command.callback([&options, run = std::move(run)] { print(run(), options.json); });
 }
 
-CLI::Option* add_epsilon_option(CLI::App& command, double& epsilon) {
-  return command.add_option("--epsilon", epsilon, "privacy loss of each release")
+CLI::Option* add_epsilon_option(CLI::App& command, double& epsilon,
+                                const std::string& description) {
+  return command.add_option("--epsilon", epsilon, description)->check(finite_positive());
+}
+
+CLI::Option* add_file_option(CLI::App& command, const std::string& name, std::string& path,
+                             const std::string& description) {
+  return command.add_option(name, path, description)->required()->type_name("FILE");
+}
+
+CLI::App& add_selection_command(CLI::App& app, const std::string& name,
+                                const std::string& description, UtilityFile& file,
+                                const std::string& file_description) {
+  CLI::App& command = *app.add_subcommand(name, description);
+  add_file_option(command, "--utilities", file.path, file_description);
+  add_format_option(command, file.format);
+  return command;
+}
+
+void add_utility_options(CLI::App& command, SelectionParams& params) {
+  command
+      .add_option("--sensitivity", params.sensitivity,
+                  "largest change of any utility between neighbouring datasets")
+      ->required()
       ->check(finite_positive());
+  command.add_flag("--monotone", params.monotone,
+                   "all utilities move in the same direction between neighbours (e.g. counts): "
+                   "half the noise");
+  command
+      .add_option("--utility-bound", params.utility_bound,
+                  "public bound on |utility| (0: none); makes the floating-point slack "
+                  "independent of the data")
+      ->check(finite_nonnegative())
+      ->capture_default_str();
 }
 
 void add_format_option(CLI::App& command, InputFormat& format) {

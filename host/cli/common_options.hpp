@@ -30,8 +30,27 @@ struct ReleaseOptions {
 // examples footer, and the callback that calls `run` and prints its report (text or JSON).
 void complete_release_command(CLI::App& command, ReleaseOptions& options, std::string examples,
                               std::function<Record()> run);
-// --epsilon, the privacy loss of each release.
-CLI::Option* add_epsilon_option(CLI::App& command, double& epsilon);
+// --epsilon, the privacy loss of each release (or what `description` says it is).
+CLI::Option* add_epsilon_option(CLI::App& command, double& epsilon,
+                                const std::string& description = "privacy loss of each release");
+// A required input file option such as --utilities FILE.
+CLI::Option* add_file_option(CLI::App& command, const std::string& name, std::string& path,
+                             const std::string& description);
+// --sensitivity (required), --monotone and --utility-bound of the selection commands.
+void add_utility_options(CLI::App& command, SelectionParams& params);
+
+// The file of utilities a selection subcommand reads (--utilities FILE and --format).
+struct UtilityFile {
+  std::string path;
+  InputFormat format = InputFormat::by_extension;
+  InputValues read() const { return read_values(path, format, utility_values); }
+};
+// Adds the subcommand `name` of a selection over `file`: its --utilities option (described by
+// `file_description`) and --format.
+CLI::App& add_selection_command(
+    CLI::App& app, const std::string& name, const std::string& description, UtilityFile& file,
+    const std::string& file_description =
+        "file of utilities u(0..n-1), one per candidate (-inf excludes one)");
 // --format, for the subcommands that read files.
 void add_format_option(CLI::App& command, InputFormat& format);
 // --mechanism exponential|permute-and-flip|laplace.
@@ -40,6 +59,7 @@ void add_mechanism_option(CLI::App& command, Mechanism& mechanism);
 // Value checks for numeric options.
 CLI::Validator finite_positive();     // privacy parameters: finite and > 0 (NaN refused)
 CLI::Validator finite_nonnegative();  // finite and >= 0
+CLI::Validator open_unit_interval();  // > 0 and < 1 (a delta)
 CLI::Validator integer_at_least(std::uint64_t least);  // digits only, so "-1" is refused
 
 template <class Enum>

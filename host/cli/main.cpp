@@ -26,6 +26,8 @@ int report_error(std::string_view message, int status) {
 constexpr const char* examples = R"(Examples:
   dpselect demo
   dpselect select --utilities scores.txt --epsilon 1 --sensitivity 1
+  dpselect topk --utilities scores.txt --k 10 --epsilon 1 --sensitivity 1
+  dpselect rows --utilities matrix.npy --epsilon 0.5 --sensitivity 1
   dpselect price --bids bids.npy --epsilon 1 --grid 0.01:100:0.01
   dpselect <command> --help
 
@@ -40,6 +42,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "dpselect " DPSELECT_VERSION);
   app.footer(examples);
   dpselect::cli::register_select_command(app);
+  dpselect::cli::register_top_k_command(app);
+  dpselect::cli::register_rows_command(app);
   dpselect::cli::register_price_command(app);
   dpselect::cli::register_demo_command(app);
 

@@ -11,12 +11,15 @@ namespace dpselect::cli {
 // A nested record or a list owns its records through pointers, so a Record& handed out by
 // add_record/add_list_item stays valid while more fields are added.
 struct Record::Field {
-  enum class Kind { scalar, record, list };
   std::string key;
-  Kind kind = Kind::scalar;
+  FieldKind kind = FieldKind::scalar;
   Scalar value;
-  std::string note;  // after the value (scalar) or as the text label (record, list item)
+  // After the value (scalar, one-line array) or as the text label (record, list item).
+  std::string note;
   std::vector<std::unique_ptr<Record>> records;
+  std::vector<Scalar> values;  // array
+  std::string item_label;      // array, one line per value: "item_label i: value_label v"
+  std::string value_label;
 };
 
 Record::Record(std::string title) : title_(std::move(title)) {}
@@ -24,26 +27,40 @@ Record::Record(Record&&) noexcept = default;
 Record& Record::operator=(Record&&) noexcept = default;
 Record::~Record() = default;
 
+Record::Field& Record::new_field(std::string key, FieldKind kind, std::string note) {
+  Field& field = fields_.emplace_back();
+  field.key = std::move(key);
+  field.kind = kind;
+  field.note = std::move(note);
+  return field;
+}
+
 Record& Record::add(std::string key, Scalar value, std::string note) {
-  fields_.push_back({std::move(key), Field::Kind::scalar, std::move(value), std::move(note), {}});
+  new_field(std::move(key), FieldKind::scalar, std::move(note)).value = std::move(value);
+  return *this;
+}
+
+Record& Record::add_array(std::string key, std::vector<Scalar> values, std::string note,
+                          std::string item_label, std::string value_label) {
+  Field& field = new_field(std::move(key), FieldKind::array, std::move(note));
+  field.values = std::move(values);
+  field.item_label = std::move(item_label);
+  field.value_label = std::move(value_label);
   return *this;
 }
 
 Record& Record::add_record(std::string key, std::string heading) {
-  Field& field =
-      fields_.emplace_back(Field{std::move(key), Field::Kind::record, {}, std::move(heading), {}});
+  Field& field = new_field(std::move(key), FieldKind::record, std::move(heading));
   return *field.records.emplace_back(std::make_unique<Record>());
 }
 
 Record& Record::add_list_item(const std::string& key, std::string item_label) {
   auto list = std::find_if(fields_.begin(), fields_.end(), [&](const Field& field) {
-    return field.kind == Field::Kind::list && field.key == key;
+    return field.kind == FieldKind::list && field.key == key;
   });
-  if (list == fields_.end()) {
-    list =
-        fields_.insert(fields_.end(), Field{key, Field::Kind::list, {}, std::move(item_label), {}});
-  }
-  return *list->records.emplace_back(std::make_unique<Record>());
+  Field& field =
+      list != fields_.end() ? *list : new_field(key, FieldKind::list, std::move(item_label));
+  return *field.records.emplace_back(std::make_unique<Record>());
 }
 
 namespace {
@@ -98,26 +115,46 @@ void indent(std::string& out, int depth) { out.append(2 * static_cast<std::size_
 void Record::write_text(std::string& out, int depth) const {
   for (const Field& field : fields_) {
     switch (field.kind) {
-      case Field::Kind::scalar:
+      case FieldKind::scalar:
         indent(out, depth);
         out += text_label(field.key) + ": " + text_value(field.value);
         if (!field.note.empty()) out += "  (" + field.note + ")";
         out += '\n';
         break;
-      case Field::Kind::record:
+      case FieldKind::record:
         indent(out, depth);
         out += (field.note.empty() ? text_label(field.key) : field.note) + ":\n";
         field.records.front()->write_text(out, depth + 1);
         break;
-      case Field::Kind::list:
+      case FieldKind::list:
         for (std::size_t i = 0; i < field.records.size(); ++i) {
           indent(out, depth);
           out += field.note + " " + format_number(i + 1) + ":\n";
           field.records[i]->write_text(out, depth + 1);
         }
         break;
+      case FieldKind::array: write_text_array(out, depth, field); break;
     }
   }
+}
+
+void Record::write_text_array(std::string& out, int depth, const Field& field) {
+  if (!field.item_label.empty()) {
+    const std::string value_label = field.value_label.empty() ? "" : field.value_label + " ";
+    for (std::size_t i = 0; i < field.values.size(); ++i) {
+      indent(out, depth);
+      out += field.item_label + " " + format_number(i) + ": " + value_label +
+             text_value(field.values[i]) + "\n";
+    }
+    return;
+  }
+  indent(out, depth);
+  out += text_label(field.key) + ":";
+  for (std::size_t i = 0; i < field.values.size(); ++i) {
+    out += (i == 0 ? " " : ", ") + text_value(field.values[i]);
+  }
+  if (!field.note.empty()) out += "  (" + field.note + ")";
+  out += '\n';
 }
 
 void Record::write_json(std::string& out, int depth) const {
@@ -129,9 +166,9 @@ void Record::write_json(std::string& out, int depth) const {
     append_json_string(out, field.key);
     out += ": ";
     switch (field.kind) {
-      case Field::Kind::scalar: append_json_value(out, field.value); break;
-      case Field::Kind::record: field.records.front()->write_json(out, depth + 1); break;
-      case Field::Kind::list:
+      case FieldKind::scalar: append_json_value(out, field.value); break;
+      case FieldKind::record: field.records.front()->write_json(out, depth + 1); break;
+      case FieldKind::list:
         out += "[";
         for (std::size_t k = 0; k < field.records.size(); ++k) {
           out += k == 0 ? "\n" : ",\n";
@@ -140,6 +177,14 @@ void Record::write_json(std::string& out, int depth) const {
         }
         out += "\n";
         indent(out, depth + 1);
+        out += "]";
+        break;
+      case FieldKind::array:
+        out += "[";
+        for (std::size_t k = 0; k < field.values.size(); ++k) {
+          if (k > 0) out += ", ";
+          append_json_value(out, field.values[k]);
+        }
         out += "]";
         break;
     }

@@ -30,14 +30,22 @@ class Record {
   // Appends a record to the list `key` (a JSON array); in text the items are labelled
   // "`item_label` 1", "`item_label` 2", ...
   Record& add_list_item(const std::string& key, std::string item_label);
+  // A list of values under `key` (a JSON array). In text: one line "key: v0, v1, ..." followed
+  // by `note`; or, when `item_label` is given, one line per value, "`item_label` i:
+  // `value_label` v" with i counting from 0.
+  Record& add_array(std::string key, std::vector<Scalar> values, std::string note = {},
+                    std::string item_label = {}, std::string value_label = {});
 
   std::string to_text() const;
   std::string to_json() const;
 
  private:
+  enum class FieldKind { scalar, record, list, array };
   struct Field;
+  Field& new_field(std::string key, FieldKind kind, std::string note);
   void write_text(std::string& out, int depth) const;
   void write_json(std::string& out, int depth) const;
+  static void write_text_array(std::string& out, int depth, const Field& field);
   std::string title_;
   std::vector<Field> fields_;
 };

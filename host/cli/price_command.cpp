@@ -85,9 +85,7 @@ void register_price_command(CLI::App& app) {
   auto options = std::make_shared<PriceOptions>();
   CLI::App* command = app.add_subcommand(
       "price", "private posted price: a price that earns close to the best revenue from the bids");
-  command->add_option("--bids", options->bids_path, "file of bids, finite and >= 0")
-      ->required()
-      ->type_name("FILE");
+  add_file_option(*command, "--bids", options->bids_path, "file of bids, finite and >= 0");
   add_epsilon_option(*command, options->params.epsilon)->required();
   CLI::App* candidates = command->add_option_group("candidate prices", "the prices to choose from");
   candidates

@@ -20,20 +20,18 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::vector<ReleaseOutcome> run_releases(
-    const ReleaseOptions& options, std::uint64_t candidates,
-    const std::function<ReleaseOutcome(Context&)>& release_once) {
+std::vector<double> time_releases(const ReleaseOptions& options, std::uint64_t candidates,
+                                  const std::function<void(Context&)>& release_once) {
   Context context = options.seed ? Context::with_fixed_seed(*options.seed) : Context();
-  std::vector<ReleaseOutcome> outcomes;
+  std::vector<double> seconds;
   for (std::uint64_t number = 1; number <= options.repeat; ++number) {
     Progress progress("release " + format_number(number) + " of " + format_number(options.repeat) +
                           " over " + format_number(candidates) + " candidates",
                       candidates);
     const auto start = std::chrono::steady_clock::now();
-    ReleaseOutcome outcome = release_once(context);
-    outcome.seconds = seconds_since(start);
-    progress.done(outcome.seconds);
-    outcomes.push_back(std::move(outcome));
+    release_once(context);
+    seconds.push_back(seconds_since(start));
+    progress.done(seconds.back());
   }
   if (options.seed) {
     std::fputs(
@@ -41,7 +39,7 @@ std::vector<ReleaseOutcome> run_releases(
         "for a real release\n",
         stderr);
   }
-  return outcomes;
+  return seconds;
 }
 
 }  // namespace dpselect::cli

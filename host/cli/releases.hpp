@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "common_options.hpp"
@@ -26,10 +27,22 @@ ReleaseOutcome outcome_of(const PriceSelection& selection);
 
 // Makes options.repeat independent releases of `release_once` (over `candidates` candidates)
 // from one context: fixed-seed when options.seed is set (a warning goes to stderr once the
-// releases succeeded, so an error stays the only stderr line), else keyed from the OS.
-std::vector<ReleaseOutcome> run_releases(
-    const ReleaseOptions& options, std::uint64_t candidates,
-    const std::function<ReleaseOutcome(Context&)>& release_once);
+// releases succeeded, so an error stays the only stderr line), else keyed from the OS. Returns
+// the wall time of each release.
+std::vector<double> time_releases(const ReleaseOptions& options, std::uint64_t candidates,
+                                  const std::function<void(Context&)>& release_once);
+
+// time_releases() collecting what `release_once` returns: ReleaseOutcome, or any outcome type
+// with a `seconds` member, which is set to the wall time of its release.
+template <class ReleaseOnce>
+auto run_releases(const ReleaseOptions& options, std::uint64_t candidates,
+                  ReleaseOnce&& release_once) {
+  std::vector<std::invoke_result_t<ReleaseOnce&, Context&>> outcomes;
+  const std::vector<double> seconds = time_releases(
+      options, candidates, [&](Context& context) { outcomes.push_back(release_once(context)); });
+  for (std::size_t i = 0; i < outcomes.size(); ++i) outcomes[i].seconds = seconds[i];
+  return outcomes;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start);
 

@@ -11,57 +11,101 @@ void add_release_item(Record& item, const ReleaseOutcome& outcome) {
   const SelectionReport& report = outcome.report;
   item.add("index", outcome.index);
   if (outcome.price) item.add("price", *outcome.price);
-  item.add("executed_on", std::string(to_string(report.executed_on)));
-  item.add("seconds", rounded_seconds(outcome.seconds));
-  if (outcome.seconds > 0) {
-    item.add("candidates_per_second",
-             static_cast<std::uint64_t>(static_cast<double>(report.candidates) / outcome.seconds));
-  }
+  add_timing(item, report.executed_on, report.candidates, outcome.seconds);
   item.add("epsilon_spent", report.epsilon_spent);
-  Record& slack = item.add_record("slack", "floating-point slack");
-  slack.add("epsilon", report.slack.epsilon);
-  slack.add("delta", report.slack.delta);
-  slack.add("depends_on_data", report.slack.depends_on_data,
-            report.slack.depends_on_data
-                ? "it reveals the data's largest |utility|: do not publish it"
-                : "");
+  add_slack(item, "slack", "floating-point slack", report.slack, true);
 }
 
 }  // namespace
 
 double rounded_seconds(double seconds) { return std::round(seconds * 1e6) / 1e6; }
 
-void add_release_summary(Record& out, const ReleaseOptions& options,
-                         const std::vector<ReleaseOutcome>& outcomes) {
-  const SelectionReport& first = outcomes.front().report;
-  double total_slack_epsilon = 0.0;
-  double total_slack_delta = 0.0;
-  for (const ReleaseOutcome& outcome : outcomes) {
-    total_slack_epsilon += outcome.report.slack.epsilon;
-    total_slack_delta += outcome.report.slack.delta;
-  }
-  const auto release_count = static_cast<std::uint64_t>(outcomes.size());
+void add_mechanism(Record& out, const SelectionReport& report) {
+  out.add("mechanism", std::string(to_string(report.mechanism)));
+  out.add("monotone", report.monotone);
+  out.add("sensitivity", report.sensitivity);
+  out.add("noise_scale", report.noise_scale);
+  out.add("candidates", report.candidates);
+}
 
-  out.add("mechanism", std::string(to_string(first.mechanism)));
-  out.add("monotone", first.monotone);
-  out.add("sensitivity", first.sensitivity);
-  out.add("noise_scale", first.noise_scale);
-  out.add("candidates", first.candidates);
-  out.add("epsilon_per_release", first.epsilon_spent);
+void add_epsilon_total(Record& out, const std::string& total_key, double epsilon_per_release,
+                       std::uint64_t release_count, std::string per_release_note) {
+  out.add("epsilon_per_release", epsilon_per_release, std::move(per_release_note));
   out.add("release_count", release_count);
-  out.add("total_epsilon", static_cast<double>(release_count) * first.epsilon_spent,
+  out.add(total_key, static_cast<double>(release_count) * epsilon_per_release,
           release_count > 1
               ? format_number(release_count) + " releases: basic composition, seed 003 Thm 3.16"
               : "");
-  Record& total_slack = out.add_record("total_slack", "total floating-point slack");
-  total_slack.add("epsilon", total_slack_epsilon);
-  total_slack.add("delta", total_slack_delta);
+}
+
+void add_slack(Record& out, const std::string& key, const std::string& heading,
+               const FloatingPointSlack& slack, bool show_data_dependence) {
+  Record& described = out.add_record(key, heading);
+  described.add("epsilon", slack.epsilon);
+  described.add("delta", slack.delta);
+  if (!show_data_dependence) return;
+  described.add(
+      "depends_on_data", slack.depends_on_data,
+      slack.depends_on_data ? "it reveals the data's largest |utility|: do not publish it" : "");
+}
+
+void accumulate_slack(FloatingPointSlack& total, const FloatingPointSlack& slack, double times) {
+  total.epsilon += times * slack.epsilon;
+  total.delta += times * slack.delta;
+  total.depends_on_data = total.depends_on_data || slack.depends_on_data;
+}
+
+void add_run_settings(Record& out, const ReleaseOptions& options) {
   out.add("backend_requested", std::string(to_string(options.backend)));
   out.add("fixed_seed", options.seed.has_value(),
           options.seed ? "reproducible, predictable noise: not a real release" : "");
+}
+
+void add_timing(Record& item, ExecutedOn executed_on, std::uint64_t candidates, double seconds) {
+  item.add("executed_on", std::string(to_string(executed_on)));
+  item.add("seconds", rounded_seconds(seconds));
+  if (seconds > 0) {
+    item.add("candidates_per_second",
+             static_cast<std::uint64_t>(static_cast<double>(candidates) / seconds));
+  }
+}
+
+void add_release_summary(Record& out, const ReleaseOptions& options,
+                         const std::vector<ReleaseOutcome>& outcomes) {
+  const SelectionReport& first = outcomes.front().report;
+  FloatingPointSlack total_slack;
+  for (const ReleaseOutcome& outcome : outcomes)
+    accumulate_slack(total_slack, outcome.report.slack);
+
+  add_mechanism(out, first);
+  add_epsilon_total(out, "total_epsilon", first.epsilon_spent,
+                    static_cast<std::uint64_t>(outcomes.size()));
+  add_slack(out, "total_slack", "total floating-point slack", total_slack, false);
+  add_run_settings(out, options);
   for (const ReleaseOutcome& outcome : outcomes) {
     add_release_item(out.add_list_item("releases", "release"), outcome);
   }
+}
+
+std::vector<Scalar> index_values(const std::vector<std::uint64_t>& indices) {
+  return std::vector<Scalar>(indices.begin(), indices.end());
+}
+
+Record utility_report(std::string title, std::string command, const InputValues& utilities,
+                      double utility_bound) {
+  Record report(std::move(title));
+  report.add("command", std::move(command));
+  add_input(report, "utilities", utilities, true);
+  report.add("utility_bound", utility_bound, utility_bound > 0 ? "" : "none");
+  return report;
+}
+
+std::string shape_text(const std::vector<std::uint64_t>& shape) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    text += (i == 0 ? "" : ", ") + format_number(shape[i]);
+  }
+  return text + (shape.size() == 1 ? ",)" : ")");
 }
 
 void add_input(Record& out, const std::string& key, const InputValues& input,
@@ -70,12 +114,8 @@ void add_input(Record& out, const std::string& key, const InputValues& input,
   described.add("format", std::string(to_string(input.format)));
   described.add("element_type", input.element_type);
   if (!input.shape.empty()) {
-    std::string shape = "(";
-    for (std::size_t i = 0; i < input.shape.size(); ++i) {
-      shape += (i == 0 ? "" : ", ") + format_number(input.shape[i]);
-    }
-    shape += input.shape.size() == 1 ? ",)" : ")";
-    described.add("shape", shape, input.shape.size() > 1 ? "flattened in C order" : "");
+    described.add("shape", shape_text(input.shape),
+                  input.shape.size() > 1 ? "flattened in C order" : "");
   }
   if (count_is_public) described.add("values", static_cast<std::uint64_t>(input.size()));
 }

@@ -17,9 +17,37 @@ namespace dpselect::cli {
 void add_release_summary(Record& out, const ReleaseOptions& options,
                          const std::vector<ReleaseOutcome>& outcomes);
 
+// The pieces of that summary, for the commands whose releases are more than one index.
+// Mechanism, monotone, sensitivity, noise scale and candidates of one selection.
+void add_mechanism(Record& out, const SelectionReport& report);
+// epsilon_per_release (followed by `per_release_note`), release_count, and under `total_key`
+// release_count * epsilon_per_release (basic composition).
+void add_epsilon_total(Record& out, const std::string& total_key, double epsilon_per_release,
+                       std::uint64_t release_count, std::string per_release_note = {});
+// Floating-point slack: epsilon, delta and, with `show_data_dependence` (the slack of a release,
+// not a total), whether it depends on the data.
+void add_slack(Record& out, const std::string& key, const std::string& heading,
+               const FloatingPointSlack& slack, bool show_data_dependence);
+// Adds `times` * `slack` to `total` (basic composition); depends_on_data if either does.
+void accumulate_slack(FloatingPointSlack& total, const FloatingPointSlack& slack,
+                      double times = 1.0);
+// The backend requested and whether the seed was fixed.
+void add_run_settings(Record& out, const ReleaseOptions& options);
+// The backend that ran one release, its wall time and its speed over `candidates`.
+void add_timing(Record& item, ExecutedOn executed_on, std::uint64_t candidates, double seconds);
+
+// Released indices as the values of Record::add_array.
+std::vector<Scalar> index_values(const std::vector<std::uint64_t>& indices);
+
+// A report on utilities read from a file: title, command, the file, the --utility-bound.
+Record utility_report(std::string title, std::string command, const InputValues& utilities,
+                      double utility_bound);
+
 // Format, element type, .npy shape, and the number of values when that number is public (the
 // candidates of a selection; not the number of bidders, which is data).
 void add_input(Record& out, const std::string& key, const InputValues& input, bool count_is_public);
+// A .npy shape as Python writes it: "(16,)", "(4, 4)".
+std::string shape_text(const std::vector<std::uint64_t>& shape);
 
 // Seconds rounded to microseconds, the resolution worth printing.
 double rounded_seconds(double seconds);

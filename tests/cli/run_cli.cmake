@@ -4,7 +4,8 @@
 #                              released) and exactly one stderr line starting "dpselect: error: ".
 #   -DSTDOUT_REGEX=<regex>     stdout must match
 #   -DSTDERR_REGEX=<regex>     stderr must match
-#   -DJSON_MEMBERS=<a|b|...>   stdout must parse as JSON with these top-level members
+#   -DJSON_MEMBERS=<a|b|...>   stdout must parse as JSON with these members: top-level names,
+#                              or paths with / between names and array indices (releases/0/index)
 #   -DCOMPARE_ARGS=<a|b|...> -DCOMPARE_REGEX=<regex>
 #                              run again with COMPARE_ARGS; every match of COMPARE_REGEX in the
 #                              two stdouts must agree (e.g. the released indices)
@@ -54,7 +55,8 @@ endif()
 if(DEFINED JSON_MEMBERS)
   string(REPLACE "|" ";" members "${JSON_MEMBERS}")
   foreach(member IN LISTS members)
-    string(JSON value ERROR_VARIABLE json_error GET "${stdout}" "${member}")
+    string(REPLACE "/" ";" member_path "${member}")
+    string(JSON value ERROR_VARIABLE json_error GET "${stdout}" ${member_path})
     if(json_error)
       fail("JSON member '${member}': ${json_error}")
     endif()

@@ -33,5 +33,7 @@ write_npy("utilities_fortran.npy", "d", utilities, [4, len(utilities) // 4], for
 counts = [int(value) for value in text_values("counts.txt")]
 write_npy("counts_i4.npy", "i", counts, [len(counts)])
 write_npy("counts_i8.npy", "q", counts, [len(counts)])
+rows = text_values("rows_3x4.txt")
+write_npy("rows_3x4.npy", "d", rows, [3, 4])
 (HERE / "negative_bids.f64").write_bytes(struct.pack("<3d", 1.0, 2.0, -0.5))
 (HERE / "odd_size.f32").write_bytes(b"\x00\x00\x80\x3f\x00")

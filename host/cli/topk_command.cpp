@@ -1,0 +1,126 @@
+// dpselect topk: the indices of k high-utility candidates, in order, from one noisy pass.
+#include <memory>
+#include <span>
+
+#include "cli_error.hpp"
+#include "commands.hpp"
+#include "common_options.hpp"
+#include "dpselect/top_k.hpp"
+#include "input_files.hpp"
+#include "numbers.hpp"
+#include "output.hpp"
+#include "releases.hpp"
+#include "report_sections.hpp"
+
+namespace dpselect::cli {
+namespace {
+
+struct TopKOptions {
+  UtilityFile utilities;
+  double epsilon = 0.0;  // of all k picks together: each spends epsilon / k
+  double delta = 1e-6;   // of the (epsilon, delta) bound implied by the zCDP guarantee
+  TopKParams params;
+  ReleaseOptions release;
+};
+
+// One release: k indices.
+struct TopKOutcome {
+  TopKSelection selection;
+  double seconds = 0.0;
+};
+
+void add_top_k_release(Record& item, const TopKOutcome& outcome) {
+  const TopKReport& report = outcome.selection.report;
+  item.add_array("indices", index_values(outcome.selection.indices), "largest noisy score first");
+  add_timing(item, report.per_pick.executed_on, report.per_pick.candidates, outcome.seconds);
+  item.add("epsilon_spent", report.epsilon_total_basic);
+  add_slack(item, "slack_per_pick", "floating-point slack per pick", report.per_pick.slack, true);
+}
+
+Record run_top_k(const TopKOptions& options) {
+  const InputValues utilities = options.utilities.read();
+  TopKParams params = options.params;
+  // Checked here too (the library refuses it as well) so that the message names the file.
+  if (params.k > utilities.size()) {
+    throw CliError("--k " + format_number(params.k) + " is more than the " +
+                   format_number(static_cast<std::uint64_t>(utilities.size())) + " candidates in " +
+                   options.utilities.path);
+  }
+  params.per_pick.mechanism = Mechanism::exponential;
+  params.per_pick.epsilon = options.epsilon / static_cast<double>(params.k);
+  params.per_pick.backend = options.release.backend;
+  std::vector<TopKOutcome> outcomes =
+      run_releases(options.release, utilities.size(), [&](Context& context) {
+        return std::visit(
+            [&](const auto& values) {
+              return TopKOutcome{select_top_k(context, std::span(values), params)};
+            },
+            utilities.values);
+      });
+
+  const TopKReport& first = outcomes.front().selection.report;
+  const auto release_count = static_cast<std::uint64_t>(outcomes.size());
+  const double rho = static_cast<double>(release_count) * first.rho;
+  FloatingPointSlack total_slack;
+  for (const TopKOutcome& outcome : outcomes) {
+    const TopKReport& report = outcome.selection.report;
+    accumulate_slack(total_slack, report.per_pick.slack, static_cast<double>(report.k));
+  }
+
+  Record report = utility_report("dpselect topk: private top-k, k candidate indices in order",
+                                 "topk", utilities, params.per_pick.utility_bound);
+  report.add("k", first.k);
+  add_mechanism(report, first.per_pick);
+  report.add("epsilon_per_pick", first.per_pick.epsilon_spent);
+  add_epsilon_total(report, "epsilon_total_basic", first.epsilon_total_basic, release_count,
+                    "k picks: basic composition");
+  report.add("rho", rho, "zCDP of all picks together; zCDP composes by adding rho");
+  Record& bound = report.add_record("zcdp_bound", "zCDP bound");
+  bound.add("delta", options.delta);
+  bound.add("epsilon", epsilon_from_zcdp(rho, options.delta),
+            "(epsilon, delta)-DP implied by rho: rho + 2 sqrt(rho ln(1/delta))");
+  add_slack(report, "total_slack", "total floating-point slack", total_slack, false);
+  add_run_settings(report, options.release);
+  for (const TopKOutcome& outcome : outcomes) {
+    add_top_k_release(report.add_list_item("releases", "release"), outcome);
+  }
+  return report;
+}
+
+constexpr const char* examples = R"(Examples:
+  dpselect topk --utilities scores.txt --k 10 --epsilon 1 --sensitivity 1
+  dpselect topk --utilities counts.npy --k 100 --epsilon 2 --sensitivity 1 --monotone \
+      --delta 1e-9 --json
+  dpselect topk --utilities scores.f32 --k 5 --epsilon 0.5 --sensitivity 2 --repeat 3
+
+Releases the indices of k candidates (0-based line or element of the file), largest noisy score
+first: one pass of Gumbel noise with the exponential mechanism's distribution, the same as k
+rounds of peeling. --epsilon is the budget of all k picks (basic composition): each pick spends
+epsilon / k. Also printed: the zCDP rho of the picks and the (epsilon, delta) it implies at
+--delta, often much below epsilon for large k. --repeat N multiplies epsilon and rho by N.)";
+
+}  // namespace
+
+void register_top_k_command(CLI::App& app) {
+  auto options = std::make_shared<TopKOptions>();
+  CLI::App& command = add_selection_command(
+      app, "topk", "private top-k: the indices of k high-utility candidates, best first",
+      options->utilities);
+  command.add_option("--k", options->params.k, "how many indices to release (at most n)")
+      ->required()
+      ->check(integer_at_least(1));
+  add_epsilon_option(command, options->epsilon,
+                     "privacy loss of all k picks together (basic composition): each pick "
+                     "spends epsilon / k")
+      ->required();
+  add_utility_options(command, options->params.per_pick);
+  command
+      .add_option("--delta", options->delta,
+                  "delta of the (epsilon, delta) bound implied by the zCDP guarantee")
+      ->check(open_unit_interval())
+      ->capture_default_str();
+  complete_release_command(command, options->release, examples,
+                           [options] { return run_top_k(*options); });
+}
+
+}  // namespace dpselect::cli
