@@ -39,7 +39,16 @@ struct GridRevenue {
   }
 };
 
-SelectionParams selection_params(const PricingParams& params, double largest_price) {
+SelectionParams selection_params(const PricingParams& params, double largest_price, const Bids& bids) {
+  // price * count can only overflow for prices this large, whatever the (private) count.
+  constexpr double kLargestPrice = 0x1p960;
+  if (!(largest_price <= kLargestPrice)) {
+    detail::throw_invalid("the largest price", "<= 2^960 so that revenues stay finite", largest_price);
+  }
+  if (params.max_bidders != 0 && bids.size() > params.max_bidders) {
+    throw InvalidArgument("dpselect: bids must number at most max_bidders, " + std::to_string(params.max_bidders) +
+                          " (got more)");
+  }
   SelectionParams selection;
   selection.mechanism = params.mechanism;
   selection.epsilon = params.epsilon;
@@ -48,6 +57,8 @@ SelectionParams selection_params(const PricingParams& params, double largest_pri
   // Adding a bidder never lowers any revenue: monotone, scale eps/Delta (seed 004 Thm 3.10 remark).
   selection.monotone = params.neighbours == BidderNeighbours::add_or_remove_bidder;
   selection.backend = params.backend;
+  // A public bound on every revenue: the largest price times the public bound on bidders.
+  if (params.max_bidders != 0) selection.utility_bound = largest_price * static_cast<double>(params.max_bidders);
   return selection;
 }
 
@@ -115,7 +126,7 @@ PriceSelection select_price(Context& context, const Bids& bids, std::span<const 
   std::vector<double> revenue(prices.size());
   for (std::size_t i = 0; i < prices.size(); ++i) revenue[i] = bids.revenue(prices[i]);
   const Selection selection =
-      select(context, std::span<const double>(revenue), selection_params(params, largest_price));
+      select(context, std::span<const double>(revenue), selection_params(params, largest_price, bids));
   return PriceSelection{prices[selection.index], selection.index, selection.report};
 }
 
@@ -124,7 +135,10 @@ PriceSelection select_price(Context& context, const Bids& bids, const PriceGrid&
   grid.validate();
   const std::uint64_t count = grid.size();
   const double largest_price = grid.price(count - 1);
-  const SelectionParams selection = selection_params(params, largest_price);
+  if (!(largest_price > 0.0)) {
+    detail::throw_invalid("the grid's largest price", "> 0 (it is the sensitivity)", largest_price);
+  }
+  const SelectionParams selection = selection_params(params, largest_price, bids);
   detail::validate_params(selection);
   const Backend backend = detail::resolve_backend(selection.backend);
   const IndexRange range{0, count};

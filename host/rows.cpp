@@ -63,7 +63,13 @@ RowsSelection rows(Context& context, HostMatrix<const T> utilities, const Select
   // All or nothing: nothing is returned unless every row finishes.
   RowsSelection selection;
   selection.selections.reserve(utilities.rows);
-  for (std::uint64_t r = 0; r < utilities.rows; ++r) selection.selections.push_back(releases[r].finish(results[r]));
+  for (std::uint64_t r = 0; r < utilities.rows; ++r) {
+    try {
+      selection.selections.push_back(releases[r].finish(results[r]));
+    } catch (const InvalidArgument& error) {  // finish() names the column; add the row
+      throw InvalidArgument(std::string(error.what()) + " in row " + std::to_string(r));
+    }
+  }
   return selection;
 }
 

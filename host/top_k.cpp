@@ -84,11 +84,14 @@ TopKSelection top_k(Context& context, std::span<const T> utilities, const TopKPa
       });
 
   std::sort(top.heap.begin(), top.heap.end(), ranks_before);
-  // The tally carries the best candidate so finish() applies the usual checks and the slack.
-  top.tally.best_score = top.heap.front().score;
-  top.tally.best_index = top.heap.front().index;
+  // The tally carries the best candidate so finish() applies the usual checks and the slack
+  // (and throws for invalid utilities, which may have left the heap short or empty).
+  if (!top.heap.empty()) {
+    top.tally.best_score = top.heap.front().score;
+    top.tally.best_index = top.heap.front().index;
+  }
   const Selection first = release.finish(detail::ReleaseAccess::stamped(release, range, top.tally));
-  if (top.heap.back().score == -detail::kInfinity) {
+  if (top.heap.size() < params.k || top.heap.back().score == -detail::kInfinity) {
     throw InvalidArgument("dpselect: k must not exceed the number of candidates that are not excluded (-inf) (got " +
                           std::to_string(params.k) + ")");
   }
@@ -100,9 +103,10 @@ TopKSelection top_k(Context& context, std::span<const T> utilities, const TopKPa
   const double k = static_cast<double>(params.k);
   // Seed 003 Thm 3.16 (basic composition) over the k picks.
   selection.report.epsilon_total_basic = k * per_pick.epsilon;
-  // epsilon'-bounded-range EM is (epsilon'^2/8)-zCDP (Cesar & Rogers 2021); a monotone-scale EM is
-  // only known to be epsilon'-DP, hence (epsilon'^2/2)-zCDP (Bun & Steinke 2016). zCDP adds up.
-  selection.report.rho = k * per_pick.epsilon * per_pick.epsilon / (per_pick.monotone ? 2.0 : 8.0);
+  // Each pick is epsilon'-bounded-range (Durfee & Rogers 2019; at the monotone scale too, since all
+  // utility differences then lie in [0, Delta]), hence (epsilon'^2/8)-zCDP (Cesar & Rogers 2021);
+  // zCDP adds up over the k picks.
+  selection.report.rho = k * per_pick.epsilon * per_pick.epsilon / 8.0;
   return selection;
 }
 

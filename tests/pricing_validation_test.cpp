@@ -65,8 +65,24 @@ TEST(PricingValidation, BadPricesAndEpsilonDrawNoStream) {
   bad.epsilon = 0.0;
   expect_message([&] { select_price(context, bids, PriceGrid{0.5, 3.0, 0.5}, bad); }, {"epsilon", "(got 0)"});
   expect_message([&] { select_price(context, bids, PriceGrid{0.5, 3.0, 0.0}, cpu_params()); }, {"grid step"});
+  expect_message([&] { select_price(context, bids, PriceGrid{0.0, 1.0, 2.0}, cpu_params()); }, {"grid's largest price", "(got 0)"});
+  expect_message([&] { select_price(context, bids, std::vector<double>{1.0, 1e300}, cpu_params()); }, {"largest price", "2^960"});
+  PricingParams few = cpu_params();
+  few.max_bidders = 1;
+  expect_message([&] { select_price(context, bids, PriceGrid{0.5, 3.0, 0.5}, few); }, {"max_bidders", "1"});
   const auto pick = select_price(context, bids, PriceGrid{0.5, 3.0, 0.5}, cpu_params());
   EXPECT_EQ(pick.report.stream, 0u);
+  EXPECT_TRUE(pick.report.slack.depends_on_data);
+}
+
+TEST(PricingValidation, PublicBidderBoundMakesTheSlackDataIndependent) {
+  PricingParams params = cpu_params();
+  params.max_bidders = 100;
+  Context context = Context::with_fixed_seed(4);
+  const auto a = select_price(context, Bids(std::vector<double>{1.0, 2.0}), PriceGrid{0.5, 3.0, 0.5}, params);
+  const auto b = select_price(context, Bids(std::vector<double>{3.0, 3.0, 3.0}), PriceGrid{0.5, 3.0, 0.5}, params);
+  EXPECT_FALSE(a.report.slack.depends_on_data);
+  EXPECT_EQ(a.report.slack.epsilon, b.report.slack.epsilon);
 }
 
 TEST(PricingValidation, GridSizeIncludesMaxWhenOnTheGrid) {

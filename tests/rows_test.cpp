@@ -59,6 +59,16 @@ TEST_F(Rows, BadShapesAndEpsilons) {
   } catch (const InvalidArgument& error) {
     EXPECT_NE(std::string(error.what()).find("row_epsilons[2]"), std::string::npos) << error.what();
   }
+  std::vector<float> with_nan = matrix;
+  with_nan[6] = NAN;  // row 1, column 2
+  try {
+    Context other = Context::with_fixed_seed(2);
+    select_rows(other, HostMatrix<const float>{with_nan.data(), 3, 4}, params);
+    ADD_FAILURE() << "no exception";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("utilities[2]"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("in row 1"), std::string::npos) << error.what();
+  }
   // Nothing was drawn by the failures above.
   EXPECT_EQ(select_rows(context, HostMatrix<const float>{matrix.data(), 3, 4}, params).selections[0].report.stream, 0u);
 }

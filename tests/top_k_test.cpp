@@ -88,6 +88,12 @@ TEST(TopK, BadInput) {
   gpu.per_pick.backend = Backend::Gpu;
   EXPECT_THROW(select_top_k(context, std::span<const double>(u), gpu), BackendUnavailable);
   EXPECT_THROW(epsilon_from_zcdp(1.0, 0.0), InvalidArgument);
+  // No valid candidate at all: the utility error, not a crash.
+  const std::vector<double> nans = {NAN, NAN, NAN};
+  EXPECT_THROW(select_top_k(context, std::span<const double>(nans), top_k_params(1.0, 2)), InvalidArgument);
+  TopKParams bounded = top_k_params(1.0, 1);
+  bounded.per_pick.utility_bound = 0.5;
+  EXPECT_THROW(select_top_k(context, std::span<const double>(u), bounded), InvalidArgument);
   EXPECT_DOUBLE_EQ(epsilon_from_zcdp(0.5, 1e-6), 0.5 + 2 * std::sqrt(0.5 * std::log(1e6)));
 }
 

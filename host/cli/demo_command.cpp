@@ -46,6 +46,8 @@ PriceGrid demo_grid(std::uint64_t prices) {
 
 Record run_demo(const DemoOptions& options) {
   const Bids bids(std::span<const double>(synthetic_bids(options.bidders)));
+  PricingParams params = options.params;
+  if (params.max_bidders == 0) params.max_bidders = options.bidders;  // synthetic: the count is public
   Record report("dpselect demo: private posted price for a synthetic auction");
   report.add("command", std::string("demo"));
   Record& data = report.add_record("data", "synthetic bids");
@@ -54,7 +56,7 @@ Record run_demo(const DemoOptions& options) {
   data.add("mu", bid_log_mean);
   data.add("sigma", bid_log_sigma);
   data.add("data_seed", bid_data_seed, "fixed: every run sees the same bids");
-  add_price_releases(report, bids, demo_grid(options.prices), options.params, options.release,
+  add_price_releases(report, bids, demo_grid(options.prices), params, options.release,
                      "NOT PRIVATE (synthetic data, for comparison only)");
   return report;
 }
@@ -79,7 +81,7 @@ void register_demo_command(CLI::App& app) {
       ->check(integer_at_least(1))
       ->capture_default_str();
   command->add_option("--prices", options->prices, "number of candidate prices in the grid")
-      ->check(integer_at_least(1))
+      ->check(integer_at_least(2))
       ->capture_default_str();
   add_epsilon_option(*command, options->params.epsilon)->capture_default_str();
   add_pricing_options(*command, options->params);

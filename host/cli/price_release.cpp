@@ -73,6 +73,9 @@ void add_pricing_options(CLI::App& command, PricingParams& params) {
       "what one person's data is: adding or removing a bidder (revenue is monotone: "
       "half the noise) or changing one bid");
   add_mechanism_option(command, params.mechanism);
+  command.add_option("--max-bidders", params.max_bidders,
+                     "public upper bound on the number of bidders: makes the floating-point slack "
+                     "independent of the bids (otherwise it is withheld)");
 }
 
 void add_price_releases(Record& out, const Bids& bids, const PriceCandidates& candidates,

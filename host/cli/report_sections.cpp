@@ -41,12 +41,16 @@ void add_epsilon_total(Record& out, const std::string& total_key, double epsilon
 void add_slack(Record& out, const std::string& key, const std::string& heading,
                const FloatingPointSlack& slack, bool show_data_dependence) {
   Record& described = out.add_record(key, heading);
-  described.add("epsilon", slack.epsilon);
-  described.add("delta", slack.delta);
-  if (!show_data_dependence) return;
-  described.add(
-      "depends_on_data", slack.depends_on_data,
-      slack.depends_on_data ? "it reveals the data's largest |utility|: do not publish it" : "");
+  // A slack computed from the data reveals the data's largest |utility| (the best revenue, for
+  // pricing): it is withheld, not printed, so the output stays publishable.
+  if (slack.depends_on_data) {
+    described.add("withheld", true,
+                  "it depends on the data; give a public bound (--utility-bound, --max-bidders) to report it");
+  } else {
+    described.add("epsilon", slack.epsilon);
+    described.add("delta", slack.delta);
+  }
+  if (show_data_dependence) described.add("depends_on_data", slack.depends_on_data);
 }
 
 void accumulate_slack(FloatingPointSlack& total, const FloatingPointSlack& slack, double times) {
@@ -113,7 +117,8 @@ void add_input(Record& out, const std::string& key, const InputValues& input,
   Record& described = out.add_record(key);
   described.add("format", std::string(to_string(input.format)));
   described.add("element_type", input.element_type);
-  if (!input.shape.empty()) {
+  // A shape carries the number of values: shown only when that number is public.
+  if (!input.shape.empty() && count_is_public) {
     described.add("shape", shape_text(input.shape),
                   input.shape.size() > 1 ? "flattened in C order" : "");
   }

@@ -6,7 +6,8 @@
 // scale eps/Delta; between neighbours that change one bid it runs at eps/(2 Delta) (Dwork & Roth
 // Thm 3.10 and its monotone remark; seed 004, Example 3.5 is the pumpkin auction).
 //
-// Only the chosen price is private output. The revenue it earns and the optimum are functions of
+// Only the chosen price is private output (with PricingParams::max_bidders its report is public
+// too; without it the report's slack reveals the best revenue). The revenue it earns and the optimum are functions of
 // the bids: nonprivate_optimum() computes them for diagnostics and must not be published as part
 // of a private release.
 //
@@ -38,6 +39,11 @@ std::string_view to_string(BidderNeighbours neighbours);
 struct PricingParams {
   double epsilon = 0.0;
   BidderNeighbours neighbours = BidderNeighbours::add_or_remove_bidder;
+  // Optional public upper bound on the number of bidders (0: none). With it the floating-point
+  // slack is computed from largest price * max_bidders and does not depend on the bids; without
+  // it the slack reveals the best revenue (report.slack.depends_on_data), so do not publish it.
+  // More bids than max_bidders is an error.
+  std::uint64_t max_bidders = 0;
   Mechanism mechanism = Mechanism::exponential;
   Backend backend = Backend::Auto;
 };
@@ -85,7 +91,7 @@ struct PriceSelection {
 // One private release over an explicit list of candidate prices (finite, >= 0, not all 0).
 PriceSelection select_price(Context& context, const Bids& bids, std::span<const double> prices,
                             const PricingParams& params);
-// One private release over a grid of prices, computed on the fly (up to 2^62 of them).
+// One private release over a grid of prices, computed on the fly (up to 2^53 of them).
 PriceSelection select_price(Context& context, const Bids& bids, const PriceGrid& grid,
                             const PricingParams& params);
 

@@ -7,9 +7,9 @@
 //
 // Privacy of the k picks together (report.epsilon_total_basic and rho):
 //   basic composition (seed 003 Thm 3.16): k * epsilon';
-//   each EM round is epsilon'-bounded-range, hence (epsilon'^2 / 8)-zCDP (Cesar & Rogers 2021),
-//   so the k rounds are (k epsilon'^2 / 8)-zCDP; for monotone utilities at scale epsilon'/Delta
-//   each round is only known to be epsilon'-DP, hence (epsilon'^2 / 2)-zCDP (Bun & Steinke 2016).
+//   each EM round is epsilon'-bounded-range (also at the monotone scale epsilon'/Delta, where every
+//   utility difference lies in [0, Delta]), hence (epsilon'^2 / 8)-zCDP (Cesar & Rogers 2021), so
+//   the k rounds are (k epsilon'^2 / 8)-zCDP.
 // epsilon_from_zcdp() converts rho to (epsilon, delta) (Canonne, Kamath & Steinke 2020, Prop. 12
 // is sharper; this uses the standard rho + 2 sqrt(rho ln(1/delta)) of Bun & Steinke Prop. 1.3).
 //

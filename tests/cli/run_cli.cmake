@@ -3,6 +3,7 @@
 #   -DEXPECT_EXIT=<status>     default 0. A non-zero status also requires an empty stdout (nothing
 #                              released) and exactly one stderr line starting "dpselect: error: ".
 #   -DSTDOUT_REGEX=<regex>     stdout must match
+#   -DNOT_STDOUT_REGEX=<regex> stdout must not match
 #   -DSTDERR_REGEX=<regex>     stderr must match
 #   -DJSON_MEMBERS=<a|b|...>   stdout must parse as JSON with these members: top-level names,
 #                              or paths with / between names and array indices (releases/0/index)
@@ -45,6 +46,9 @@ if(NOT EXPECT_EXIT EQUAL 0)
   endif()
 endif()
 
+if(DEFINED NOT_STDOUT_REGEX AND stdout MATCHES "${NOT_STDOUT_REGEX}")
+  fail("stdout matches '${NOT_STDOUT_REGEX}', which it must not")
+endif()
 if(DEFINED STDOUT_REGEX AND NOT stdout MATCHES "${STDOUT_REGEX}")
   fail("stdout does not match '${STDOUT_REGEX}'")
 endif()
