@@ -30,12 +30,8 @@ struct DeviceGridRevenue {
 
 ShardResult gpu_evaluate_price_grid(const NoiseSpec& spec, std::span<const double> sorted_bids,
                                     const PriceGrid& grid, std::uint64_t count) {
-  cudaStream_t stream = nullptr;
-  DPSELECT_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t stream;
-    ~StreamGuard() { static_cast<void>(cudaStreamDestroy(stream)); }
-  } stream_guard{stream};
+  const OwnedStream owned_stream;
+  const cudaStream_t stream = owned_stream.get();
   DeviceScratch bids(sorted_bids.size_bytes(), stream);
   DPSELECT_CUDA_TRY(cudaMemcpyAsync(bids.as<double>(), sorted_bids.data(), sorted_bids.size_bytes(),
                                     cudaMemcpyHostToDevice, stream));

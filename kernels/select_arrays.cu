@@ -37,12 +37,8 @@ template <class T>
 ShardResult evaluate_host_array(const NoiseSpec& spec, const T* utilities, IndexRange range) {
   // 256 MiB of float per chunk: large enough to reach full bandwidth per launch.
   constexpr std::uint64_t kChunkElements = std::uint64_t{1} << 26;
-  cudaStream_t stream = nullptr;
-  DPSELECT_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t stream;
-    ~StreamGuard() { static_cast<void>(cudaStreamDestroy(stream)); }
-  } stream_guard{stream};
+  const OwnedStream owned_stream;
+  const cudaStream_t stream = owned_stream.get();
 
   const std::uint64_t n = range.size();
   T* chunk = nullptr;

@@ -100,6 +100,20 @@ unsigned int fused_select_grid(std::uint64_t count) {
   return static_cast<unsigned int>(std::max<std::uint64_t>(1, std::min(resident, needed)));
 }
 
+// A non-blocking stream owned for the duration of one host call (the host-array and pricing
+// paths, which have no caller stream); destroyed after its queued work completes.
+class OwnedStream {
+ public:
+  OwnedStream() { DPSELECT_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  ~OwnedStream() { static_cast<void>(cudaStreamDestroy(stream_)); }
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
 // Stream-ordered device scratch from the stream-ordered allocator.
 class DeviceScratch {
  public:
