@@ -8,6 +8,7 @@
 
 #include "dpselect/dpselect.hpp"
 #include "dpselect/pricing.hpp"
+#include "support/expect_invalid.hpp"
 
 namespace {
 
@@ -16,20 +17,10 @@ using dpselect::Context;
 using dpselect::InvalidArgument;
 using dpselect::PriceGrid;
 using dpselect::PricingParams;
+using dpselect::testing::expect_invalid_message;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-void expect_message(const std::function<void()>& call, std::initializer_list<std::string> fragments) {
-  try {
-    call();
-    ADD_FAILURE() << "no exception";
-  } catch (const InvalidArgument& error) {
-    for (const std::string& fragment : fragments) {
-      EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) << error.what();
-    }
-  }
-}
 
 PricingParams cpu_params() {
   PricingParams params;
@@ -39,37 +30,37 @@ PricingParams cpu_params() {
 }
 
 TEST(PricingValidation, BadBids) {
-  expect_message([] { Bids(std::vector<double>{}); }, {"bids", "size 0"});
-  expect_message([] { Bids(std::vector<double>{1.0, -0.5}); }, {"bids[1]", "(got -0.5)"});
-  expect_message([] { Bids(std::vector<double>{kNaN}); }, {"bids[0]", "(got nan)"});
-  expect_message([] { Bids(std::vector<double>{2.0, 3.0, kInf}); }, {"bids[2]", "(got inf)"});
+  expect_invalid_message([] { Bids(std::vector<double>{}); }, {"bids", "size 0"});
+  expect_invalid_message([] { Bids(std::vector<double>{1.0, -0.5}); }, {"bids[1]", "(got -0.5)"});
+  expect_invalid_message([] { Bids(std::vector<double>{kNaN}); }, {"bids[0]", "(got nan)"});
+  expect_invalid_message([] { Bids(std::vector<double>{2.0, 3.0, kInf}); }, {"bids[2]", "(got inf)"});
 }
 
 TEST(PricingValidation, BadGrid) {
-  expect_message([] { PriceGrid{-1.0, 2.0, 0.5}.validate(); }, {"grid min", "(got -1)"});
-  expect_message([] { PriceGrid{2.0, 2.0, 0.5}.validate(); }, {"grid max", "(got 2)"});
-  expect_message([] { PriceGrid{3.0, 2.0, 0.5}.validate(); }, {"grid max", "(got 2)"});
-  expect_message([] { PriceGrid{0.0, 2.0, 0.0}.validate(); }, {"grid step", "(got 0)"});
-  expect_message([] { PriceGrid{0.0, 2.0, -0.1}.validate(); }, {"grid step", "(got -0.1)"});
-  expect_message([] { PriceGrid{0.0, 2.0, kNaN}.validate(); }, {"grid step", "(got nan)"});
-  expect_message([] { PriceGrid{0.0, 1e6, 1e-12}.validate(); }, {"grid step", "2^-50"});
+  expect_invalid_message([] { PriceGrid{-1.0, 2.0, 0.5}.validate(); }, {"grid min", "(got -1)"});
+  expect_invalid_message([] { PriceGrid{2.0, 2.0, 0.5}.validate(); }, {"grid max", "(got 2)"});
+  expect_invalid_message([] { PriceGrid{3.0, 2.0, 0.5}.validate(); }, {"grid max", "(got 2)"});
+  expect_invalid_message([] { PriceGrid{0.0, 2.0, 0.0}.validate(); }, {"grid step", "(got 0)"});
+  expect_invalid_message([] { PriceGrid{0.0, 2.0, -0.1}.validate(); }, {"grid step", "(got -0.1)"});
+  expect_invalid_message([] { PriceGrid{0.0, 2.0, kNaN}.validate(); }, {"grid step", "(got nan)"});
+  expect_invalid_message([] { PriceGrid{0.0, 1e6, 1e-12}.validate(); }, {"grid step", "2^-50"});
 }
 
 TEST(PricingValidation, BadPricesAndEpsilonDrawNoStream) {
   const Bids bids(std::vector<double>{1.0, 2.0});
   Context context = Context::with_fixed_seed(1);
-  expect_message([&] { select_price(context, bids, std::vector<double>{}, cpu_params()); }, {"prices", "size 0"});
-  expect_message([&] { select_price(context, bids, std::vector<double>{1.0, kNaN}, cpu_params()); }, {"prices[1]", "nan"});
-  expect_message([&] { select_price(context, bids, std::vector<double>{0.0, 0.0}, cpu_params()); }, {"largest price", "(got 0)"});
+  expect_invalid_message([&] { select_price(context, bids, std::vector<double>{}, cpu_params()); }, {"prices", "size 0"});
+  expect_invalid_message([&] { select_price(context, bids, std::vector<double>{1.0, kNaN}, cpu_params()); }, {"prices[1]", "nan"});
+  expect_invalid_message([&] { select_price(context, bids, std::vector<double>{0.0, 0.0}, cpu_params()); }, {"largest price", "(got 0)"});
   PricingParams bad = cpu_params();
   bad.epsilon = 0.0;
-  expect_message([&] { select_price(context, bids, PriceGrid{0.5, 3.0, 0.5}, bad); }, {"epsilon", "(got 0)"});
-  expect_message([&] { select_price(context, bids, PriceGrid{0.5, 3.0, 0.0}, cpu_params()); }, {"grid step"});
-  expect_message([&] { select_price(context, bids, PriceGrid{0.0, 1.0, 2.0}, cpu_params()); }, {"grid's largest price", "(got 0)"});
-  expect_message([&] { select_price(context, bids, std::vector<double>{1.0, 1e300}, cpu_params()); }, {"largest price", "2^960"});
+  expect_invalid_message([&] { select_price(context, bids, PriceGrid{0.5, 3.0, 0.5}, bad); }, {"epsilon", "(got 0)"});
+  expect_invalid_message([&] { select_price(context, bids, PriceGrid{0.5, 3.0, 0.0}, cpu_params()); }, {"grid step"});
+  expect_invalid_message([&] { select_price(context, bids, PriceGrid{0.0, 1.0, 2.0}, cpu_params()); }, {"grid's largest price", "(got 0)"});
+  expect_invalid_message([&] { select_price(context, bids, std::vector<double>{1.0, 1e300}, cpu_params()); }, {"largest price", "2^960"});
   PricingParams few = cpu_params();
   few.max_bidders = 1;
-  expect_message([&] { select_price(context, bids, PriceGrid{0.5, 3.0, 0.5}, few); }, {"max_bidders", "1"});
+  expect_invalid_message([&] { select_price(context, bids, PriceGrid{0.5, 3.0, 0.5}, few); }, {"max_bidders", "1"});
   const auto pick = select_price(context, bids, PriceGrid{0.5, 3.0, 0.5}, cpu_params());
   EXPECT_EQ(pick.report.stream, 0u);
   EXPECT_TRUE(pick.report.slack.depends_on_data);
@@ -100,7 +91,7 @@ TEST(PricingValidation, ShortfallBoundFormula) {
   EXPECT_DOUBLE_EQ(dpselect::revenue_shortfall_bound(params, 10.0, 1000, 3.0), 2 * 10.0 / 0.5 * (std::log(1000.0) + 3.0));
   params.neighbours = dpselect::BidderNeighbours::add_or_remove_bidder;
   EXPECT_DOUBLE_EQ(dpselect::revenue_shortfall_bound(params, 10.0, 1000, 3.0), 10.0 / 0.5 * (std::log(1000.0) + 3.0));
-  expect_message([&] { dpselect::revenue_shortfall_bound(params, 10.0, 1000, -1.0); }, {"t", "(got -1)"});
+  expect_invalid_message([&] { dpselect::revenue_shortfall_bound(params, 10.0, 1000, -1.0); }, {"t", "(got -1)"});
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dpselect/dpselect.hpp"
+#include "support/expect_invalid.hpp"
 
 namespace {
 
@@ -18,6 +19,7 @@ using dpselect::InvalidArgument;
 using dpselect::Mechanism;
 using dpselect::Release;
 using dpselect::SelectionParams;
+using dpselect::testing::expect_invalid_message;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -32,21 +34,6 @@ SelectionParams good_params() {
 }
 
 const std::vector<double> kUtilities = {0.0, 1.0, 2.0};
-
-// Runs `call` expecting InvalidArgument whose message contains every fragment.
-template <class Call>
-void expect_invalid_message(Call call, std::initializer_list<std::string> fragments) {
-  try {
-    call();
-    ADD_FAILURE() << "no exception";
-  } catch (const std::invalid_argument& error) {
-    EXPECT_NE(dynamic_cast<const InvalidArgument*>(&error), nullptr);
-    for (const std::string& fragment : fragments) {
-      EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos)
-          << "message '" << error.what() << "' lacks '" << fragment << "'";
-    }
-  }
-}
 
 // As above, then checks that no stream was drawn from `context`.
 template <class Call>
