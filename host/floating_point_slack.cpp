@@ -24,6 +24,7 @@
 
 #include <cmath>
 
+#include "dpselect/detail/truncated_geometric.hpp"
 #include "dpselect/noise.hpp"
 
 namespace dpselect::detail {
@@ -37,6 +38,54 @@ FloatingPointSlack floating_point_slack(double epsilon, double score_scale, doub
   const long double eta = noise::kNoiseErrorBound + 0x1p-53L * (largest_score + noise::kMaxAbsNoise);
   const long double slack_epsilon = 4.0L * eta + static_cast<long double>(epsilon) * 0x1p-52L;
   const long double bad_event = static_cast<long double>(candidates) * noise::kBadEventProbability;
+  const long double slack_delta = (1.0L + std::exp(static_cast<long double>(epsilon) + slack_epsilon)) * bad_event;
+  constexpr long double kRoundUp = 1.0L + 0x1p-40L;
+  return FloatingPointSlack{static_cast<double>(slack_epsilon * kRoundUp),
+                            static_cast<double>(slack_delta * kRoundUp)};
+}
+
+// Slack of the bid-interval pricing sampler (host/pricing_intervals.cpp).
+//
+// The exact mechanism: EM over grid indices j with weights exp(c~ k_j p_j), p_j the rounded grid
+// prices, k_j = #{bids >= p_j}; it is (eps~)-DP with eps~ <= eps (1 + 2^-52) as above. The
+// sampler instead treats the prices of interval r (k bidders, L prices, top price P) as exactly
+// linear, P - t step: each weight's exponent is then off by at most c~ k 2^-52 max p <= 2^-52 S
+// where S = c~ * revenue_bound (each of p_j and P carries one rounding of 2^-53 max p).
+//
+// Stage 1 picks interval r by Gumbel-max over its log-mass
+//     l_r = c~ k P + g_r,   g_r = ln sum_{t<L} e^{-a t} = ln(-expm1(-a L)) - ln(-expm1(-a)),
+// a = c~ k step. The computed score fma(c~, w_r, G~_r) with w_r = k P + g_r / c~ is within
+//     eta1 = 2^-39 + 2^-50 (S + 89 + ln M) + e_g
+// of l_r + G_r: the noise (2^-39), five roundings of terms at most S + ln M + 89 (2^-50 covers
+// them with room), and e_g, the error of g_r. Since x h'(x) <= 1 for h(x) = ln(-expm1(-x)), the
+// relative error of a and a L (3 roundings) moves each logarithm by at most 3 2^-53 absolute;
+// expm1 and log (<= 2 ulp each, glibc) add 2^-51 (|h| + 1). With |h| <= |ln(c~ step)| + 1
+// (a >= c~ step for k >= 1), e_g <= 2^-49 + 2^-50 (|ln(c~ step)| + 2). As for noisy max, stage 1
+// then picks r with probability within e^{+-2 eta1} of the exact interval mass.
+//
+// Stage 2 picks the price inside r by truncated_geometric: within e^{+-rho2} of the exact
+// conditional, rho2 = 2 * 4 digits * kDigitRelativeError (truncated_geometric.hpp).
+//
+// Per output, the implementation is within e^{+-lambda} of the exact mechanism, outside the bad
+// event B: lambda = 2 eta1 + 2 * 2^-52 S + rho2 (the linearity error enters both stages). As
+// before, slack.epsilon = 2 lambda + eps 2^-52 and slack.delta = (1 + e^{eps + slack.epsilon}) P(B),
+// where P(B) <= (runs + 4 * 128) 2^-87 (each uniform's tail) + 2^-128 (128 rejections)
+//             + 4 * 128 * 2^-1000 (digits of rate > 700).
+FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double revenue_bound, double grid_step,
+                                      std::uint64_t grid_size, std::uint64_t runs) {
+  const long double largest_score = static_cast<long double>(score_scale) * revenue_bound;
+  const long double log_grid = std::log(static_cast<long double>(grid_size));
+  const long double log_rate_floor =
+      std::fabs(std::log(static_cast<long double>(score_scale) * static_cast<long double>(grid_step)));
+  const long double error_of_g = 0x1p-49L + 0x1p-50L * (log_rate_floor + 2.0L);
+  const long double eta1 =
+      noise::kNoiseErrorBound + 0x1p-50L * (largest_score + noise::kMaxAbsNoise + log_grid) + error_of_g;
+  const long double rho2 = 2.0L * kGeometricDigitsPerAttempt * kDigitRelativeError;
+  const long double lambda = 2.0L * eta1 + 2.0L * 0x1p-52L * largest_score + rho2;
+  const long double slack_epsilon = 2.0L * lambda + static_cast<long double>(epsilon) * 0x1p-52L;
+  const long double draws = static_cast<long double>(kGeometricDigitsPerAttempt) * kMaxGeometricAttempts;
+  const long double bad_event = (static_cast<long double>(runs) + draws) * noise::kBadEventProbability +
+                                0x1p-128L + draws * 0x1p-1000L;
   const long double slack_delta = (1.0L + std::exp(static_cast<long double>(epsilon) + slack_epsilon)) * bad_event;
   constexpr long double kRoundUp = 1.0L + 0x1p-40L;
   return FloatingPointSlack{static_cast<double>(slack_epsilon * kRoundUp),

@@ -12,3 +12,13 @@ FloatingPointSlack floating_point_slack(double epsilon, double score_scale, doub
                                         double max_abs_utility, std::uint64_t candidates);
 
 }  // namespace dpselect::detail
+
+namespace dpselect::detail {
+
+// The slack of the bid-interval pricing sampler; derivation in floating_point_slack.cpp.
+// `revenue_bound` bounds every revenue (largest price times the number of bidders), `runs` is
+// the number of bid intervals (bids + 1).
+FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double revenue_bound, double grid_step,
+                                      std::uint64_t grid_size, std::uint64_t runs);
+
+}  // namespace dpselect::detail

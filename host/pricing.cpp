@@ -10,6 +10,7 @@
 #include "dpselect/errors.hpp"
 #include "dpselect/select.hpp"
 #include "gpu_backend.hpp"
+#include "pricing_internal.hpp"
 #include "validation.hpp"
 
 namespace dpselect {
@@ -39,7 +40,20 @@ struct GridRevenue {
   }
 };
 
-SelectionParams selection_params(const PricingParams& params, double largest_price, const Bids& bids) {
+void validate_prices(std::span<const double> prices) {
+  if (prices.empty()) throw InvalidArgument("dpselect: prices must hold at least one price (got size 0)");
+  for (std::size_t i = 0; i < prices.size(); ++i) {
+    if (!std::isfinite(prices[i]) || prices[i] < 0.0) {
+      detail::throw_invalid("prices[" + std::to_string(i) + "]", "finite and >= 0", prices[i]);
+    }
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+SelectionParams pricing_selection_params(const PricingParams& params, double largest_price, const Bids& bids) {
   // price * count can only overflow for prices this large, whatever the (private) count.
   constexpr double kLargestPrice = 0x1p960;
   if (!(largest_price <= kLargestPrice)) {
@@ -62,16 +76,7 @@ SelectionParams selection_params(const PricingParams& params, double largest_pri
   return selection;
 }
 
-void validate_prices(std::span<const double> prices) {
-  if (prices.empty()) throw InvalidArgument("dpselect: prices must hold at least one price (got size 0)");
-  for (std::size_t i = 0; i < prices.size(); ++i) {
-    if (!std::isfinite(prices[i]) || prices[i] < 0.0) {
-      detail::throw_invalid("prices[" + std::to_string(i) + "]", "finite and >= 0", prices[i]);
-    }
-  }
-}
-
-}  // namespace
+}  // namespace detail
 
 std::string_view to_string(BidderNeighbours neighbours) {
   return neighbours == BidderNeighbours::add_or_remove_bidder ? "add-remove" : "change-bid";
@@ -116,6 +121,19 @@ std::uint64_t PriceGrid::size() const {
   return last + 1;
 }
 
+void PriceRange::validate() const {
+  if (!std::isfinite(min) || min < 0.0) detail::throw_invalid("range min", "finite and >= 0", min);
+  if (!std::isfinite(max) || !(max > min)) {
+    detail::throw_invalid("range max", "finite and > min (" + detail::format_value(min) + ")", max);
+  }
+}
+
+PriceGrid PriceRange::grid() const {
+  validate();
+  // 2^40 steps (a power-of-two scaling: exact), or as many as keep consecutive prices apart.
+  return PriceGrid{min, max, std::max((max - min) * 0x1p-40, max * 0x1p-50)};
+}
+
 PriceSelection select_price(Context& context, const Bids& bids, std::span<const double> prices,
                             const PricingParams& params) {
   validate_prices(prices);
@@ -126,7 +144,7 @@ PriceSelection select_price(Context& context, const Bids& bids, std::span<const 
   std::vector<double> revenue(prices.size());
   for (std::size_t i = 0; i < prices.size(); ++i) revenue[i] = bids.revenue(prices[i]);
   const Selection selection =
-      select(context, std::span<const double>(revenue), selection_params(params, largest_price, bids));
+      select(context, std::span<const double>(revenue), detail::pricing_selection_params(params, largest_price, bids));
   return PriceSelection{prices[selection.index], selection.index, selection.report};
 }
 
@@ -138,7 +156,10 @@ PriceSelection select_price(Context& context, const Bids& bids, const PriceGrid&
   if (!(largest_price > 0.0)) {
     detail::throw_invalid("the grid's largest price", "> 0 (it is the sensitivity)", largest_price);
   }
-  const SelectionParams selection = selection_params(params, largest_price, bids);
+  if (params.grid_sampler == GridSampler::bid_intervals) {
+    return detail::select_grid_price_by_bid_intervals(context, bids, grid, params);
+  }
+  const SelectionParams selection = detail::pricing_selection_params(params, largest_price, bids);
   detail::validate_params(selection);
   const Backend backend = detail::resolve_backend(selection.backend);
   const IndexRange range{0, count};
@@ -152,6 +173,11 @@ PriceSelection select_price(Context& context, const Bids& bids, const PriceGrid&
           : detail::cpu_evaluate_generated(spec, range, &GridRevenue::fill_utilities, &revenue);
   const Selection chosen = release.finish(detail::ReleaseAccess::stamped(release, range, result));
   return PriceSelection{grid.price(chosen.index), chosen.index, chosen.report};
+}
+
+PriceSelection select_price(Context& context, const Bids& bids, const PriceRange& range,
+                            const PricingParams& params) {
+  return detail::select_grid_price_by_bid_intervals(context, bids, range.grid(), params);
 }
 
 double revenue_shortfall_bound(const PricingParams& params, double largest_price,
@@ -203,6 +229,24 @@ NonprivateOptimum nonprivate_optimum(const Bids& bids, std::span<const double> p
     const double revenue = bids.revenue(prices[i]);
     if (revenue > best.revenue) best = {prices[i], revenue, i};
   }
+  return best;
+}
+
+NonprivateOptimum nonprivate_optimum(const Bids& bids, const PriceRange& range) {
+  const PriceGrid grid = range.grid();
+  const std::uint64_t grid_size = grid.size();
+  NonprivateOptimum best{range.max, bids.revenue(range.max), 0};
+  for (const double bid : bids.sorted()) {
+    if (bid < range.min || bid > range.max) continue;
+    const double revenue = bids.revenue(bid);
+    if (revenue > best.revenue) best = {bid, revenue, 0};
+  }
+  // The largest grid index whose price is <= best.price.
+  std::uint64_t index = std::min<std::uint64_t>(
+      grid_size - 1, static_cast<std::uint64_t>(std::floor((best.price - grid.min) / grid.step)));
+  while (index > 0 && grid.price(index) > best.price) --index;
+  while (index + 1 < grid_size && grid.price(index + 1) <= best.price) ++index;
+  best.candidate = index;
   return best;
 }
 

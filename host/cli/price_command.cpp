@@ -18,6 +18,7 @@ namespace {
 struct PriceOptions {
   std::string bids_path;
   std::optional<PriceGrid> grid;
+  std::optional<PriceRange> range;
   std::string prices_path;
   InputFormat format = InputFormat::by_extension;
   PricingParams params;
@@ -25,25 +26,43 @@ struct PriceOptions {
   ReleaseOptions release;
 };
 
-// MIN:MAX:STEP, checked by the library's rules for a grid.
-PriceGrid parse_grid(const std::string& text) {
-  std::vector<std::optional<double>> fields;
+// `count` numbers separated by colons, or CliError naming the option and its form.
+std::vector<double> parse_colon_fields(const std::string& option, const std::string& form, std::size_t count,
+                                       const std::string& text) {
+  std::vector<double> fields;
   for (std::string_view rest = text;;) {
-    std::size_t colon = rest.find(':');
-    fields.push_back(parse_double(rest.substr(0, colon)));
-    if (colon == std::string_view::npos) break;
+    const std::size_t colon = rest.find(':');
+    const std::optional<double> field = parse_double(rest.substr(0, colon));
+    if (!field) break;
+    fields.push_back(*field);
+    if (colon == std::string_view::npos) {
+      if (fields.size() == count) return fields;
+      break;
+    }
     rest.remove_prefix(colon + 1);
   }
-  if (fields.size() != 3 || !fields[0] || !fields[1] || !fields[2]) {
-    throw CliError("--grid must be MIN:MAX:STEP, three numbers (got '" + text + "')");
-  }
-  PriceGrid grid{*fields[0], *fields[1], *fields[2]};
+  throw CliError(option + " must be " + form + ", " + std::to_string(count) + " numbers (got '" + text + "')");
+}
+
+// Checks `candidates` by the library's rules (validate()), naming the option on failure.
+template <class Candidates>
+Candidates validated(const std::string& option, const std::string& text, Candidates candidates) {
   try {
-    grid.validate();
+    candidates.validate();
   } catch (const InvalidArgument& error) {
-    throw CliError("--grid " + text + ": " + std::string(message_of(error)));
+    throw CliError(option + " " + text + ": " + std::string(message_of(error)));
   }
-  return grid;
+  return candidates;
+}
+
+PriceGrid parse_grid(const std::string& text) {
+  const std::vector<double> fields = parse_colon_fields("--grid", "MIN:MAX:STEP", 3, text);
+  return validated("--grid", text, PriceGrid{fields[0], fields[1], fields[2]});
+}
+
+PriceRange parse_range(const std::string& text) {
+  const std::vector<double> fields = parse_colon_fields("--range", "MIN:MAX", 2, text);
+  return validated("--range", text, PriceRange{fields[0], fields[1]});
 }
 
 Record run_price(const PriceOptions& options) {
@@ -52,6 +71,8 @@ Record run_price(const PriceOptions& options) {
   PriceCandidates candidates;
   if (options.grid) {
     candidates = *options.grid;
+  } else if (options.range) {
+    candidates = *options.range;
   } else {
     InputValues prices = read_values(options.prices_path, options.format, price_values);
     add_input(report, "prices", prices, true);
@@ -74,6 +95,7 @@ constexpr const char* examples = R"(Examples:
   dpselect price --bids bids.txt --epsilon 1 --grid 0.01:100:0.01
   dpselect price --bids bids.npy --epsilon 0.5 --prices menu.txt --neighbours change-bid
   dpselect price --bids bids.f64 --epsilon 1 --grid 0.5:500:0.5 --diagnostics --json
+  dpselect price --bids bids.txt --epsilon 1 --range 0:100 --max-bidders 1000000
 
 Releases only the chosen price. The sensitivity is the largest candidate price (one bidder
 moves the revenue at price p by at most p). --diagnostics also prints the best price and the
@@ -98,9 +120,9 @@ void register_price_command(CLI::App& app) {
       ->type_name("FILE");
   candidates
       ->add_option_function<std::string>(
-          "--range",
-          [](const std::string&) -> void { throw CliError("--range is not implemented yet"); },
-          "continuous prices in [MIN, MAX] (not implemented yet)")
+          "--range", [options](const std::string& text) { options->range = parse_range(text); },
+          "every price in [MIN, MAX] (exponential mechanism over 2^40 + 1 evenly spaced prices, "
+          "sampled in O(bids) work)")
       ->type_name("MIN:MAX");
   candidates->require_option(1);
   add_pricing_options(*command, options->params);

@@ -16,16 +16,30 @@ constexpr double bound_failure_odds = 20.0;
 
 std::uint64_t candidate_count(const PriceCandidates& candidates) {
   if (const auto* grid = std::get_if<PriceGrid>(&candidates)) return grid->size();
+  if (const auto* range = std::get_if<PriceRange>(&candidates)) return range->grid().size();
   return std::get<std::vector<double>>(candidates).size();
 }
 
 double largest_price(const PriceCandidates& candidates) {
   if (const auto* grid = std::get_if<PriceGrid>(&candidates)) return grid->price(grid->size() - 1);
+  if (const auto* range = std::get_if<PriceRange>(&candidates)) {
+    const PriceGrid grid = range->grid();
+    return grid.price(grid.size() - 1);
+  }
   const auto& prices = std::get<std::vector<double>>(candidates);
   return *std::max_element(prices.begin(), prices.end());
 }
 
 void add_candidates(Record& out, const PriceCandidates& candidates) {
+  if (const auto* range = std::get_if<PriceRange>(&candidates)) {
+    const PriceGrid grid = range->grid();
+    Record& described = out.add_record("range", "price range");
+    described.add("min", range->min);
+    described.add("max", range->max);
+    described.add("resolution", grid.step, "spacing of the 2^40 + 1 prices the range is sampled over");
+    described.add("prices", grid.size());
+    return;
+  }
   if (const auto* grid = std::get_if<PriceGrid>(&candidates)) {
     Record& described = out.add_record("grid", "price grid");
     described.add("min", grid->min);
@@ -76,6 +90,12 @@ void add_pricing_options(CLI::App& command, PricingParams& params) {
   command.add_option("--max-bidders", params.max_bidders,
                      "public upper bound on the number of bidders: makes the floating-point slack "
                      "independent of the bids (otherwise it is withheld)");
+  add_choice_option(command, "--grid-sampler", params.grid_sampler,
+                    Choices<GridSampler>{{"per-price", GridSampler::per_price_noise},
+                                         {"bid-intervals", GridSampler::bid_intervals}},
+                    "how a --grid is sampled: noise per price (any mechanism, GPU) or by bid "
+                    "intervals (exponential mechanism, CPU, work independent of the grid size); "
+                    "--range always uses bid intervals");
 }
 
 void add_price_releases(Record& out, const Bids& bids, const PriceCandidates& candidates,

@@ -13,10 +13,10 @@
 
 namespace dpselect::cli {
 
-// The candidate prices: a grid computed on the fly, or an explicit list.
-using PriceCandidates = std::variant<PriceGrid, std::vector<double>>;
+// The candidate prices: a grid computed on the fly, an explicit list, or a continuous range.
+using PriceCandidates = std::variant<PriceGrid, std::vector<double>, PriceRange>;
 
-// --neighbours and --mechanism (epsilon is required by one command and defaulted by another).
+// --neighbours, --mechanism, --max-bidders and --grid-sampler (epsilon is required by one command and defaulted by another).
 void add_pricing_options(CLI::App& command, PricingParams& params);
 
 // Makes the releases and appends to `out`: the candidates, the privacy summary, the chosen

@@ -36,6 +36,19 @@ enum class BidderNeighbours {
 
 std::string_view to_string(BidderNeighbours neighbours);
 
+// How a grid (or a range) of prices is sampled. Both are the exact exponential mechanism over
+// the grid's prices; they draw different random bits, so the same key gives different prices.
+enum class GridSampler {
+  // Per-price noise, the arg-max of the fused pass (selection engine): every mechanism, CPU or
+  // GPU, O(grid size) work.
+  per_price_noise,
+  // Revenue is linear in the price between consecutive sorted bids, so the EM's mass of all
+  // grid prices between two bids is a geometric sum in closed form: pick that interval by its
+  // log-mass (Gumbel-max over n + 1 intervals), then the price inside it (a truncated
+  // geometric). Exponential mechanism only, CPU, O(n) work whatever the grid size.
+  bid_intervals,
+};
+
 struct PricingParams {
   double epsilon = 0.0;
   BidderNeighbours neighbours = BidderNeighbours::add_or_remove_bidder;
@@ -46,6 +59,8 @@ struct PricingParams {
   std::uint64_t max_bidders = 0;
   Mechanism mechanism = Mechanism::exponential;
   Backend backend = Backend::Auto;
+  // Used for PriceGrid candidates; a PriceRange is always sampled by bid intervals.
+  GridSampler grid_sampler = GridSampler::per_price_noise;
 };
 
 // The bids of one auction, validated (finite, >= 0; InvalidArgument naming bids[i] otherwise;
@@ -81,6 +96,23 @@ struct PriceGrid {
   }
 };
 
+// The continuous price range [min, max]: min >= 0, max > min, both finite, max <= 2^960.
+// It is sampled as the exponential mechanism over grid(), the 2^40 + 1 prices
+// min + i (max - min) 2^-40 (the step is raised to max * 2^-50 where it would fall below):
+// a relative resolution far below any currency unit, with output that is always a public grid
+// point, never a double whose low bits depend on the bids (Mironov 2012). Revenue is linear
+// between bids, so the sampler integrates the EM density over each bid interval in closed form
+// (GridSampler::bid_intervals) and never walks the grid; its distribution differs from that
+// of the continuous EM only through the grid's resolution.
+struct PriceRange {
+  double min = 0.0;
+  double max = 0.0;
+
+  // Throws InvalidArgument naming the field and value.
+  void validate() const;
+  PriceGrid grid() const;
+};
+
 struct PriceSelection {
   double price = 0.0;
   // Index of the price in the list or grid it was chosen from.
@@ -93,6 +125,11 @@ PriceSelection select_price(Context& context, const Bids& bids, std::span<const 
                             const PricingParams& params);
 // One private release over a grid of prices, computed on the fly (up to 2^53 of them).
 PriceSelection select_price(Context& context, const Bids& bids, const PriceGrid& grid,
+                            const PricingParams& params);
+
+// One private release over the continuous range (exponential mechanism only: InvalidArgument
+// for another mechanism; runs on the CPU: InvalidArgument for Backend::Gpu).
+PriceSelection select_price(Context& context, const Bids& bids, const PriceRange& range,
                             const PricingParams& params);
 
 // Seed 004 Thm 3.11 for these parameters: with probability >= 1 - e^-t the chosen price earns
@@ -109,5 +146,9 @@ struct NonprivateOptimum {
 };
 NonprivateOptimum nonprivate_optimum(const Bids& bids, const PriceGrid& grid);
 NonprivateOptimum nonprivate_optimum(const Bids& bids, std::span<const double> prices);
+// Over the continuum: the best price is a bid inside the range or the range's max (revenue
+// grows with the price between bids). `candidate` is the index in range.grid() of the largest
+// grid price <= that price.
+NonprivateOptimum nonprivate_optimum(const Bids& bids, const PriceRange& range);
 
 }  // namespace dpselect

@@ -1,0 +1,149 @@
+// The exponential mechanism over a price grid, sampled by bid intervals in O(n) work
+// (GridSampler::bid_intervals, PriceRange). Floating-point slack: floating_point_slack.cpp.
+//
+// With sorted bids b_0 <= ... <= b_{n-1}, interval r in [0, n] holds the grid prices p with
+// b_{r-1} < p <= b_r (b_{-1} = -inf, b_n = +inf): exactly n - r bids are >= each of them, so
+// revenue is (n - r) p there. Equal bids give empty intervals, excluded from stage 1.
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "cpu_backend.hpp"
+#include "dpselect/detail/release_access.hpp"
+#include "dpselect/detail/truncated_geometric.hpp"
+#include "dpselect/errors.hpp"
+#include "floating_point_slack.hpp"
+#include "pricing_internal.hpp"
+#include "validation.hpp"
+
+namespace dpselect::detail {
+
+std::uint64_t truncated_geometric(const PhiloxKey& key, std::uint64_t stream, double rate, std::uint64_t length) {
+  int top_level = 0;  // the largest h with 2^{16 h} < length
+  while (top_level + 1 < kGeometricDigitsPerAttempt && (length - 1) >> (16 * (top_level + 1)) != 0) ++top_level;
+  const std::uint64_t top_values = ((length - 1) >> (16 * top_level)) + 1;
+  for (int attempt = 0; attempt < kMaxGeometricAttempts; ++attempt) {
+    std::uint64_t t = 0;
+    for (int level = 0; level <= top_level; ++level) {
+      const std::uint64_t position =
+          kGeometricPositionOffset + static_cast<std::uint64_t>(attempt * kGeometricDigitsPerAttempt + level);
+      const noise::SplitUniform u = noise::split_uniform(philox_block(key, stream, position));
+      const std::uint64_t values = level == top_level ? top_values : kMaxDigitValues;
+      // rate * 2^{16 level} is exact (a power-of-two scaling) until it overflows to +inf,
+      // which digit_from_uniform treats as a certain 0.
+      const std::uint64_t digit = digit_from_uniform(u, std::ldexp(rate, 16 * level), values);
+      t += digit << (16 * level);
+    }
+    if (t < length) return t;
+  }
+  throw std::runtime_error("dpselect: the within-interval price sampler rejected " +
+                           std::to_string(kMaxGeometricAttempts) +
+                           " draws in a row (probability <= 2^-128); nothing was released");
+}
+
+namespace {
+
+// ln sum_{t < length} e^{-rate t}, in [0, ln length].
+double log_geometric_sum(double rate, std::uint64_t length) {
+  if (length == 1) return 0.0;
+  if (rate < 0x1p-1000) return std::log(static_cast<double>(length));  // e^{-rate t} = 1 to 2^-947
+  return std::log(-std::expm1(-rate * static_cast<double>(length))) - std::log(-std::expm1(-rate));
+}
+
+struct BidIntervals {
+  std::span<const double> sorted_bids;
+  PriceGrid grid;
+  std::uint64_t grid_size;
+  double score_scale;
+
+  std::uint64_t intervals() const { return sorted_bids.size() + 1; }
+  std::uint64_t bidders_at_or_above(std::uint64_t interval) const { return sorted_bids.size() - interval; }
+
+  // The first grid index whose price exceeds `bid`, grid_size if none.
+  std::uint64_t first_index_above(double bid) const {
+    if (bid < grid.min) return 0;
+    const double estimate = std::floor((bid - grid.min) / grid.step);
+    std::uint64_t index = estimate >= static_cast<double>(grid_size) ? grid_size : static_cast<std::uint64_t>(estimate);
+    while (index > 0 && grid.price(index - 1) > bid) --index;  // the division's rounding: a step or two
+    while (index < grid_size && grid.price(index) <= bid) ++index;
+    return index;
+  }
+  std::uint64_t begin(std::uint64_t interval) const {
+    return interval == 0 ? 0 : first_index_above(sorted_bids[interval - 1]);
+  }
+  std::uint64_t end(std::uint64_t interval) const {
+    return interval == sorted_bids.size() ? grid_size : first_index_above(sorted_bids[interval]);
+  }
+  double rate(std::uint64_t interval) const {
+    return score_scale * static_cast<double>(bidders_at_or_above(interval)) * grid.step;
+  }
+
+  // The interval's log-mass over score_scale: its "utility" for the stage-1 Gumbel-max, which
+  // scores it as score_scale * utility + Gumbel (empty intervals: -inf, excluded).
+  double log_mass_in_revenue_units(std::uint64_t interval) const {
+    const std::uint64_t first = begin(interval);
+    const std::uint64_t last = end(interval);
+    if (last <= first) return -std::numeric_limits<double>::infinity();
+    const double top_revenue = static_cast<double>(bidders_at_or_above(interval)) * grid.price(last - 1);
+    return top_revenue + log_geometric_sum(rate(interval), last - first) / score_scale;
+  }
+
+  static void fill_utilities(const void* self, std::uint64_t first, std::uint64_t count, double* out) {
+    const auto& intervals = *static_cast<const BidIntervals*>(self);
+    for (std::uint64_t k = 0; k < count; ++k) out[k] = intervals.log_mass_in_revenue_units(first + k);
+  }
+};
+
+}  // namespace
+
+PriceSelection select_grid_price_by_bid_intervals(Context& context, const Bids& bids, const PriceGrid& grid,
+                                                  const PricingParams& params) {
+  if (params.mechanism != Mechanism::exponential) {
+    throw InvalidArgument("dpselect: mechanism must be exponential for a price range or the bid-interval "
+                          "sampler (got " + std::string(to_string(params.mechanism)) + ")");
+  }
+  if (params.backend == Backend::Gpu) {
+    throw InvalidArgument("dpselect: backend must be Cpu or Auto for a price range or the bid-interval "
+                          "sampler, which runs on the CPU in O(bids) work (got Gpu)");
+  }
+  const std::uint64_t grid_size = grid.size();
+  const double largest_price = grid.price(grid_size - 1);
+  SelectionParams selection = pricing_selection_params(params, largest_price, bids);
+  selection.backend = Backend::Cpu;
+  validate_params(selection);
+  const double score_scale = detail::score_scale(selection);
+  const double revenue_bound = selection.utility_bound > 0.0
+                                   ? selection.utility_bound
+                                   : largest_price * static_cast<double>(bids.size());
+  const FloatingPointSlack slack =
+      bid_interval_slack(selection.epsilon, score_scale, revenue_bound, grid.step, grid_size, bids.size() + 1);
+  if (!(slack.epsilon < selection.epsilon)) {
+    throw InvalidArgument("dpselect: the largest price times the number of bidders must be small enough for "
+                          "double-precision sampling: the floating-point slack " +
+                          format_value(slack.epsilon) + " exceeds epsilon " + format_value(selection.epsilon));
+  }
+  // An interval's utility adds at most ln(grid size) / score_scale to its top revenue.
+  if (selection.utility_bound > 0.0) {
+    selection.utility_bound += std::log(static_cast<double>(grid_size)) / score_scale * (1.0 + 0x1p-40);
+  }
+
+  const BidIntervals intervals{bids.sorted(), grid, grid_size, score_scale};
+  const IndexRange range{0, intervals.intervals()};
+  Release release = context.begin_release(selection);
+  ReleaseAccess::claim(release, range);
+  const NoiseSpec spec = ReleaseAccess::noise_spec(release);
+  const ShardResult result = cpu_evaluate_generated(spec, range, &BidIntervals::fill_utilities, &intervals);
+  Selection chosen = release.finish(ReleaseAccess::stamped(release, range, result));
+
+  const std::uint64_t interval = chosen.index;
+  const std::uint64_t last = intervals.end(interval);
+  const std::uint64_t below_top =
+      truncated_geometric(spec.key, spec.stream, intervals.rate(interval), last - intervals.begin(interval));
+  const std::uint64_t index = last - 1 - below_top;
+  chosen.report.candidates = grid_size;
+  chosen.report.slack.epsilon = slack.epsilon;
+  chosen.report.slack.delta = slack.delta;
+  return PriceSelection{grid.price(index), index, chosen.report};
+}
+
+}  // namespace dpselect::detail
