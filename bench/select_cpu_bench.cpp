@@ -5,6 +5,7 @@
 //   cpu_functor/<mechanism>/n:<n>          dpselect::select_functor over a cheap quadratic
 //                                          utility computed on the fly, Backend::Cpu
 //   cpu_noise/<transform>                  one Philox block -> one noise draw, single thread
+//   cpu_pricing/...                        private pricing (pricing_cpu_bench.cpp)
 //
 // Selections run on OpenMP threads, so every selection benchmark uses wall-clock time
 // (UseRealTime): items_per_second, bytes_per_second and candidates_per_s are per second of
@@ -26,6 +27,7 @@
 
 #include "bench_params.hpp"
 #include "dpselect/dpselect.hpp"
+#include "pricing_bench.hpp"
 
 namespace {
 
@@ -184,6 +186,7 @@ void register_all() {
 
 int main(int argc, char** argv) {
   register_all();
+  register_pricing_benchmarks();
   benchmark::AddCustomContext("dpselect_backend", "cpu");
   benchmark::AddCustomContext("omp_max_threads", std::to_string(omp_get_max_threads()));
   benchmark::AddCustomContext("hardware_concurrency",

@@ -31,4 +31,7 @@ ShardResult gpu_evaluate_host(const NoiseSpec& spec, const double* utilities, In
 ShardResult gpu_evaluate_price_grid(const NoiseSpec& spec, std::span<const double> sorted_bids,
                                     const PriceGrid& grid, std::uint64_t count);
 
+// Sorts `values` (finite doubles) ascending on the device: CUB's radix sort. Throws CudaError.
+void gpu_sort(std::span<double> values);
+
 }  // namespace dpselect::detail

@@ -26,4 +26,6 @@ ShardResult gpu_evaluate_price_grid(const NoiseSpec&, std::span<const double>, c
   throw_unavailable();
 }
 
+void gpu_sort(std::span<double>) { throw_unavailable(); }
+
 }  // namespace dpselect::detail

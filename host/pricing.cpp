@@ -2,6 +2,7 @@
 #include "dpselect/pricing.hpp"
 
 #include <algorithm>
+#include <parallel/algorithm>
 #include <cmath>
 #include <string>
 
@@ -39,6 +40,22 @@ struct GridRevenue {
     static_cast<const GridRevenue*>(self)->fill(first, count, out);
   }
 };
+
+// Large auctions are sorted on the GPU when one is usable (CUB radix sort; 10^8 bids in well
+// under a second), else on all cores (libstdc++ parallel mode, OpenMP). Sorting is not part of
+// any release, so a GPU failure here just falls back to the CPU.
+void sort_bids(std::vector<double>& bids) {
+  constexpr std::size_t kGpuSortFrom = std::size_t{1} << 20;
+  constexpr std::size_t kGpuSortLimit = 0x7FFFFFFF;  // CUB takes an int count
+  if (bids.size() >= kGpuSortFrom && bids.size() <= kGpuSortLimit && detail::cuda_device_usable()) {
+    try {
+      detail::gpu_sort(bids);
+      return;
+    } catch (const CudaError&) {
+    }
+  }
+  __gnu_parallel::sort(bids.begin(), bids.end());
+}
 
 void validate_prices(std::span<const double> prices) {
   if (prices.empty()) throw InvalidArgument("dpselect: prices must hold at least one price (got size 0)");
@@ -89,8 +106,10 @@ Bids::Bids(std::span<const double> bids) {
       detail::throw_invalid("bids[" + std::to_string(i) + "]", "finite and >= 0", bids[i]);
     }
   }
-  sorted_.assign(bids.begin(), bids.end());
-  std::sort(sorted_.begin(), sorted_.end());
+  sorted_.resize(bids.size());
+  // + 0.0 turns -0.0 into +0.0, so every sort (and every backend) yields the same bits.
+  std::transform(bids.begin(), bids.end(), sorted_.begin(), [](double bid) { return bid + 0.0; });
+  sort_bids(sorted_);
 }
 
 std::uint64_t Bids::count_at_least(double price) const {

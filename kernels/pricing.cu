@@ -2,6 +2,8 @@
 // selection pass (binary search over the sorted bids in device memory), never materialized.
 #include <cuda_runtime.h>
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include "../host/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 
@@ -37,6 +39,25 @@ ShardResult gpu_evaluate_price_grid(const NoiseSpec& spec, std::span<const doubl
                                     cudaMemcpyHostToDevice, stream));
   const DeviceGridRevenue revenue{bids.as<double>(), sorted_bids.size(), grid};
   return run_fused_select(FunctorSource<DeviceGridRevenue>{revenue}, 0, count, spec, stream);
+}
+
+void gpu_sort(std::span<double> values) {
+  const OwnedStream owned_stream;
+  const cudaStream_t stream = owned_stream.get();
+  const int count = static_cast<int>(values.size());  // CUB's radix sort takes an int count
+  DeviceScratch keys_in(values.size_bytes(), stream);
+  DeviceScratch keys_out(values.size_bytes(), stream);
+  std::size_t temp_bytes = 0;
+  DPSELECT_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, keys_in.as<double>(), keys_out.as<double>(),
+                                                   count, 0, 64, stream));
+  DeviceScratch temp(temp_bytes, stream);
+  DPSELECT_CUDA_TRY(cudaMemcpyAsync(keys_in.as<double>(), values.data(), values.size_bytes(), cudaMemcpyHostToDevice,
+                                    stream));
+  DPSELECT_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp.as<void>(), temp_bytes, keys_in.as<double>(),
+                                                   keys_out.as<double>(), count, 0, 64, stream));
+  DPSELECT_CUDA_TRY(cudaMemcpyAsync(values.data(), keys_out.as<double>(), values.size_bytes(), cudaMemcpyDeviceToHost,
+                                    stream));
+  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
 }
 
 }  // namespace dpselect::detail

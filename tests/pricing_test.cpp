@@ -1,7 +1,10 @@
 // Posted-price auction pricing on the test's backend: the pumpkin auction against exact EM
 // probabilities (seed 004, Example 3.5), grid and list paths agreeing, the accuracy bound, and
 // bad input.
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -79,6 +82,25 @@ TEST_F(Pricing, GridAndExplicitListGiveTheSameAnswerForTheSameKey) {
       EXPECT_EQ(a.report.monotone, neighbours == BidderNeighbours::add_or_remove_bidder);
       EXPECT_EQ(a.report.executed_on, kExecutedOn);
     }
+  }
+}
+
+// 2^21 bids take the large-auction sort: CUB's radix sort on a GPU machine (this file's GPU
+// instance), libstdc++'s parallel sort otherwise. Either must match std::sort bit for bit,
+// with -0.0 read as +0.0.
+TEST_F(Pricing, LargeAuctionsAreSortedExactly) {
+  std::mt19937_64 rng(9);
+  std::lognormal_distribution<double> dist(3.0, 2.0);
+  std::vector<double> raw((std::size_t{1} << 21) + 3);
+  for (double& bid : raw) bid = dist(rng);
+  for (std::size_t i = 0; i < raw.size(); i += 1000) raw[i] = (i / 1000) % 2 == 0 ? 0.0 : -0.0;
+  std::vector<double> expected = raw;
+  for (double& bid : expected) bid += 0.0;
+  std::sort(expected.begin(), expected.end());
+  const Bids bids(raw);
+  ASSERT_EQ(bids.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_EQ(std::bit_cast<std::uint64_t>(bids.sorted()[i]), std::bit_cast<std::uint64_t>(expected[i])) << i;
   }
 }
 

@@ -1,0 +1,4 @@
+// Registration of the pricing benchmarks (pricing_cpu_bench.cpp) with Google Benchmark.
+#pragma once
+
+void register_pricing_benchmarks();
