@@ -176,6 +176,13 @@ Release Context::begin_release(const SelectionParams& params) {
   return Release(std::move(release));
 }
 
+detail::ContextAccess::KeyedStream detail::ContextAccess::draw_stream(Context& context) {
+  if (context.state_ == nullptr) {
+    throw UsageError("dpselect: this context was moved from; use the context it was moved to");
+  }
+  return {context.state_->key, context.state_->next_stream.fetch_add(1, std::memory_order_relaxed)};
+}
+
 Release::Release(std::unique_ptr<detail::ReleaseState> state) : state_(std::move(state)) {}
 Release::Release(Release&&) noexcept = default;
 Release& Release::operator=(Release&&) noexcept = default;

@@ -93,3 +93,39 @@ FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double
 }
 
 }  // namespace dpselect::detail
+
+namespace dpselect::detail {
+
+// Slack of the sparse vector technique (host/sparse_vector.cpp).
+//
+// Each comparison computes fma(b_q, L~_i, f_i) >= fma(b_T, L~_T, T) with L~ the Laplace noise
+// of noise.hpp, within 2^-39 of the exact L outside the bad event B. So the computed noisy query
+// is within m_q = b_q 2^-39 + 2^-53 (|f_i| + 89 b_q) of f_i + b_q L_i, and the computed
+// threshold within m_T = b_T 2^-39 + 2^-53 (|T| + 89 b_T) of T + b_T L_T. Whatever the
+// implementation answers, the exact mechanism gives the same answers when every query is moved
+// by at most m = m_q + m_T towards that answer. Moving all queries by m <= Delta changes the
+// probability of any answer sequence by at most e^{eps_cmp m / Delta}: it is the shift the
+// privacy proof of Sparse absorbs at cost eps_cmp for m = Delta (Dwork & Roth Thm 3.25; every
+// round's threshold-and-query coupling scales linearly in the shift). Chaining through the
+// exact mechanism's guarantee between neighbours D, D' (m taken for both, the value bound
+// growing by Delta) gives slack.epsilon = 2 eps_cmp m / Delta, and
+// slack.delta = (1 + e^{eps + slack.epsilon}) draws 2^-87.
+// NumericSparse's released values are outside this analysis (sparse_vector.hpp).
+FloatingPointSlack sparse_vector_slack(double epsilon_comparisons, double sensitivity, double threshold_scale,
+                                       double query_scale, double threshold, double largest_abs_value,
+                                       std::uint64_t draws, double epsilon_total) {
+  const long double value = static_cast<long double>(largest_abs_value) + sensitivity;
+  const long double shift =
+      query_scale * noise::kNoiseErrorBound + 0x1p-53L * (value + noise::kMaxAbsNoise * query_scale) +
+      threshold_scale * noise::kNoiseErrorBound +
+      0x1p-53L * (std::fabs(static_cast<long double>(threshold)) + noise::kMaxAbsNoise * threshold_scale);
+  const long double slack_epsilon = 2.0L * epsilon_comparisons * shift / sensitivity;
+  const long double bad_event = static_cast<long double>(draws) * noise::kBadEventProbability;
+  const long double slack_delta =
+      (1.0L + std::exp(static_cast<long double>(epsilon_total) + slack_epsilon)) * bad_event;
+  constexpr long double kRoundUp = 1.0L + 0x1p-40L;
+  return FloatingPointSlack{static_cast<double>(slack_epsilon * kRoundUp),
+                            static_cast<double>(slack_delta * kRoundUp)};
+}
+
+}  // namespace dpselect::detail

@@ -22,3 +22,14 @@ FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double
                                       std::uint64_t grid_size, std::uint64_t runs);
 
 }  // namespace dpselect::detail
+
+namespace dpselect::detail {
+
+// The slack of a sparse vector release (derivation in floating_point_slack.cpp): comparisons
+// of epsilon_comparisons-DP with the given Laplace scales, |f_i| <= largest_abs_value, `draws`
+// Laplace draws in all.
+FloatingPointSlack sparse_vector_slack(double epsilon_comparisons, double sensitivity, double threshold_scale,
+                                       double query_scale, double threshold, double largest_abs_value,
+                                       std::uint64_t draws, double epsilon_total);
+
+}  // namespace dpselect::detail

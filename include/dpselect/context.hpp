@@ -60,6 +60,9 @@ struct Selection {
 };
 
 class Release;
+namespace detail {
+struct ContextAccess;
+}  // namespace detail
 
 class Context {
  public:
@@ -90,6 +93,7 @@ class Context {
   bool is_fixed_seed() const;
 
  private:
+  friend struct detail::ContextAccess;
   struct State;
   Context(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed, bool shared_key);
   std::unique_ptr<State> state_;

@@ -11,6 +11,7 @@
 #include "dpselect/rows.hpp"
 #include "dpselect/select.hpp"
 #include "dpselect/select_functor.hpp"
+#include "dpselect/sparse_vector.hpp"
 #include "dpselect/shard_result.hpp"
 #include "dpselect/top_k.hpp"
 #include "dpselect/types.hpp"

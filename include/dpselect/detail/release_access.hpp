@@ -24,6 +24,17 @@ struct ReleaseAccess {
   static ShardResult stamped(const Release& release, IndexRange range, ShardResult result);
 };
 
+// For mechanisms that are not a noisy max (the sparse vector technique): a fresh stream of the
+// context's key, drawn exactly as begin_release draws one. Throws UsageError on a moved-from
+// context.
+struct ContextAccess {
+  struct KeyedStream {
+    PhiloxKey key;
+    std::uint64_t stream;
+  };
+  static KeyedStream draw_stream(Context& context);
+};
+
 // Throws InvalidArgument unless begin < end <= 2^63.
 void validate_range(IndexRange range);
 

@@ -1,0 +1,252 @@
+// The sparse vector technique (see sparse_vector.hpp for the algorithms and their sources).
+#include "dpselect/sparse_vector.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "dpselect/detail/release_access.hpp"
+#include "dpselect/errors.hpp"
+#include "dpselect/noise.hpp"
+#include "floating_point_slack.hpp"
+#include "validation.hpp"
+
+namespace dpselect {
+namespace {
+
+constexpr std::uint64_t kAnswerPositionOffset = std::uint64_t{1} << 58;
+constexpr std::uint64_t kThresholdPositionOffset = std::uint64_t{1} << 59;
+constexpr std::uint64_t kQueryLimit = kAnswerPositionOffset;  // query noise stays below 2^58
+constexpr double kSqrt512 = 22.627416997969520780;            // sqrt(512)
+
+double laplace_at(const PhiloxKey& key, std::uint64_t stream, std::uint64_t position, double scale, double center) {
+  return detail::fma_rn(scale, noise::laplace(philox_block(key, stream, position)), center);
+}
+
+void validate_sparse_params(const SparseVectorParams& params) {
+  detail::validate_positive_finite("epsilon", params.epsilon);
+  if (!std::isfinite(params.delta) || params.delta < 0.0 || params.delta >= 1.0) {
+    detail::throw_invalid("delta", "in [0, 1)", params.delta);
+  }
+  detail::validate_positive_finite("sensitivity", params.sensitivity);
+  if (!std::isfinite(params.threshold)) detail::throw_invalid("threshold", "finite", params.threshold);
+  if (params.max_positives < 1) {
+    throw InvalidArgument("dpselect: max_positives (c) must be >= 1 (got 0)");
+  }
+  if (!std::isfinite(params.value_bound) || params.value_bound < 0.0) {
+    detail::throw_invalid("value_bound", "finite and >= 0 (0: no bound)", params.value_bound);
+  }
+}
+
+void validate_value(const SparseVectorParams& params, double value, std::uint64_t index) {
+  const std::string name = "query value " + std::to_string(index);
+  if (!std::isfinite(value)) detail::throw_invalid(name, "finite", value);
+  if (params.value_bound > 0.0 && std::fabs(value) > params.value_bound) {
+    detail::throw_invalid(name, "within value_bound (" + detail::format_value(params.value_bound) + ")", value);
+  }
+}
+
+// One answer of the mechanism: the shared core of the streaming and batched paths.
+struct SparseVectorState {
+  const SparseVectorParams& params;
+  const SparseVectorScales& scales;
+  PhiloxKey key;
+  std::uint64_t stream;
+  std::uint64_t& queries;
+  std::uint64_t& positives;
+  double& noisy_threshold;
+
+  void draw_threshold() {
+    noisy_threshold = laplace_at(key, stream, kThresholdPositionOffset + positives, scales.threshold_noise,
+                                 params.threshold);
+  }
+
+  SparseVectorAnswer answer(double value) {
+    const std::uint64_t index = queries++;
+    SparseVectorAnswer result;
+    result.above = laplace_at(key, stream, index, scales.query_noise, value) >= noisy_threshold;
+    if (result.above) {
+      if (params.numeric) {
+        result.value = laplace_at(key, stream, kAnswerPositionOffset + index, scales.answer_noise, value);
+      }
+      ++positives;
+      if (positives < params.max_positives) draw_threshold();  // a fresh threshold per round
+    }
+    return result;
+  }
+};
+
+SparseVectorReport make_report(const SparseVectorParams& params, const SparseVectorScales& scales,
+                               std::uint64_t stream, std::uint64_t queries, std::uint64_t positives,
+                               double largest_abs_value) {
+  SparseVectorReport report;
+  report.scales = scales;
+  report.queries = queries;
+  report.positives = positives;
+  report.halted = positives == params.max_positives;
+  report.stream = stream;
+  const bool bound_given = params.value_bound > 0.0;
+  const std::uint64_t draws = queries + positives + (params.numeric ? positives : 0) + 1;
+  report.slack = detail::sparse_vector_slack(scales.epsilon_comparisons, params.sensitivity, scales.threshold_noise,
+                                             scales.query_noise, params.threshold,
+                                             bound_given ? params.value_bound : largest_abs_value, draws,
+                                             params.epsilon);
+  report.slack.depends_on_data = !bound_given;
+  return report;
+}
+
+}  // namespace
+
+SparseVectorScales sparse_vector_scales(const SparseVectorParams& params) {
+  validate_sparse_params(params);
+  const double c = static_cast<double>(params.max_positives);
+  SparseVectorScales scales;
+  // sigma(x): Dwork & Roth Alg. 2 (Sparse), 2 c Delta / x for delta = 0 or
+  // sqrt(32 c ln(1/delta')) Delta / x for delta' = delta (Sparse) or delta/2 (NumericSparse,
+  // seed 000 Thm 3.27 gives each half of the composition delta/2).
+  const double delta_share = params.numeric ? params.delta / 2 : params.delta;
+  auto sigma = [&](double epsilon) {
+    return params.delta == 0.0 ? 2.0 * c * params.sensitivity / epsilon
+                               : std::sqrt(32.0 * c * std::log(1.0 / delta_share)) * params.sensitivity / epsilon;
+  };
+  if (!params.numeric) {
+    scales.epsilon_comparisons = params.epsilon;
+  } else if (params.delta == 0.0) {
+    scales.epsilon_comparisons = 8.0 * params.epsilon / 9.0;  // seed 000 Thm 3.27: eps1 = 8 eps / 9
+    scales.answer_noise = sigma(2.0 * params.epsilon / 9.0);  // eps2 = 2 eps / 9: costs eps / 9
+    scales.epsilon_answers = params.epsilon / 9.0;
+  } else {
+    // seed 000 Thm 3.27 with the shares summing to eps: eps1 = sqrt(512) eps / (sqrt(512) + 1),
+    // eps2 = 2 eps / (sqrt(512) + 1) (its Laplace answers cost eps / (sqrt(512) + 1)).
+    scales.epsilon_comparisons = kSqrt512 * params.epsilon / (kSqrt512 + 1.0);
+    scales.answer_noise = sigma(2.0 * params.epsilon / (kSqrt512 + 1.0));
+    scales.epsilon_answers = params.epsilon / (kSqrt512 + 1.0);
+  }
+  scales.threshold_noise = sigma(scales.epsilon_comparisons);  // T^ = T + Lap(sigma)
+  scales.query_noise = 2.0 * scales.threshold_noise;           // nu_i = Lap(2 sigma)
+  if (!std::isnormal(scales.threshold_noise) || !std::isfinite(scales.query_noise) ||
+      (params.numeric && !std::isnormal(scales.answer_noise))) {
+    detail::throw_invalid("sensitivity / epsilon", "such that the noise scales are finite positive doubles",
+                          params.sensitivity / params.epsilon);
+  }
+  return scales;
+}
+
+SparseVector::SparseVector(Context& context, const SparseVectorParams& params)
+    : params_(params), scales_(sparse_vector_scales(params)) {
+  const detail::ContextAccess::KeyedStream drawn = detail::ContextAccess::draw_stream(context);
+  key_ = drawn.key;
+  stream_ = drawn.stream;
+  SparseVectorState{params_, scales_, key_, stream_, queries_, positives_, noisy_threshold_}.draw_threshold();
+}
+
+SparseVectorAnswer SparseVector::answer(double query_value) {
+  if (halted()) {
+    throw UsageError("dpselect: this sparse vector halted after its " + std::to_string(params_.max_positives) +
+                     " \"above\" answers; answering more would exceed its privacy budget");
+  }
+  if (queries_ >= kQueryLimit) throw UsageError("dpselect: a sparse vector answers at most 2^58 queries");
+  validate_value(params_, query_value, queries_);
+  largest_abs_value_ = std::fmax(largest_abs_value_, std::fabs(query_value));
+  return SparseVectorState{params_, scales_, key_, stream_, queries_, positives_, noisy_threshold_}.answer(
+      query_value);
+}
+
+SparseVectorReport SparseVector::report() const {
+  return make_report(params_, scales_, stream_, queries_, positives_, largest_abs_value_);
+}
+
+SparseVectorBatch sparse_vector_batch(Context& context, std::span<const double> values,
+                                      const SparseVectorParams& params) {
+  const SparseVectorScales scales = sparse_vector_scales(params);
+  if (values.size() > kQueryLimit) throw InvalidArgument("dpselect: values must number at most 2^58");
+  double largest_abs_value = 0.0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    validate_value(params, values[i], i);
+    largest_abs_value = std::fmax(largest_abs_value, std::fabs(values[i]));
+  }
+  const detail::ContextAccess::KeyedStream drawn = detail::ContextAccess::draw_stream(context);
+  std::uint64_t queries = 0;
+  std::uint64_t positives = 0;
+  double noisy_threshold = 0.0;
+  SparseVectorState state{params, scales, drawn.key, drawn.stream, queries, positives, noisy_threshold};
+  state.draw_threshold();
+  SparseVectorBatch batch;
+  for (std::size_t i = 0; i < values.size() && positives < params.max_positives; ++i) {
+    batch.answers.push_back(state.answer(values[i]));
+  }
+  // Conservative: the slack uses the largest of all values given, answered or not.
+  batch.report = make_report(params, scales, drawn.stream, queries, positives, largest_abs_value);
+  return batch;
+}
+
+double sparse_vector_alpha(const SparseVectorParams& params, std::uint64_t queries, double beta) {
+  sparse_vector_scales(params);  // validates
+  if (queries < 1) throw InvalidArgument("dpselect: queries (k) must be >= 1 (got 0)");
+  if (!(beta > 0.0 && beta < 1.0)) detail::throw_invalid("beta", "in (0, 1)", beta);
+  const double c = static_cast<double>(params.max_positives);
+  const double k = static_cast<double>(queries);
+  const double scale = params.sensitivity / params.epsilon;
+  if (params.numeric) {
+    // seed 000 Thm 3.28 (with Delta): 9c(ln k + ln(4c/beta))/eps, or
+    // (ln k + ln(4c/beta)) sqrt(c ln(2/delta)) (sqrt(512) + 1) / eps.
+    const double log_term = std::log(k) + std::log(4.0 * c / beta);
+    return params.delta == 0.0 ? 9.0 * c * log_term * scale
+                               : log_term * std::sqrt(c * std::log(2.0 / params.delta)) * (kSqrt512 + 1.0) * scale;
+  }
+  // Dwork & Roth Thm 3.26 (Sparse; c = 1 and delta = 0 is seed 002 Thm 3.24, 8 (ln k + ln(2/beta))/eps).
+  const double log_term = std::log(k) + std::log(2.0 * c / beta);
+  return params.delta == 0.0 ? 8.0 * c * log_term * scale
+                             : log_term * std::sqrt(512.0 * c * std::log(1.0 / params.delta)) * scale;
+}
+
+double sparse_vector_beta(const SparseVectorParams& params, std::uint64_t queries, double alpha) {
+  sparse_vector_scales(params);  // validates
+  if (queries < 1) throw InvalidArgument("dpselect: queries (k) must be >= 1 (got 0)");
+  detail::validate_positive_finite("alpha", alpha);
+  // alpha is affine in ln(1/beta): alpha = A (ln k + ln(m c) + ln(1/beta)) with A and m as above.
+  const double c = static_cast<double>(params.max_positives);
+  const double k = static_cast<double>(queries);
+  const double scale = params.sensitivity / params.epsilon;
+  double factor;
+  double multiplier;
+  if (params.numeric) {
+    multiplier = 4.0;
+    factor = params.delta == 0.0 ? 9.0 * c * scale
+                                 : std::sqrt(c * std::log(2.0 / params.delta)) * (kSqrt512 + 1.0) * scale;
+  } else {
+    multiplier = 2.0;
+    factor = params.delta == 0.0 ? 8.0 * c * scale : std::sqrt(512.0 * c * std::log(1.0 / params.delta)) * scale;
+  }
+  const double log_inverse_beta = alpha / factor - std::log(k) - std::log(multiplier * c);
+  return std::fmin(1.0, std::exp(-log_inverse_beta));
+}
+
+double exponential_mechanism_alpha(const SelectionParams& params, std::uint64_t candidates,
+                                   std::uint64_t optimal_candidates, double beta) {
+  detail::validate_params(params);
+  if (optimal_candidates < 1 || optimal_candidates > candidates) {
+    throw InvalidArgument("dpselect: optimal_candidates must be in [1, candidates = " + std::to_string(candidates) +
+                          "] (got " + std::to_string(optimal_candidates) + ")");
+  }
+  if (!(beta > 0.0 && beta < 1.0)) detail::throw_invalid("beta", "in (0, 1)", beta);
+  // Seed 004 Thm 3.11: (2 Delta / eps)(ln(|R| / |R_OPT|) + t), t = ln(1/beta); the noise scale
+  // 1/score_scale is 2 Delta/eps, or Delta/eps for a monotone utility.
+  const double noise_scale = 1.0 / detail::score_scale(params);
+  return noise_scale * (std::log(static_cast<double>(candidates) / static_cast<double>(optimal_candidates)) -
+                        std::log(beta));
+}
+
+double exponential_mechanism_beta(const SelectionParams& params, std::uint64_t candidates,
+                                  std::uint64_t optimal_candidates, double alpha) {
+  detail::validate_params(params);
+  if (optimal_candidates < 1 || optimal_candidates > candidates) {
+    throw InvalidArgument("dpselect: optimal_candidates must be in [1, candidates = " + std::to_string(candidates) +
+                          "] (got " + std::to_string(optimal_candidates) + ")");
+  }
+  detail::validate_positive_finite("alpha", alpha);
+  const double t = alpha * detail::score_scale(params) -
+                   std::log(static_cast<double>(candidates) / static_cast<double>(optimal_candidates));
+  return std::fmin(1.0, std::exp(-t));
+}
+
+}  // namespace dpselect

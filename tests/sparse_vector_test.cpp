@@ -1,0 +1,262 @@
+// The sparse vector technique: scales with their sources, the exact probability of one
+// comparison, streaming = batched for the same key, halting, the accuracy theorems holding
+// empirically, the calculators, and bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "dpselect/dpselect.hpp"
+#include "support/clopper_pearson.hpp"
+#include "support/expect_invalid.hpp"
+#include "support/frequencies.hpp"
+
+namespace dpselect::testing {
+namespace {
+
+SparseVectorParams svt_params(double epsilon, std::uint64_t c, double delta = 0.0, bool numeric = false) {
+  SparseVectorParams params;
+  params.epsilon = epsilon;
+  params.delta = delta;
+  params.sensitivity = 1.0;
+  params.threshold = 10.0;
+  params.max_positives = c;
+  params.numeric = numeric;
+  return params;
+}
+
+TEST(SparseVector, ScalesFollowTheirSources) {
+  // AboveThreshold (seed 002 Alg. 1): T + Lap(2/eps), queries + Lap(4/eps).
+  SparseVectorScales s = sparse_vector_scales(svt_params(0.5, 1));
+  EXPECT_DOUBLE_EQ(s.threshold_noise, 4.0);
+  EXPECT_DOUBLE_EQ(s.query_noise, 8.0);
+  EXPECT_EQ(s.answer_noise, 0.0);
+  // Sparse, delta = 0: sigma = 2 c Delta / eps; delta > 0: sqrt(32 c ln(1/delta)) Delta / eps.
+  s = sparse_vector_scales(svt_params(1.0, 3));
+  EXPECT_DOUBLE_EQ(s.threshold_noise, 6.0);
+  EXPECT_DOUBLE_EQ(s.query_noise, 12.0);
+  s = sparse_vector_scales(svt_params(2.0, 4, 1e-6));
+  EXPECT_DOUBLE_EQ(s.threshold_noise, std::sqrt(32.0 * 4 * std::log(1e6)) / 2.0);
+  // NumericSparse, delta = 0: eps1 = 8 eps/9 -> sigma = 2c/eps1; answers Lap(2c/eps2), eps2 = 2 eps/9.
+  s = sparse_vector_scales(svt_params(1.0, 2, 0.0, true));
+  EXPECT_DOUBLE_EQ(s.threshold_noise, 2.0 * 2 / (8.0 / 9.0));
+  EXPECT_DOUBLE_EQ(s.answer_noise, 2.0 * 2 / (2.0 / 9.0));
+  EXPECT_DOUBLE_EQ(s.epsilon_comparisons + s.epsilon_answers, 1.0);
+  // delta > 0: eps1 = sqrt(512) eps/(sqrt(512)+1), eps2 = 2 eps/(sqrt(512)+1), ln(2/delta).
+  s = sparse_vector_scales(svt_params(1.0, 2, 1e-5, true));
+  const double root = std::sqrt(512.0);
+  const double sigma_unit = std::sqrt(32.0 * 2 * std::log(2.0 / 1e-5));
+  EXPECT_DOUBLE_EQ(s.threshold_noise, sigma_unit / (root / (root + 1)));
+  EXPECT_DOUBLE_EQ(s.answer_noise, sigma_unit / (2.0 / (root + 1)));
+  EXPECT_DOUBLE_EQ(s.epsilon_comparisons + s.epsilon_answers, 1.0);
+}
+
+// One query: "above" iff f + nu >= T + tau with nu ~ Lap(b1 = 4/eps), tau ~ Lap(b2 = 2/eps).
+// nu - tau has characteristic function 1/((1 + b1^2 t^2)(1 + b2^2 t^2)), so for x >= 0
+// P[nu - tau > x] = (b1^2 e^{-x/b1} - b2^2 e^{-x/b2}) / (2 (b1^2 - b2^2)), and the symmetric
+// value below 0.
+TEST(SparseVector, OneComparisonHasTheExactProbability) {
+  constexpr int kTrials = 20'000;
+  const double epsilon = 1.0;
+  const long double b1 = 4.0L / epsilon;
+  const long double b2 = 2.0L / epsilon;
+  auto tail = [&](long double x) {  // P[nu - tau > x]
+    if (x < 0) return 1.0L - (b1 * b1 * std::exp(x / b1) - b2 * b2 * std::exp(x / b2)) / (2 * (b1 * b1 - b2 * b2));
+    return (b1 * b1 * std::exp(-x / b1) - b2 * b2 * std::exp(-x / b2)) / (2 * (b1 * b1 - b2 * b2));
+  };
+  Context context = Context::with_fixed_seed(17);
+  for (const double gap : {-12.0, -3.0, 0.0, 2.5, 9.0}) {  // f - T
+    int above = 0;
+    for (int trial = 0; trial < kTrials; ++trial) {
+      SparseVector svt(context, svt_params(epsilon, 1));
+      above += svt.answer(10.0 + gap).above;
+    }
+    const long double p = tail(-gap);
+    expect_frequencies_match({kTrials - above, above}, {1 - p, p}, kTrials, "f - T = " + std::to_string(gap));
+  }
+}
+
+TEST(SparseVector, StreamingAndBatchedAgreeForTheSameKey) {
+  std::vector<double> values;
+  for (int i = 0; i < 400; ++i) values.push_back(10.0 + 12.0 * std::sin(i * 0.37));
+  for (const bool numeric : {false, true}) {
+    for (const double delta : {0.0, 1e-6}) {
+      for (std::uint64_t seed = 0; seed < 10; ++seed) {
+        const SparseVectorParams params = svt_params(1.0, 4, delta, numeric);
+        Context streaming_context = Context::with_fixed_seed(seed);
+        Context batch_context = Context::with_fixed_seed(seed);
+        SparseVector svt(streaming_context, params);
+        const SparseVectorBatch batch = sparse_vector_batch(batch_context, values, params);
+        std::size_t i = 0;
+        for (; i < values.size() && !svt.halted(); ++i) {
+          const SparseVectorAnswer a = svt.answer(values[i]);
+          ASSERT_LT(i, batch.answers.size());
+          EXPECT_EQ(a.above, batch.answers[i].above) << "query " << i;
+          EXPECT_EQ(a.value, batch.answers[i].value) << "query " << i;
+          EXPECT_EQ(a.value.has_value(), numeric && a.above);
+        }
+        EXPECT_EQ(i, batch.answers.size());
+        EXPECT_EQ(svt.report().positives, batch.report.positives);
+        EXPECT_EQ(svt.report().halted, batch.report.halted);
+      }
+    }
+  }
+}
+
+TEST(SparseVector, HaltsAfterTheCthAboveAnswer) {
+  Context context = Context::with_fixed_seed(3);
+  SparseVector svt(context, svt_params(1.0, 2));
+  int answered = 0;
+  while (!svt.halted()) {
+    svt.answer(1000.0);  // far above: every answer is "above" except with probability ~e^-200
+    ++answered;
+  }
+  EXPECT_EQ(answered, 2);
+  const SparseVectorReport report = svt.report();
+  EXPECT_TRUE(report.halted);
+  EXPECT_EQ(report.positives, 2u);
+  EXPECT_EQ(report.queries, 2u);
+  EXPECT_TRUE(report.slack.depends_on_data);
+  EXPECT_GT(report.slack.epsilon, 0.0);
+  EXPECT_LT(report.slack.epsilon, 1e-9);
+  EXPECT_THROW(svt.answer(0.0), UsageError);
+}
+
+struct AccuracyCase {
+  std::string name;
+  SparseVectorParams params;
+};
+
+// The accuracy theorems on query streams that meet their premise: k queries of which c sit just
+// above T + alpha (positions spread over the stream, the last one last) and the rest just below
+// T - alpha. Failure: a "below" for a query above T + alpha, an "above" for one below T - alpha,
+// halting before the last query, or (NumericSparse) |a_i - f_i| > alpha. The theorems bound the
+// failure probability by beta; the check fails only if the Clopper-Pearson lower bound at
+// confidence 1 - 1e-6 exceeds beta (a correct mechanism: false failure <= 1e-6). The bounds are
+// loose (observed failures are near 0); a query noise 10 times too large fails them.
+TEST(SparseVector, AccuracyTheoremsHoldEmpirically) {
+  constexpr int kTrials = 2000;
+  constexpr std::uint64_t kQueries = 100;
+  constexpr double kBeta = 0.05;
+  const std::vector<AccuracyCase> cases = {
+      {"AboveThreshold", svt_params(1.0, 1)},
+      {"Sparse c=3", svt_params(1.0, 3)},
+      {"Sparse c=3 delta=1e-6", svt_params(1.0, 3, 1e-6)},
+      {"NumericSparse c=2", svt_params(1.0, 2, 0.0, true)},
+      {"NumericSparse c=2 delta=1e-6", svt_params(1.0, 2, 1e-6, true)},
+  };
+  for (const AccuracyCase& test_case : cases) {
+    const SparseVectorParams& params = test_case.params;
+    const double alpha = sparse_vector_alpha(params, kQueries, kBeta);
+    const std::uint64_t c = params.max_positives;
+    std::vector<double> values(kQueries, params.threshold - alpha * (1 + 1e-9));
+    std::vector<bool> is_above(kQueries, false);
+    for (std::uint64_t j = 1; j <= c; ++j) {
+      const std::uint64_t position = j * kQueries / c - 1;
+      values[position] = params.threshold + alpha * (1 + 1e-9);
+      is_above[position] = true;
+    }
+    Context context = Context::with_fixed_seed(1000 + c);
+    int failures = 0;
+    for (int trial = 0; trial < kTrials; ++trial) {
+      const SparseVectorBatch batch = sparse_vector_batch(context, values, params);
+      bool failed = batch.answers.size() < kQueries;
+      for (std::size_t i = 0; i < batch.answers.size(); ++i) {
+        const SparseVectorAnswer& a = batch.answers[i];
+        failed = failed || a.above != is_above[i];
+        if (a.value) failed = failed || std::fabs(*a.value - values[i]) > alpha;
+      }
+      failures += failed;
+    }
+    EXPECT_TRUE(within_clopper_pearson(failures, kTrials, kBeta))
+        << test_case.name << ": " << failures << " failures in " << kTrials << " at alpha " << alpha;
+  }
+}
+
+TEST(SparseVector, AccuracyCalculators) {
+  // seed 002 Thm 3.24: 8 (ln k + ln(2/beta)) / eps.
+  EXPECT_DOUBLE_EQ(sparse_vector_alpha(svt_params(0.5, 1), 100, 0.05), 8 * (std::log(100.0) + std::log(40.0)) / 0.5);
+  // seed 000 Thm 3.28, delta = 0: 9c(ln k + ln(4c/beta))/eps.
+  EXPECT_DOUBLE_EQ(sparse_vector_alpha(svt_params(1.0, 3, 0.0, true), 1000, 0.1),
+                   9 * 3 * (std::log(1000.0) + std::log(120.0)));
+  // delta > 0: (ln k + ln(4c/beta)) sqrt(c ln(2/delta)) (sqrt(512) + 1) / eps.
+  EXPECT_DOUBLE_EQ(sparse_vector_alpha(svt_params(2.0, 3, 1e-6, true), 1000, 0.1),
+                   (std::log(1000.0) + std::log(120.0)) * std::sqrt(3 * std::log(2e6)) * (std::sqrt(512.0) + 1) / 2.0);
+  for (const SparseVectorParams& params : {svt_params(1.0, 1), svt_params(0.3, 5, 1e-7), svt_params(1.0, 2, 0.0, true),
+                                           svt_params(1.0, 2, 1e-4, true)}) {
+    for (const double beta : {0.5, 0.01, 1e-9}) {
+      EXPECT_NEAR(sparse_vector_beta(params, 500, sparse_vector_alpha(params, 500, beta)), beta, beta * 1e-9);
+    }
+  }
+  EXPECT_EQ(sparse_vector_beta(svt_params(1.0, 1), 100, 1e-3), 1.0);  // clamped
+
+  SelectionParams em;
+  em.epsilon = 1.0;
+  em.sensitivity = 2.0;
+  // seed 004 Thm 3.11: (2 Delta/eps)(ln(|R|/|R_OPT|) + ln(1/beta)); monotone halves it.
+  EXPECT_DOUBLE_EQ(exponential_mechanism_alpha(em, 1000, 10, 0.01), 4.0 * (std::log(100.0) + std::log(100.0)));
+  em.monotone = true;
+  EXPECT_DOUBLE_EQ(exponential_mechanism_alpha(em, 1000, 10, 0.01), 2.0 * (std::log(100.0) + std::log(100.0)));
+  EXPECT_NEAR(exponential_mechanism_beta(em, 1000, 10, exponential_mechanism_alpha(em, 1000, 10, 0.02)), 0.02, 1e-12);
+}
+
+TEST(SparseVector, BadInput) {
+  Context context = Context::with_fixed_seed(1);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Bad {
+    void (*change)(SparseVectorParams&);
+    std::string name;
+    std::string value;
+  };
+  const std::vector<Bad> bad = {
+      {[](SparseVectorParams& p) { p.epsilon = 0.0; }, "epsilon", "0"},
+      {[](SparseVectorParams& p) { p.epsilon = -1.0; }, "epsilon", "-1"},
+      {[](SparseVectorParams& p) { p.epsilon = std::numeric_limits<double>::quiet_NaN(); }, "epsilon", "nan"},
+      {[](SparseVectorParams& p) { p.epsilon = std::numeric_limits<double>::infinity(); }, "epsilon", "inf"},
+      {[](SparseVectorParams& p) { p.delta = -0.1; }, "delta", "-0.1"},
+      {[](SparseVectorParams& p) { p.delta = 1.0; }, "delta", "1"},
+      {[](SparseVectorParams& p) { p.delta = std::numeric_limits<double>::quiet_NaN(); }, "delta", "nan"},
+      {[](SparseVectorParams& p) { p.sensitivity = 0.0; }, "sensitivity", "0"},
+      {[](SparseVectorParams& p) { p.threshold = std::numeric_limits<double>::quiet_NaN(); }, "threshold", "nan"},
+      {[](SparseVectorParams& p) { p.threshold = -std::numeric_limits<double>::infinity(); }, "threshold", "-inf"},
+      {[](SparseVectorParams& p) { p.max_positives = 0; }, "max_positives", "0"},
+      {[](SparseVectorParams& p) { p.value_bound = -1.0; }, "value_bound", "-1"},
+      {[](SparseVectorParams& p) { p.epsilon = 1e-320; }, "sensitivity / epsilon", "inf"},
+  };
+  for (const Bad& b : bad) {
+    SparseVectorParams params = svt_params(1.0, 2);
+    b.change(params);
+    expect_invalid_message([&] { SparseVector svt(context, params); }, {b.name, b.value});
+    expect_invalid_message([&] { sparse_vector_batch(context, std::vector<double>{1.0}, params); }, {b.name, b.value});
+    expect_invalid_message([&] { sparse_vector_alpha(params, 10, 0.1); }, {b.name, b.value});
+  }
+  // Query values: NaN and infinities, and beyond a declared bound; nothing is answered.
+  SparseVector svt(context, svt_params(1.0, 2));
+  for (const double value : {nan, inf, -inf}) {
+    expect_invalid_message([&] { svt.answer(value); }, {"query value 0", "finite"});
+    expect_invalid_message([&] { sparse_vector_batch(context, std::vector<double>{1.0, value}, svt_params(1.0, 2)); },
+                           {"query value 1", "finite"});
+  }
+  EXPECT_EQ(svt.report().queries, 0u);
+  SparseVectorParams bounded = svt_params(1.0, 2);
+  bounded.value_bound = 100.0;
+  SparseVector bounded_svt(context, bounded);
+  expect_invalid_message([&] { bounded_svt.answer(100.5); }, {"query value 0", "value_bound (100)", "100.5"});
+  EXPECT_FALSE(bounded_svt.report().slack.depends_on_data);
+  // Calculators.
+  expect_invalid_message([&] { sparse_vector_alpha(svt_params(1.0, 1), 0, 0.1); }, {"queries", "0"});
+  expect_invalid_message([&] { sparse_vector_alpha(svt_params(1.0, 1), 10, 0.0); }, {"beta", "0"});
+  expect_invalid_message([&] { sparse_vector_alpha(svt_params(1.0, 1), 10, 1.0); }, {"beta", "1"});
+  expect_invalid_message([&] { sparse_vector_beta(svt_params(1.0, 1), 10, -2.0); }, {"alpha", "-2"});
+  SelectionParams em;
+  em.epsilon = 1.0;
+  em.sensitivity = 1.0;
+  expect_invalid_message([&] { exponential_mechanism_alpha(em, 10, 11, 0.1); }, {"optimal_candidates", "11"});
+  expect_invalid_message([&] { exponential_mechanism_alpha(em, 10, 0, 0.1); }, {"optimal_candidates", "0"});
+}
+
+}  // namespace
+}  // namespace dpselect::testing
