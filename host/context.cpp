@@ -284,7 +284,6 @@ Selection Release::finish(const ShardResult& merged) {
   report.noise_scale = 1.0 / state.spec.score_scale;
   report.executed_on = merged.executed_on;
   report.candidates = merged.candidates;
-  report.scored = merged.candidates;
   report.slack = slack;
   report.stream = state.spec.stream;
   return Selection{merged.best_index, report};

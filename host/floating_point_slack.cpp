@@ -70,7 +70,8 @@ FloatingPointSlack floating_point_slack(double epsilon, double score_scale, doub
 // event B: lambda = 2 eta1 + 2 * 2^-52 S + rho2 (the linearity error enters both stages). As
 // before, slack.epsilon = 2 lambda + eps 2^-52 and slack.delta = (1 + e^{eps + slack.epsilon}) P(B),
 // where P(B) <= (runs + 4 * 128) 2^-87 (each uniform's tail) + 2^-128 (128 rejections)
-//             + 4 * 128 * 2^-1000 (digits of rate > 700).
+//             + 4 * 128 * (2^-1000 (digits of rate > 700) + 2^-111 (the 2^-127 lattice of v)).
+// `runs` must not depend on the data in a public report: the caller passes max_bidders + 1.
 FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double revenue_bound, double grid_step,
                                       std::uint64_t grid_size, std::uint64_t runs) {
   const long double largest_score = static_cast<long double>(score_scale) * revenue_bound;
@@ -85,7 +86,7 @@ FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double
   const long double slack_epsilon = 2.0L * lambda + static_cast<long double>(epsilon) * 0x1p-52L;
   const long double draws = static_cast<long double>(kGeometricDigitsPerAttempt) * kMaxGeometricAttempts;
   const long double bad_event = (static_cast<long double>(runs) + draws) * noise::kBadEventProbability +
-                                0x1p-128L + draws * 0x1p-1000L;
+                                0x1p-128L + draws * (0x1p-1000L + 0x1p-111L);
   const long double slack_delta = (1.0L + std::exp(static_cast<long double>(epsilon) + slack_epsilon)) * bad_event;
   constexpr long double kRoundUp = 1.0L + 0x1p-40L;
   return FloatingPointSlack{static_cast<double>(slack_epsilon * kRoundUp),

@@ -115,8 +115,11 @@ PriceSelection select_grid_price_by_bid_intervals(Context& context, const Bids& 
   const double revenue_bound = selection.utility_bound > 0.0
                                    ? selection.utility_bound
                                    : largest_price * static_cast<double>(bids.size());
+  // The interval count is n + 1: from the public bound when there is one, so that no part of a
+  // public report depends on the number of bids.
+  const std::uint64_t interval_bound = (params.max_bidders != 0 ? params.max_bidders : bids.size()) + 1;
   const FloatingPointSlack slack =
-      bid_interval_slack(selection.epsilon, score_scale, revenue_bound, grid.step, grid_size, bids.size() + 1);
+      bid_interval_slack(selection.epsilon, score_scale, revenue_bound, grid.step, grid_size, interval_bound);
   if (!(slack.epsilon < selection.epsilon)) {
     throw InvalidArgument("dpselect: the largest price times the number of bidders must be small enough for "
                           "double-precision sampling: the floating-point slack " +

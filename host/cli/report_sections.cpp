@@ -11,7 +11,7 @@ void add_release_item(Record& item, const ReleaseOutcome& outcome) {
   const SelectionReport& report = outcome.report;
   item.add("index", outcome.index);
   if (outcome.price) item.add("price", *outcome.price);
-  add_timing(item, report.executed_on, report.candidates, outcome.seconds, report.scored);
+  add_timing(item, report.executed_on, report.candidates, outcome.seconds);
   item.add("epsilon_spent", report.epsilon_spent);
   add_slack(item, "slack", "floating-point slack", report.slack, true);
 }
@@ -65,15 +65,12 @@ void add_run_settings(Record& out, const ReleaseOptions& options) {
           options.seed ? "reproducible, predictable noise: not a real release" : "");
 }
 
-void add_timing(Record& item, ExecutedOn executed_on, std::uint64_t candidates, double seconds,
-                std::uint64_t scored) {
+void add_timing(Record& item, ExecutedOn executed_on, std::uint64_t candidates, double seconds) {
   item.add("executed_on", std::string(to_string(executed_on)));
   item.add("seconds", rounded_seconds(seconds));
-  if (seconds <= 0) return;
-  if (scored != 0 && scored != candidates) {  // the bid-interval sampler: its work is the intervals
-    item.add("bid_intervals_per_second", static_cast<std::uint64_t>(static_cast<double>(scored) / seconds));
-  } else {
-    item.add("candidates_per_second", static_cast<std::uint64_t>(static_cast<double>(candidates) / seconds));
+  if (seconds > 0) {
+    item.add("candidates_per_second",
+             static_cast<std::uint64_t>(static_cast<double>(candidates) / seconds));
   }
 }
 

@@ -34,10 +34,9 @@ void accumulate_slack(FloatingPointSlack& total, const FloatingPointSlack& slack
 // The backend requested and whether the seed was fixed.
 void add_run_settings(Record& out, const ReleaseOptions& options);
 // The backend that ran one release, its wall time and its speed over `candidates`.
-// Wall time and throughput: candidates per second, or bid intervals per second when the sampler
-// scored `scored` intervals instead of the candidates (0: the candidates).
-void add_timing(Record& item, ExecutedOn executed_on, std::uint64_t candidates, double seconds,
-                std::uint64_t scored = 0);
+// Wall time and candidates (a public count) per second. Never print a count of the private
+// data here (the bid-interval sampler's work is the number of bids).
+void add_timing(Record& item, ExecutedOn executed_on, std::uint64_t candidates, double seconds);
 
 // Released indices as the values of Record::add_array.
 std::vector<Scalar> index_values(const std::vector<std::uint64_t>& indices);

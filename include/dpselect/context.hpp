@@ -46,9 +46,6 @@ struct SelectionReport {
   double noise_scale = 0.0;
   ExecutedOn executed_on = ExecutedOn::none;
   std::uint64_t candidates = 0;
-  // How many noisy scores the sampler drew: `candidates`, except for the bid-interval pricing
-  // sampler, which scores the n + 1 intervals between bids instead of every price.
-  std::uint64_t scored = 0;
   FloatingPointSlack slack;
   // The stream id this release drew from its context.
   std::uint64_t stream = 0;

@@ -8,13 +8,18 @@
 //   U = v (lower half of the split uniform):           ln(1 - q v)       via log1p
 //   U = 1 - v, q <= 1/2 (1 - U q is close to 1):        ln(1 - q U)       via log1p
 //   U = 1 - v, q > 1/2 (1 - U q = e^{-rate size} + q v): ln of a sum of two positives.
-// A boundary of cell s then moves by at most |x| 2^-50 + 2^-50 / rate in x, which changes the
-// probability of any cell by a relative (size 2^-50 (1 + rate) + 2^-50) / (1 - e^{-rate})
-// <= 2^-33 for size <= 2^16 (rate <= 1/size only on the log1p branches, where the second term
-// carries a factor rate). kDigitRelativeError = 2^-30 states that with a factor 8 of margin;
-// tests/truncated_geometric_test.cpp checks every boundary at 2^-31. Outside that, the bad event
-// of the split uniform (v < 2^-88, probability 2^-87) and cells of probability below 2^-1000
-// (rate > 700) are not represented.
+// A boundary of a cell then moves by dx <= |x| 2^-50 (log1p branches: relative error) or
+// dx <= |x| 2^-50 + 2^-50 / rate (the sum branch), and the adjacent cell's probability by a
+// relative dx rate / (1 - e^{-rate}). On the log1p branches with rate < 1 that is
+// <= size 2^-50 / (1 - rate/2) <= 2^-33 (size <= 2^16); for rate >= 1, rate |x| <= 89 for every
+// reachable uniform (>= 2^-128) gives <= 2 * 90 * 2^-50; the sum branch has rate size >= ln 2,
+// so 2^-50 / (1 - e^{-rate}) <= 2^-50 * 2 size / ln 2 <= 2^-32. kDigitRelativeError = 2^-30
+// keeps a factor 4 of margin (an independent review measured at most 2^-34.9 against a
+// __float128 reference over rates 1e-300 ... 700 and sizes up to 2^16);
+// tests/truncated_geometric_test.cpp checks four boundaries of each (rate, size) at 2^-31.
+// Outside that, the bad event of the split uniform (v < 2^-88, probability 2^-87), the 2^-127
+// lattice of v (total variation <= 2^-111 per draw) and cells of probability below 2^-1000
+// (rate > 700) are not represented; the slack's delta counts all three.
 #pragma once
 
 #include <cmath>
@@ -71,7 +76,8 @@ inline constexpr int kMaxGeometricAttempts = 128;
 // digits cover [0, E) with E < 2 length; t >= length is rejected and redrawn from fresh
 // positions. As P(t) decreases in t the rejected part has at most half the mass. Per outcome
 // the result is within a factor e^{+-2 h kDigitRelativeError} (h <= 4 digits) of the exact
-// conditional distribution. Throws UsageError after kMaxGeometricAttempts rejections.
+// conditional distribution. Throws std::runtime_error after kMaxGeometricAttempts rejections
+// (probability <= 2^-128, counted in the slack's delta).
 std::uint64_t truncated_geometric(const PhiloxKey& key, std::uint64_t stream, double rate, std::uint64_t length);
 
 }  // namespace dpselect::detail
