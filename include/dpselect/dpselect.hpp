@@ -3,6 +3,7 @@
 // functor to the GPU also include dpselect/select.cuh.
 #pragma once
 
+#include "dpselect/accounting.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/noise.hpp"

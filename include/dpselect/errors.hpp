@@ -31,4 +31,11 @@ class CudaError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// PrivacyAccountant::charge refused a release: it would take the spent (epsilon, delta) beyond the
+// budget. Nothing was recorded, and the release must not run.
+class BudgetExceeded : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace dpselect

@@ -10,8 +10,9 @@
 //   each EM round is epsilon'-bounded-range (also at the monotone scale epsilon'/Delta, where every
 //   utility difference lies in [0, Delta]), hence (epsilon'^2 / 8)-zCDP (Cesar & Rogers 2021), so
 //   the k rounds are (k epsilon'^2 / 8)-zCDP.
-// epsilon_from_zcdp() converts rho to (epsilon, delta) (Canonne, Kamath & Steinke 2020, Prop. 12
-// is sharper; this uses the standard rho + 2 sqrt(rho ln(1/delta)) of Bun & Steinke Prop. 1.3).
+// epsilon_from_zcdp() converts rho to (epsilon, delta) with the standard rho + 2 sqrt(rho ln(1/delta))
+// of Bun & Steinke Prop. 1.3; epsilon_from_zcdp_tight() in accounting.hpp uses the sharper
+// conversion of Canonne, Kamath & Steinke 2020 (Cor. 13) and is never larger.
 //
 // Example:
 //   dpselect::TopKParams p;  p.per_pick.epsilon = 0.1;  p.per_pick.sensitivity = 1;  p.k = 100;
