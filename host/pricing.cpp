@@ -260,12 +260,8 @@ NonprivateOptimum nonprivate_optimum(const Bids& bids, const PriceRange& range) 
     const double revenue = bids.revenue(bid);
     if (revenue > best.revenue) best = {bid, revenue, 0};
   }
-  // The largest grid index whose price is <= best.price.
-  std::uint64_t index = std::min<std::uint64_t>(
-      grid_size - 1, static_cast<std::uint64_t>(std::floor((best.price - grid.min) / grid.step)));
-  while (index > 0 && grid.price(index) > best.price) --index;
-  while (index + 1 < grid_size && grid.price(index + 1) <= best.price) ++index;
-  best.candidate = index;
+  // The largest grid index whose price is <= best.price (>= min, so index 0 qualifies).
+  best.candidate = detail::first_grid_index_above(grid, grid_size, best.price) - 1;
   return best;
 }
 

@@ -18,6 +18,15 @@
 
 namespace dpselect::detail {
 
+std::uint64_t first_grid_index_above(const PriceGrid& grid, std::uint64_t grid_size, double price) {
+  if (price < grid.min) return 0;
+  const double estimate = std::floor((price - grid.min) / grid.step);
+  std::uint64_t index = estimate >= static_cast<double>(grid_size) ? grid_size : static_cast<std::uint64_t>(estimate);
+  while (index > 0 && grid.price(index - 1) > price) --index;  // the division's rounding: a step or two
+  while (index < grid_size && grid.price(index) <= price) ++index;
+  return index;
+}
+
 std::uint64_t truncated_geometric(const PhiloxKey& key, std::uint64_t stream, double rate, std::uint64_t length) {
   int top_level = 0;  // the largest h with 2^{16 h} < length
   while (top_level + 1 < kGeometricDigitsPerAttempt && (length - 1) >> (16 * (top_level + 1)) != 0) ++top_level;
@@ -59,15 +68,7 @@ struct BidIntervals {
   std::uint64_t intervals() const { return sorted_bids.size() + 1; }
   std::uint64_t bidders_at_or_above(std::uint64_t interval) const { return sorted_bids.size() - interval; }
 
-  // The first grid index whose price exceeds `bid`, grid_size if none.
-  std::uint64_t first_index_above(double bid) const {
-    if (bid < grid.min) return 0;
-    const double estimate = std::floor((bid - grid.min) / grid.step);
-    std::uint64_t index = estimate >= static_cast<double>(grid_size) ? grid_size : static_cast<std::uint64_t>(estimate);
-    while (index > 0 && grid.price(index - 1) > bid) --index;  // the division's rounding: a step or two
-    while (index < grid_size && grid.price(index) <= bid) ++index;
-    return index;
-  }
+  std::uint64_t first_index_above(double bid) const { return first_grid_index_above(grid, grid_size, bid); }
   std::uint64_t begin(std::uint64_t interval) const {
     return interval == 0 ? 0 : first_index_above(sorted_bids[interval - 1]);
   }

@@ -179,74 +179,75 @@ SparseVectorBatch sparse_vector_batch(Context& context, std::span<const double> 
   return batch;
 }
 
-double sparse_vector_alpha(const SparseVectorParams& params, std::uint64_t queries, double beta) {
+namespace {
+
+// Every sparse-vector accuracy theorem has the form alpha = factor (ln k + ln(multiplier c / beta)).
+struct SparseAccuracyForm {
+  double factor;
+  double multiplier;
+  double log_k_c;  // ln k + ln(multiplier c)
+};
+
+SparseAccuracyForm sparse_accuracy_form(const SparseVectorParams& params, std::uint64_t queries) {
   sparse_vector_scales(params);  // validates
   if (queries < 1) throw InvalidArgument("dpselect: queries (k) must be >= 1 (got 0)");
-  if (!(beta > 0.0 && beta < 1.0)) detail::throw_invalid("beta", "in (0, 1)", beta);
   const double c = static_cast<double>(params.max_positives);
-  const double k = static_cast<double>(queries);
   const double scale = params.sensitivity / params.epsilon;
+  SparseAccuracyForm form;
   if (params.numeric) {
     // seed 000 Thm 3.28 (with Delta): 9c(ln k + ln(4c/beta))/eps, or
     // (ln k + ln(4c/beta)) sqrt(c ln(2/delta)) (sqrt(512) + 1) / eps.
-    const double log_term = std::log(k) + std::log(4.0 * c / beta);
-    return params.delta == 0.0 ? 9.0 * c * log_term * scale
-                               : log_term * std::sqrt(c * std::log(2.0 / params.delta)) * (kSqrt512 + 1.0) * scale;
+    form.multiplier = 4.0;
+    form.factor = params.delta == 0.0 ? 9.0 * c * scale
+                                      : std::sqrt(c * std::log(2.0 / params.delta)) * (kSqrt512 + 1.0) * scale;
+  } else {
+    // Dwork & Roth Thm 3.26 (Sparse; c = 1 and delta = 0 is seed 002 Thm 3.24, 8 (ln k + ln(2/beta))/eps).
+    form.multiplier = 2.0;
+    form.factor =
+        params.delta == 0.0 ? 8.0 * c * scale : std::sqrt(512.0 * c * std::log(1.0 / params.delta)) * scale;
   }
-  // Dwork & Roth Thm 3.26 (Sparse; c = 1 and delta = 0 is seed 002 Thm 3.24, 8 (ln k + ln(2/beta))/eps).
-  const double log_term = std::log(k) + std::log(2.0 * c / beta);
-  return params.delta == 0.0 ? 8.0 * c * log_term * scale
-                             : log_term * std::sqrt(512.0 * c * std::log(1.0 / params.delta)) * scale;
+  form.log_k_c = std::log(static_cast<double>(queries)) + std::log(form.multiplier * c);
+  return form;
+}
+
+// ln(|R| / |R_OPT|) after checking 1 <= |R_OPT| <= |R| and the selection parameters.
+double log_candidate_ratio(const SelectionParams& params, std::uint64_t candidates, std::uint64_t optimal_candidates) {
+  detail::validate_params(params);
+  if (optimal_candidates < 1 || optimal_candidates > candidates) {
+    throw InvalidArgument("dpselect: optimal_candidates must be in [1, candidates = " + std::to_string(candidates) +
+                          "] (got " + std::to_string(optimal_candidates) + ")");
+  }
+  return std::log(static_cast<double>(candidates) / static_cast<double>(optimal_candidates));
+}
+
+}  // namespace
+
+double sparse_vector_alpha(const SparseVectorParams& params, std::uint64_t queries, double beta) {
+  const SparseAccuracyForm form = sparse_accuracy_form(params, queries);
+  if (!(beta > 0.0 && beta < 1.0)) detail::throw_invalid("beta", "in (0, 1)", beta);
+  return form.factor * (form.log_k_c - std::log(beta));
 }
 
 double sparse_vector_beta(const SparseVectorParams& params, std::uint64_t queries, double alpha) {
-  sparse_vector_scales(params);  // validates
-  if (queries < 1) throw InvalidArgument("dpselect: queries (k) must be >= 1 (got 0)");
+  const SparseAccuracyForm form = sparse_accuracy_form(params, queries);
   detail::validate_positive_finite("alpha", alpha);
-  // alpha is affine in ln(1/beta): alpha = A (ln k + ln(m c) + ln(1/beta)) with A and m as above.
-  const double c = static_cast<double>(params.max_positives);
-  const double k = static_cast<double>(queries);
-  const double scale = params.sensitivity / params.epsilon;
-  double factor;
-  double multiplier;
-  if (params.numeric) {
-    multiplier = 4.0;
-    factor = params.delta == 0.0 ? 9.0 * c * scale
-                                 : std::sqrt(c * std::log(2.0 / params.delta)) * (kSqrt512 + 1.0) * scale;
-  } else {
-    multiplier = 2.0;
-    factor = params.delta == 0.0 ? 8.0 * c * scale : std::sqrt(512.0 * c * std::log(1.0 / params.delta)) * scale;
-  }
-  const double log_inverse_beta = alpha / factor - std::log(k) - std::log(multiplier * c);
-  return std::fmin(1.0, std::exp(-log_inverse_beta));
+  return std::fmin(1.0, std::exp(form.log_k_c - alpha / form.factor));
 }
 
 double exponential_mechanism_alpha(const SelectionParams& params, std::uint64_t candidates,
                                    std::uint64_t optimal_candidates, double beta) {
-  detail::validate_params(params);
-  if (optimal_candidates < 1 || optimal_candidates > candidates) {
-    throw InvalidArgument("dpselect: optimal_candidates must be in [1, candidates = " + std::to_string(candidates) +
-                          "] (got " + std::to_string(optimal_candidates) + ")");
-  }
+  const double log_ratio = log_candidate_ratio(params, candidates, optimal_candidates);
   if (!(beta > 0.0 && beta < 1.0)) detail::throw_invalid("beta", "in (0, 1)", beta);
   // Seed 004 Thm 3.11: (2 Delta / eps)(ln(|R| / |R_OPT|) + t), t = ln(1/beta); the noise scale
   // 1/score_scale is 2 Delta/eps, or Delta/eps for a monotone utility.
-  const double noise_scale = 1.0 / detail::score_scale(params);
-  return noise_scale * (std::log(static_cast<double>(candidates) / static_cast<double>(optimal_candidates)) -
-                        std::log(beta));
+  return (log_ratio - std::log(beta)) / detail::score_scale(params);
 }
 
 double exponential_mechanism_beta(const SelectionParams& params, std::uint64_t candidates,
                                   std::uint64_t optimal_candidates, double alpha) {
-  detail::validate_params(params);
-  if (optimal_candidates < 1 || optimal_candidates > candidates) {
-    throw InvalidArgument("dpselect: optimal_candidates must be in [1, candidates = " + std::to_string(candidates) +
-                          "] (got " + std::to_string(optimal_candidates) + ")");
-  }
+  const double log_ratio = log_candidate_ratio(params, candidates, optimal_candidates);
   detail::validate_positive_finite("alpha", alpha);
-  const double t = alpha * detail::score_scale(params) -
-                   std::log(static_cast<double>(candidates) / static_cast<double>(optimal_candidates));
-  return std::fmin(1.0, std::exp(-t));
+  return std::fmin(1.0, std::exp(log_ratio - alpha * detail::score_scale(params)));
 }
 
 }  // namespace dpselect
