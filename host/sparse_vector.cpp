@@ -35,6 +35,22 @@ void validate_sparse_params(const SparseVectorParams& params) {
   if (!std::isfinite(params.value_bound) || params.value_bound < 0.0) {
     detail::throw_invalid("value_bound", "finite and >= 0 (0: no bound)", params.value_bound);
   }
+  switch (params.algorithm) {
+    case SparseVectorAlgorithm::dwork_roth:
+      if (params.monotone) {
+        throw InvalidArgument("dpselect: monotone applies to algorithm lyu_su_li only (got monotone with "
+                              "algorithm dwork_roth)");
+      }
+      break;
+    case SparseVectorAlgorithm::lyu_su_li:
+      if (params.delta != 0.0) {
+        detail::throw_invalid("delta", "0 for algorithm lyu_su_li (a pure-DP algorithm)", params.delta);
+      }
+      break;
+    default:
+      throw InvalidArgument("dpselect: algorithm must be dwork_roth or lyu_su_li (got " +
+                            std::to_string(static_cast<int>(params.algorithm)) + ")");
+  }
 }
 
 void validate_value(const SparseVectorParams& params, double value, std::uint64_t index) {
@@ -69,7 +85,7 @@ struct SparseVectorState {
         result.value = laplace_at(key, stream, kAnswerPositionOffset + index, scales.answer_noise, value);
       }
       ++positives;
-      if (positives < params.max_positives) draw_threshold();  // a fresh threshold per round
+      if (scales.threshold_redrawn && positives < params.max_positives) draw_threshold();  // a fresh one per round
     }
     return result;
   }
@@ -96,8 +112,9 @@ SparseVectorReport make_report(const SparseVectorParams& params, const SparseVec
 
 }  // namespace
 
-SparseVectorScales sparse_vector_scales(const SparseVectorParams& params) {
-  validate_sparse_params(params);
+namespace {
+
+SparseVectorScales dwork_roth_scales(const SparseVectorParams& params) {
   const double c = static_cast<double>(params.max_positives);
   SparseVectorScales scales;
   // sigma(x): Dwork & Roth Alg. 2 (Sparse), 2 c Delta / x for delta = 0 or
@@ -123,6 +140,43 @@ SparseVectorScales sparse_vector_scales(const SparseVectorParams& params) {
   }
   scales.threshold_noise = sigma(scales.epsilon_comparisons);  // T^ = T + Lap(sigma)
   scales.query_noise = 2.0 * scales.threshold_noise;           // nu_i = Lap(2 sigma)
+  scales.threshold_redrawn = true;
+  return scales;
+}
+
+SparseVectorScales lyu_su_li_scales(const SparseVectorParams& params) {
+  const double c = static_cast<double>(params.max_positives);
+  // Lyu, Su & Li 2017 Alg. 7: query noise Lap(2c Delta/eps2), Lap(c Delta/eps2) for monotone queries.
+  const double query_factor = params.monotone ? c : 2.0 * c;
+  SparseVectorScales scales;
+  // NumericSparse answers Lap(c Delta/eps3) (Lyu et al. Alg. 7) with eps3 = eps/9, seed 000's share.
+  scales.epsilon_answers = params.numeric ? params.epsilon / 9.0 : 0.0;
+  scales.epsilon_comparisons = params.epsilon - scales.epsilon_answers;
+  // Lyu et al. Sec. 4.2: eps1 : eps2 = 1 : (2c)^(2/3), or 1 : c^(2/3) for monotone queries.
+  const double ratio = std::cbrt(query_factor * query_factor);
+  const double epsilon_threshold = scales.epsilon_comparisons / (1.0 + ratio);
+  const double epsilon_queries = scales.epsilon_comparisons - epsilon_threshold;
+  scales.threshold_noise = params.sensitivity / epsilon_threshold;          // rho = Lap(Delta/eps1)
+  scales.query_noise = query_factor * params.sensitivity / epsilon_queries;  // nu_i
+  if (params.numeric) scales.answer_noise = c * params.sensitivity / scales.epsilon_answers;
+  scales.threshold_redrawn = false;  // one threshold for the whole run (Alg. 7)
+  return scales;
+}
+
+}  // namespace
+
+std::string_view to_string(SparseVectorAlgorithm algorithm) {
+  switch (algorithm) {
+    case SparseVectorAlgorithm::dwork_roth: return "dwork-roth";
+    case SparseVectorAlgorithm::lyu_su_li: return "lyu-su-li";
+  }
+  return "unknown";
+}
+
+SparseVectorScales sparse_vector_scales(const SparseVectorParams& params) {
+  validate_sparse_params(params);
+  const SparseVectorScales scales =
+      params.algorithm == SparseVectorAlgorithm::lyu_su_li ? lyu_su_li_scales(params) : dwork_roth_scales(params);
   if (!std::isnormal(scales.threshold_noise) || !std::isfinite(scales.query_noise) ||
       (params.numeric && !std::isnormal(scales.answer_noise))) {
     detail::throw_invalid("sensitivity / epsilon", "such that the noise scales are finite positive doubles",
@@ -220,18 +274,50 @@ double log_candidate_ratio(const SelectionParams& params, std::uint64_t candidat
   return std::log(static_cast<double>(candidates) / static_cast<double>(optimal_candidates));
 }
 
+// The union bound behind the lyu_su_li calculators: P[|rho| >= alpha/2] + k P[|nu| >= alpha/2]
+// (+ c P[|answer noise| >= alpha] for NumericSparse), each Laplace tail e^{-x/b}. Decreasing in alpha.
+long double lyu_su_li_failure_bound(const SparseVectorParams& params, const SparseVectorScales& scales,
+                                    std::uint64_t queries, long double alpha) {
+  long double bound = std::exp(-alpha / (2.0L * scales.threshold_noise)) +
+                      static_cast<long double>(queries) * std::exp(-alpha / (2.0L * scales.query_noise));
+  if (params.numeric) {
+    bound += static_cast<long double>(params.max_positives) * std::exp(-alpha / scales.answer_noise);
+  }
+  return bound;
+}
+
 }  // namespace
 
 double sparse_vector_alpha(const SparseVectorParams& params, std::uint64_t queries, double beta) {
   const SparseAccuracyForm form = sparse_accuracy_form(params, queries);
   if (!(beta > 0.0 && beta < 1.0)) detail::throw_invalid("beta", "in (0, 1)", beta);
-  return form.factor * (form.log_k_c - std::log(beta));
+  if (params.algorithm == SparseVectorAlgorithm::dwork_roth) return form.factor * (form.log_k_c - std::log(beta));
+  const SparseVectorScales scales = sparse_vector_scales(params);
+  // Each term is <= beta/3 at the first `high`; at alpha = 0 the bound is >= 1 > beta.
+  const double high_guess = std::fmax(
+      std::fmax(2.0 * scales.threshold_noise * std::log(3.0 / beta),
+                2.0 * scales.query_noise * (std::log(static_cast<double>(queries)) + std::log(3.0 / beta))),
+      params.numeric
+          ? scales.answer_noise * (std::log(static_cast<double>(params.max_positives)) + std::log(3.0 / beta))
+          : 0.0);
+  double low = 0.0;
+  double high = high_guess;
+  while (lyu_su_li_failure_bound(params, scales, queries, high) > beta) high *= 2.0;  // rounding only
+  for (int step = 0; step < 200 && high - low > high * 0x1p-50; ++step) {
+    const double middle = low + (high - low) / 2.0;
+    (lyu_su_li_failure_bound(params, scales, queries, middle) > beta ? low : high) = middle;
+  }
+  return high;  // the bound at `high` is <= beta
 }
 
 double sparse_vector_beta(const SparseVectorParams& params, std::uint64_t queries, double alpha) {
   const SparseAccuracyForm form = sparse_accuracy_form(params, queries);
   detail::validate_positive_finite("alpha", alpha);
-  return std::fmin(1.0, std::exp(form.log_k_c - alpha / form.factor));
+  if (params.algorithm == SparseVectorAlgorithm::dwork_roth) {
+    return std::fmin(1.0, std::exp(form.log_k_c - alpha / form.factor));
+  }
+  const long double bound = lyu_su_li_failure_bound(params, sparse_vector_scales(params), queries, alpha);
+  return static_cast<double>(std::fmin(1.0L, bound));
 }
 
 double exponential_mechanism_alpha(const SelectionParams& params, std::uint64_t candidates,

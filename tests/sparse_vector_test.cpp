@@ -27,6 +27,13 @@ SparseVectorParams svt_params(double epsilon, std::uint64_t c, double delta = 0.
   return params;
 }
 
+SparseVectorParams lyu_params(double epsilon, std::uint64_t c, bool monotone = false, bool numeric = false) {
+  SparseVectorParams params = svt_params(epsilon, c, 0.0, numeric);
+  params.algorithm = SparseVectorAlgorithm::lyu_su_li;
+  params.monotone = monotone;
+  return params;
+}
+
 TEST(SparseVector, ScalesFollowTheirSources) {
   // AboveThreshold (seed 002 Alg. 1): T + Lap(2/eps), queries + Lap(4/eps).
   SparseVectorScales s = sparse_vector_scales(svt_params(0.5, 1));
@@ -51,6 +58,75 @@ TEST(SparseVector, ScalesFollowTheirSources) {
   EXPECT_DOUBLE_EQ(s.threshold_noise, sigma_unit / (root / (root + 1)));
   EXPECT_DOUBLE_EQ(s.answer_noise, sigma_unit / (2.0 / (root + 1)));
   EXPECT_DOUBLE_EQ(s.epsilon_comparisons + s.epsilon_answers, 1.0);
+
+  // Lyu, Su & Li 2017: rho = Lap(Delta/eps1), nu = Lap(2c Delta/eps2) (c Delta/eps2 monotone),
+  // eps1 : eps2 = 1 : (2c)^(2/3) (1 : c^(2/3) monotone); NumericSparse answers Lap(c Delta/eps3),
+  // eps3 = eps/9. Here c = 4: (2c)^(2/3) = 4 exactly, c^(2/3) = 2^(4/3).
+  s = sparse_vector_scales(lyu_params(1.0, 4));
+  EXPECT_DOUBLE_EQ(s.threshold_noise, 1.0 / (1.0 / 5.0));
+  EXPECT_DOUBLE_EQ(s.query_noise, 8.0 / (4.0 / 5.0));
+  EXPECT_FALSE(s.threshold_redrawn);
+  const double r = std::pow(2.0, 4.0 / 3.0);
+  s = sparse_vector_scales(lyu_params(2.0, 4, true));
+  EXPECT_DOUBLE_EQ(s.threshold_noise, 1.0 / (2.0 / (1 + r)));
+  EXPECT_DOUBLE_EQ(s.query_noise, 4.0 / (2.0 * r / (1 + r)));
+  s = sparse_vector_scales(lyu_params(0.9, 4, false, true));
+  EXPECT_DOUBLE_EQ(s.epsilon_answers, 0.1);
+  EXPECT_DOUBLE_EQ(s.answer_noise, 4.0 / 0.1);
+  EXPECT_DOUBLE_EQ(s.threshold_noise, 1.0 / (0.8 / 5.0));
+  EXPECT_DOUBLE_EQ(s.query_noise, 8.0 / (0.8 * 4.0 / 5.0));
+  EXPECT_DOUBLE_EQ(s.epsilon_comparisons + s.epsilon_answers, 0.9);
+}
+
+// The Laplace(b) survival function P[L > x] and density, in long double.
+long double laplace_survival(long double x, long double b) {
+  return x >= 0 ? 0.5L * std::exp(-x / b) : 1.0L - 0.5L * std::exp(x / b);
+}
+long double laplace_density(long double x, long double b) { return std::exp(-std::fabs(x) / b) / (2.0L * b); }
+
+// The joint law of the answers to two queries f_1 = f_2 = T + gap with c = 2 (no halting in
+// between), exactly: with ONE threshold (lyu_su_li) the answers are dependent through rho,
+//   P[a_1, a_2] = int p_rho(r) prod_i P[nu_i >= r - gap or < r - gap] dr,
+// integrated by composite Simpson on [-60 b_T, 60 b_T] split at the kinks 0 and gap (4000
+// panels a side: error far below 1e-9). With a fresh threshold after the first "above"
+// (dwork_roth) the same integral holds with the second factor averaged over a new threshold.
+// So this tells the two algorithms apart and checks that lyu_su_li never redraws.
+TEST(SparseVector, OneThresholdForTheWholeRunUnderLyuSuLi) {
+  constexpr int kTrials = 40'000;
+  const SparseVectorParams params = lyu_params(1.0, 2);
+  const SparseVectorScales scales = sparse_vector_scales(params);
+  const long double bt = scales.threshold_noise;
+  const long double bq = scales.query_noise;
+  auto integrate = [&](auto&& f) {
+    const std::vector<long double> knots = {-60 * bt, 0.0L, 1.0L, 60 * bt};  // gap = 1 below
+    long double total = 0;
+    for (std::size_t piece = 0; piece + 1 < knots.size(); ++piece) {
+      const int panels = 4000;
+      const long double h = (knots[piece + 1] - knots[piece]) / (2 * panels);
+      long double sum = f(knots[piece]) + f(knots[piece + 1]);
+      for (int i = 1; i < 2 * panels; ++i) sum += (i % 2 ? 4 : 2) * f(knots[piece] + i * h);
+      total += sum * h / 3;
+    }
+    return total;
+  };
+  const long double gap = 1.0L;
+  std::vector<long double> exact(4);  // index: 2 * above_1 + above_2
+  for (int pattern = 0; pattern < 4; ++pattern) {
+    exact[pattern] = integrate([&](long double r) {
+      const long double above = laplace_survival(r - gap, bq);
+      return laplace_density(r, bt) * ((pattern & 2) ? above : 1 - above) * ((pattern & 1) ? above : 1 - above);
+    });
+  }
+  ASSERT_NEAR(static_cast<double>(exact[0] + exact[1] + exact[2] + exact[3]), 1.0, 1e-9);
+  Context context = Context::with_fixed_seed(29);
+  std::vector<int> counts(4, 0);
+  const std::vector<double> values = {10.0 + 1.0, 10.0 + 1.0};
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const SparseVectorBatch batch = sparse_vector_batch(context, values, params);
+    ASSERT_EQ(batch.answers.size(), 2u);
+    ++counts[2 * batch.answers[0].above + batch.answers[1].above];
+  }
+  expect_frequencies_match(counts, exact, kTrials, "lyu_su_li, two queries at T + 1");
 }
 
 // One query: "above" iff f + nu >= T + tau with nu ~ Lap(b1 = 4/eps), tau ~ Lap(b2 = 2/eps).
@@ -81,26 +157,28 @@ TEST(SparseVector, OneComparisonHasTheExactProbability) {
 TEST(SparseVector, StreamingAndBatchedAgreeForTheSameKey) {
   std::vector<double> values;
   for (int i = 0; i < 400; ++i) values.push_back(10.0 + 12.0 * std::sin(i * 0.37));
+  std::vector<SparseVectorParams> variants;
   for (const bool numeric : {false, true}) {
-    for (const double delta : {0.0, 1e-6}) {
-      for (std::uint64_t seed = 0; seed < 10; ++seed) {
-        const SparseVectorParams params = svt_params(1.0, 4, delta, numeric);
-        Context streaming_context = Context::with_fixed_seed(seed);
-        Context batch_context = Context::with_fixed_seed(seed);
-        SparseVector svt(streaming_context, params);
-        const SparseVectorBatch batch = sparse_vector_batch(batch_context, values, params);
-        std::size_t i = 0;
-        for (; i < values.size() && !svt.halted(); ++i) {
-          const SparseVectorAnswer a = svt.answer(values[i]);
-          ASSERT_LT(i, batch.answers.size());
-          EXPECT_EQ(a.above, batch.answers[i].above) << "query " << i;
-          EXPECT_EQ(a.value, batch.answers[i].value) << "query " << i;
-          EXPECT_EQ(a.value.has_value(), numeric && a.above);
-        }
-        EXPECT_EQ(i, batch.answers.size());
-        EXPECT_EQ(svt.report().positives, batch.report.positives);
-        EXPECT_EQ(svt.report().halted, batch.report.halted);
+    for (const double delta : {0.0, 1e-6}) variants.push_back(svt_params(1.0, 4, delta, numeric));
+    for (const bool monotone : {false, true}) variants.push_back(lyu_params(1.0, 4, monotone, numeric));
+  }
+  for (const SparseVectorParams& params : variants) {
+    for (std::uint64_t seed = 0; seed < 10; ++seed) {
+      Context streaming_context = Context::with_fixed_seed(seed);
+      Context batch_context = Context::with_fixed_seed(seed);
+      SparseVector svt(streaming_context, params);
+      const SparseVectorBatch batch = sparse_vector_batch(batch_context, values, params);
+      std::size_t i = 0;
+      for (; i < values.size() && !svt.halted(); ++i) {
+        const SparseVectorAnswer a = svt.answer(values[i]);
+        ASSERT_LT(i, batch.answers.size());
+        EXPECT_EQ(a.above, batch.answers[i].above) << "query " << i;
+        EXPECT_EQ(a.value, batch.answers[i].value) << "query " << i;
+        EXPECT_EQ(a.value.has_value(), params.numeric && a.above);
       }
+      EXPECT_EQ(i, batch.answers.size());
+      EXPECT_EQ(svt.report().positives, batch.report.positives);
+      EXPECT_EQ(svt.report().halted, batch.report.halted);
     }
   }
 }
@@ -146,6 +224,9 @@ TEST(SparseVector, AccuracyTheoremsHoldEmpirically) {
       {"Sparse c=3 delta=1e-6", svt_params(1.0, 3, 1e-6)},
       {"NumericSparse c=2", svt_params(1.0, 2, 0.0, true)},
       {"NumericSparse c=2 delta=1e-6", svt_params(1.0, 2, 1e-6, true)},
+      {"Lyu-Su-Li c=3", lyu_params(1.0, 3)},
+      {"Lyu-Su-Li c=3 monotone", lyu_params(1.0, 3, true)},
+      {"Lyu-Su-Li numeric c=2", lyu_params(1.0, 2, false, true)},
   };
   for (const AccuracyCase& test_case : cases) {
     const SparseVectorParams& params = test_case.params;
@@ -192,6 +273,25 @@ TEST(SparseVector, AccuracyCalculators) {
   }
   EXPECT_EQ(sparse_vector_beta(svt_params(1.0, 1), 100, 1e-3), 1.0);  // clamped
 
+  // lyu_su_li: the union bound e^{-alpha/(2 b_T)} + k e^{-alpha/(2 b_q)} (+ c e^{-alpha/b_a}),
+  // alpha by bisection from the safe side.
+  for (const SparseVectorParams& params : {lyu_params(1.0, 1), lyu_params(0.5, 6, true), lyu_params(1.0, 3, false, true)}) {
+    const SparseVectorScales scales = sparse_vector_scales(params);
+    for (const double beta : {0.3, 0.01, 1e-9}) {
+      const double alpha = sparse_vector_alpha(params, 500, beta);
+      const long double bound = [&](long double a) {
+        long double b = std::exp(-a / (2 * scales.threshold_noise)) + 500 * std::exp(-a / (2 * scales.query_noise));
+        if (params.numeric) b += params.max_positives * std::exp(-a / scales.answer_noise);
+        return b;
+      }(alpha);
+      EXPECT_LE(bound, beta);
+      EXPECT_GT(bound, beta * (1 - 1e-12));
+      EXPECT_NEAR(sparse_vector_beta(params, 500, alpha), beta, beta * 1e-12);
+    }
+  }
+  // Lyu-Su-Li's split beats Dwork-Roth's fresh thresholds for several positives.
+  EXPECT_LT(sparse_vector_alpha(lyu_params(1.0, 8), 1000, 0.05), sparse_vector_alpha(svt_params(1.0, 8), 1000, 0.05));
+
   SelectionParams em;
   em.epsilon = 1.0;
   em.sensitivity = 2.0;
@@ -225,6 +325,12 @@ TEST(SparseVector, BadInput) {
       {[](SparseVectorParams& p) { p.max_positives = 0; }, "max_positives", "0"},
       {[](SparseVectorParams& p) { p.value_bound = -1.0; }, "value_bound", "-1"},
       {[](SparseVectorParams& p) { p.epsilon = 1e-320; }, "sensitivity / epsilon", "inf"},
+      {[](SparseVectorParams& p) { p.monotone = true; }, "monotone", "lyu_su_li only"},
+      {[](SparseVectorParams& p) {
+         p.algorithm = SparseVectorAlgorithm::lyu_su_li;
+         p.delta = 1e-6;
+       }, "delta", "1e-06"},
+      {[](SparseVectorParams& p) { p.algorithm = static_cast<SparseVectorAlgorithm>(7); }, "algorithm", "7"},
   };
   for (const Bad& b : bad) {
     SparseVectorParams params = svt_params(1.0, 2);

@@ -18,6 +18,15 @@
 //   (Seed 000 prints the delta > 0 Laplace share as eps/sqrt(512); the shares must sum to eps, so
 //   the Laplace part costs eps/(sqrt(512) + 1), which is what sigma(eps2) gives.)
 //
+//   The optimized variant of Lyu, Su & Li (VLDB 2017, Alg. 1 and its generalization Alg. 7), pure
+//   DP only: ONE noisy threshold T^ = T + Lap(Delta/eps1) for the whole run (never redrawn),
+//   queries f_i + Lap(2 c Delta/eps2), or Lap(c Delta/eps2) when the queries are monotone (between
+//   neighbours all f_i move in the same direction: counting queries), and for NumericSparse
+//   answers f_i + Lap(c Delta/eps3). The split minimizes Var(query noise - threshold noise)
+//   (their Sec. 4.2): eps1 : eps2 = 1 : (2c)^(2/3), or 1 : c^(2/3) when monotone. Here
+//   eps3 = eps/9 for NumericSparse (the answers' share in seed 000), eps1 + eps2 = the rest.
+//   For c = 1 and an even split this is AboveThreshold.
+//
 // Noise is counter-based, like every dpselect mechanism: on the stream a SparseVector draws
 // from its context, query i (0-based) takes its noise from Philox block i, its numeric answer
 // from block 2^58 + i, and the threshold of epoch j (after j "above" answers) from block
@@ -35,12 +44,24 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "dpselect/context.hpp"
 #include "dpselect/types.hpp"
 
 namespace dpselect {
+
+enum class SparseVectorAlgorithm {
+  // Dwork & Roth's Sparse / seed 000 NumericSparse: a fresh threshold after every "above";
+  // delta = 0 or delta > 0.
+  dwork_roth,
+  // Lyu, Su & Li 2017: one threshold, the optimized budget split, the monotone refinement;
+  // delta must be 0.
+  lyu_su_li,
+};
+
+std::string_view to_string(SparseVectorAlgorithm algorithm);
 
 struct SparseVectorParams {
   double epsilon = 0.0;        // total privacy loss; finite and > 0
@@ -53,15 +74,20 @@ struct SparseVectorParams {
   // from the bound (data-independent) and a larger answer is an error; without it the slack is
   // computed from the answers seen and reveals their magnitude.
   double value_bound = 0.0;
+  SparseVectorAlgorithm algorithm = SparseVectorAlgorithm::dwork_roth;
+  // Lyu-Su-Li only: every pair of neighbours moves all f_i in the same direction, which halves
+  // the query noise. A false claim breaks the privacy guarantee.
+  bool monotone = false;
 };
 
 // Laplace scales of the three kinds of noise, and the privacy split behind them.
 struct SparseVectorScales {
-  double threshold_noise = 0.0;  // sigma (of eps1 for NumericSparse)
-  double query_noise = 0.0;      // 2 sigma
-  double answer_noise = 0.0;     // sigma(eps2) for NumericSparse, 0 otherwise
-  double epsilon_comparisons = 0.0;  // eps, or eps1 for NumericSparse
+  double threshold_noise = 0.0;  // dwork_roth: sigma (of eps1 for NumericSparse); lyu_su_li: Delta/eps1
+  double query_noise = 0.0;      // dwork_roth: 2 sigma; lyu_su_li: 2c Delta/eps2 (c Delta/eps2 monotone)
+  double answer_noise = 0.0;     // NumericSparse only, 0 otherwise
+  double epsilon_comparisons = 0.0;  // the threshold's and the queries' share of eps
   double epsilon_answers = 0.0;      // 0, or the Laplace answers' share for NumericSparse
+  bool threshold_redrawn = true;     // after every "above" (dwork_roth) or never (lyu_su_li)
 };
 
 // Validates `params` (InvalidArgument naming the field and value) and returns the scales.
@@ -122,13 +148,17 @@ SparseVectorBatch sparse_vector_batch(Context& context, std::span<const double> 
                                       const SparseVectorParams& params);
 
 // Accuracy calculators (Delta = params.sensitivity; k queries). Each returns the alpha of the
-// theorem for the given beta; beta_for_alpha inverts it (clamped to 1).
+// theorem for the given beta; sparse_vector_beta inverts it (clamped to 1).
 //   AboveThreshold (c = 1, delta = 0): alpha = 8 Delta (ln k + ln(2/beta)) / eps   (seed 002 Thm 3.24)
 //   Sparse: alpha = 8 c Delta (ln k + ln(2c/beta)) / eps (delta = 0; AboveThreshold at eps/c per
 //           round with beta/c each) or
 //           Delta (ln k + ln(2c/beta)) sqrt(512 c ln(1/delta)) / eps             (Dwork & Roth Thm 3.26)
 //   NumericSparse: alpha = 9 c Delta (ln k + ln(4c/beta)) / eps (delta = 0) or
 //           Delta (ln k + ln(4c/beta)) sqrt(c ln(2/delta)) (sqrt(512) + 1) / eps   (seed 000 Thm 3.28)
+//   lyu_su_li (no published theorem; the union bound of the Thm 3.24 proof over its one threshold,
+//           k query noises and c answer noises, with b_T, b_q, b_a the scales above):
+//           beta = e^{-alpha/(2 b_T)} + k e^{-alpha/(2 b_q)} [+ c e^{-alpha/b_a} for NumericSparse];
+//           alpha for a given beta by bisection, returned from the safe side (never too small).
 double sparse_vector_alpha(const SparseVectorParams& params, std::uint64_t queries, double beta);
 double sparse_vector_beta(const SparseVectorParams& params, std::uint64_t queries, double alpha);
 
