@@ -81,18 +81,19 @@ void validate_pure_kind(ReleaseKind kind) {
   }
 }
 
-void validate_release(ReleaseKind kind, double epsilon, double delta) {
-  validate_epsilon("epsilon", epsilon);
+// `prefix` names the entry ("charges[2].") when several are validated together.
+void validate_release(ReleaseKind kind, double epsilon, double delta, const std::string& prefix = {}) {
+  validate_epsilon(prefix + "epsilon", epsilon);
   switch (kind) {
     case ReleaseKind::pure:
     case ReleaseKind::exponential_mechanism:
-      if (delta != 0.0) detail::throw_invalid("delta", "0 for a pure or exponential-mechanism release", delta);
+      if (delta != 0.0) detail::throw_invalid(prefix + "delta", "0 for a pure or exponential-mechanism release", delta);
       return;
     case ReleaseKind::approximate:
-      validate_delta("delta", delta);
+      validate_delta(prefix + "delta", delta);
       return;
   }
-  throw InvalidArgument("dpselect: kind must be pure, exponential_mechanism or approximate (got " +
+  throw InvalidArgument("dpselect: " + prefix + "kind must be pure, exponential_mechanism or approximate (got " +
                         std::to_string(static_cast<int>(kind)) + ")");
 }
 
@@ -477,6 +478,18 @@ detail::ReleaseLedger homogeneous_ledger(std::uint64_t k, double epsilon, Releas
 
 }  // namespace
 
+ReleaseKind release_kind(Mechanism mechanism) {
+  switch (mechanism) {
+    case Mechanism::exponential:
+      return ReleaseKind::exponential_mechanism;
+    case Mechanism::permute_and_flip:
+    case Mechanism::laplace_noisy_max:
+      return ReleaseKind::pure;
+  }
+  throw InvalidArgument("dpselect: mechanism must be exponential, permute_and_flip or laplace_noisy_max (got " +
+                        std::to_string(static_cast<int>(mechanism)) + ")");
+}
+
 std::string_view to_string(ReleaseKind kind) {
   switch (kind) {
     case ReleaseKind::pure:
@@ -583,11 +596,12 @@ void CompensatedSum::add(double value) {
   sum = total;
 }
 
-void ReleaseLedger::add(ReleaseKind kind, double epsilon, double delta) {
+void ReleaseLedger::add(ReleaseKind kind, double epsilon, double delta, std::uint64_t count) {
+  const double copies = static_cast<double>(count);  // exact: count <= 2^53
   if (kind == ReleaseKind::approximate) {
-    ++approximate_count;
-    approximate_epsilon.add(epsilon);
-    approximate_delta.add(delta);
+    approximate_count += count;
+    approximate_epsilon.add(copies * epsilon);
+    approximate_delta.add(copies * delta);
     return;
   }
   if (pure_count + exponential_count == 0) {
@@ -595,13 +609,13 @@ void ReleaseLedger::add(ReleaseKind kind, double epsilon, double delta) {
   } else if (epsilon != shared_epsilon) {
     one_epsilon = false;
   }
-  dp_epsilon.add(epsilon);
+  dp_epsilon.add(copies * epsilon);
   if (kind == ReleaseKind::pure) {
-    ++pure_count;
-    rho.add(0.5 * epsilon * epsilon);  // Bun & Steinke 2016, Prop 1.4
+    pure_count += count;
+    rho.add(copies * (0.5 * epsilon * epsilon));  // Bun & Steinke 2016, Prop 1.4
   } else {
-    ++exponential_count;
-    rho.add(0.125 * epsilon * epsilon);  // Cesar & Rogers 2021 (eps-bounded-range)
+    exponential_count += count;
+    rho.add(copies * (0.125 * epsilon * epsilon));  // Cesar & Rogers 2021 (eps-bounded-range)
   }
 }
 
@@ -818,15 +832,33 @@ PrivacyAccountant::PrivacyAccountant(PrivacyBound budget, ParameterChoice choice
 }
 
 void PrivacyAccountant::charge(ReleaseKind kind, double epsilon, double delta) {
-  validate_release(kind, epsilon, delta);
+  const PrivacyCharge single{kind, epsilon, delta, 1};
+  charge(std::span<const PrivacyCharge>(&single, 1));
+}
+
+void PrivacyAccountant::charge(std::span<const PrivacyCharge> charges) {
+  const bool single = charges.size() == 1;
+  std::string description;
+  for (std::size_t i = 0; i < charges.size(); ++i) {
+    const PrivacyCharge& entry = charges[i];
+    const std::string prefix = single ? std::string() : "charges[" + std::to_string(i) + "].";
+    validate_release(entry.kind, entry.epsilon, entry.delta, prefix);
+    validate_count(prefix + "count", entry.count);
+    if (i < 3) {
+      description += std::string(i ? ", " : "") + (entry.count > 1 ? std::to_string(entry.count) + " x " : "") +
+                     std::string(to_string(entry.kind)) + " at epsilon " + detail::format_value(entry.epsilon) +
+                     ", delta " + detail::format_value(entry.delta);
+    }
+  }
+  if (charges.empty()) return;
+  if (charges.size() > 3) description += ", ... (" + std::to_string(charges.size()) + " entries)";
   const std::lock_guard<std::mutex> lock(mutex_);
   detail::ReleaseLedger next = ledger_;
-  next.add(kind, epsilon, delta);
+  for (const PrivacyCharge& entry : charges) next.add(entry.kind, entry.epsilon, entry.delta, entry.count);
   if (!detail::fits_budget(next, budget_, choice_)) {
     const AccountedBound bound = detail::best_bound(next, budget_, choice_);
-    throw BudgetExceeded("dpselect: a " + std::string(to_string(kind)) + " release at epsilon " +
-                         detail::format_value(epsilon) + ", delta " + detail::format_value(delta) +
-                         " would bring the spent bound to (epsilon " + detail::format_value(bound.epsilon) +
+    throw BudgetExceeded("dpselect: " + std::string(single && charges[0].count == 1 ? "a release: " : "releases: ") +
+                         description + " would bring the spent bound to (epsilon " + detail::format_value(bound.epsilon) +
                          ", delta " + detail::format_value(bound.delta) + ") by " +
                          std::string(to_string(bound.route)) + " composition, beyond the budget (epsilon " +
                          detail::format_value(budget_.epsilon) + ", delta " + detail::format_value(budget_.delta) +

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -121,20 +122,24 @@ Backend ReleaseAccess::resolved_backend(const Release& release) {
 }  // namespace detail
 
 struct Context::State {
+  State(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed, bool shared_key)
+      : key(key), next_stream(first_stream), fixed_seed(fixed_seed), shared_key(shared_key) {}
   PhiloxKey key;
   std::atomic<std::uint64_t> next_stream;
   bool fixed_seed;
   bool shared_key;
+  mutable std::mutex accountant_mutex;
+  std::shared_ptr<PrivacyAccountant> accountant;  // guarded by accountant_mutex
 };
 
 Context::Context() {
   std::uint32_t words[2];
   detail::fill_from_os_entropy(words, sizeof words);
-  state_.reset(new State{PhiloxKey{words[0], words[1]}, 0, false, false});
+  state_ = std::make_unique<State>(PhiloxKey{words[0], words[1]}, 0, false, false);
 }
 
 Context::Context(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed, bool shared_key)
-    : state_(new State{key, first_stream, fixed_seed, shared_key}) {}
+    : state_(std::make_unique<State>(key, first_stream, fixed_seed, shared_key)) {}
 
 Context Context::with_fixed_seed(std::uint64_t seed) {
   return Context(PhiloxKey::from_seed(seed), 0, true, false);
@@ -150,10 +155,29 @@ Context::~Context() = default;
 
 bool Context::is_fixed_seed() const { return state_ != nullptr && state_->fixed_seed; }
 
-Release Context::begin_release(const SelectionParams& params) {
+Context::State& Context::state() const {
   if (state_ == nullptr) {
     throw UsageError("dpselect: this context was moved from; use the context it was moved to");
   }
+  return *state_;
+}
+
+void Context::charge_to(std::shared_ptr<PrivacyAccountant> accountant) {
+  State& context = state();
+  const std::lock_guard lock(context.accountant_mutex);
+  context.accountant = std::move(accountant);
+}
+
+std::shared_ptr<PrivacyAccountant> Context::accountant() const {
+  const State& context = state();
+  const std::lock_guard lock(context.accountant_mutex);
+  return context.accountant;
+}
+
+Release Context::begin_release(const SelectionParams& params) { return start_release(params, true); }
+
+Release Context::start_release(const SelectionParams& params, bool charge) {
+  State& context = state();
   detail::validate_params(params);
   const double score_scale = detail::score_scale(params);
   if (params.utility_bound > 0.0) {  // a public bound: the slack is known before any work
@@ -165,22 +189,32 @@ Release Context::begin_release(const SelectionParams& params) {
                             params.utility_bound);
     }
   }
+  if (charge) {
+    const PrivacyCharge release_charge{release_kind(params.mechanism), params.epsilon, 0.0, 1};
+    detail::ContextAccess::charge(*this, std::span(&release_charge, 1));
+  }
   auto release = std::make_unique<detail::ReleaseState>();
   release->params = params;
-  release->spec = detail::NoiseSpec{params.mechanism, score_scale, state_->key,
-                                    state_->next_stream.fetch_add(1, std::memory_order_relaxed),
+  release->spec = detail::NoiseSpec{params.mechanism, score_scale, context.key,
+                                    context.next_stream.fetch_add(1, std::memory_order_relaxed),
                                     params.utility_bound > 0.0 ? params.utility_bound : detail::kInfinity};
-  const RandomBlock tag = philox_block(state_->key, release->spec.stream, noise::kReleaseTagPosition);
+  const RandomBlock tag = philox_block(context.key, release->spec.stream, noise::kReleaseTagPosition);
   release->release_tag = (std::uint64_t{tag.word[0]} << 32) | tag.word[1];
-  release->shared_key = state_->shared_key;
+  release->shared_key = context.shared_key;
   return Release(std::move(release));
 }
 
 detail::ContextAccess::KeyedStream detail::ContextAccess::draw_stream(Context& context) {
-  if (context.state_ == nullptr) {
-    throw UsageError("dpselect: this context was moved from; use the context it was moved to");
-  }
-  return {context.state_->key, context.state_->next_stream.fetch_add(1, std::memory_order_relaxed)};
+  Context::State& state = context.state();
+  return {state.key, state.next_stream.fetch_add(1, std::memory_order_relaxed)};
+}
+
+void detail::ContextAccess::charge(Context& context, std::span<const PrivacyCharge> charges) {
+  if (const std::shared_ptr<PrivacyAccountant> accountant = context.accountant()) accountant->charge(charges);
+}
+
+Release detail::ContextAccess::begin_charged_release(Context& context, const SelectionParams& params) {
+  return context.start_release(params, false);
 }
 
 Release::Release(std::unique_ptr<detail::ReleaseState> state) : state_(std::move(state)) {}

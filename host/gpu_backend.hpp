@@ -5,6 +5,7 @@
 #include <span>
 
 #include "dpselect/context.hpp"
+#include "dpselect/detail/sparse_vector_noise.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/shard_result.hpp"
 
@@ -30,6 +31,22 @@ ShardResult gpu_evaluate_host(const NoiseSpec& spec, const double* utilities, In
 // Revenue of grid prices 0..count-1 against the sorted bids, computed in the fused pass.
 ShardResult gpu_evaluate_price_grid(const NoiseSpec& spec, std::span<const double> sorted_bids,
                                     const PriceGrid& grid, std::uint64_t count);
+
+// One pass over `count` values in device memory: the first one that is not finite or has
+// |value| > bound (bound 0: none), first_invalid = count when there is none, and the largest
+// |value| of the valid ones. Synchronizes `stream`.
+struct DeviceValueScan {
+  std::uint64_t first_invalid = 0;
+  double first_invalid_value = 0.0;
+  double largest_abs_value = 0.0;
+};
+DeviceValueScan gpu_scan_values(const double* values, std::uint64_t count, double bound, cuda_stream_t stream);
+// The first i in [begin, end) with noise.above(i, values[i], noisy_threshold), or end: a parallel
+// find-first over device memory. Synchronizes `stream`.
+std::uint64_t gpu_first_above(const double* values, std::uint64_t begin, std::uint64_t end,
+                              const SparseQueryNoise& noise, double noisy_threshold, cuda_stream_t stream);
+// values[index], copied from device memory. Synchronizes `stream`.
+double gpu_read_value(const double* values, std::uint64_t index, cuda_stream_t stream);
 
 // Sorts `values` (finite doubles) ascending on the device: CUB's radix sort. Throws CudaError.
 void gpu_sort(std::span<double> values);

@@ -28,4 +28,11 @@ ShardResult gpu_evaluate_price_grid(const NoiseSpec&, std::span<const double>, c
 
 void gpu_sort(std::span<double>) { throw_unavailable(); }
 
+DeviceValueScan gpu_scan_values(const double*, std::uint64_t, double, cuda_stream_t) { throw_unavailable(); }
+std::uint64_t gpu_first_above(const double*, std::uint64_t, std::uint64_t, const SparseQueryNoise&, double,
+                              cuda_stream_t) {
+  throw_unavailable();
+}
+double gpu_read_value(const double*, std::uint64_t, cuda_stream_t) { throw_unavailable(); }
+
 }  // namespace dpselect::detail

@@ -39,10 +39,23 @@ RowsSelection rows(Context& context, HostMatrix<const T> utilities, const Select
   }
   detail::resolve_backend(params.backend);
 
-  // Every row is its own release; the streams are drawn in row order.
+  // Every row is its own release, all charged together before the first stream is drawn; the
+  // streams are drawn in row order.
+  std::vector<PrivacyCharge> charges;
+  for (const SelectionParams& row : row_params) {
+    const PrivacyCharge charge{release_kind(row.mechanism), row.epsilon, 0.0, 1};
+    if (!charges.empty() && charges.back().epsilon == charge.epsilon && charges.back().kind == charge.kind) {
+      ++charges.back().count;
+    } else {
+      charges.push_back(charge);
+    }
+  }
+  detail::ContextAccess::charge(context, charges);
   std::vector<Release> releases;
   releases.reserve(utilities.rows);
-  for (std::uint64_t r = 0; r < utilities.rows; ++r) releases.push_back(context.begin_release(row_params[r]));
+  for (std::uint64_t r = 0; r < utilities.rows; ++r) {
+    releases.push_back(detail::ContextAccess::begin_charged_release(context, row_params[r]));
+  }
   std::vector<ShardResult> results(utilities.rows);
   std::exception_ptr failure;
   // With at least as many rows as threads, rows run in parallel and each row's pass on its

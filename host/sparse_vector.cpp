@@ -6,21 +6,14 @@
 
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
-#include "dpselect/noise.hpp"
 #include "floating_point_slack.hpp"
+#include "sparse_vector_internal.hpp"
 #include "validation.hpp"
 
 namespace dpselect {
 namespace {
 
-constexpr std::uint64_t kAnswerPositionOffset = std::uint64_t{1} << 58;
-constexpr std::uint64_t kThresholdPositionOffset = std::uint64_t{1} << 59;
-constexpr std::uint64_t kQueryLimit = kAnswerPositionOffset;  // query noise stays below 2^58
-constexpr double kSqrt512 = 22.627416997969520780;            // sqrt(512)
-
-double laplace_at(const PhiloxKey& key, std::uint64_t stream, std::uint64_t position, double scale, double center) {
-  return detail::fma_rn(scale, noise::laplace(philox_block(key, stream, position)), center);
-}
+constexpr double kSqrt512 = 22.627416997969520780;  // sqrt(512)
 
 void validate_sparse_params(const SparseVectorParams& params) {
   detail::validate_positive_finite("epsilon", params.epsilon);
@@ -52,67 +45,6 @@ void validate_sparse_params(const SparseVectorParams& params) {
                             std::to_string(static_cast<int>(params.algorithm)) + ")");
   }
 }
-
-void validate_value(const SparseVectorParams& params, double value, std::uint64_t index) {
-  const std::string name = "query value " + std::to_string(index);
-  if (!std::isfinite(value)) detail::throw_invalid(name, "finite", value);
-  if (params.value_bound > 0.0 && std::fabs(value) > params.value_bound) {
-    detail::throw_invalid(name, "within value_bound (" + detail::format_value(params.value_bound) + ")", value);
-  }
-}
-
-// One answer of the mechanism: the shared core of the streaming and batched paths.
-struct SparseVectorState {
-  const SparseVectorParams& params;
-  const SparseVectorScales& scales;
-  PhiloxKey key;
-  std::uint64_t stream;
-  std::uint64_t& queries;
-  std::uint64_t& positives;
-  double& noisy_threshold;
-
-  void draw_threshold() {
-    noisy_threshold = laplace_at(key, stream, kThresholdPositionOffset + positives, scales.threshold_noise,
-                                 params.threshold);
-  }
-
-  SparseVectorAnswer answer(double value) {
-    const std::uint64_t index = queries++;
-    SparseVectorAnswer result;
-    result.above = laplace_at(key, stream, index, scales.query_noise, value) >= noisy_threshold;
-    if (result.above) {
-      if (params.numeric) {
-        result.value = laplace_at(key, stream, kAnswerPositionOffset + index, scales.answer_noise, value);
-      }
-      ++positives;
-      if (scales.threshold_redrawn && positives < params.max_positives) draw_threshold();  // a fresh one per round
-    }
-    return result;
-  }
-};
-
-SparseVectorReport make_report(const SparseVectorParams& params, const SparseVectorScales& scales,
-                               std::uint64_t stream, std::uint64_t queries, std::uint64_t positives,
-                               double largest_abs_value) {
-  SparseVectorReport report;
-  report.scales = scales;
-  report.queries = queries;
-  report.positives = positives;
-  report.halted = positives == params.max_positives;
-  report.stream = stream;
-  const bool bound_given = params.value_bound > 0.0;
-  const std::uint64_t draws = queries + positives + (params.numeric ? positives : 0) + 1;
-  report.slack = detail::sparse_vector_slack(scales.epsilon_comparisons, params.sensitivity, scales.threshold_noise,
-                                             scales.query_noise, params.threshold,
-                                             bound_given ? params.value_bound : largest_abs_value, draws,
-                                             params.epsilon);
-  report.slack.depends_on_data = !bound_given;
-  return report;
-}
-
-}  // namespace
-
-namespace {
 
 SparseVectorScales dwork_roth_scales(const SparseVectorParams& params) {
   const double c = static_cast<double>(params.max_positives);
@@ -187,10 +119,15 @@ SparseVectorScales sparse_vector_scales(const SparseVectorParams& params) {
 
 SparseVector::SparseVector(Context& context, const SparseVectorParams& params)
     : params_(params), scales_(sparse_vector_scales(params)) {
+  detail::charge_sparse_vector(context, params_);
   const detail::ContextAccess::KeyedStream drawn = detail::ContextAccess::draw_stream(context);
   key_ = drawn.key;
   stream_ = drawn.stream;
-  SparseVectorState{params_, scales_, key_, stream_, queries_, positives_, noisy_threshold_}.draw_threshold();
+  run().draw_threshold();
+}
+
+detail::SparseVectorRun SparseVector::run() {
+  return {params_, scales_, key_, stream_, queries_, positives_, noisy_threshold_};
 }
 
 SparseVectorAnswer SparseVector::answer(double query_value) {
@@ -198,40 +135,54 @@ SparseVectorAnswer SparseVector::answer(double query_value) {
     throw UsageError("dpselect: this sparse vector halted after its " + std::to_string(params_.max_positives) +
                      " \"above\" answers; answering more would exceed its privacy budget");
   }
-  if (queries_ >= kQueryLimit) throw UsageError("dpselect: a sparse vector answers at most 2^58 queries");
-  validate_value(params_, query_value, queries_);
+  if (queries_ >= detail::kSparseQueryLimit) {
+    throw UsageError("dpselect: a sparse vector answers at most 2^58 queries");
+  }
+  detail::validate_sparse_value(params_, query_value, queries_);
   largest_abs_value_ = std::fmax(largest_abs_value_, std::fabs(query_value));
-  return SparseVectorState{params_, scales_, key_, stream_, queries_, positives_, noisy_threshold_}.answer(
-      query_value);
+  return run().answer(query_value);
 }
 
 SparseVectorReport SparseVector::report() const {
-  return make_report(params_, scales_, stream_, queries_, positives_, largest_abs_value_);
+  return detail::sparse_vector_report(params_, scales_, stream_, queries_, positives_, largest_abs_value_);
 }
 
-SparseVectorBatch sparse_vector_batch(Context& context, std::span<const double> values,
-                                      const SparseVectorParams& params) {
-  const SparseVectorScales scales = sparse_vector_scales(params);
-  if (values.size() > kQueryLimit) throw InvalidArgument("dpselect: values must number at most 2^58");
-  double largest_abs_value = 0.0;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    validate_value(params, values[i], i);
-    largest_abs_value = std::fmax(largest_abs_value, std::fabs(values[i]));
+namespace detail {
+
+void validate_sparse_value(const SparseVectorParams& params, double value, std::uint64_t index) {
+  const std::string name = "query value " + std::to_string(index);
+  if (!std::isfinite(value)) throw_invalid(name, "finite", value);
+  if (params.value_bound > 0.0 && std::fabs(value) > params.value_bound) {
+    throw_invalid(name, "within value_bound (" + format_value(params.value_bound) + ")", value);
   }
-  const detail::ContextAccess::KeyedStream drawn = detail::ContextAccess::draw_stream(context);
-  std::uint64_t queries = 0;
-  std::uint64_t positives = 0;
-  double noisy_threshold = 0.0;
-  SparseVectorState state{params, scales, drawn.key, drawn.stream, queries, positives, noisy_threshold};
-  state.draw_threshold();
-  SparseVectorBatch batch;
-  for (std::size_t i = 0; i < values.size() && positives < params.max_positives; ++i) {
-    batch.answers.push_back(state.answer(values[i]));
-  }
-  // Conservative: the slack uses the largest of all values given, answered or not.
-  batch.report = make_report(params, scales, drawn.stream, queries, positives, largest_abs_value);
-  return batch;
 }
+
+void charge_sparse_vector(Context& context, const SparseVectorParams& params) {
+  const PrivacyCharge charge{params.delta == 0.0 ? ReleaseKind::pure : ReleaseKind::approximate, params.epsilon,
+                             params.delta, 1};
+  ContextAccess::charge(context, std::span(&charge, 1));
+}
+
+SparseVectorReport sparse_vector_report(const SparseVectorParams& params, const SparseVectorScales& scales,
+                                        std::uint64_t stream, std::uint64_t queries, std::uint64_t positives,
+                                        double largest_abs_value) {
+  SparseVectorReport report;
+  report.scales = scales;
+  report.queries = queries;
+  report.positives = positives;
+  report.halted = positives == params.max_positives;
+  report.stream = stream;
+  const bool bound_given = params.value_bound > 0.0;
+  const std::uint64_t thresholds = scales.threshold_redrawn ? positives + 1 : 1;
+  const std::uint64_t draws = queries + thresholds + (params.numeric ? positives : 0);
+  report.slack = sparse_vector_slack(scales.epsilon_comparisons, params.sensitivity, scales.threshold_noise,
+                                     scales.query_noise, params.threshold,
+                                     bound_given ? params.value_bound : largest_abs_value, draws, params.epsilon);
+  report.slack.depends_on_data = !bound_given;
+  return report;
+}
+
+}  // namespace detail
 
 namespace {
 

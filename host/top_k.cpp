@@ -63,7 +63,10 @@ TopKSelection top_k(Context& context, std::span<const T> utilities, const TopKPa
     throw BackendUnavailable("dpselect: top-k runs on the CPU in this version (got backend Gpu)");
   }
   const IndexRange range{0, utilities.size()};
-  Release release = context.begin_release(per_pick);
+  // k rounds of peeling EM at epsilon' (Durfee & Rogers 2019): k exponential-mechanism picks.
+  const PrivacyCharge picks{ReleaseKind::exponential_mechanism, per_pick.epsilon, 0.0, params.k};
+  detail::ContextAccess::charge(context, std::span(&picks, 1));
+  Release release = detail::ContextAccess::begin_charged_release(context, per_pick);
   detail::ReleaseAccess::claim(release, range);
   const detail::NoiseSpec spec = detail::ReleaseAccess::noise_spec(release);
 

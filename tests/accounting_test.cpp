@@ -315,6 +315,37 @@ TEST(ComposeHomogeneous, PicksTheSmallestRoute) {
 
 // ---- the accountant -------------------------------------------------------------------------
 
+// Several charges at once (a top-k release, a matrix of rows) are recorded together or not at
+// all, and count copies charge exactly like count single charges.
+TEST(PrivacyAccountant, ChargesTogetherAllOrNothing) {
+  PrivacyAccountant together({1.0, 1e-6});
+  PrivacyAccountant one_by_one({1.0, 1e-6});
+  const std::vector<PrivacyCharge> charges = {{ReleaseKind::exponential_mechanism, 0.01, 0.0, 30},
+                                              {ReleaseKind::approximate, 0.05, 1e-7, 2}};
+  together.charge(charges);
+  for (int i = 0; i < 30; ++i) one_by_one.charge(ReleaseKind::exponential_mechanism, 0.01);
+  for (int i = 0; i < 2; ++i) one_by_one.charge(ReleaseKind::approximate, 0.05, 1e-7);
+  EXPECT_EQ(together.release_count(), 32u);
+  EXPECT_NEAR(together.spent().epsilon, one_by_one.spent().epsilon, 1e-15);
+  EXPECT_EQ(together.spent().route, one_by_one.spent().route);
+  // One entry over budget refuses them all.
+  const std::vector<PrivacyCharge> over = {{ReleaseKind::pure, 0.01, 0.0, 1}, {ReleaseKind::pure, 0.9, 0.0, 1}};
+  EXPECT_THROW(together.charge(over), BudgetExceeded);
+  EXPECT_EQ(together.release_count(), 32u);
+  // Bad entries are named by index; nothing is recorded.
+  const std::vector<PrivacyCharge> bad_epsilon = {{ReleaseKind::pure, 0.01, 0.0, 1}, {ReleaseKind::pure, -1.0, 0.0, 1}};
+  expect_invalid_message([&] { together.charge(bad_epsilon); }, {"charges[1].epsilon", "-1"});
+  const std::vector<PrivacyCharge> bad_count = {{ReleaseKind::pure, 0.01, 0.0, 0}, {ReleaseKind::pure, 0.01, 0.0, 1}};
+  expect_invalid_message([&] { together.charge(bad_count); }, {"charges[0].count", "0"});
+  const std::vector<PrivacyCharge> bad_delta = {{ReleaseKind::pure, 0.01, 1e-9, 1}, {ReleaseKind::pure, 0.01, 0.0, 1}};
+  expect_invalid_message([&] { together.charge(bad_delta); }, {"charges[0].delta", "1e-09"});
+  const PrivacyCharge single_bad{ReleaseKind::pure, 0.01, 0.0, 0};
+  expect_invalid_message([&] { together.charge(std::span(&single_bad, 1)); }, {"count", "0"});
+  EXPECT_EQ(together.release_count(), 32u);
+  together.charge(std::span<const PrivacyCharge>());  // nothing to charge
+  EXPECT_EQ(together.release_count(), 32u);
+}
+
 TEST(PrivacyAccountant, StartsEmptyAndReportsTheBestRoute) {
   PrivacyAccountant accountant({1.0, 1e-6});
   EXPECT_EQ(accountant.spent().epsilon, 0.0);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -123,8 +124,10 @@ TEST(SparseVector, OneThresholdForTheWholeRunUnderLyuSuLi) {
   const std::vector<double> values = {10.0 + 1.0, 10.0 + 1.0};
   for (int trial = 0; trial < kTrials; ++trial) {
     const SparseVectorBatch batch = sparse_vector_batch(context, values, params);
-    ASSERT_EQ(batch.answers.size(), 2u);
-    ++counts[2 * batch.answers[0].above + batch.answers[1].above];
+    ASSERT_EQ(batch.report.queries, 2u);
+    int pattern = 0;
+    for (const SparseVectorAbove& a : batch.above) pattern += a.index == 0 ? 2 : 1;
+    ++counts[pattern];
   }
   expect_frequencies_match(counts, exact, kTrials, "lyu_su_li, two queries at T + 1");
 }
@@ -168,19 +171,70 @@ TEST(SparseVector, StreamingAndBatchedAgreeForTheSameKey) {
       Context batch_context = Context::with_fixed_seed(seed);
       SparseVector svt(streaming_context, params);
       const SparseVectorBatch batch = sparse_vector_batch(batch_context, values, params);
-      std::size_t i = 0;
-      for (; i < values.size() && !svt.halted(); ++i) {
+      std::vector<SparseVectorAbove> streamed;
+      for (std::size_t i = 0; i < values.size() && !svt.halted(); ++i) {
         const SparseVectorAnswer a = svt.answer(values[i]);
-        ASSERT_LT(i, batch.answers.size());
-        EXPECT_EQ(a.above, batch.answers[i].above) << "query " << i;
-        EXPECT_EQ(a.value, batch.answers[i].value) << "query " << i;
         EXPECT_EQ(a.value.has_value(), params.numeric && a.above);
+        if (a.above) streamed.push_back({i, a.value});
       }
-      EXPECT_EQ(i, batch.answers.size());
+      ASSERT_EQ(streamed.size(), batch.above.size());
+      for (std::size_t j = 0; j < streamed.size(); ++j) {
+        EXPECT_EQ(streamed[j].index, batch.above[j].index) << "above answer " << j;
+        EXPECT_EQ(streamed[j].value, batch.above[j].value) << "above answer " << j;
+      }
+      EXPECT_EQ(svt.report().queries, batch.report.queries);
       EXPECT_EQ(svt.report().positives, batch.report.positives);
       EXPECT_EQ(svt.report().halted, batch.report.halted);
     }
   }
+}
+
+// Batches long enough for the parallel windows (2^14 queries and more), with "above" answers
+// far apart, close together and at window edges: still exactly the streaming answers.
+TEST(SparseVector, LongBatchesMatchStreamingAcrossWindows) {
+  constexpr std::size_t kQueries = 300'000;
+  // T = 10 and noise scales <= 6: -1000 is "below" except with probability e^-160, 100 is
+  // "above" except with probability e^-15 (the test holds either way; the count check needs it).
+  std::vector<double> values(kQueries, -1000.0);
+  for (const std::size_t i : {std::size_t{255}, std::size_t{256}, std::size_t{70'000}, std::size_t{70'001},
+                              std::size_t{131'071}, std::size_t{299'999}}) {
+    values[i] = 100.0;
+  }
+  for (const SparseVectorParams& base : {svt_params(4.0, 6), lyu_params(4.0, 6, false, true)}) {
+    SparseVectorParams params = base;
+    Context streaming_context = Context::with_fixed_seed(77);
+    Context batch_context = Context::with_fixed_seed(77);
+    SparseVector svt(streaming_context, params);
+    const SparseVectorBatch batch = sparse_vector_batch(batch_context, values, params);
+    std::vector<SparseVectorAbove> streamed;
+    for (std::size_t i = 0; i < values.size() && !svt.halted(); ++i) {
+      const SparseVectorAnswer a = svt.answer(values[i]);
+      if (a.above) streamed.push_back({i, a.value});
+    }
+    ASSERT_EQ(streamed.size(), batch.above.size()) << to_string(params.algorithm);
+    EXPECT_GE(streamed.size(), 4u);  // the far-above queries are found
+    for (std::size_t j = 0; j < streamed.size(); ++j) {
+      EXPECT_EQ(streamed[j].index, batch.above[j].index);
+      EXPECT_EQ(streamed[j].value, batch.above[j].value);
+    }
+    EXPECT_EQ(svt.report().queries, batch.report.queries);
+  }
+}
+
+// Without a usable GPU the device-memory batch refuses before its charge and before touching the
+// pointer (the GPU tests cover it where one is usable).
+TEST(SparseVector, DeviceBatchWithoutAGpuThrowsBeforeTheCharge) {
+  if (gpu_usable()) GTEST_SKIP() << "a GPU is usable: sparse_vector_gpu_test covers the device batch";
+  auto accountant = std::make_shared<PrivacyAccountant>(PrivacyBound{1.0, 0.0});
+  Context context = Context::with_fixed_seed(2);
+  context.charge_to(accountant);
+  static const double not_device_memory[1] = {1.0};
+  EXPECT_THROW(sparse_vector_batch(context, DeviceSpan<const double>{not_device_memory, 1}, svt_params(0.5, 1), nullptr),
+               BackendUnavailable);
+  expect_invalid_message(
+      [&] { sparse_vector_batch(context, DeviceSpan<const double>{nullptr, 4}, svt_params(0.5, 1), nullptr); },
+      {"values.data", "nullptr"});
+  EXPECT_EQ(accountant->release_count(), 0u);
 }
 
 TEST(SparseVector, HaltsAfterTheCthAboveAnswer) {
@@ -243,11 +297,12 @@ TEST(SparseVector, AccuracyTheoremsHoldEmpirically) {
     int failures = 0;
     for (int trial = 0; trial < kTrials; ++trial) {
       const SparseVectorBatch batch = sparse_vector_batch(context, values, params);
-      bool failed = batch.answers.size() < kQueries;
-      for (std::size_t i = 0; i < batch.answers.size(); ++i) {
-        const SparseVectorAnswer& a = batch.answers[i];
-        failed = failed || a.above != is_above[i];
-        if (a.value) failed = failed || std::fabs(*a.value - values[i]) > alpha;
+      // Every query answered (the c-th "above" is the last query) and the "above" answers are
+      // exactly the queries above T + alpha.
+      bool failed = batch.report.queries < kQueries || batch.above.size() != c;
+      for (const SparseVectorAbove& a : batch.above) {
+        failed = failed || !is_above[a.index];
+        if (a.value) failed = failed || std::fabs(*a.value - values[a.index]) > alpha;
       }
       failures += failed;
     }

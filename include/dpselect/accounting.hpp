@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "dpselect/errors.hpp"
+#include "dpselect/types.hpp"
 
 namespace dpselect {
 
@@ -73,6 +74,18 @@ enum class CompositionRoute {
   advanced,             // Dwork & Roth Thm 3.20
   optimal_homogeneous,  // Kairouz, Oh & Viswanath Thm 3.3
   zcdp,                 // rho added up, converted by Canonne, Kamath & Steinke Cor 13
+};
+
+// What a selection with `mechanism` guarantees: exponential_mechanism for Mechanism::exponential,
+// pure for permute-and-flip and Laplace report-noisy-max.
+ReleaseKind release_kind(Mechanism mechanism);
+
+// `count` releases of one kind and (epsilon, delta), charged together (1 <= count <= 2^53).
+struct PrivacyCharge {
+  ReleaseKind kind = ReleaseKind::pure;
+  double epsilon = 0.0;
+  double delta = 0.0;
+  std::uint64_t count = 1;
 };
 
 std::string_view to_string(ReleaseKind kind);
@@ -195,7 +208,7 @@ struct ReleaseLedger {
   CompensatedSum approximate_epsilon;
   CompensatedSum approximate_delta;
 
-  void add(ReleaseKind kind, double epsilon, double delta);
+  void add(ReleaseKind kind, double epsilon, double delta, std::uint64_t count = 1);
 };
 
 // The best bound over the routes `choice` allows for the releases in `ledger`: the smallest
@@ -230,6 +243,10 @@ class PrivacyAccountant {
   // exponential-mechanism releases; in [0, 1) for approximate ones). Throws InvalidArgument for
   // bad parameters and BudgetExceeded when over budget; in both cases nothing is recorded.
   void charge(ReleaseKind kind, double epsilon, double delta = 0.0);
+  // Records every release in `charges` or none of them: the budget check covers them together
+  // (a top-k release of k picks, one release per row of a matrix). Throws InvalidArgument naming
+  // the first bad entry ("charges[2].epsilon ..."), or BudgetExceeded; nothing is recorded then.
+  void charge(std::span<const PrivacyCharge> charges);
 
   // The best bound on everything charged so far ((0, 0) by basic composition before the first
   // charge); within the budget. Routes that trade delta for epsilon (advanced, optimal, zCDP) use

@@ -5,12 +5,17 @@
 // turn refuses to evaluate any candidate index twice. Together these make noise reuse
 // impossible through this API (the one deliberate exception, sharing a key across processes,
 // is Context::with_shared_key and its contract).
+//
+// A context can also charge a PrivacyAccountant (accounting.hpp) for every release begun from
+// it: Context::charge_to. Since every mechanism draws its stream from a context, that is the one
+// place where every release passes before its first noise.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
 
+#include "dpselect/accounting.hpp"
 #include "dpselect/philox.hpp"
 #include "dpselect/shard_result.hpp"
 #include "dpselect/types.hpp"
@@ -89,10 +94,31 @@ class Context {
 
   bool is_fixed_seed() const;
 
+  // From now on, every release begun from this context is charged to `accountant` (nullptr:
+  // none) after its parameters are validated and before it draws its stream, so an over-budget
+  // release throws BudgetExceeded before any noise is drawn and nothing is released or recorded.
+  // What each entry point charges:
+  //   begin_release, select, the functor selects, pricing: one release of
+  //     release_kind(params.mechanism) at params.epsilon;
+  //   select_top_k: k exponential-mechanism picks at the per-pick epsilon;
+  //   select_rows: one release per row, all rows together before the first row's stream (charge
+  //     rows to one accountant only when they are about the same data);
+  //   SparseVector and sparse_vector_batch: one pure release at epsilon (delta = 0) or one
+  //     approximate release at (epsilon, delta).
+  // The accountant records the exact-arithmetic guarantees; each report's floating-point slack
+  // comes on top. A release that fails after its charge (a NaN utility found during the pass)
+  // stays charged: whether it failed depends on the data. One accountant may serve several
+  // contexts and threads. Thread-safe; throws UsageError on a moved-from context.
+  void charge_to(std::shared_ptr<PrivacyAccountant> accountant);
+  std::shared_ptr<PrivacyAccountant> accountant() const;
+
  private:
   friend struct detail::ContextAccess;
   struct State;
   Context(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed, bool shared_key);
+  // begin_release after the caller has charged the whole release (`charge` false) or not.
+  Release start_release(const SelectionParams& params, bool charge);
+  State& state() const;
   std::unique_ptr<State> state_;
 };
 

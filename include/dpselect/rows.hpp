@@ -1,7 +1,8 @@
 // Batched selection: one private pick per row of a rows x cols utility matrix (row-major).
 // Each row is a separate release with its own stream of noise (streams drawn consecutively
 // from the context), so row r's pick equals what a single select() over row r would return
-// as the context's (first stream + r)-th release. One epsilon for all rows, or one per row.
+// as the context's (first stream + r)-th release. One epsilon for all rows, or one per row. A
+// context's accountant (Context::charge_to) is charged every row together, before any stream.
 //
 // Example:
 //   dpselect::RowsSelection picks = dpselect::select_rows(ctx, dpselect::HostMatrix<const float>{

@@ -51,6 +51,9 @@
 #include "dpselect/types.hpp"
 
 namespace dpselect {
+namespace detail {
+struct SparseVectorRun;
+}  // namespace detail
 
 enum class SparseVectorAlgorithm {
   // Dwork & Roth's Sparse / seed 000 NumericSparse: a fresh threshold after every "above";
@@ -114,7 +117,8 @@ struct SparseVectorReport {
 // ordered); use one object per thread of queries.
 class SparseVector {
  public:
-  // Validates `params`, then draws a fresh stream from `context`.
+  // Validates `params`, charges the context's accountant (Context::charge_to) one pure release at
+  // epsilon, or one approximate release at (epsilon, delta), then draws a fresh stream.
   SparseVector(Context& context, const SparseVectorParams& params);
 
   // The answer to the next query, whose true value on the data is `query_value` (finite; within
@@ -126,6 +130,7 @@ class SparseVector {
   SparseVectorReport report() const;
 
  private:
+  detail::SparseVectorRun run();
   SparseVectorParams params_;
   SparseVectorScales scales_;
   PhiloxKey key_;
@@ -137,15 +142,33 @@ class SparseVector {
 };
 
 // The non-adaptive batch: the answers a SparseVector on the same key and stream would give to
-// values[0], values[1], ... up to and including the halting query (or all of them). Draws one
-// stream from `context`. Every value is validated (finite, within value_bound) before any noise
-// is drawn.
+// values[0], values[1], ... up to and including the halting query (or all of them). Every value
+// is validated (finite, within value_bound) before the charge and before any noise is drawn;
+// then it charges like the constructor and draws one stream from `context`.
+//
+// It is a parallel find-first, not a loop over queries: from the last "above" answer on, windows
+// of queries (256 after each "above", doubling up to 2^22) are searched for the first noisy value
+// at or above the noisy threshold, on all CPU cores (host memory) or on the GPU (device memory).
+// Each query's noise is a pure function of its index (counter-based), so the answers are exactly
+// the streaming object's, and the work is at most twice the queries answered plus one window.
+struct SparseVectorAbove {
+  std::uint64_t index = 0;      // the query's position in the batch
+  std::optional<double> value;  // NumericSparse only
+};
 struct SparseVectorBatch {
-  std::vector<SparseVectorAnswer> answers;
+  // The "above" answers in order (at most max_positives). Every other query before
+  // report.queries was answered "below"; the queries from report.queries on were not answered
+  // (the mechanism halted). A list rather than one answer per query: batches reach 10^8 queries.
+  std::vector<SparseVectorAbove> above;
   SparseVectorReport report;
 };
 SparseVectorBatch sparse_vector_batch(Context& context, std::span<const double> values,
                                       const SparseVectorParams& params);
+// Values in device memory (`values.data` a device or managed pointer), validated and searched on
+// the GPU, ordered on `stream` (the call synchronizes it). Throws BackendUnavailable without a
+// usable GPU, before the charge.
+SparseVectorBatch sparse_vector_batch(Context& context, DeviceSpan<const double> values,
+                                      const SparseVectorParams& params, cuda_stream_t stream);
 
 // Accuracy calculators (Delta = params.sensitivity; k queries). Each returns the alpha of the
 // theorem for the given beta; sparse_vector_beta inverts it (clamped to 1).

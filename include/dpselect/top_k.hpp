@@ -46,7 +46,8 @@ struct TopKSelection {
   TopKReport report;
 };
 
-// Utilities in host memory. Backend::Gpu throws BackendUnavailable in this version (the top-k
+// Utilities in host memory. Charges the context's accountant k exponential-mechanism picks at
+// epsilon' before drawing the stream (Context::charge_to). Backend::Gpu throws BackendUnavailable in this version (the top-k
 // pass runs on all CPU cores); Backend::Auto runs on the CPU.
 TopKSelection select_top_k(Context& context, std::span<const float> utilities, const TopKParams& params);
 TopKSelection select_top_k(Context& context, std::span<const double> utilities, const TopKParams& params);

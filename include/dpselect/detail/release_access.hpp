@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "dpselect/context.hpp"
 #include "dpselect/shard_result.hpp"
@@ -24,15 +25,20 @@ struct ReleaseAccess {
   static ShardResult stamped(const Release& release, IndexRange range, ShardResult result);
 };
 
-// For mechanisms that are not a noisy max (the sparse vector technique): a fresh stream of the
-// context's key, drawn exactly as begin_release draws one. Throws UsageError on a moved-from
-// context.
 struct ContextAccess {
+  // For mechanisms that are not a noisy max (the sparse vector technique): a fresh stream of the
+  // context's key, drawn exactly as begin_release draws one. Charges nothing: call charge first.
+  // Throws UsageError on a moved-from context.
   struct KeyedStream {
     PhiloxKey key;
     std::uint64_t stream;
   };
   static KeyedStream draw_stream(Context& context);
+  // Charges `charges` to the context's accountant, if it has one (all or nothing; throws
+  // BudgetExceeded). Entry points call it after every check and before drawing any stream.
+  static void charge(Context& context, std::span<const PrivacyCharge> charges);
+  // begin_release without its charge, for entry points that charged the whole release first.
+  static Release begin_charged_release(Context& context, const SelectionParams& params);
 };
 
 // Throws InvalidArgument unless begin < end <= 2^63.

@@ -1,0 +1,70 @@
+// What the streaming sparse vector (sparse_vector.cpp) and the batched paths
+// (sparse_vector_batch.cpp) share: one answer of the mechanism, the charge, the report.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "dpselect/context.hpp"
+#include "dpselect/detail/sparse_vector_noise.hpp"
+#include "dpselect/sparse_vector.hpp"
+
+namespace dpselect::detail {
+
+// Throws InvalidArgument naming "query value <index>" unless `value` is finite and within
+// params.value_bound (when one is given).
+void validate_sparse_value(const SparseVectorParams& params, double value, std::uint64_t index);
+
+// Charges the context's accountant one pure release at epsilon (delta = 0) or one approximate
+// release at (epsilon, delta). Call after every check, before drawing the stream.
+void charge_sparse_vector(Context& context, const SparseVectorParams& params);
+
+// The mechanism's state between answers, over counters the caller owns (so the streaming object
+// keeps them as members and the batched paths on their stack).
+struct SparseVectorRun {
+  const SparseVectorParams& params;
+  const SparseVectorScales& scales;
+  PhiloxKey key;
+  std::uint64_t stream;
+  std::uint64_t& queries;
+  std::uint64_t& positives;
+  double& noisy_threshold;
+
+  SparseQueryNoise query_noise() const { return {key, stream, scales.query_noise}; }
+
+  // The threshold of the current epoch (after `positives` "above" answers).
+  void draw_threshold() {
+    noisy_threshold = sparse_vector_laplace(key, stream, kSparseThresholdPositionOffset + positives,
+                                            scales.threshold_noise, params.threshold);
+  }
+
+  // Records that query `index` (the next one) is "above": its NumericSparse value, then the
+  // next epoch's threshold where the algorithm redraws it.
+  std::optional<double> record_above(std::uint64_t index, double value) {
+    queries = index + 1;
+    std::optional<double> released;
+    if (params.numeric) {
+      released = sparse_vector_laplace(key, stream, kSparseAnswerPositionOffset + index, scales.answer_noise, value);
+    }
+    ++positives;
+    if (scales.threshold_redrawn && positives < params.max_positives) draw_threshold();
+    return released;
+  }
+
+  SparseVectorAnswer answer(double value) {
+    const std::uint64_t index = queries;
+    if (!query_noise().above(index, value, noisy_threshold)) {
+      queries = index + 1;
+      return {false, std::nullopt};
+    }
+    return {true, record_above(index, value)};
+  }
+};
+
+// The report after `queries` answers with `positives` "above"; the slack from value_bound when
+// one is given, else from largest_abs_value (then it depends on the data).
+SparseVectorReport sparse_vector_report(const SparseVectorParams& params, const SparseVectorScales& scales,
+                                        std::uint64_t stream, std::uint64_t queries, std::uint64_t positives,
+                                        double largest_abs_value);
+
+}  // namespace dpselect::detail
