@@ -10,6 +10,7 @@ void register_select_command(CLI::App& app);
 void register_top_k_command(CLI::App& app);
 void register_rows_command(CLI::App& app);
 void register_price_command(CLI::App& app);
+void register_svt_command(CLI::App& app);
 void register_demo_command(CLI::App& app);
 
 }  // namespace dpselect::cli

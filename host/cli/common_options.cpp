@@ -7,12 +7,13 @@
 namespace dpselect::cli {
 namespace {
 
+// `requirement` completes "must be ...": "a number > 0 and finite".
 CLI::Validator number_check(std::string requirement, bool (*accept)(double)) {
   return CLI::Validator(
       [requirement, accept](std::string& text) -> std::string {
         std::optional<double> value = parse_double(text);
         if (value && accept(*value)) return {};
-        return "must be a number " + requirement + " (got '" + text + "')";
+        return "must be " + requirement + " (got '" + text + "')";
       },
       "");
 }
@@ -20,17 +21,26 @@ CLI::Validator number_check(std::string requirement, bool (*accept)(double)) {
 }  // namespace
 
 CLI::Validator finite_positive() {
-  return number_check("> 0 and finite",
+  return number_check("a number > 0 and finite",
                       [](double value) { return std::isfinite(value) && value > 0; });
 }
 
 CLI::Validator finite_nonnegative() {
-  return number_check(">= 0 and finite",
+  return number_check("a number >= 0 and finite",
                       [](double value) { return std::isfinite(value) && value >= 0; });
 }
 
+CLI::Validator finite_number() {
+  return number_check("a finite number", [](double value) { return std::isfinite(value); });
+}
+
 CLI::Validator open_unit_interval() {
-  return number_check("> 0 and < 1", [](double value) { return value > 0 && value < 1; });
+  return number_check("a number > 0 and < 1", [](double value) { return value > 0 && value < 1; });
+}
+
+CLI::Validator half_open_unit_interval() {
+  return number_check("a number >= 0 and < 1",
+                      [](double value) { return value >= 0 && value < 1; });
 }
 
 CLI::Validator integer_at_least(std::uint64_t least) {

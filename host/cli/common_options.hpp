@@ -59,7 +59,9 @@ void add_mechanism_option(CLI::App& command, Mechanism& mechanism);
 // Value checks for numeric options.
 CLI::Validator finite_positive();     // privacy parameters: finite and > 0 (NaN refused)
 CLI::Validator finite_nonnegative();  // finite and >= 0
+CLI::Validator finite_number();       // any finite number (NaN and +-inf refused)
 CLI::Validator open_unit_interval();  // > 0 and < 1 (a delta)
+CLI::Validator half_open_unit_interval();  // >= 0 and < 1 (a delta that may be 0: pure DP)
 CLI::Validator integer_at_least(std::uint64_t least);  // digits only, so "-1" is refused
 
 template <class Enum>

@@ -66,14 +66,29 @@ class BinaryFile {
   std::uint64_t position_ = 0;
 };
 
-// Empty when `value` is acceptable, else what is wrong with it.
+// Empty when `value` is acceptable, else what is wrong with it. (Called once per value of files
+// of 10^8 values: nothing is built unless the value is refused.)
 std::string domain_violation(double value, ValueKind kind) {
-  if (kind.nonnegative_finite) {
-    if (std::isfinite(value) && value >= 0.0) return {};
-    return std::string(kind.noun) + " must be finite and >= 0";
+  std::string_view requirement;
+  switch (kind.domain) {
+    case ValueDomain::finite_nonnegative:
+      if (!(std::isfinite(value) && value >= 0.0)) requirement = " must be finite and >= 0";
+      break;
+    case ValueDomain::finite:
+      if (!std::isfinite(value)) requirement = " must be finite";
+      break;
+    case ValueDomain::below_plus_infinity:
+      if (std::isnan(value) || value == INFINITY) requirement = " must not be NaN or +inf";
+      break;
   }
-  if (!std::isnan(value) && value != INFINITY) return {};
-  return std::string(kind.noun) + " must not be NaN or +inf";
+  if (!requirement.empty()) return std::string(kind.noun).append(requirement);
+  // -inf (an excluded candidate) is not a magnitude.
+  if (kind.magnitude_bound > 0.0 && std::isfinite(value) &&
+      std::fabs(value) > kind.magnitude_bound) {
+    return std::string(kind.noun) + " must be within " + std::string(kind.bound_option) + " " +
+           format_number(kind.magnitude_bound) + " in magnitude";
+  }
+  return {};
 }
 
 void require_values(std::size_t count, const std::string& path) {

@@ -29,6 +29,7 @@ constexpr const char* examples = R"(Examples:
   dpselect topk --utilities scores.txt --k 10 --epsilon 1 --sensitivity 1
   dpselect rows --utilities matrix.npy --epsilon 0.5 --sensitivity 1
   dpselect price --bids bids.npy --epsilon 1 --grid 0.01:100:0.01
+  dpselect svt --queries answers.txt --epsilon 1 --sensitivity 1 --threshold 100
   dpselect <command> --help
 
 Exit status: 0 released, 2 bad input or usage (nothing released), 1 the backend failed.)";
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   dpselect::cli::register_top_k_command(app);
   dpselect::cli::register_rows_command(app);
   dpselect::cli::register_price_command(app);
+  dpselect::cli::register_svt_command(app);
   dpselect::cli::register_demo_command(app);
 
   using dpselect::cli::message_of;

@@ -39,13 +39,16 @@ void add_epsilon_total(Record& out, const std::string& total_key, double epsilon
 }
 
 void add_slack(Record& out, const std::string& key, const std::string& heading,
-               const FloatingPointSlack& slack, bool show_data_dependence) {
+               const FloatingPointSlack& slack, bool show_data_dependence,
+               const std::string& bound_options) {
   Record& described = out.add_record(key, heading);
   // A slack computed from the data reveals the data's largest |utility| (the best revenue, for
-  // pricing): it is withheld, not printed, so the output stays publishable.
+  // pricing; the largest |query answer|, for the sparse vector): it is withheld, not printed, so
+  // the output stays publishable.
   if (slack.depends_on_data) {
     described.add("withheld", true,
-                  "it depends on the data; give a public bound (--utility-bound, --max-bidders) to report it");
+                  "it depends on the data; give a public bound (" + bound_options +
+                      ") to report it");
   } else {
     described.add("epsilon", slack.epsilon);
     described.add("delta", slack.delta);

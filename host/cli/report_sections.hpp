@@ -25,9 +25,11 @@ void add_mechanism(Record& out, const SelectionReport& report);
 void add_epsilon_total(Record& out, const std::string& total_key, double epsilon_per_release,
                        std::uint64_t release_count, std::string per_release_note = {});
 // Floating-point slack: epsilon, delta and, with `show_data_dependence` (the slack of a release,
-// not a total), whether it depends on the data.
+// not a total), whether it depends on the data. A slack that depends on the data is withheld,
+// with a hint naming `bound_options`, the options that would make it public.
 void add_slack(Record& out, const std::string& key, const std::string& heading,
-               const FloatingPointSlack& slack, bool show_data_dependence);
+               const FloatingPointSlack& slack, bool show_data_dependence,
+               const std::string& bound_options = "--utility-bound, --max-bidders");
 // Adds `times` * `slack` to `total` (basic composition); depends_on_data if either does.
 void accumulate_slack(FloatingPointSlack& total, const FloatingPointSlack& slack,
                       double times = 1.0);

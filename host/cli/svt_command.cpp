@@ -1,0 +1,243 @@
+// dpselect svt: the sparse vector technique (AboveThreshold, Sparse, NumericSparse) over the
+// answers of a stream of queries read from a file.
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cli_error.hpp"
+#include "commands.hpp"
+#include "common_options.hpp"
+#include "dpselect/sparse_vector.hpp"
+#include "input_files.hpp"
+#include "output.hpp"
+#include "releases.hpp"
+#include "report_sections.hpp"
+
+namespace dpselect::cli {
+namespace {
+
+struct SvtOptions {
+  std::string queries_path;
+  InputFormat format = InputFormat::by_extension;
+  SparseVectorParams params;
+  std::optional<double> accuracy_beta;  // --alpha-beta: print the alpha of this beta
+  ReleaseOptions release;
+};
+
+// One run of the mechanism over the whole file: the answers up to the halt.
+struct SvtOutcome {
+  SparseVectorBatch batch;
+  double seconds = 0.0;
+};
+
+// The name in the literature of what the parameters make of the mechanism.
+std::string mechanism_name(const SparseVectorParams& params) {
+  if (params.numeric) return "NumericSparse";
+  return params.max_positives == 1 ? "AboveThreshold" : "Sparse";
+}
+
+// The file's values as the library takes them: doubles (float32 data is widened exactly), each
+// finite and within --value-bound. Refused values are reported with the file and line here,
+// before any noise is drawn.
+InputValues read_query_answers(const SvtOptions& options) {
+  ValueKind kind = query_answer_values;
+  kind.magnitude_bound = options.params.value_bound;
+  kind.bound_option = "--value-bound";
+  return read_values(options.queries_path, options.format, kind);
+}
+
+// The theorem (or bound) behind --alpha-beta, as a note on alpha.
+std::string accuracy_note(const SparseVectorParams& params) {
+  std::string note =
+      "with probability >= 1 - beta, every above answer has f_i >= threshold - alpha and every "
+      "below answer f_i <= threshold + alpha";
+  if (params.numeric) note += ", and every value is within alpha of f_i";
+  if (params.algorithm == SparseVectorAlgorithm::lyu_su_li) {
+    return note + "; a union bound over the noises, no published theorem";
+  }
+  if (params.numeric) return note + "; seed 000 Thm 3.28";
+  return note + (params.max_positives == 1 && params.delta == 0.0 ? "; seed 002 Thm 3.24"
+                                                                  : "; Dwork & Roth Thm 3.26");
+}
+
+void add_svt_release(Record& item, const SvtOutcome& outcome, bool numeric) {
+  // The indices of the "above" answers rather than one answer per query: a file may hold 10^8
+  // queries, and every query answered but not listed was "below".
+  std::vector<Scalar> above;
+  std::vector<Scalar> values;
+  const std::vector<SparseVectorAnswer>& answers = outcome.batch.answers;
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    if (!answers[i].above) continue;
+    above.emplace_back(static_cast<std::uint64_t>(i));
+    if (answers[i].value) values.emplace_back(*answers[i].value);
+  }
+  const SparseVectorReport& report = outcome.batch.report;
+  item.add_array("above", std::move(above),
+                 report.positives == 0 ? "none" : "0-based indices of the queries answered above");
+  if (numeric) {
+    item.add_array("values", std::move(values),
+                   "the noisy value of each above query, in the same order");
+  }
+  item.add("queries_answered", report.queries, "those not listed above were below");
+  item.add("halted", report.halted,
+           report.halted ? "after max positives above answers; later queries are not answered"
+                         : "");
+  item.add("stream", report.stream);
+  item.add("executed_on", std::string(to_string(ExecutedOn::cpu)));
+  item.add("seconds", rounded_seconds(outcome.seconds));
+  add_slack(item, "slack", "floating-point slack", report.slack, true, "--value-bound");
+}
+
+Record run_svt(const SvtOptions& options) {
+  // The library has no GPU path for the sparse vector: say so rather than quietly run on the CPU.
+  if (options.release.backend == Backend::Gpu) {
+    throw CliError("--backend gpu: dpselect svt runs on the CPU only (use --backend auto or cpu)");
+  }
+  const SparseVectorParams& params = options.params;
+  // The library's checks of the combination (--monotone or --delta > 0 with an algorithm that
+  // does not allow it), before the file is read.
+  const SparseVectorScales scales = sparse_vector_scales(params);
+
+  Record report("dpselect svt: the sparse vector technique on query answers read from a file");
+  report.add("command", std::string("svt"));
+  InputValues answers_read = read_query_answers(options);
+  // The number of queries is the analyst's own, public; their answers are the data.
+  add_input(report, "queries", answers_read, true);
+  const auto query_count = static_cast<std::uint64_t>(answers_read.size());
+  const std::vector<double> query_answers = answers_read.take_doubles();
+  // Computed from the parameters alone, and before the releases so that nothing fails after them.
+  std::optional<double> alpha;
+  if (options.accuracy_beta) {
+    alpha = sparse_vector_alpha(params, query_count, *options.accuracy_beta);
+  }
+
+  std::vector<SvtOutcome> outcomes =
+      run_releases(options.release, query_count, [&](Context& context) {
+        return SvtOutcome{sparse_vector_batch(context, std::span(query_answers), params)};
+      });
+
+  const auto release_count = static_cast<std::uint64_t>(outcomes.size());
+  FloatingPointSlack total_slack;
+  for (const SvtOutcome& outcome : outcomes) {
+    accumulate_slack(total_slack, outcome.batch.report.slack);
+  }
+
+  report.add("mechanism", mechanism_name(params));
+  report.add("algorithm", std::string(to_string(params.algorithm)),
+             scales.threshold_redrawn ? "a fresh noisy threshold after every above answer"
+                                      : "one noisy threshold for the whole run");
+  report.add("threshold", params.threshold);
+  report.add("sensitivity", params.sensitivity);
+  report.add("max_positives", params.max_positives, "c: a run halts after c above answers");
+  report.add("monotone", params.monotone);
+  report.add("value_bound", params.value_bound, params.value_bound > 0 ? "" : "none");
+  Record& noise = report.add_record("scales", "Laplace noise scales and the split of epsilon");
+  noise.add("threshold_noise", scales.threshold_noise);
+  noise.add("query_noise", scales.query_noise);
+  noise.add("answer_noise", scales.answer_noise, params.numeric ? "" : "none: not --numeric");
+  noise.add("epsilon_comparisons", scales.epsilon_comparisons,
+            "spent on the threshold and the queries");
+  noise.add("epsilon_answers", scales.epsilon_answers,
+            params.numeric ? "spent on the noisy values" : "");
+  add_epsilon_total(report, "total_epsilon", params.epsilon, release_count,
+                    "one run, however many queries it answers");
+  report.add("delta_per_release", params.delta);
+  report.add("total_delta", static_cast<double>(release_count) * params.delta,
+             release_count > 1 ? "basic composition" : "");
+  if (alpha) {
+    Record& accuracy = report.add_record("accuracy", "accuracy (from the parameters alone)");
+    accuracy.add("queries", query_count, "k: the queries in the file");
+    accuracy.add("beta", *options.accuracy_beta);
+    accuracy.add("alpha", *alpha, accuracy_note(params));
+  }
+  add_slack(report, "total_slack", "total floating-point slack", total_slack, false,
+            "--value-bound");
+  add_run_settings(report, options.release);
+  for (const SvtOutcome& outcome : outcomes) {
+    add_svt_release(report.add_list_item("releases", "release"), outcome, params.numeric);
+  }
+  return report;
+}
+
+constexpr const char* examples = R"(Examples:
+  dpselect svt --queries answers.txt --epsilon 1 --sensitivity 1 --threshold 100
+  dpselect svt --queries counts.npy --epsilon 0.5 --sensitivity 1 --threshold 1000 \
+      --max-positives 10 --numeric --value-bound 1e6 --json
+  dpselect svt --queries counts.f64 --epsilon 1 --sensitivity 1 --threshold 50 \
+      --algorithm lyu-su-li --monotone --alpha-beta 0.05
+
+The file holds the true answers f_1(D), f_2(D), ... of the analyst's queries on the data, in
+order. Each run compares them with a noisy threshold and releases the 0-based indices of the
+queries answered "above" (with --numeric also a noisy value of each), halting after
+--max-positives of them; the "below" answers before the halt cost nothing more. A run is
+(epsilon, delta)-DP when no answer moves by more than --sensitivity between neighbouring
+datasets; --repeat N makes N independent runs, N * epsilon and N * delta in total. The true
+answers are never printed. The sparse vector technique runs on the CPU: --backend gpu is
+refused.)";
+
+}  // namespace
+
+void register_svt_command(CLI::App& app) {
+  auto options = std::make_shared<SvtOptions>();
+  SparseVectorParams& params = options->params;
+  CLI::App& command = *app.add_subcommand(
+      "svt", "sparse vector technique: which queries of a stream are above a threshold");
+  add_file_option(command, "--queries", options->queries_path,
+                  "file of the true query answers f_1(D), f_2(D), ..., one per query, in order");
+  add_format_option(command, options->format);
+  add_epsilon_option(command, params.epsilon,
+                     "privacy loss of one run, however many queries are below")
+      ->required();
+  command
+      .add_option("--delta", params.delta,
+                  "0: pure DP; > 0: (epsilon, delta)-DP with the advanced-composition scales "
+                  "(dwork-roth only)")
+      ->check(half_open_unit_interval())
+      ->capture_default_str();
+  command
+      .add_option("--sensitivity", params.sensitivity,
+                  "largest change of any query answer between neighbouring datasets")
+      ->required()
+      ->check(finite_positive());
+  command.add_option("--threshold", params.threshold, "the public threshold T")
+      ->required()
+      ->check(finite_number());
+  command
+      .add_option("--max-positives", params.max_positives,
+                  "c: halt after this many above answers")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
+  command.add_flag("--numeric", params.numeric,
+                   "NumericSparse: also release a noisy value of each above query (from a share "
+                   "of epsilon)");
+  command
+      .add_option("--value-bound", params.value_bound,
+                  "public bound on |query answer| (0: none); makes the floating-point slack "
+                  "independent of the data")
+      ->check(finite_nonnegative())
+      ->capture_default_str();
+  add_choice_option(command, "--algorithm", params.algorithm,
+                    Choices<SparseVectorAlgorithm>{
+                        {"dwork-roth", SparseVectorAlgorithm::dwork_roth},
+                        {"lyu-su-li", SparseVectorAlgorithm::lyu_su_li}},
+                    "dwork-roth: a fresh threshold after every above answer; lyu-su-li: one "
+                    "threshold and an optimized split of epsilon (pure DP only)");
+  command.add_flag("--monotone", params.monotone,
+                   "lyu-su-li only: all answers move in the same direction between neighbours "
+                   "(e.g. counts): less query noise. A false claim breaks the guarantee");
+  command
+      .add_option("--alpha-beta", options->accuracy_beta,
+                  "also print the accuracy alpha that holds with probability 1 - BETA over the "
+                  "queries of the file")
+      ->check(open_unit_interval())
+      ->type_name("BETA");
+  complete_release_command(command, options->release, examples,
+                           [options] { return run_svt(*options); });
+  command.get_option("--backend")
+      ->description("where to compute: the sparse vector runs on the CPU (auto and cpu); gpu "
+                    "is refused");
+}
+
+}  // namespace dpselect::cli
