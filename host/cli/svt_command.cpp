@@ -67,11 +67,9 @@ void add_svt_release(Record& item, const SvtOutcome& outcome, bool numeric) {
   // queries, and every query answered but not listed was "below".
   std::vector<Scalar> above;
   std::vector<Scalar> values;
-  const std::vector<SparseVectorAnswer>& answers = outcome.batch.answers;
-  for (std::size_t i = 0; i < answers.size(); ++i) {
-    if (!answers[i].above) continue;
-    above.emplace_back(static_cast<std::uint64_t>(i));
-    if (answers[i].value) values.emplace_back(*answers[i].value);
+  for (const SparseVectorAbove& answer : outcome.batch.above) {
+    above.emplace_back(answer.index);
+    if (answer.value) values.emplace_back(*answer.value);
   }
   const SparseVectorReport& report = outcome.batch.report;
   item.add_array("above", std::move(above),
