@@ -28,6 +28,7 @@
 #include "bench_params.hpp"
 #include "dpselect/dpselect.hpp"
 #include "pricing_bench.hpp"
+#include "sparse_vector_bench.hpp"
 
 namespace {
 
@@ -187,6 +188,7 @@ void register_all() {
 int main(int argc, char** argv) {
   register_all();
   register_pricing_benchmarks();
+  register_sparse_vector_benchmarks();
   benchmark::AddCustomContext("dpselect_backend", "cpu");
   benchmark::AddCustomContext("omp_max_threads", std::to_string(omp_get_max_threads()));
   benchmark::AddCustomContext("hardware_concurrency",

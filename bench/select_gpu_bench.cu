@@ -7,6 +7,8 @@
 //   gpu_memcpy_d2d/<type>/n:<n>           cudaMemcpyAsync device-to-device of the same bytes
 //   gpu_functor/<mechanism>/n:<n>         dpselect::select_functor (select.cuh) over a
 //                                         __host__ __device__ quadratic utility, no memory reads
+//   gpu_sparse_vector/double/n:<n>        dpselect::sparse_vector_batch over a DeviceSpan: every
+//                                         query below the threshold (the full scan)
 //
 // Timing: CUDA events around each call on a dedicated stream, reported with
 // state.SetIterationTime (UseManualTime). Before every timed iteration, outside the timed
@@ -40,6 +42,7 @@
 
 #include "bench_params.hpp"
 #include "dpselect/select.cuh"
+#include "dpselect/sparse_vector.hpp"
 
 namespace {
 
@@ -378,6 +381,34 @@ void bm_select_functor(benchmark::State& state, dpselect::Mechanism mechanism, s
 // ---------------------------------------------------------------------------------------------
 // Registration
 
+// The batched sparse vector over n query values in device memory with a threshold far above
+// all of them (values in [0, 1000), T = 10^5): no "above" answer, so every query is scanned —
+// the validation pass plus the windowed find-first. One release per iteration.
+void bm_sparse_vector(benchmark::State& state, std::uint64_t n) {
+  guarded(state, [&](benchmark::State& st) {
+    const dpselect::DeviceSpan<const double> span{device_array<double>(n), n};
+    dpselect::SparseVectorParams params;
+    params.epsilon = 1.0;
+    params.sensitivity = 1.0;
+    params.threshold = 1e5;
+    params.value_bound = 1000.0;
+    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
+    for (auto _ : st) {
+      flush_l2();
+      record_start();
+      const dpselect::SparseVectorBatch batch = dpselect::sparse_vector_batch(ctx, span, params, env().stream);
+      const double seconds = record_stop_seconds();
+      if (batch.report.queries != n || !batch.above.empty()) {
+        st.SkipWithError("the sparse vector did not scan every query below the threshold");
+        break;
+      }
+      st.SetIterationTime(seconds);
+    }
+    // Two reads of the values: the validation scan and the find-first.
+    report(st, n, 2 * n * sizeof(double));
+  });
+}
+
 std::string size_label(std::uint64_t n) { return "n:" + std::to_string(n); }
 
 template <class T>
@@ -409,6 +440,13 @@ void register_arrays(const char* type_name) {
 void register_all() {
   register_arrays<float>("float");
   register_arrays<double>("double");
+  for (int log2n = 20; log2n <= 30; log2n += 2) {
+    const std::uint64_t n = std::uint64_t{1} << log2n;
+    benchmark::RegisterBenchmark(("gpu_sparse_vector/double/" + size_label(n)).c_str(),
+                                 [n](benchmark::State& state) { bm_sparse_vector(state, n); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
   for (int log2n = 24; log2n <= 36; log2n += 2) {
     const std::uint64_t n = std::uint64_t{1} << log2n;
     for (const dpselect::Mechanism mechanism : kMechanisms) {

@@ -150,11 +150,11 @@ SparseVectorReport SparseVector::report() const {
 namespace detail {
 
 void validate_sparse_value(const SparseVectorParams& params, double value, std::uint64_t index) {
+  const bool within_bound = params.value_bound == 0.0 || std::fabs(value) <= params.value_bound;
+  if (std::isfinite(value) && within_bound) return;  // the message is built only for a bad value
   const std::string name = "query value " + std::to_string(index);
   if (!std::isfinite(value)) throw_invalid(name, "finite", value);
-  if (params.value_bound > 0.0 && std::fabs(value) > params.value_bound) {
-    throw_invalid(name, "within value_bound (" + format_value(params.value_bound) + ")", value);
-  }
+  throw_invalid(name, "within value_bound (" + format_value(params.value_bound) + ")", value);
 }
 
 void charge_sparse_vector(Context& context, const SparseVectorParams& params) {
