@@ -178,17 +178,8 @@ Release Context::begin_release(const SelectionParams& params) { return start_rel
 
 Release Context::start_release(const SelectionParams& params, bool charge) {
   State& context = state();
-  detail::validate_params(params);
+  detail::validate_release_params(params);
   const double score_scale = detail::score_scale(params);
-  if (params.utility_bound > 0.0) {  // a public bound: the slack is known before any work
-    const double slack_epsilon =
-        detail::floating_point_slack(params.epsilon, score_scale, params.sensitivity, params.utility_bound, 1).epsilon;
-    if (!(slack_epsilon < params.epsilon)) {
-      detail::throw_invalid("utility_bound", "small enough that the floating-point slack (" +
-                                                 detail::format_value(slack_epsilon) + ") stays below epsilon",
-                            params.utility_bound);
-    }
-  }
   if (charge) {
     const PrivacyCharge release_charge{release_kind(params.mechanism), params.epsilon, 0.0, 1};
     detail::ContextAccess::charge(*this, std::span(&release_charge, 1));

@@ -111,6 +111,9 @@ namespace dpselect::detail {
 // exact mechanism's guarantee between neighbours D, D' (m taken for both, the value bound
 // growing by Delta) gives slack.epsilon = 2 eps_cmp m / Delta, and
 // slack.delta = (1 + e^{eps + slack.epsilon}) draws 2^-87.
+// For monotone Lyu-Su-Li runs the query noise is halved on the premise that all queries move
+// one way; the rounding shifts move them both ways, so the caller passes 2 eps_cmp (>= eps1 +
+// 2 eps2, the cost of the general argument) as eps_cmp.
 // NumericSparse's released values are outside this analysis (sparse_vector.hpp).
 FloatingPointSlack sparse_vector_slack(double epsilon_comparisons, double sensitivity, double threshold_scale,
                                        double query_scale, double threshold, double largest_abs_value,

@@ -32,7 +32,7 @@ RowsSelection rows(Context& context, HostMatrix<const T> utilities, const Select
   for (std::uint64_t r = 0; r < utilities.rows; ++r) {
     if (per_row) row_params[r].epsilon = row_epsilons[r];
     try {
-      detail::validate_params(row_params[r]);
+      detail::validate_release_params(row_params[r]);
     } catch (const InvalidArgument& error) {
       throw InvalidArgument(std::string(error.what()) + (per_row ? " in row_epsilons[" + std::to_string(r) + "]" : ""));
     }

@@ -130,15 +130,53 @@ detail::SparseVectorRun SparseVector::run() {
   return {params_, scales_, key_, stream_, queries_, positives_, noisy_threshold_};
 }
 
+SparseVector::SparseVector(SparseVector&& other) noexcept
+    : params_(other.params_),
+      scales_(other.scales_),
+      key_(other.key_),
+      stream_(other.stream_),
+      queries_(other.queries_),
+      positives_(other.positives_),
+      noisy_threshold_(other.noisy_threshold_),
+      largest_abs_value_(other.largest_abs_value_),
+      spent_(other.spent_) {
+  other.spent_ = true;
+}
+
+SparseVector& SparseVector::operator=(SparseVector&& other) noexcept {
+  if (this != &other) {
+    params_ = other.params_;
+    scales_ = other.scales_;
+    key_ = other.key_;
+    stream_ = other.stream_;
+    queries_ = other.queries_;
+    positives_ = other.positives_;
+    noisy_threshold_ = other.noisy_threshold_;
+    largest_abs_value_ = other.largest_abs_value_;
+    spent_ = other.spent_;
+    other.spent_ = true;
+  }
+  return *this;
+}
+
 SparseVectorAnswer SparseVector::answer(double query_value) {
   if (halted()) {
     throw UsageError("dpselect: this sparse vector halted after its " + std::to_string(params_.max_positives) +
                      " \"above\" answers; answering more would exceed its privacy budget");
   }
+  if (spent_) {
+    throw UsageError("dpselect: this sparse vector is spent (it was given a bad query value, or moved from); "
+                     "start a new one");
+  }
   if (queries_ >= detail::kSparseQueryLimit) {
     throw UsageError("dpselect: a sparse vector answers at most 2^58 queries");
   }
-  detail::validate_sparse_value(params_, query_value, queries_);
+  try {
+    detail::validate_sparse_value(params_, query_value, queries_);
+  } catch (const InvalidArgument&) {
+    spent_ = true;
+    throw;
+  }
   largest_abs_value_ = std::fmax(largest_abs_value_, std::fabs(query_value));
   return run().answer(query_value);
 }
@@ -175,7 +213,10 @@ SparseVectorReport sparse_vector_report(const SparseVectorParams& params, const 
   const bool bound_given = params.value_bound > 0.0;
   const std::uint64_t thresholds = scales.threshold_redrawn ? positives + 1 : 1;
   const std::uint64_t draws = queries + thresholds + (params.numeric ? positives : 0);
-  report.slack = sparse_vector_slack(scales.epsilon_comparisons, params.sensitivity, scales.threshold_noise,
+  // The rounding moves queries in both directions, which the monotone proof (half the query
+  // noise) does not absorb: the general argument costs eps1 + 2 eps2 <= 2 eps_comparisons per Delta.
+  const double shift_epsilon = params.monotone ? 2.0 * scales.epsilon_comparisons : scales.epsilon_comparisons;
+  report.slack = sparse_vector_slack(shift_epsilon, params.sensitivity, scales.threshold_noise,
                                      scales.query_noise, params.threshold,
                                      bound_given ? params.value_bound : largest_abs_value, draws, params.epsilon);
   report.slack.depends_on_data = !bound_given;

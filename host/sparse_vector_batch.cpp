@@ -111,7 +111,9 @@ SparseVectorBatch sparse_vector_batch(Context& context, DeviceSpan<const double>
   }
   detail::resolve_backend(Backend::Gpu);
   const detail::DeviceValueScan scan = detail::gpu_scan_values(values.data, values.size, params.value_bound, stream);
-  if (scan.first_invalid < values.size) detail::validate_sparse_value(params, scan.first_invalid_value, scan.first_invalid);
+  if (scan.first_invalid < values.size) {
+    detail::validate_sparse_value(params, scan.first_invalid_value, scan.first_invalid);  // throws
+  }
   return run_batch(
       context, params, scales, values.size, scan.largest_abs_value, kGpuWindows,
       [&](std::uint64_t begin, std::uint64_t end, const detail::SparseQueryNoise& noise, double threshold) {

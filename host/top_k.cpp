@@ -49,7 +49,7 @@ struct TopKState {
 template <class T>
 TopKSelection top_k(Context& context, std::span<const T> utilities, const TopKParams& params) {
   const SelectionParams& per_pick = params.per_pick;
-  detail::validate_params(per_pick);
+  detail::validate_release_params(per_pick);
   if (per_pick.mechanism != Mechanism::exponential) {
     throw InvalidArgument("dpselect: top-k mechanism must be exponential (one-shot Gumbel top-k equals "
                           "peeling EM only for Gumbel noise; got " + std::string(to_string(per_pick.mechanism)) + ")");

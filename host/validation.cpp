@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "dpselect/errors.hpp"
+#include "floating_point_slack.hpp"
 
 namespace dpselect::detail {
 
@@ -54,6 +55,24 @@ double score_scale(const SelectionParams& params) {
                   "a positive normal double", scale);
   }
   return scale;
+}
+
+}  // namespace dpselect::detail
+
+namespace dpselect::detail {
+
+void validate_release_params(const SelectionParams& params) {
+  validate_params(params);
+  if (params.utility_bound > 0.0) {  // a public bound: the slack is known before any work
+    const double slack_epsilon =
+        floating_point_slack(params.epsilon, score_scale(params), params.sensitivity, params.utility_bound, 1).epsilon;
+    if (!(slack_epsilon < params.epsilon)) {
+      throw_invalid("utility_bound",
+                    "small enough that the floating-point slack (" + format_value(slack_epsilon) +
+                        ") stays below epsilon",
+                    params.utility_bound);
+    }
+  }
 }
 
 }  // namespace dpselect::detail

@@ -18,6 +18,10 @@ std::string format_value(double value);
 
 void validate_positive_finite(std::string_view name, double value);
 void validate_params(const SelectionParams& params);
+// validate_params, and with a public utility_bound, that the floating-point slack it implies
+// stays below epsilon: every check Context::begin_release makes, for entry points that charge a
+// whole release (top-k, rows) before beginning it.
+void validate_release_params(const SelectionParams& params);
 // Candidates are numbered below 2^63 (noise.hpp puts the detail blocks at 2^63 + index).
 inline constexpr std::uint64_t kIndexLimit = std::uint64_t{1} << 63;
 

@@ -92,12 +92,14 @@ std::uint64_t gpu_first_above(const double* values, std::uint64_t begin, std::ui
   if (begin >= end) return end;
   DeviceScratch first(sizeof(unsigned long long), stream);
   const unsigned long long none = end;
-  DPSELECT_CUDA_TRY(cudaMemcpyAsync(first.as<unsigned long long>(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
+  DPSELECT_CUDA_TRY(
+      cudaMemcpyAsync(first.as<unsigned long long>(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
   first_above_kernel<<<blocks_for(end - begin), kBlockThreads, 0, stream>>>(values, begin, end, noise, noisy_threshold,
                                                                             first.as<unsigned long long>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
   unsigned long long found = end;
-  DPSELECT_CUDA_TRY(cudaMemcpyAsync(&found, first.as<unsigned long long>(), sizeof found, cudaMemcpyDeviceToHost, stream));
+  DPSELECT_CUDA_TRY(
+      cudaMemcpyAsync(&found, first.as<unsigned long long>(), sizeof found, cudaMemcpyDeviceToHost, stream));
   DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
   return found;
 }

@@ -99,6 +99,19 @@ TEST(BudgetCharging, BadInputIsRefusedBeforeAnyCharge) {
                     selection_params(Mechanism::exponential, 0.1), bad_row_epsilons);
       },
       {"row_epsilons[1]"});
+  // The utility_bound check (its floating-point slack must stay below epsilon) comes before the
+  // charge on every path, including those that charge a whole release first.
+  SelectionParams huge_bound = selection_params(Mechanism::exponential, 0.2);
+  huge_bound.utility_bound = 1e17;
+  expect_invalid_message([&] { select(charged.context, std::span(kUtilities), huge_bound); }, {"utility_bound", "1e+17"});
+  top_k.per_pick = huge_bound;
+  top_k.k = 2;
+  expect_invalid_message([&] { select_top_k(charged.context, std::span(kUtilities), top_k); },
+                         {"utility_bound", "1e+17"});
+  const std::vector<double> row_epsilons = {0.5, 0.5, 8.0};
+  expect_invalid_message(
+      [&] { select_rows(charged.context, HostMatrix<const double>{kUtilities.data(), 3, 2}, huge_bound, row_epsilons); },
+      {"utility_bound", "row_epsilons[0]"});
   SparseVectorParams svt;
   svt.epsilon = 0.5;
   svt.sensitivity = 1.0;

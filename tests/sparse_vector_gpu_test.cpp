@@ -18,6 +18,9 @@ namespace {
 
 #if !defined(__CUDACC__)
 TEST(SparseVectorGpu, DeviceBatchEqualsHostBatch) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
+TEST(SparseVectorGpu, WindowsWithoutAnswersAndRunsThatDoNotHalt) {
+  GTEST_SKIP() << "CPU-only build: no CUDA backend";
+}
 TEST(SparseVectorGpu, BadDeviceValuesAreRefusedBeforeTheCharge) {
   GTEST_SKIP() << "CPU-only build: no CUDA backend";
 }
@@ -46,8 +49,8 @@ dpselect::SparseVectorParams params_for(dpselect::SparseVectorAlgorithm algorith
   return params;
 }
 
-// 10^6 queries (the GPU windows reach 2^18 and beyond), values around the threshold so that
-// "above" answers come at irregular gaps, some close together.
+// 10^6 queries with values around the threshold, so that "above" answers come at irregular
+// gaps, some close together (the runs halt early; the next test covers long windows).
 TEST(SparseVectorGpu, DeviceBatchEqualsHostBatch) {
   if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
   std::vector<double> values(1'000'000);
@@ -77,6 +80,37 @@ TEST(SparseVectorGpu, DeviceBatchEqualsHostBatch) {
     }
   }
   EXPECT_EQ(compared, 40);
+}
+
+// Values far below the threshold with a few far above (at the edges of the GPU's windows and
+// beyond), c larger than their number: windows with no "above", growing windows, and a run that
+// does not halt (report.queries == n). T = 10, scales <= 8: -1000 is "below" and 100 "above"
+// except with probability < e^-11 each (the equality holds either way).
+TEST(SparseVectorGpu, WindowsWithoutAnswersAndRunsThatDoNotHalt) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  std::vector<double> values(1'000'000, -1000.0);
+  for (const std::size_t i : {std::size_t{65'535}, std::size_t{65'536}, std::size_t{70'000},
+                              std::size_t{(1u << 18) + 1}, std::size_t{900'000}}) {
+    values[i] = 100.0;
+  }
+  const DeviceCopy device(values);
+  for (const auto algorithm : {dpselect::SparseVectorAlgorithm::dwork_roth, dpselect::SparseVectorAlgorithm::lyu_su_li}) {
+    for (const bool numeric : {false, true}) {
+      const dpselect::SparseVectorParams params = params_for(algorithm, numeric, 8);
+      dpselect::Context on_host = dpselect::Context::with_fixed_seed(3);
+      dpselect::Context on_device = dpselect::Context::with_fixed_seed(3);
+      const dpselect::SparseVectorBatch expected = dpselect::sparse_vector_batch(on_host, values, params);
+      const dpselect::SparseVectorBatch actual = dpselect::sparse_vector_batch(on_device, device.span(), params, nullptr);
+      EXPECT_EQ(expected.report.queries, values.size());
+      EXPECT_FALSE(actual.report.halted);
+      ASSERT_EQ(expected.above.size(), actual.above.size());
+      for (std::size_t j = 0; j < expected.above.size(); ++j) {
+        EXPECT_EQ(expected.above[j].index, actual.above[j].index);
+        EXPECT_EQ(expected.above[j].value, actual.above[j].value);
+      }
+      EXPECT_EQ(expected.report.queries, actual.report.queries);
+    }
+  }
 }
 
 TEST(SparseVectorGpu, BadDeviceValuesAreRefusedBeforeTheCharge) {

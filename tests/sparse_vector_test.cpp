@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "dpselect/dpselect.hpp"
@@ -237,6 +238,30 @@ TEST(SparseVector, DeviceBatchWithoutAGpuThrowsBeforeTheCharge) {
   EXPECT_EQ(accountant->release_count(), 0u);
 }
 
+// A copy would answer with the same noise (comparing copies reveals the query values), so there
+// is none; a move hands the run over and spends the source.
+TEST(SparseVector, CannotBeCopiedAndAMoveSpendsTheSource) {
+  static_assert(!std::is_copy_constructible_v<SparseVector>);
+  static_assert(!std::is_copy_assignable_v<SparseVector>);
+  Context first = Context::with_fixed_seed(8);
+  Context second = Context::with_fixed_seed(8);
+  SparseVector original(first, svt_params(1.0, 3));
+  SparseVector reference(second, svt_params(1.0, 3));
+  const std::vector<double> values = {9.0, 11.0, 10.5, 8.0, 12.0, 10.0};
+  original.answer(values[0]);
+  reference.answer(values[0]);
+  SparseVector moved = std::move(original);
+  EXPECT_TRUE(original.spent());  // NOLINT(bugprone-use-after-move)
+  EXPECT_THROW(original.answer(values[1]), UsageError);
+  for (std::size_t i = 1; i < values.size() && !moved.spent(); ++i) {
+    EXPECT_EQ(moved.answer(values[i]).above, reference.answer(values[i]).above) << "query " << i;
+  }
+  SparseVector assigned(first, svt_params(1.0, 3));
+  assigned = std::move(moved);
+  EXPECT_TRUE(moved.spent());  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(assigned.report().queries, reference.report().queries);
+}
+
 TEST(SparseVector, HaltsAfterTheCthAboveAnswer) {
   Context context = Context::with_fixed_seed(3);
   SparseVector svt(context, svt_params(1.0, 2));
@@ -267,7 +292,9 @@ struct AccuracyCase {
 // halting before the last query, or (NumericSparse) |a_i - f_i| > alpha. The theorems bound the
 // failure probability by beta; the check fails only if the Clopper-Pearson lower bound at
 // confidence 1 - 1e-6 exceeds beta (a correct mechanism: false failure <= 1e-6). The bounds are
-// loose (observed failures are near 0); a query noise 10 times too large fails them.
+// loose (observed failures are near 0); a query noise 10 times too large fails the Dwork-Roth
+// cases. The Lyu-Su-Li cases take alpha from the implementation's own scales, so they check the
+// noise against those scales; ScalesFollowTheirSources checks the scales against the paper.
 TEST(SparseVector, AccuracyTheoremsHoldEmpirically) {
   constexpr int kTrials = 2000;
   constexpr std::uint64_t kQueries = 100;
@@ -394,19 +421,24 @@ TEST(SparseVector, BadInput) {
     expect_invalid_message([&] { sparse_vector_batch(context, std::vector<double>{1.0}, params); }, {b.name, b.value});
     expect_invalid_message([&] { sparse_vector_alpha(params, 10, 0.1); }, {b.name, b.value});
   }
-  // Query values: NaN and infinities, and beyond a declared bound; nothing is answered.
-  SparseVector svt(context, svt_params(1.0, 2));
+  // Query values: NaN and infinities, and beyond a declared bound; nothing is answered, and the
+  // streaming object is spent (fail closed: the check must not be repeatable for free).
   for (const double value : {nan, inf, -inf}) {
-    expect_invalid_message([&] { svt.answer(value); }, {"query value 0", "finite"});
+    SparseVector svt(context, svt_params(1.0, 2));
+    svt.answer(1.0);
+    expect_invalid_message([&] { svt.answer(value); }, {"query value 1", "finite"});
+    EXPECT_EQ(svt.report().queries, 1u);
+    EXPECT_TRUE(svt.spent());
+    EXPECT_THROW(svt.answer(1.0), UsageError);
     expect_invalid_message([&] { sparse_vector_batch(context, std::vector<double>{1.0, value}, svt_params(1.0, 2)); },
                            {"query value 1", "finite"});
   }
-  EXPECT_EQ(svt.report().queries, 0u);
   SparseVectorParams bounded = svt_params(1.0, 2);
   bounded.value_bound = 100.0;
   SparseVector bounded_svt(context, bounded);
   expect_invalid_message([&] { bounded_svt.answer(100.5); }, {"query value 0", "value_bound (100)", "100.5"});
   EXPECT_FALSE(bounded_svt.report().slack.depends_on_data);
+  EXPECT_THROW(bounded_svt.answer(1.0), UsageError);
   // Calculators.
   expect_invalid_message([&] { sparse_vector_alpha(svt_params(1.0, 1), 0, 0.1); }, {"queries", "0"});
   expect_invalid_message([&] { sparse_vector_alpha(svt_params(1.0, 1), 10, 0.0); }, {"beta", "0"});

@@ -89,7 +89,8 @@ void add_svt_release(Record& item, const SvtOutcome& outcome, bool numeric) {
 }
 
 Record run_svt(const SvtOptions& options) {
-  // The library has no GPU path for the sparse vector: say so rather than quietly run on the CPU.
+  // The command keeps the queries in host memory, where the library's batch runs on the CPU: say
+  // so rather than quietly ignore --backend gpu.
   if (options.release.backend == Backend::Gpu) {
     throw CliError("--backend gpu: dpselect svt runs on the CPU only (use --backend auto or cpu)");
   }

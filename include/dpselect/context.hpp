@@ -108,7 +108,11 @@ class Context {
   // The accountant records the exact-arithmetic guarantees; each report's floating-point slack
   // comes on top. A release that fails after its charge (a NaN utility found during the pass)
   // stays charged: whether it failed depends on the data. One accountant may serve several
-  // contexts and threads. Thread-safe; throws UsageError on a moved-from context.
+  // contexts and threads. With with_shared_key, each rank charges its context's accountant once
+  // per release, so ranks sharing one accountant charge it once per rank; a rank refused with
+  // BudgetExceeded draws no stream and falls out of step with the others (its later shards fail
+  // the merge checks).
+  // Thread-safe; throws UsageError on a moved-from context.
   void charge_to(std::shared_ptr<PrivacyAccountant> accountant);
   std::shared_ptr<PrivacyAccountant> accountant() const;
 

@@ -121,12 +121,23 @@ class SparseVector {
   // epsilon, or one approximate release at (epsilon, delta), then draws a fresh stream.
   SparseVector(Context& context, const SparseVectorParams& params);
 
-  // The answer to the next query, whose true value on the data is `query_value` (finite; within
-  // value_bound when one is given: InvalidArgument otherwise, and nothing changes). Throws
-  // UsageError once the mechanism has halted.
+  // Not copyable: a copy would answer with the same noise, so that comparing copies reveals the
+  // query values. Moving transfers the run; the moved-from object is spent.
+  SparseVector(const SparseVector&) = delete;
+  SparseVector& operator=(const SparseVector&) = delete;
+  SparseVector(SparseVector&& other) noexcept;
+  SparseVector& operator=(SparseVector&& other) noexcept;
+  ~SparseVector() = default;
+
+  // The answer to the next query, whose true value on the data is `query_value`. A value that
+  // is not finite, or beyond value_bound when one is given, throws InvalidArgument and spends
+  // the object (fail closed: whether a value is valid depends on the data, so the check must not
+  // be repeatable for free). Throws UsageError once the mechanism has halted or is spent.
   SparseVectorAnswer answer(double query_value);
 
   bool halted() const { return positives_ == params_.max_positives; }
+  // Whether answer() can no longer be called: halted, failed on a bad value, or moved from.
+  bool spent() const { return halted() || spent_; }
   SparseVectorReport report() const;
 
  private:
@@ -139,6 +150,7 @@ class SparseVector {
   std::uint64_t positives_ = 0;
   double noisy_threshold_;
   double largest_abs_value_ = 0.0;
+  bool spent_ = false;  // a bad value was given, or the run was moved to another object
 };
 
 // The non-adaptive batch: the answers a SparseVector on the same key and stream would give to
