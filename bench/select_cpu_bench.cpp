@@ -5,6 +5,8 @@
 //   cpu_functor/<mechanism>/n:<n>          dpselect::select_functor over a cheap quadratic
 //                                          utility computed on the fly, Backend::Cpu
 //   cpu_noise/<transform>                  one Philox block -> one noise draw, single thread
+//   cpu_noise/chacha20_block               one ChaCha20 position (a quarter of a 20-round
+//                                          block) per item, single thread, for comparison
 //   cpu_pricing/...                        private pricing (pricing_cpu_bench.cpp)
 //
 // Selections run on OpenMP threads, so every selection benchmark uses wall-clock time
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "bench_params.hpp"
+#include "dpselect/chacha20.hpp"
 #include "dpselect/dpselect.hpp"
 #include "pricing_bench.hpp"
 #include "sparse_vector_bench.hpp"
@@ -119,17 +122,24 @@ void bm_select_functor(benchmark::State& state, dpselect::Mechanism mechanism, s
 // positions of one stream, as the selection loop does.
 constexpr std::uint64_t kBatch = 1024;
 constexpr dpselect::PhiloxKey kKey = dpselect::PhiloxKey::from_seed(0x0123456789abcdefull);
+constexpr dpselect::ChaChaKey kChaChaKey = dpselect::ChaChaKey::from_seed(0x0123456789abcdefull);
 constexpr std::uint64_t kStream = 7;
 
-enum class Transform { philox_block, uniform_open, exponential, gumbel, laplace };
+enum class Transform { philox_block, chacha20_block, uniform_open, exponential, gumbel, laplace };
 
 template <Transform kTransform>
 void bm_noise(benchmark::State& state) {
   std::uint64_t position = 0;
   for (auto _ : state) {
     for (std::uint64_t k = 0; k < kBatch; ++k, ++position) {
-      const dpselect::RandomBlock bits = dpselect::philox_block(kKey, kStream, position);
-      if constexpr (kTransform == Transform::philox_block) {
+      // chacha20_random_block computes a whole 64-byte block per position: what a caller
+      // that reads positions independently (as the kernels do) pays.
+      const dpselect::RandomBlock bits =
+          kTransform == Transform::chacha20_block
+              ? dpselect::chacha20_random_block(kChaChaKey, kStream, position)
+              : dpselect::philox_block(kKey, kStream, position);
+      if constexpr (kTransform == Transform::philox_block ||
+                    kTransform == Transform::chacha20_block) {
         benchmark::DoNotOptimize(bits);
       } else if constexpr (kTransform == Transform::uniform_open) {
         benchmark::DoNotOptimize(dpselect::noise::uniform_open(bits));
@@ -177,6 +187,7 @@ void register_all() {
     }
   }
   benchmark::RegisterBenchmark("cpu_noise/philox_block", bm_noise<Transform::philox_block>);
+  benchmark::RegisterBenchmark("cpu_noise/chacha20_block", bm_noise<Transform::chacha20_block>);
   benchmark::RegisterBenchmark("cpu_noise/uniform_open", bm_noise<Transform::uniform_open>);
   benchmark::RegisterBenchmark("cpu_noise/exponential", bm_noise<Transform::exponential>);
   benchmark::RegisterBenchmark("cpu_noise/gumbel", bm_noise<Transform::gumbel>);
