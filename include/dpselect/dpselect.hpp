@@ -5,6 +5,7 @@
 
 #include "dpselect/accounting.hpp"
 #include "dpselect/context.hpp"
+#include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/noise.hpp"
 #include "dpselect/philox.hpp"

@@ -38,4 +38,11 @@ class BudgetExceeded : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A counter-based sampler needed more random blocks than the position range it was given (see
+// discrete_noise.hpp for the probability). Thrown instead of reading another item's positions.
+class RandomnessExhausted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace dpselect
