@@ -836,31 +836,41 @@ void PrivacyAccountant::charge(ReleaseKind kind, double epsilon, double delta) {
   charge(std::span<const PrivacyCharge>(&single, 1));
 }
 
+namespace {
+
+// "2 x pure at epsilon 0.1, delta 0, ..." for a refusal's message (the first three entries).
+std::string describe_charges(std::span<const PrivacyCharge> charges) {
+  std::string description;
+  for (std::size_t i = 0; i < charges.size() && i < 3; ++i) {
+    const PrivacyCharge& entry = charges[i];
+    description += std::string(i ? ", " : "") + (entry.count > 1 ? std::to_string(entry.count) + " x " : "") +
+                   std::string(to_string(entry.kind)) + " at epsilon " + detail::format_value(entry.epsilon) +
+                   ", delta " + detail::format_value(entry.delta);
+  }
+  if (charges.size() > 3) description += ", ... (" + std::to_string(charges.size()) + " entries)";
+  return description;
+}
+
+}  // namespace
+
 void PrivacyAccountant::charge(std::span<const PrivacyCharge> charges) {
   const bool single = charges.size() == 1;
-  std::string description;
   for (std::size_t i = 0; i < charges.size(); ++i) {
     const PrivacyCharge& entry = charges[i];
     const std::string prefix = single ? std::string() : "charges[" + std::to_string(i) + "].";
     validate_release(entry.kind, entry.epsilon, entry.delta, prefix);
     validate_count(prefix + "count", entry.count);
-    if (i < 3) {
-      description += std::string(i ? ", " : "") + (entry.count > 1 ? std::to_string(entry.count) + " x " : "") +
-                     std::string(to_string(entry.kind)) + " at epsilon " + detail::format_value(entry.epsilon) +
-                     ", delta " + detail::format_value(entry.delta);
-    }
   }
   if (charges.empty()) return;
-  if (charges.size() > 3) description += ", ... (" + std::to_string(charges.size()) + " entries)";
   const std::lock_guard<std::mutex> lock(mutex_);
   detail::ReleaseLedger next = ledger_;
   for (const PrivacyCharge& entry : charges) next.add(entry.kind, entry.epsilon, entry.delta, entry.count);
   if (!detail::fits_budget(next, budget_, choice_)) {
     const AccountedBound bound = detail::best_bound(next, budget_, choice_);
     throw BudgetExceeded("dpselect: " + std::string(single && charges[0].count == 1 ? "a release: " : "releases: ") +
-                         description + " would bring the spent bound to (epsilon " + detail::format_value(bound.epsilon) +
-                         ", delta " + detail::format_value(bound.delta) + ") by " +
-                         std::string(to_string(bound.route)) + " composition, beyond the budget (epsilon " +
+                         describe_charges(charges) + " would bring the spent bound to (epsilon " +
+                         detail::format_value(bound.epsilon) + ", delta " + detail::format_value(bound.delta) +
+                         ") by " + std::string(to_string(bound.route)) + " composition, beyond the budget (epsilon " +
                          detail::format_value(budget_.epsilon) + ", delta " + detail::format_value(budget_.delta) +
                          "); nothing was recorded");
   }

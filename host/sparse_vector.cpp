@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
@@ -130,18 +131,7 @@ detail::SparseVectorRun SparseVector::run() {
   return {params_, scales_, key_, stream_, queries_, positives_, noisy_threshold_};
 }
 
-SparseVector::SparseVector(SparseVector&& other) noexcept
-    : params_(other.params_),
-      scales_(other.scales_),
-      key_(other.key_),
-      stream_(other.stream_),
-      queries_(other.queries_),
-      positives_(other.positives_),
-      noisy_threshold_(other.noisy_threshold_),
-      largest_abs_value_(other.largest_abs_value_),
-      spent_(other.spent_) {
-  other.spent_ = true;
-}
+SparseVector::SparseVector(SparseVector&& other) noexcept { *this = std::move(other); }
 
 SparseVector& SparseVector::operator=(SparseVector&& other) noexcept {
   if (this != &other) {

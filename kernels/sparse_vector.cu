@@ -90,18 +90,17 @@ DeviceValueScan gpu_scan_values(const double* values, std::uint64_t count, doubl
 std::uint64_t gpu_first_above(const double* values, std::uint64_t begin, std::uint64_t end,
                               const SparseQueryNoise& noise, double noisy_threshold, cuda_stream_t stream) {
   if (begin >= end) return end;
+  // All ones means "none found": a memset, not a copy from the host, so nothing waits for it.
   DeviceScratch first(sizeof(unsigned long long), stream);
-  const unsigned long long none = end;
-  DPSELECT_CUDA_TRY(
-      cudaMemcpyAsync(first.as<unsigned long long>(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
+  DPSELECT_CUDA_TRY(cudaMemsetAsync(first.as<unsigned long long>(), 0xFF, sizeof(unsigned long long), stream));
   first_above_kernel<<<blocks_for(end - begin), kBlockThreads, 0, stream>>>(values, begin, end, noise, noisy_threshold,
                                                                             first.as<unsigned long long>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
-  unsigned long long found = end;
+  unsigned long long found = 0;
   DPSELECT_CUDA_TRY(
       cudaMemcpyAsync(&found, first.as<unsigned long long>(), sizeof found, cudaMemcpyDeviceToHost, stream));
   DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
-  return found;
+  return found < end ? found : end;
 }
 
 double gpu_read_value(const double* values, std::uint64_t index, cuda_stream_t stream) {
