@@ -122,9 +122,9 @@ Backend ReleaseAccess::resolved_backend(const Release& release) {
 }  // namespace detail
 
 struct Context::State {
-  State(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed, bool shared_key)
+  State(RandomKey key, std::uint64_t first_stream, bool fixed_seed, bool shared_key)
       : key(key), next_stream(first_stream), fixed_seed(fixed_seed), shared_key(shared_key) {}
-  PhiloxKey key;
+  RandomKey key;
   std::atomic<std::uint64_t> next_stream;
   bool fixed_seed;
   bool shared_key;
@@ -132,20 +132,45 @@ struct Context::State {
   std::shared_ptr<PrivacyAccountant> accountant;  // guarded by accountant_mutex
 };
 
-Context::Context() {
-  std::uint32_t words[2];
-  detail::fill_from_os_entropy(words, sizeof words);
-  state_ = std::make_unique<State>(PhiloxKey{words[0], words[1]}, 0, false, false);
+namespace {
+
+RandomKey key_from_os_entropy(Generator generator) {
+  if (generator == Generator::philox) {
+    PhiloxKey key;
+    detail::fill_from_os_entropy(&key, sizeof key);
+    return key;
+  }
+  std::uint8_t bytes[32];
+  detail::fill_from_os_entropy(bytes, sizeof bytes);
+  return ChaChaKey::from_bytes(bytes);
 }
 
-Context::Context(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed, bool shared_key)
+void validate_generator(Generator generator) {
+  if (generator != Generator::chacha20 && generator != Generator::philox) {
+    throw InvalidArgument("dpselect: generator must be chacha20 or philox (got " +
+                          std::to_string(static_cast<int>(generator)) + ")");
+  }
+}
+
+}  // namespace
+
+Context::Context() : Context(key_from_os_entropy(Generator::chacha20), 0, false, false) {}
+
+Context Context::from_os_entropy(Generator generator) {
+  validate_generator(generator);
+  return Context(key_from_os_entropy(generator), 0, false, false);
+}
+
+Context::Context(RandomKey key, std::uint64_t first_stream, bool fixed_seed, bool shared_key)
     : state_(std::make_unique<State>(key, first_stream, fixed_seed, shared_key)) {}
 
-Context Context::with_fixed_seed(std::uint64_t seed) {
-  return Context(PhiloxKey::from_seed(seed), 0, true, false);
+Context Context::with_fixed_seed(std::uint64_t seed, Generator generator) {
+  validate_generator(generator);
+  return Context(RandomKey::from_seed(seed, generator), 0, true, false);
 }
 
-Context Context::with_shared_key(PhiloxKey key, std::uint64_t first_stream) {
+Context Context::with_shared_key(RandomKey key, std::uint64_t first_stream) {
+  validate_generator(key.generator);
   return Context(key, first_stream, false, true);
 }
 
@@ -154,6 +179,8 @@ Context& Context::operator=(Context&& other) noexcept = default;
 Context::~Context() = default;
 
 bool Context::is_fixed_seed() const { return state_ != nullptr && state_->fixed_seed; }
+
+Generator Context::generator() const { return state().key.generator; }
 
 Context::State& Context::state() const {
   if (state_ == nullptr) {
@@ -189,7 +216,7 @@ Release Context::start_release(const SelectionParams& params, bool charge) {
   release->spec = detail::NoiseSpec{params.mechanism, score_scale, context.key,
                                     context.next_stream.fetch_add(1, std::memory_order_relaxed),
                                     params.utility_bound > 0.0 ? params.utility_bound : detail::kInfinity};
-  const RandomBlock tag = philox_block(context.key, release->spec.stream, noise::kReleaseTagPosition);
+  const RandomBlock tag = random_block(context.key, release->spec.stream, noise::kReleaseTagPosition);
   release->release_tag = (std::uint64_t{tag.word[0]} << 32) | tag.word[1];
   release->shared_key = context.shared_key;
   return Release(std::move(release));
@@ -311,6 +338,7 @@ Selection Release::finish(const ShardResult& merged) {
   report.candidates = merged.candidates;
   report.slack = slack;
   report.stream = state.spec.stream;
+  report.generator = state.spec.key.generator;
   return Selection{merged.best_index, report};
 }
 

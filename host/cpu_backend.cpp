@@ -28,8 +28,9 @@ ShardResult evaluate_array(const NoiseSpec& spec, const T* utilities, IndexRange
   };
   return accumulate_groups(range, [&](const GroupRange& groups, std::uint64_t first, std::uint64_t last,
                                     ShardAccumulator& accumulator) {
+    SequentialBlocks group_blocks(spec.key, spec.stream);
     for (std::uint64_t g = first; g < last; ++g) {
-      accumulator.add_group(spec, g, groups.lane_begin(g), groups.lane_end(g), utility);
+      accumulator.add_group(spec, g, group_blocks.at(g), groups.lane_begin(g), groups.lane_end(g), utility);
     }
   });
 }
@@ -55,8 +56,9 @@ ShardResult cpu_evaluate_generated(const NoiseSpec& spec, IndexRange range, Fill
     buffer.resize(kChunkCandidates);
     fill(functor, first_index, end_index - first_index, buffer.data());
     const auto utility = [&](std::uint64_t index) { return buffer[index - first_index]; };
+    SequentialBlocks group_blocks(spec.key, spec.stream);
     for (std::uint64_t g = first; g < last; ++g) {
-      accumulator.add_group(spec, g, groups.lane_begin(g), groups.lane_end(g), utility);
+      accumulator.add_group(spec, g, group_blocks.at(g), groups.lane_begin(g), groups.lane_end(g), utility);
     }
   });
 }

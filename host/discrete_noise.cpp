@@ -109,7 +109,7 @@ std::uint64_t isqrt(std::uint64_t n) {
 
 }  // namespace
 
-CounterBits CounterBits::for_item(PhiloxKey key, std::uint64_t stream, std::uint64_t item) {
+CounterBits CounterBits::for_item(const RandomKey& key, std::uint64_t stream, std::uint64_t item) {
   if (item >= kItemLimit) throw_invalid_integer("item", "below 2^44", item);
   return CounterBits{key, stream, item << kItemPositionBits, std::uint64_t{1} << kItemPositionBits};
 }
@@ -117,7 +117,7 @@ CounterBits CounterBits::for_item(PhiloxKey key, std::uint64_t stream, std::uint
 std::uint32_t CounterBits::next32() {
   if (words_left == 0) {
     if (blocks_left == 0) throw_exhausted("a sampler");
-    block = philox_block(key, stream, next_position++);
+    block = random_block(key, stream, next_position++);
     --blocks_left;
     words_left = 4;
   }

@@ -70,4 +70,12 @@ std::string_view to_string(ExecutedOn executed_on) {
   return "unknown";
 }
 
+std::string_view to_string(Generator generator) {
+  switch (generator) {
+    case Generator::chacha20: return "chacha20";
+    case Generator::philox: return "philox";
+  }
+  return "unknown";
+}
+
 }  // namespace dpselect

@@ -172,7 +172,7 @@ SparseVectorAnswer SparseVector::answer(double query_value) {
 }
 
 SparseVectorReport SparseVector::report() const {
-  return detail::sparse_vector_report(params_, scales_, stream_, queries_, positives_, largest_abs_value_);
+  return detail::sparse_vector_report(params_, scales_, key_.generator, stream_, queries_, positives_, largest_abs_value_);
 }
 
 namespace detail {
@@ -192,7 +192,7 @@ void charge_sparse_vector(Context& context, const SparseVectorParams& params) {
 }
 
 SparseVectorReport sparse_vector_report(const SparseVectorParams& params, const SparseVectorScales& scales,
-                                        std::uint64_t stream, std::uint64_t queries, std::uint64_t positives,
+                                        Generator generator, std::uint64_t stream, std::uint64_t queries, std::uint64_t positives,
                                         double largest_abs_value) {
   SparseVectorReport report;
   report.scales = scales;
@@ -200,6 +200,7 @@ SparseVectorReport sparse_vector_report(const SparseVectorParams& params, const 
   report.positives = positives;
   report.halted = positives == params.max_positives;
   report.stream = stream;
+  report.generator = generator;
   const bool bound_given = params.value_bound > 0.0;
   const std::uint64_t thresholds = scales.threshold_redrawn ? positives + 1 : 1;
   const std::uint64_t draws = queries + thresholds + (params.numeric ? positives : 0);

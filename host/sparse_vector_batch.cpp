@@ -61,8 +61,8 @@ SparseVectorBatch run_batch(Context& context, const SparseVectorParams& params, 
     window = windows.first;
   }
   // Conservative: the slack uses the largest of all values given, answered or not.
-  batch.report =
-      detail::sparse_vector_report(params, scales, drawn.stream, queries, positives, largest_abs_value);
+  batch.report = detail::sparse_vector_report(params, scales, drawn.key.generator, drawn.stream, queries,
+                                              positives, largest_abs_value);
   return batch;
 }
 

@@ -24,7 +24,7 @@ void charge_sparse_vector(Context& context, const SparseVectorParams& params);
 struct SparseVectorRun {
   const SparseVectorParams& params;
   const SparseVectorScales& scales;
-  PhiloxKey key;
+  RandomKey key;
   std::uint64_t stream;
   std::uint64_t& queries;
   std::uint64_t& positives;
@@ -64,7 +64,7 @@ struct SparseVectorRun {
 // The report after `queries` answers with `positives` "above"; the slack from value_bound when
 // one is given, else from largest_abs_value (then it depends on the data).
 SparseVectorReport sparse_vector_report(const SparseVectorParams& params, const SparseVectorScales& scales,
-                                        std::uint64_t stream, std::uint64_t queries, std::uint64_t positives,
+                                        Generator generator, std::uint64_t stream, std::uint64_t queries, std::uint64_t positives,
                                         double largest_abs_value);
 
 }  // namespace dpselect::detail

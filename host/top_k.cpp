@@ -77,8 +77,10 @@ TopKSelection top_k(Context& context, std::span<const T> utilities, const TopKPa
   TopKState top = detail::parallel_groups(
       range, initial,
       [&](const detail::GroupRange& groups, std::uint64_t first, std::uint64_t last, TopKState& state) {
+        detail::SequentialBlocks group_blocks(spec.key, spec.stream);
         for (std::uint64_t g = first; g < last; ++g) {
-          detail::score_group(spec, g, groups.lane_begin(g), groups.lane_end(g), utility, state.tally, state);
+          detail::score_group(spec, g, group_blocks.at(g), groups.lane_begin(g), groups.lane_end(g), utility,
+                              state.tally, state);
         }
       },
       [](TopKState& total, const TopKState& part) {

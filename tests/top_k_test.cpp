@@ -61,9 +61,10 @@ TEST(TopK, ScreeningNeverChangesTheAnswer) {
   std::vector<double> u(100'003);
   for (std::size_t i = 0; i < u.size(); ++i) u[i] = (i % 7 == 0) ? 3.0 : std::cos(0.001 * i);  // many ties
   for (const std::uint64_t k : {std::uint64_t{1}, std::uint64_t{10}, std::uint64_t{1024}, std::uint64_t{5000}}) {
-    Context context = Context::with_fixed_seed(k);
+    const Generator generator = k % 2 == 0 ? Generator::chacha20 : Generator::philox;
+    Context context = Context::with_fixed_seed(k, generator);
     const TopKSelection top = select_top_k(context, std::span<const double>(u), top_k_params(4.0, k));
-    const detail::NoiseSpec spec{Mechanism::exponential, 2.0, PhiloxKey::from_seed(k), 0, detail::kInfinity};
+    const detail::NoiseSpec spec{Mechanism::exponential, 2.0, RandomKey::from_seed(k, generator), 0, detail::kInfinity};
     std::vector<std::pair<double, std::uint64_t>> all;
     for (std::uint64_t i = 0; i < u.size(); ++i) all.emplace_back(-detail::noisy_score(spec, i, u[i]), i);
     std::partial_sort(all.begin(), all.begin() + k, all.end());

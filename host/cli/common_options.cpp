@@ -60,6 +60,11 @@ void complete_release_command(CLI::App& command, ReleaseOptions& options, std::s
                   "fixed key seed: reproducible noise for tests and experiments, NEVER for a "
                   "real release (default: a fresh key from the OS)")
       ->check(integer_at_least(0));
+  add_choice_option(
+      command, "--generator", options.generator,
+      Choices<Generator>{{"chacha20", Generator::chacha20}, {"philox", Generator::philox}},
+      "random generator of the noise: chacha20 (cryptographically secure) or philox (faster, "
+      "NOT cryptographically secure)");
   command
       .add_option("--repeat", options.repeat,
                   "make N independent releases; they spend N * epsilon in total (basic "

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "dpselect/random_key.hpp"
 #include "dpselect/types.hpp"
 #include "input_files.hpp"
 #include "output.hpp"
@@ -24,9 +25,11 @@ struct ReleaseOptions {
   std::uint64_t repeat = 1;
   bool json = false;
   Backend backend = Backend::Auto;
+  // ChaCha20 (secure, the default) or Philox (faster, not cryptographically secure).
+  Generator generator = Generator::chacha20;
 };
 
-// Completes a release subcommand: adds `options` (--seed, --repeat, --json, --backend), the
+// Completes a release subcommand: adds `options` (--seed, --generator, --repeat, --json, --backend), the
 // examples footer, and the callback that calls `run` and prints its report (text or JSON).
 void complete_release_command(CLI::App& command, ReleaseOptions& options, std::string examples,
                               std::function<Record()> run);

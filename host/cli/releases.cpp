@@ -22,7 +22,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 std::vector<double> time_releases(const ReleaseOptions& options, std::uint64_t candidates,
                                   const std::function<void(Context&)>& release_once) {
-  Context context = options.seed ? Context::with_fixed_seed(*options.seed) : Context();
+  Context context = options.seed ? Context::with_fixed_seed(*options.seed, options.generator)
+                                 : Context::from_os_entropy(options.generator);
   std::vector<double> seconds;
   for (std::uint64_t number = 1; number <= options.repeat; ++number) {
     Progress progress("release " + format_number(number) + " of " + format_number(options.repeat) +

@@ -64,6 +64,8 @@ void accumulate_slack(FloatingPointSlack& total, const FloatingPointSlack& slack
 
 void add_run_settings(Record& out, const ReleaseOptions& options) {
   out.add("backend_requested", std::string(to_string(options.backend)));
+  out.add("generator", std::string(to_string(options.generator)),
+          options.generator == Generator::philox ? "not cryptographically secure" : "");
   out.add("fixed_seed", options.seed.has_value(),
           options.seed ? "reproducible, predictable noise: not a real release" : "");
 }

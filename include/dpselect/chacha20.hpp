@@ -23,7 +23,7 @@
 // slices are disjoint words of the same block. This is the property the RFC's rule that a
 // nonce never repeats under one key exists to give: no block input is used twice.
 //
-// Not wired into Context or the kernels yet: the mechanisms still draw from Philox.
+// Every Context draws from it by default (random_key.hpp); Philox only by explicit choice.
 #pragma once
 
 #include <cstdint>
@@ -124,18 +124,24 @@ DPSELECT_HD DPSELECT_FORCEINLINE void chacha20_block(const ChaChaKey& key,
   for (int i = 0; i < 16; ++i) out[i] += input[i];
 }
 
-// Block number `position` of stream `stream` (layout and injectivity at the top of the file).
-// Computes a whole 64-byte block and keeps a quarter: a caller reading consecutive positions
-// can save 3/4 of the work by taking all 16 words of chacha20_block itself.
-DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_random_block(const ChaChaKey& key,
-                                                                   std::uint64_t stream,
-                                                                   std::uint64_t position) {
-  const std::uint64_t block = position / 4;
+// The 64-byte block number `block` (positions 4*block .. 4*block+3) of stream `stream`.
+DPSELECT_HD DPSELECT_FORCEINLINE void chacha20_stream_block(const ChaChaKey& key, std::uint64_t stream,
+                                                            std::uint64_t block,
+                                                            std::uint32_t (&out)[16]) {
   const std::uint32_t nonce[3] = {static_cast<std::uint32_t>(block >> 32),
                                   static_cast<std::uint32_t>(stream),
                                   static_cast<std::uint32_t>(stream >> 32)};
-  std::uint32_t out[16];
   chacha20_block(key, static_cast<std::uint32_t>(block), nonce, out);
+}
+
+// Block number `position` of stream `stream` (layout and injectivity at the top of the file).
+// Computes a whole 64-byte block and keeps a quarter: a caller reading consecutive positions
+// saves 3/4 of the work with chacha20_stream_block (detail::SequentialBlocks in random_key.hpp).
+DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_random_block(const ChaChaKey& key,
+                                                                   std::uint64_t stream,
+                                                                   std::uint64_t position) {
+  std::uint32_t out[16];
+  chacha20_stream_block(key, stream, position / 4, out);
   const unsigned first = 4 * static_cast<unsigned>(position % 4);
   return RandomBlock{{out[first], out[first + 1], out[first + 2], out[first + 3]}};
 }

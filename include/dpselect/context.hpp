@@ -1,6 +1,7 @@
 // Keys, releases and their reports.
 //
-// A Context owns one secret Philox key and hands out stream ids. Every release takes a fresh
+// A Context owns one secret key (random_key.hpp: ChaCha20 by default, Philox by explicit choice)
+// and hands out stream ids. Every release takes a fresh
 // stream id when it begins, so no two releases of a context ever share noise; a Release in
 // turn refuses to evaluate any candidate index twice. Together these make noise reuse
 // impossible through this API (the one deliberate exception, sharing a key across processes,
@@ -16,7 +17,7 @@
 #include <span>
 
 #include "dpselect/accounting.hpp"
-#include "dpselect/philox.hpp"
+#include "dpselect/random_key.hpp"
 #include "dpselect/shard_result.hpp"
 #include "dpselect/types.hpp"
 
@@ -52,8 +53,9 @@ struct SelectionReport {
   ExecutedOn executed_on = ExecutedOn::none;
   std::uint64_t candidates = 0;
   FloatingPointSlack slack;
-  // The stream id this release drew from its context.
+  // The stream id this release drew from its context, and the generator of its noise.
   std::uint64_t stream = 0;
+  Generator generator = Generator::chacha20;
 };
 
 struct Selection {
@@ -68,17 +70,20 @@ struct ContextAccess;
 
 class Context {
  public:
-  // A context keyed from the operating system's CSPRNG (getrandom). Use this for real data.
+  // A ChaCha20 context keyed with 256 bits from the operating system's CSPRNG (getrandom). Use
+  // this for real data.
   Context();
-  static Context from_os_entropy() { return Context(); }
-  // A reproducible context for tests and experiments. Its noise is predictable by anyone who
-  // knows the seed: never use it for a real release.
-  static Context with_fixed_seed(std::uint64_t seed);
+  // The same with a choice of generator: Generator::philox is faster but not cryptographically
+  // secure (random_key.hpp); its 64-bit key also comes from the OS.
+  static Context from_os_entropy(Generator generator = Generator::chacha20);
+  // A reproducible context for tests and experiments (key: RandomKey::from_seed). Its noise is
+  // predictable by anyone who knows the seed: never use it for a real release.
+  static Context with_fixed_seed(std::uint64_t seed, Generator generator = Generator::chacha20);
   // For one release sharded across processes: every rank builds its context from the same
   // secret key (distributed over a secure channel) and the same first stream, begins the same
   // sequence of releases, and evaluates disjoint sub-ranges. The caller is responsible for
   // never evaluating one candidate twice across ranks.
-  static Context with_shared_key(PhiloxKey key, std::uint64_t first_stream);
+  static Context with_shared_key(RandomKey key, std::uint64_t first_stream);
 
   // Moving transfers the key and the stream counter; the moved-from context is spent (its
   // begin_release throws UsageError), so the two can never hand out the same stream.
@@ -93,6 +98,8 @@ class Context {
   Release begin_release(const SelectionParams& params);
 
   bool is_fixed_seed() const;
+  // The generator of every release of this context. Throws UsageError on a moved-from context.
+  Generator generator() const;
 
   // From now on, every release begun from this context is charged to `accountant` (nullptr:
   // none) after its parameters are validated and before it draws its stream, so an over-budget
@@ -119,7 +126,7 @@ class Context {
  private:
   friend struct detail::ContextAccess;
   struct State;
-  Context(PhiloxKey key, std::uint64_t first_stream, bool fixed_seed, bool shared_key);
+  Context(RandomKey key, std::uint64_t first_stream, bool fixed_seed, bool shared_key);
   // begin_release after the caller has charged the whole release (`charge` false) or not.
   Release start_release(const SelectionParams& params, bool charge);
   State& state() const;

@@ -7,7 +7,7 @@
 // of the discrete Gaussian) and Balle & Wang 2018, "Improving the Gaussian Mechanism" (analytic
 // Gaussian mechanism), evaluated in long double and rounded towards the safe side.
 //
-// Randomness (DESIGN.md §2): every sample reads 32-bit words from successive Philox blocks of
+// Randomness (DESIGN.md §2): every sample reads 32-bit words from successive random blocks (random_key.hpp) of
 // one (key, stream). CounterBits::for_item(key, stream, i) gives item i the block positions
 // [i * 2^20, (i + 1) * 2^20), so the noise of item i depends only on (key, stream, i), whatever
 // order or thread the items are drawn in. Item i must be below 2^44.
@@ -24,24 +24,24 @@
 
 #include <cstdint>
 
-#include "dpselect/philox.hpp"
+#include "dpselect/random_key.hpp"
 
 namespace dpselect::discrete {
 
 // Upper limit of every integer parameter of the samplers (numerators and denominators).
 inline constexpr std::uint64_t kMaxRationalPart = std::uint64_t{1} << 32;
-// log2 of the number of Philox blocks reserved for one item by CounterBits::for_item.
+// log2 of the number of random blocks reserved for one item by CounterBits::for_item.
 inline constexpr unsigned kItemPositionBits = 20;
 // Items are numbered below this so that item * 2^20 does not wrap.
 inline constexpr std::uint64_t kItemLimit = std::uint64_t{1} << (64 - kItemPositionBits);
 
-// Uniform words from successive Philox blocks: block number next_position of (key, stream), in
-// cuRAND's word order, then next_position + 1, ...; at most blocks_left more blocks are read
+// Uniform words from successive random blocks: block number next_position of (key, stream), in
+// word order, then next_position + 1, ...; at most blocks_left more blocks are read
 // (then RandomnessExhausted; a count rather than an end position so that the last item's range
 // does not wrap to 0). A plain aggregate: copying it copies the stream state, so two copies hand
 // out the same words.
 struct CounterBits {
-  PhiloxKey key{};
+  RandomKey key{};
   std::uint64_t stream = 0;
   std::uint64_t next_position = 0;
   std::uint64_t blocks_left = ~std::uint64_t{0};
@@ -51,7 +51,7 @@ struct CounterBits {
 
   // The bit source of item `item`: positions [item * 2^20, (item + 1) * 2^20).
   // Throws InvalidArgument if item >= 2^44.
-  static CounterBits for_item(PhiloxKey key, std::uint64_t stream, std::uint64_t item);
+  static CounterBits for_item(const RandomKey& key, std::uint64_t stream, std::uint64_t item);
 
   // The next 32-bit word. Throws RandomnessExhausted when a block is needed and blocks_left is 0.
   std::uint32_t next32();

@@ -12,7 +12,7 @@
 
 #include "dpselect/detail/host_device.hpp"
 #include "dpselect/noise.hpp"
-#include "dpselect/philox.hpp"
+#include "dpselect/random_key.hpp"
 #include "dpselect/types.hpp"
 
 namespace dpselect {
@@ -78,7 +78,7 @@ struct NoiseSpec {
   // Multiplier that turns a utility into a score in units of the noise scale: eps/(2*Delta),
   // or eps/Delta for monotone utilities.
   double score_scale;
-  PhiloxKey key;
+  RandomKey key;
   std::uint64_t stream;
   // Largest |utility| accepted: SelectionParams::utility_bound, or +inf when none was given.
   double utility_limit;
@@ -100,7 +100,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE double noise_upper_bound(Mechanism mechanism, s
 // The standard noise of candidate `index` whose screen bits are `screen`.
 DPSELECT_HD DPSELECT_FORCEINLINE double candidate_noise(const NoiseSpec& spec, std::uint64_t index,
                                                        std::uint32_t screen) {
-  const RandomBlock detail = philox_block(spec.key, spec.stream, noise::kDetailPositionOffset + index);
+  const RandomBlock detail = random_block(spec.key, spec.stream, noise::kDetailPositionOffset + index);
   const RandomBlock bits = noise::candidate_bits(screen, detail);
   switch (spec.mechanism) {
     case Mechanism::exponential: return noise::gumbel(bits);
@@ -114,7 +114,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE double candidate_noise(const NoiseSpec& spec, s
 // passes compute exactly this for every candidate that can win.
 DPSELECT_HD DPSELECT_FORCEINLINE double noisy_score(const NoiseSpec& spec, std::uint64_t index,
                                                    double utility) {
-  const RandomBlock group = philox_block(spec.key, spec.stream, index / noise::kCandidatesPerGroup);
+  const RandomBlock group = random_block(spec.key, spec.stream, index / noise::kCandidatesPerGroup);
   const std::uint32_t screen =
       noise::screen_bits(group, static_cast<unsigned int>(index % noise::kCandidatesPerGroup));
   return fma_rn(spec.score_scale, utility, candidate_noise(spec, index, screen));
@@ -131,11 +131,13 @@ DPSELECT_HD DPSELECT_FORCEINLINE void record_invalid(ShardResult& tally, std::ui
 // them, checks and records their utilities in `tally`, and hands (score, index) to `sink` for
 // every candidate that can still rank. A Sink provides threshold() (a score strictly below it
 // can never be kept) and offer(score, index); excluded candidates are offered with -inf.
+// `group_block` is random_block(spec.key, spec.stream, group) (CPU loops read it through
+// SequentialBlocks, which computes one ChaCha20 block for four groups).
 template <class Sink, class Utility>
 DPSELECT_HD DPSELECT_FORCEINLINE void score_group(const NoiseSpec& spec, std::uint64_t group,
-                                                  unsigned int lane_begin, unsigned int lane_end,
-                                                  const Utility& utility, ShardResult& tally, Sink& sink) {
-  const RandomBlock group_block = philox_block(spec.key, spec.stream, group);
+                                                  const RandomBlock& group_block, unsigned int lane_begin,
+                                                  unsigned int lane_end, const Utility& utility,
+                                                  ShardResult& tally, Sink& sink) {
   for (unsigned int lane = lane_begin; lane < lane_end; ++lane) {
     const std::uint64_t index = group * noise::kCandidatesPerGroup + lane;
     const double u = static_cast<double>(utility(index));
@@ -169,9 +171,9 @@ struct ShardAccumulator {
 
   template <class Utility>
   DPSELECT_HD DPSELECT_FORCEINLINE void add_group(const NoiseSpec& spec, std::uint64_t group,
-                                                  unsigned int lane_begin, unsigned int lane_end,
-                                                  const Utility& utility) {
-    score_group(spec, group, lane_begin, lane_end, utility, result, *this);
+                                                  const RandomBlock& group_block, unsigned int lane_begin,
+                                                  unsigned int lane_end, const Utility& utility) {
+    score_group(spec, group, group_block, lane_begin, lane_end, utility, result, *this);
   }
 
   DPSELECT_HD DPSELECT_FORCEINLINE double threshold() const { return result.best_score; }

@@ -28,7 +28,7 @@
 //   For c = 1 and an even split this is AboveThreshold.
 //
 // Noise is counter-based, like every dpselect mechanism: on the stream a SparseVector draws
-// from its context, query i (0-based) takes its noise from Philox block i, its numeric answer
+// from its context, query i (0-based) takes its noise from random block i, its numeric answer
 // from block 2^58 + i, and the threshold of epoch j (after j "above" answers) from block
 // 2^59 + j. So the streaming object and the batched function return the same answers for the
 // same key and stream, whatever the batch boundaries.
@@ -107,6 +107,7 @@ struct SparseVectorReport {
   std::uint64_t positives = 0;  // "above" answers so far
   bool halted = false;
   std::uint64_t stream = 0;
+  Generator generator = Generator::chacha20;
   // The floating-point slack of everything released so far (floating_point_slack.cpp). The
   // NumericSparse values are doubles and not yet snapped to a grid (Mironov 2012): their low
   // bits are not covered by the slack; issue 5's secure noise will snap them.
@@ -144,7 +145,7 @@ class SparseVector {
   detail::SparseVectorRun run();
   SparseVectorParams params_;
   SparseVectorScales scales_;
-  PhiloxKey key_;
+  RandomKey key_;
   std::uint64_t stream_;
   std::uint64_t queries_ = 0;
   std::uint64_t positives_ = 0;

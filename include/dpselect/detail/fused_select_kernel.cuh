@@ -52,7 +52,8 @@ __global__ void __launch_bounds__(BlockThreads)
   for (std::uint64_t offset = static_cast<std::uint64_t>(blockIdx.x) * BlockThreads + threadIdx.x;
        offset < group_count; offset += stride) {
     const std::uint64_t group = groups.first_group() + offset;
-    accumulator.add_group(spec, group, groups.lane_begin(group), groups.lane_end(group), source);
+    accumulator.add_group(spec, group, random_block(spec.key, spec.stream, group), groups.lane_begin(group),
+                          groups.lane_end(group), source);
   }
   using BlockReduce = cub::BlockReduce<ShardResult, BlockThreads>;
   __shared__ typename BlockReduce::TempStorage temp_storage;

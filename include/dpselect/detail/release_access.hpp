@@ -30,7 +30,7 @@ struct ContextAccess {
   // context's key, drawn exactly as begin_release draws one. Charges nothing: call charge first.
   // Throws UsageError on a moved-from context.
   struct KeyedStream {
-    PhiloxKey key;
+    RandomKey key;
     std::uint64_t stream;
   };
   static KeyedStream draw_stream(Context& context);

@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "dpselect/noise.hpp"
+#include "dpselect/random_key.hpp"
 
 namespace dpselect::detail {
 
@@ -78,6 +79,6 @@ inline constexpr int kMaxGeometricAttempts = 128;
 // the result is within a factor e^{+-2 h kDigitRelativeError} (h <= 4 digits) of the exact
 // conditional distribution. Throws std::runtime_error after kMaxGeometricAttempts rejections
 // (probability <= 2^-128, counted in the slack's delta).
-std::uint64_t truncated_geometric(const PhiloxKey& key, std::uint64_t stream, double rate, std::uint64_t length);
+std::uint64_t truncated_geometric(const RandomKey& key, std::uint64_t stream, double rate, std::uint64_t length);
 
 }  // namespace dpselect::detail

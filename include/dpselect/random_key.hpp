@@ -1,0 +1,93 @@
+// The secret key of a context and the generator it drives: every random bit of every mechanism
+// is random_block(key, stream, position), whichever generator the key belongs to (DESIGN.md §2:
+// the bits depend only on (key, stream, position), never on the backend, thread or shard).
+//
+// Two counter-based generators sit behind the one interface:
+//   ChaCha20 (chacha20.hpp, RFC 8439, 256-bit key): a cryptographically secure generator, the
+//     default of every Context. An observer of any number of released outputs learns nothing
+//     about the other positions' bits without the key.
+//   Philox4x32-10 (philox.hpp, 64-bit key): bit-identical to cuRAND and several times faster,
+//     but NOT a cryptographically secure generator (its 64-bit key and 10 rounds are designed
+//     for statistics, not against an adversary). Use it only by explicit choice: simulations,
+//     benchmarks, or data whose privacy does not rest on unpredictable noise.
+// The cost of each is measured in bench/ (cpu_noise/philox_block, cpu_noise/chacha20_block and
+// the selection benchmarks with each generator).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "dpselect/chacha20.hpp"
+#include "dpselect/detail/host_device.hpp"
+#include "dpselect/philox.hpp"
+
+namespace dpselect {
+
+enum class Generator : std::uint8_t { chacha20, philox };
+
+// "chacha20" or "philox" (defined in host/select.cpp with the other enum names).
+std::string_view to_string(Generator generator);
+
+// A key of either generator. Converts implicitly from a PhiloxKey or a ChaChaKey.
+struct RandomKey {
+  Generator generator = Generator::chacha20;
+  ChaChaKey chacha{};  // used when generator == chacha20
+  PhiloxKey philox{};  // used when generator == philox
+
+  constexpr RandomKey() = default;
+  DPSELECT_HD constexpr RandomKey(ChaChaKey key) : generator(Generator::chacha20), chacha(key) {}
+  DPSELECT_HD constexpr RandomKey(PhiloxKey key) : generator(Generator::philox), philox(key) {}
+
+  // A reproducible key of `generator` from a 64-bit seed (tests and experiments only: anyone
+  // who knows the seed predicts the noise). Philox: the key curand_init(seed, ...) uses;
+  // ChaCha20: ChaChaKey::from_seed.
+  DPSELECT_HD static constexpr RandomKey from_seed(std::uint64_t seed, Generator generator) {
+    return generator == Generator::philox ? RandomKey(PhiloxKey::from_seed(seed))
+                                          : RandomKey(ChaChaKey::from_seed(seed));
+  }
+
+  friend constexpr bool operator==(const RandomKey& a, const RandomKey& b) {
+    return a.generator == b.generator &&
+           (a.generator == Generator::philox ? a.philox == b.philox : a.chacha == b.chacha);
+  }
+};
+
+// Block number `position` of stream `stream` under `key` (128 bits).
+DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock random_block(const RandomKey& key, std::uint64_t stream,
+                                                          std::uint64_t position) {
+  return key.generator == Generator::philox ? philox_block(key.philox, stream, position)
+                                            : chacha20_random_block(key.chacha, stream, position);
+}
+
+namespace detail {
+
+// Reads positions of one (key, stream) mostly in increasing order (the CPU loops): with ChaCha20,
+// one 64-byte block computed for position p also serves the other three positions of p / 4, so
+// a run of consecutive positions costs a quarter of chacha20_random_block each. Same bits as
+// random_block. Host loops only: on a GPU the 16-word array would live in local memory.
+class SequentialBlocks {
+ public:
+  SequentialBlocks(const RandomKey& key, std::uint64_t stream) : key_(key), stream_(stream) {}
+
+  RandomBlock at(std::uint64_t position) {
+    if (key_.generator == Generator::philox) return philox_block(key_.philox, stream_, position);
+    const std::uint64_t block = position / 4;
+    if (block != cached_block_ || !cached_) {
+      chacha20_stream_block(key_.chacha, stream_, block, words_);
+      cached_block_ = block;
+      cached_ = true;
+    }
+    const unsigned first = 4 * static_cast<unsigned>(position % 4);
+    return RandomBlock{{words_[first], words_[first + 1], words_[first + 2], words_[first + 3]}};
+  }
+
+ private:
+  RandomKey key_;
+  std::uint64_t stream_;
+  std::uint64_t cached_block_ = 0;
+  bool cached_ = false;
+  std::uint32_t words_[16] = {};
+};
+
+}  // namespace detail
+}  // namespace dpselect
