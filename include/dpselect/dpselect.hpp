@@ -7,6 +7,7 @@
 #include "dpselect/context.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
+#include "dpselect/generalized_gaussian.hpp"
 #include "dpselect/noise.hpp"
 #include "dpselect/philox.hpp"
 #include "dpselect/pricing.hpp"
