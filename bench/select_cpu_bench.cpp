@@ -37,6 +37,7 @@ namespace {
 
 using dpselect_bench::kContextSeed;
 using dpselect_bench::kDataSeed;
+using dpselect_bench::kGenerators;
 using dpselect_bench::kMechanisms;
 
 
@@ -75,11 +76,12 @@ void report_throughput(benchmark::State& state, std::uint64_t n, std::uint64_t b
 }
 
 template <class T>
-void bm_select_array(benchmark::State& state, dpselect::Mechanism mechanism, std::uint64_t n) {
+void bm_select_array(benchmark::State& state, dpselect::Mechanism mechanism, dpselect::Generator generator,
+                     std::uint64_t n) {
   try {
     const std::vector<T>& data = utilities<T>(n);
     const std::span<const T> span(data.data(), data.size());
-    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
+    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed, generator);
     const dpselect::SelectionParams params = cpu_params(mechanism);
     for (auto _ : state) {
       // Each call draws a fresh stream of the context: fresh noise every iteration.
@@ -102,10 +104,11 @@ struct Quadratic {
   }
 };
 
-void bm_select_functor(benchmark::State& state, dpselect::Mechanism mechanism, std::uint64_t n) {
+void bm_select_functor(benchmark::State& state, dpselect::Mechanism mechanism, dpselect::Generator generator,
+                       std::uint64_t n) {
   try {
     const Quadratic utility{static_cast<double>(n / 3), 1.0 / static_cast<double>(n)};
-    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
+    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed, generator);
     const dpselect::SelectionParams params = cpu_params(mechanism);
     for (auto _ : state) {
       const dpselect::Selection selection =
@@ -161,29 +164,36 @@ std::string size_label(std::uint64_t n) { return "n:" + std::to_string(n); }
 void register_all() {
   for (const std::uint64_t n : kSizes) {
     for (const dpselect::Mechanism mechanism : kMechanisms) {
-      const std::string suffix = std::string(dpselect::to_string(mechanism)) + "/" + size_label(n);
-      benchmark::RegisterBenchmark(("cpu_select/float/" + suffix).c_str(),
-                                   [mechanism, n](benchmark::State& state) {
-                                     bm_select_array<float>(state, mechanism, n);
-                                   })
-          ->UseRealTime()
-          ->Unit(benchmark::kMillisecond);
-      benchmark::RegisterBenchmark(("cpu_select/double/" + suffix).c_str(),
-                                   [mechanism, n](benchmark::State& state) {
-                                     bm_select_array<double>(state, mechanism, n);
-                                   })
-          ->UseRealTime()
-          ->Unit(benchmark::kMillisecond);
+      for (const dpselect::Generator generator : kGenerators) {
+        const std::string suffix = std::string(dpselect::to_string(mechanism)) + "/" +
+                                   std::string(dpselect::to_string(generator)) + "/" + size_label(n);
+        benchmark::RegisterBenchmark(("cpu_select/float/" + suffix).c_str(),
+                                     [mechanism, generator, n](benchmark::State& state) {
+                                       bm_select_array<float>(state, mechanism, generator, n);
+                                     })
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(("cpu_select/double/" + suffix).c_str(),
+                                     [mechanism, generator, n](benchmark::State& state) {
+                                       bm_select_array<double>(state, mechanism, generator, n);
+                                     })
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
     }
   }
   for (const std::uint64_t n : kSizes) {
     for (const dpselect::Mechanism mechanism : kMechanisms) {
-      benchmark::RegisterBenchmark(
-          ("cpu_functor/" + std::string(dpselect::to_string(mechanism)) + "/" + size_label(n))
-              .c_str(),
-          [mechanism, n](benchmark::State& state) { bm_select_functor(state, mechanism, n); })
-          ->UseRealTime()
-          ->Unit(benchmark::kMillisecond);
+      for (const dpselect::Generator generator : kGenerators) {
+        benchmark::RegisterBenchmark(("cpu_functor/" + std::string(dpselect::to_string(mechanism)) + "/" +
+                                      std::string(dpselect::to_string(generator)) + "/" + size_label(n))
+                                         .c_str(),
+                                     [mechanism, generator, n](benchmark::State& state) {
+                                       bm_select_functor(state, mechanism, generator, n);
+                                     })
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
     }
   }
   benchmark::RegisterBenchmark("cpu_noise/philox_block", bm_noise<Transform::philox_block>);

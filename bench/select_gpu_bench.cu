@@ -48,6 +48,7 @@ namespace {
 
 using dpselect_bench::kContextSeed;
 using dpselect_bench::kDataSeed;
+using dpselect_bench::kGenerators;
 using dpselect_bench::kMechanisms;
 
 #define BENCH_CUDA_CHECK(call)                                                           \
@@ -271,9 +272,9 @@ void guarded(benchmark::State& state, Body&& body) {
 // Times one complete release per iteration (each draws a fresh stream, hence fresh noise),
 // with L2 flushed before each, and checks the release ran on the GPU.
 template <class RunRelease>
-void time_releases(benchmark::State& st, dpselect::Mechanism mechanism, std::uint64_t n,
-                   std::uint64_t bytes_read, RunRelease run_release) {
-  dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
+void time_releases(benchmark::State& st, dpselect::Mechanism mechanism, dpselect::Generator generator,
+                   std::uint64_t n, std::uint64_t bytes_read, RunRelease run_release) {
+  dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed, generator);
   const dpselect::SelectionParams params = gpu_params(mechanism);
   for (auto _ : st) {
     flush_l2();
@@ -291,11 +292,12 @@ void time_releases(benchmark::State& st, dpselect::Mechanism mechanism, std::uin
 }
 
 template <class T>
-void bm_select_array(benchmark::State& state, dpselect::Mechanism mechanism, std::uint64_t n) {
+void bm_select_array(benchmark::State& state, dpselect::Mechanism mechanism, dpselect::Generator generator,
+                     std::uint64_t n) {
   guarded(state, [&](benchmark::State& st) {
     const T* data = device_array<T>(n);
     const dpselect::DeviceSpan<const T> span{data, n};
-    time_releases(st, mechanism, n, n * sizeof(T),
+    time_releases(st, mechanism, generator, n, n * sizeof(T),
                   [&](dpselect::Context& ctx, const dpselect::SelectionParams& params) {
                     return dpselect::select(ctx, span, params, env().stream);
                   });
@@ -367,10 +369,11 @@ struct Quadratic {
   }
 };
 
-void bm_select_functor(benchmark::State& state, dpselect::Mechanism mechanism, std::uint64_t n) {
+void bm_select_functor(benchmark::State& state, dpselect::Mechanism mechanism, dpselect::Generator generator,
+                       std::uint64_t n) {
   guarded(state, [&](benchmark::State& st) {
     const Quadratic utility{static_cast<double>(n / 3), 1.0 / static_cast<double>(n)};
-    time_releases(st, mechanism, n, 0,
+    time_releases(st, mechanism, generator, n, 0,
                   [&](dpselect::Context& ctx, const dpselect::SelectionParams& params) {
                     return dpselect::select_functor(ctx, utility, dpselect::IndexRange{0, n}, params,
                                                     env().stream);
@@ -416,13 +419,17 @@ void register_arrays(const char* type_name) {
   for (int log2n = 20; log2n <= 30; log2n += 2) {
     const std::uint64_t n = std::uint64_t{1} << log2n;
     for (const dpselect::Mechanism mechanism : kMechanisms) {
-      benchmark::RegisterBenchmark(
-          (std::string("gpu_select/") + type_name + "/" + std::string(dpselect::to_string(mechanism)) +
-           "/" + size_label(n))
-              .c_str(),
-          [mechanism, n](benchmark::State& state) { bm_select_array<T>(state, mechanism, n); })
-          ->UseManualTime()
-          ->Unit(benchmark::kMicrosecond);
+      for (const dpselect::Generator generator : kGenerators) {
+        benchmark::RegisterBenchmark(
+            (std::string("gpu_select/") + type_name + "/" + std::string(dpselect::to_string(mechanism)) +
+             "/" + std::string(dpselect::to_string(generator)) + "/" + size_label(n))
+                .c_str(),
+            [mechanism, generator, n](benchmark::State& state) {
+              bm_select_array<T>(state, mechanism, generator, n);
+            })
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
+      }
     }
     benchmark::RegisterBenchmark(
         (std::string("gpu_cub_argmax/") + type_name + "/" + size_label(n)).c_str(),
@@ -450,13 +457,17 @@ void register_all() {
   for (int log2n = 24; log2n <= 36; log2n += 2) {
     const std::uint64_t n = std::uint64_t{1} << log2n;
     for (const dpselect::Mechanism mechanism : kMechanisms) {
-      benchmark::RegisterBenchmark(
-          (std::string("gpu_functor/") + std::string(dpselect::to_string(mechanism)) + "/" +
-           size_label(n))
-              .c_str(),
-          [mechanism, n](benchmark::State& state) { bm_select_functor(state, mechanism, n); })
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
+      for (const dpselect::Generator generator : kGenerators) {
+        benchmark::RegisterBenchmark(
+            (std::string("gpu_functor/") + std::string(dpselect::to_string(mechanism)) + "/" +
+             std::string(dpselect::to_string(generator)) + "/" + size_label(n))
+                .c_str(),
+            [mechanism, generator, n](benchmark::State& state) {
+              bm_select_functor(state, mechanism, generator, n);
+            })
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+      }
     }
   }
 }
