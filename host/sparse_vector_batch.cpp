@@ -33,15 +33,13 @@ void validate_batch_size(std::uint64_t size) {
   }
 }
 
-// Runs the mechanism over `count` queries. FirstAbove(begin, end, noise, noisy_threshold) returns
-// the first i in [begin, end) whose noisy value clears the threshold, or end; ValueAt(i) returns
-// value i (needed for NumericSparse answers).
+// Runs the mechanism over `count` queries on the stream `drawn` (already charged).
+// FirstAbove(begin, end, noise, noisy_threshold) returns the first i in [begin, end) whose noisy
+// value clears the threshold, or end; ValueAt(i) returns value i (for NumericSparse answers).
 template <class FirstAbove, class ValueAt>
-SparseVectorBatch run_batch(Context& context, const SparseVectorParams& params, const SparseVectorScales& scales,
-                            std::uint64_t count, double largest_abs_value, WindowSizes windows,
-                            FirstAbove first_above, ValueAt value_at) {
-  detail::charge_sparse_vector(context, params);
-  const detail::ContextAccess::KeyedStream drawn = detail::ContextAccess::draw_stream(context);
+SparseVectorBatch run_batch(const detail::ContextAccess::KeyedStream& drawn, const SparseVectorParams& params,
+                            const SparseVectorScales& scales, std::uint64_t count, double largest_abs_value,
+                            WindowSizes windows, FirstAbove first_above, ValueAt value_at) {
   std::uint64_t queries = 0;
   std::uint64_t positives = 0;
   double noisy_threshold = 0.0;
@@ -82,24 +80,48 @@ std::uint64_t cpu_first_above(const double* values, std::uint64_t begin, std::ui
   return first;
 }
 
-}  // namespace
+detail::ContextAccess::KeyedStream charge_and_draw(Context& context, const SparseVectorParams& params) {
+  detail::charge_sparse_vector(context, params);
+  return detail::ContextAccess::draw_stream(context);
+}
 
-SparseVectorBatch sparse_vector_batch(Context& context, std::span<const double> values,
-                                      const SparseVectorParams& params) {
-  const SparseVectorScales scales = sparse_vector_scales(params);
+// Validates `values` (InvalidArgument naming the first bad one) and returns the largest |value|.
+double validated_largest_abs_value(std::span<const double> values, const SparseVectorParams& params) {
   validate_batch_size(values.size());
   double largest_abs_value = 0.0;
   for (std::size_t i = 0; i < values.size(); ++i) {
     detail::validate_sparse_value(params, values[i], i);
     largest_abs_value = std::fmax(largest_abs_value, std::fabs(values[i]));
   }
+  return largest_abs_value;
+}
+
+SparseVectorBatch run_cpu_batch(const detail::ContextAccess::KeyedStream& drawn, std::span<const double> values,
+                                const SparseVectorParams& params, const SparseVectorScales& scales,
+                                double largest_abs_value) {
   const double* data = values.data();
   return run_batch(
-      context, params, scales, values.size(), largest_abs_value, kCpuWindows,
+      drawn, params, scales, values.size(), largest_abs_value, kCpuWindows,
       [data](std::uint64_t begin, std::uint64_t end, const detail::SparseQueryNoise& noise, double threshold) {
         return cpu_first_above(data, begin, end, noise, threshold);
       },
       [data](std::uint64_t index) { return data[index]; });
+}
+
+}  // namespace
+
+SparseVectorBatch detail::sparse_vector_batch_on_stream(const ContextAccess::KeyedStream& drawn,
+                                                        std::span<const double> values,
+                                                        const SparseVectorParams& params) {
+  const SparseVectorScales scales = sparse_vector_scales(params);
+  return run_cpu_batch(drawn, values, params, scales, validated_largest_abs_value(values, params));
+}
+
+SparseVectorBatch sparse_vector_batch(Context& context, std::span<const double> values,
+                                      const SparseVectorParams& params) {
+  const SparseVectorScales scales = sparse_vector_scales(params);
+  const double largest_abs_value = validated_largest_abs_value(values, params);
+  return run_cpu_batch(charge_and_draw(context, params), values, params, scales, largest_abs_value);
 }
 
 SparseVectorBatch sparse_vector_batch(Context& context, DeviceSpan<const double> values,
@@ -115,7 +137,7 @@ SparseVectorBatch sparse_vector_batch(Context& context, DeviceSpan<const double>
     detail::validate_sparse_value(params, scan.first_invalid_value, scan.first_invalid);  // throws
   }
   return run_batch(
-      context, params, scales, values.size, scan.largest_abs_value, kGpuWindows,
+      charge_and_draw(context, params), params, scales, values.size, scan.largest_abs_value, kGpuWindows,
       [&](std::uint64_t begin, std::uint64_t end, const detail::SparseQueryNoise& noise, double threshold) {
         return detail::gpu_first_above(values.data, begin, end, noise, threshold, stream);
       },

@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include "dpselect/context.hpp"
+#include "dpselect/detail/release_access.hpp"
 #include "dpselect/detail/sparse_vector_noise.hpp"
 #include "dpselect/sparse_vector.hpp"
 
@@ -66,5 +68,11 @@ struct SparseVectorRun {
 SparseVectorReport sparse_vector_report(const SparseVectorParams& params, const SparseVectorScales& scales,
                                         Generator generator, std::uint64_t stream, std::uint64_t queries, std::uint64_t positives,
                                         double largest_abs_value);
+
+// The batch over values in host memory on the stream `drawn`, which the caller has charged for
+// (sparse_vector_batch without its charge and draw, for mechanisms built on the sparse vector).
+// Validates params and values like sparse_vector_batch.
+SparseVectorBatch sparse_vector_batch_on_stream(const ContextAccess::KeyedStream& drawn,
+                                                std::span<const double> values, const SparseVectorParams& params);
 
 }  // namespace dpselect::detail
