@@ -12,6 +12,7 @@
 #include "dpselect/philox.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/rows.hpp"
+#include "dpselect/secure_noise.hpp"
 #include "dpselect/select.hpp"
 #include "dpselect/select_functor.hpp"
 #include "dpselect/sparse_vector.hpp"
