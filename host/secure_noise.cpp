@@ -35,7 +35,8 @@ double power_of_two_at_least(double x, int shift) {
 
 void validate_granularity(double g, const char* scale_name, double scale) {
   if (!(g >= kMinGranularity && g <= kMaxGranularity)) {
-    detail::throw_invalid(scale_name, "in [2^-969, 2^931] (the grid must stay within the double range)", scale);
+    detail::throw_invalid(scale_name, "such that the grid g (~2^-31 of the Laplace scale, ~2^-15 of the Gaussian "
+                                      "sigma) lies in [2^-1000, 2^900], inside the double range", scale);
   }
 }
 

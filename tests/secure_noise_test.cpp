@@ -64,6 +64,31 @@ TEST(SecureSamplers, HeaderSamplersEqualHostFunctionsBitForBit) {
   }
 }
 
+// A known answer recorded from the samplers as they were before they moved into the header
+// (host/discrete_noise.cpp at 07e97eb): values, Bernoulli results and the positions read, hashed.
+TEST(SecureSamplers, HostFunctionsKeepTheirKnownAnswers) {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a over 64-bit words
+  auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  namespace discrete = dpselect::discrete;
+  for (const auto generator : {dpselect::Generator::chacha20, dpselect::Generator::philox}) {
+    const dpselect::RandomKey key = dpselect::RandomKey::from_seed(42, generator);
+    const std::uint64_t params[][2] = {{1, 1}, {3, 2}, {1, 16}, {9, 4}, {1u << 31, 1}, {std::uint64_t{1} << 32, 7},
+                                       {12345, 6789}, {std::uint64_t{1} << 32, std::uint64_t{1} << 32}};
+    for (const auto& p : params) {
+      for (std::uint64_t i = 0; i < 200; ++i) {
+        auto b = discrete::CounterBits::for_item(key, 3, i);
+        mix(static_cast<std::uint64_t>(discrete::discrete_laplace(b, p[0], p[1])));
+        mix(static_cast<std::uint64_t>(discrete::discrete_gaussian(b, p[0], p[1])));
+        mix(discrete::bernoulli_exp(b, p[0] / 2, p[1]));
+        mix(discrete::uniform_below(b, p[0] * 3 + 1));
+        mix(b.next_position);
+        mix(b.words_left);
+      }
+    }
+  }
+  EXPECT_EQ(h, 0xf3c96ed31e7ae323ull);
+}
+
 TEST(SecureSamplers, ExhaustionSetsTheFlagInsteadOfThrowing) {
   core::SamplerBits bits = core::bits_for_item(dpselect::RandomKey::from_seed(1, dpselect::Generator::philox), 0, 0, 0);
   bits.blocks_left = 0;  // no word left at all
