@@ -5,6 +5,7 @@
 #include <span>
 
 #include "dpselect/context.hpp"
+#include "dpselect/detail/secure_noise_core.hpp"
 #include "dpselect/detail/sparse_vector_noise.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/shard_result.hpp"
@@ -47,6 +48,14 @@ std::uint64_t gpu_first_above(const double* values, std::uint64_t begin, std::ui
                               const SparseQueryNoise& noise, double noisy_threshold, cuda_stream_t stream);
 // values[index], copied from device memory. Synchronizes `stream`.
 double gpu_read_value(const double* values, std::uint64_t index, cuda_stream_t stream);
+
+// Secure noise (kernels/secure_noise.cu): the first value that is not finite or, with granularity
+// > 0, not a multiple of it (first_invalid = count if none; largest_abs_value unused).
+// Synchronizes `stream`.
+DeviceValueScan gpu_secure_scan(const double* values, std::uint64_t count, double granularity, cuda_stream_t stream);
+// values[i] = secure_coordinate(core, i, values[i]) for every i < count; returns whether any
+// coordinate exhausted its random-bit budget. Synchronizes `stream`.
+bool gpu_add_secure_noise(const SecureNoiseCore& core, double* values, std::uint64_t count, cuda_stream_t stream);
 
 // Sorts `values` (finite doubles) ascending on the device: CUB's radix sort. Throws CudaError.
 void gpu_sort(std::span<double> values);

@@ -8,6 +8,7 @@
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
 #include "floating_point_slack.hpp"
+#include "secure_noise_internal.hpp"
 #include "sparse_vector_internal.hpp"
 #include "validation.hpp"
 
@@ -25,6 +26,10 @@ void validate_sparse_params(const SparseVectorParams& params) {
   if (!std::isfinite(params.threshold)) detail::throw_invalid("threshold", "finite", params.threshold);
   if (params.max_positives < 1) {
     throw InvalidArgument("dpselect: max_positives (c) must be >= 1 (got 0)");
+  }
+  if (params.numeric && params.max_positives > detail::kSparseNumericAnswerLimit) {
+    throw InvalidArgument("dpselect: max_positives (c) must be <= 2^43 for NumericSparse (got " +
+                          std::to_string(params.max_positives) + ")");
   }
   if (!std::isfinite(params.value_bound) || params.value_bound < 0.0) {
     detail::throw_invalid("value_bound", "finite and >= 0 (0: no bound)", params.value_bound);
@@ -114,6 +119,15 @@ SparseVectorScales sparse_vector_scales(const SparseVectorParams& params) {
       (params.numeric && !std::isnormal(scales.answer_noise))) {
     detail::throw_invalid("sensitivity / epsilon", "such that the noise scales are finite positive doubles",
                           params.sensitivity / params.epsilon);
+  }
+  if (params.numeric) {
+    // The answers' secure Laplace: one value of sensitivity Delta per answer, scale b (secure_noise.hpp).
+    const SecureNoisePlan plan =
+        detail::plan_secure_laplace(params.sensitivity, scales.answer_noise, 1, false, "answer noise scale");
+    SparseVectorScales secured = scales;
+    secured.answer_granularity = plan.granularity;
+    secured.answer_noise_secure = plan.effective_scale;
+    return secured;
   }
   return scales;
 }

@@ -9,7 +9,9 @@
 #include "dpselect/context.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/detail/sparse_vector_noise.hpp"
+#include "dpselect/errors.hpp"
 #include "dpselect/sparse_vector.hpp"
+#include "secure_noise_internal.hpp"
 
 namespace dpselect::detail {
 
@@ -40,14 +42,28 @@ struct SparseVectorRun {
                                             scales.threshold_noise, params.threshold);
   }
 
+  // The value of the next "above" answer (number `positives`): a secure Laplace on the grid of
+  // scales.answer_granularity (secure_noise.hpp), the same on the streaming and the batched paths.
+  double numeric_answer(double value) const {
+    const SecureNoisePlan plan{scales.answer_granularity, 0.0,
+                               static_cast<std::uint64_t>(scales.answer_noise_secure / scales.answer_granularity), 1,
+                               scales.answer_noise_secure, 0.0};
+    const SecureNoiseCore core = secure_core(plan, false, key, stream, kSparseSecureAnswerPositionOffset);
+    bool exhausted = false;
+    const double released = secure_coordinate(core, positives, value, &exhausted);
+    if (exhausted) {
+      throw RandomnessExhausted("dpselect: a NumericSparse answer ran past its random-bit budget "
+                                "(probability < 2^-300000)");
+    }
+    return released;
+  }
+
   // Records that query `index` (the next one) is "above": its NumericSparse value, then the
   // next epoch's threshold where the algorithm redraws it.
   std::optional<double> record_above(std::uint64_t index, double value) {
     queries = index + 1;
     std::optional<double> released;
-    if (params.numeric) {
-      released = sparse_vector_laplace(key, stream, kSparseAnswerPositionOffset + index, scales.answer_noise, value);
-    }
+    if (params.numeric) released = numeric_answer(value);
     ++positives;
     if (scales.threshold_redrawn && positives < params.max_positives) draw_threshold();
     return released;

@@ -136,6 +136,11 @@ Record run_svt(const SvtOptions& options) {
   noise.add("threshold_noise", scales.threshold_noise);
   noise.add("query_noise", scales.query_noise);
   noise.add("answer_noise", scales.answer_noise, params.numeric ? "" : "none: not --numeric");
+  if (params.numeric) {
+    noise.add("answer_granularity", scales.answer_granularity,
+              "every value is a multiple of it (secure Laplace, Mironov 2012)");
+    noise.add("answer_noise_secure", scales.answer_noise_secure, "the scale on the grid, raised for the rounding");
+  }
   noise.add("epsilon_comparisons", scales.epsilon_comparisons,
             "spent on the threshold and the queries");
   noise.add("epsilon_answers", scales.epsilon_answers,

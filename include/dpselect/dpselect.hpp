@@ -14,6 +14,7 @@
 #include "dpselect/pricing.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/rows.hpp"
+#include "dpselect/secure_noise.hpp"
 #include "dpselect/select.hpp"
 #include "dpselect/select_functor.hpp"
 #include "dpselect/sparse_vector.hpp"

@@ -11,7 +11,7 @@
 //     T^ = T + Lap(sigma), drawn afresh after every "above"; query i is "above" iff
 //     f_i + Lap(2 sigma) >= T^.
 //   NumericSparse (seed 000, Thm 3.27): Sparse run with eps1, and each "above" also releases
-//     f_i + Lap(sigma(eps2)), where sigma(x) is as above with x for eps:
+//     f_i + Lap(sigma(eps2)) (as secure Laplace on a grid: SparseVectorScales::answer_granularity), where sigma(x) is as above with x for eps:
 //     delta = 0: eps1 = 8 eps / 9, eps2 = 2 eps / 9;
 //     delta > 0: eps1 = sqrt(512) eps / (sqrt(512) + 1), eps2 = 2 eps / (sqrt(512) + 1), and
 //     sigma uses ln(2/delta) (each half of the composition gets delta/2).
@@ -71,7 +71,7 @@ struct SparseVectorParams {
   double delta = 0.0;          // in [0, 1); > 0 selects the advanced-composition scales
   double sensitivity = 0.0;    // Delta of every query; finite and > 0
   double threshold = 0.0;      // T, public; finite
-  std::uint64_t max_positives = 1;  // c >= 1: halt after this many "above" answers
+  std::uint64_t max_positives = 1;  // c >= 1 (<= 2^43 when numeric): halt after this many "above" answers
   bool numeric = false;        // NumericSparse: every "above" carries a noisy value
   // Optional public bound on |f_i(D)| (0: none). With it the floating-point slack is computed
   // from the bound (data-independent) and a larger answer is an error; without it the slack is
@@ -87,7 +87,13 @@ struct SparseVectorParams {
 struct SparseVectorScales {
   double threshold_noise = 0.0;  // dwork_roth: sigma (of eps1 for NumericSparse); lyu_su_li: Delta/eps1
   double query_noise = 0.0;      // dwork_roth: 2 sigma; lyu_su_li: 2c Delta/eps2 (c Delta/eps2 monotone)
-  double answer_noise = 0.0;     // NumericSparse only, 0 otherwise
+  double answer_noise = 0.0;     // NumericSparse only, 0 otherwise: the theorem's Laplace scale b
+  // NumericSparse values are released as secure Laplace noise (secure_noise.hpp): a multiple of
+  // answer_granularity (the smallest power of two >= b 2^-31), with the scale raised for the
+  // rounding to answer_noise_secure = g ceil(ceil(Delta / g) b / Delta) >= b (relative excess
+  // below 2^-29). 0 when not numeric.
+  double answer_granularity = 0.0;
+  double answer_noise_secure = 0.0;
   double epsilon_comparisons = 0.0;  // the threshold's and the queries' share of eps
   double epsilon_answers = 0.0;      // 0, or the Laplace answers' share for NumericSparse
   bool threshold_redrawn = true;     // after every "above" (dwork_roth) or never (lyu_su_li)
@@ -109,8 +115,9 @@ struct SparseVectorReport {
   std::uint64_t stream = 0;
   Generator generator = Generator::chacha20;
   // The floating-point slack of everything released so far (floating_point_slack.cpp). The
-  // NumericSparse values are doubles and not yet snapped to a grid (Mironov 2012): their low
-  // bits are not covered by the slack; issue 5's secure noise will snap them.
+  // NumericSparse values are secure Laplace releases on a power-of-two grid (secure_noise.hpp):
+  // exact integer noise, no floating-point leak (Mironov 2012), so they need no slack of their
+  // own (the slack still counts them as draws, which only overestimates it).
   FloatingPointSlack slack;
 };
 

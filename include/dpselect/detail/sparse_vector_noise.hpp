@@ -10,11 +10,17 @@
 
 namespace dpselect::detail {
 
-// Query i takes its noise from random block i, its NumericSparse value from block 2^58 + i, the
-// threshold of epoch j from block 2^59 + j. Queries stay below 2^58.
+// Query i takes its noise from random block i, the threshold of epoch j from block 2^59 + j, and
+// the j-th NumericSparse value (j = 0, 1, ...: the "above" answers in order) from the 2^20 blocks
+// [2^60 + j 2^20, 2^60 + (j + 1) 2^20) (secure Laplace, secure_noise.hpp). Queries stay below 2^58;
+// blocks [2^58, 2^59) (the Laplace values before they were snapped to a grid) are no longer read.
+// The ranges are disjoint: queries < 2^58 <= 2^59 <= thresholds < 2^59 + 2^58 < 2^60 <= values,
+// and j < 2^43 keeps the values below 2^60 + 2^63 (no wrap).
 inline constexpr std::uint64_t kSparseAnswerPositionOffset = std::uint64_t{1} << 58;
 inline constexpr std::uint64_t kSparseThresholdPositionOffset = std::uint64_t{1} << 59;
 inline constexpr std::uint64_t kSparseQueryLimit = kSparseAnswerPositionOffset;
+inline constexpr std::uint64_t kSparseSecureAnswerPositionOffset = std::uint64_t{1} << 60;
+inline constexpr std::uint64_t kSparseNumericAnswerLimit = std::uint64_t{1} << 43;
 
 // center + scale * Lap(1) from random block `position` of `stream`, with one rounding (fma).
 DPSELECT_HD DPSELECT_FORCEINLINE double sparse_vector_laplace(const RandomKey& key, std::uint64_t stream,

@@ -1,0 +1,80 @@
+// The GPU side of secure noise (secure_noise.hpp): a validation pass and the per-coordinate
+// kernel. Each coordinate's noise is a pure function of (key, stream, index), computed by the
+// same __host__ __device__ code as the CPU loop (detail/secure_noise_core.hpp), so the doubles
+// written are the host's, bit for bit.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cuda/std/limits>
+
+#include "../host/gpu_backend.hpp"
+#include "dpselect/detail/fused_select_kernel.cuh"
+
+namespace dpselect::detail {
+namespace {
+
+constexpr int kBlockThreads = 256;
+constexpr std::uint64_t kMaxBlocks = 8192;
+
+unsigned int blocks_for(std::uint64_t count) {
+  return static_cast<unsigned int>(std::clamp<std::uint64_t>((count + kBlockThreads - 1) / kBlockThreads, 1,
+                                                             kMaxBlocks));
+}
+
+__global__ void secure_scan_kernel(const double* values, std::uint64_t count, double granularity,
+                                   unsigned long long* first_invalid) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; i < count; i += stride) {
+    const double v = values[i];
+    const bool finite = fabs(v) <= cuda::std::numeric_limits<double>::max();
+    const bool on_grid = granularity == 0.0 || (finite && v == mul_rn(granularity, rint(div_rn(v, granularity))));
+    if (!(finite && on_grid)) {
+      atomicMin(first_invalid, static_cast<unsigned long long>(i));
+      return;
+    }
+  }
+}
+
+__global__ void secure_noise_kernel(SecureNoiseCore core, double* values, std::uint64_t count, int* exhausted) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; i < count; i += stride) {
+    bool spent = false;
+    values[i] = secure_coordinate(core, i, values[i], &spent);
+    if (spent) atomicOr(exhausted, 1);
+  }
+}
+
+}  // namespace
+
+DeviceValueScan gpu_secure_scan(const double* values, std::uint64_t count, double granularity, cuda_stream_t stream) {
+  DeviceValueScan scan{count, 0.0, 0.0};
+  if (count == 0) return scan;
+  DeviceScratch first(sizeof(unsigned long long), stream);
+  DPSELECT_CUDA_TRY(cudaMemsetAsync(first.as<unsigned long long>(), 0xFF, sizeof(unsigned long long), stream));
+  secure_scan_kernel<<<blocks_for(count), kBlockThreads, 0, stream>>>(values, count, granularity,
+                                                                      first.as<unsigned long long>());
+  DPSELECT_CUDA_TRY(cudaGetLastError());
+  unsigned long long found = 0;
+  DPSELECT_CUDA_TRY(
+      cudaMemcpyAsync(&found, first.as<unsigned long long>(), sizeof found, cudaMemcpyDeviceToHost, stream));
+  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
+  if (found < count) {
+    scan.first_invalid = found;
+    scan.first_invalid_value = gpu_read_value(values, found, stream);
+  }
+  return scan;
+}
+
+bool gpu_add_secure_noise(const SecureNoiseCore& core, double* values, std::uint64_t count, cuda_stream_t stream) {
+  if (count == 0) return false;
+  DeviceScratch flag(sizeof(int), stream);
+  DPSELECT_CUDA_TRY(cudaMemsetAsync(flag.as<int>(), 0, sizeof(int), stream));
+  secure_noise_kernel<<<blocks_for(count), kBlockThreads, 0, stream>>>(core, values, count, flag.as<int>());
+  DPSELECT_CUDA_TRY(cudaGetLastError());
+  int exhausted = 0;
+  DPSELECT_CUDA_TRY(cudaMemcpyAsync(&exhausted, flag.as<int>(), sizeof exhausted, cudaMemcpyDeviceToHost, stream));
+  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
+  return exhausted != 0;
+}
+
+}  // namespace dpselect::detail
