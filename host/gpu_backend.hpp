@@ -5,6 +5,7 @@
 #include <span>
 
 #include "dpselect/context.hpp"
+#include "dpselect/continuous_noise.hpp"
 #include "dpselect/detail/sparse_vector_noise.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/shard_result.hpp"
@@ -47,6 +48,16 @@ std::uint64_t gpu_first_above(const double* values, std::uint64_t begin, std::ui
                               const SparseQueryNoise& noise, double noisy_threshold, cuda_stream_t stream);
 // values[index], copied from device memory. Synchronizes `stream`.
 double gpu_read_value(const double* values, std::uint64_t index, cuda_stream_t stream);
+
+// values[i] += noise of coordinate first_coordinate + i (continuous_noise.hpp) for `count` values
+// in device memory: a grid-stride kernel ordered on `stream`. False if some coordinate ran out of
+// random blocks (that value is then NaN). Synchronizes `stream`; throws CudaError.
+bool gpu_add_noise(double* values, std::uint64_t count, std::uint64_t first_coordinate, const RandomKey& key,
+                   std::uint64_t stream, const continuous::CoordinateNoise& noise, cuda_stream_t cuda_stream);
+// The same for values in host memory, copied to the device and back in chunks that fit its
+// free memory (on a stream of its own). Throws CudaError.
+bool gpu_add_noise_host(std::span<double> values, const RandomKey& key, std::uint64_t stream,
+                        const continuous::CoordinateNoise& noise);
 
 // Sorts `values` (finite doubles) ascending on the device: CUB's radix sort. Throws CudaError.
 void gpu_sort(std::span<double> values);

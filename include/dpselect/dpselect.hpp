@@ -5,10 +5,12 @@
 
 #include "dpselect/accounting.hpp"
 #include "dpselect/context.hpp"
+#include "dpselect/continuous_noise.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/generalized_gaussian.hpp"
 #include "dpselect/noise.hpp"
+#include "dpselect/noise_vector.hpp"
 #include "dpselect/philox.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/rows.hpp"
