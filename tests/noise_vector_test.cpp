@@ -252,13 +252,14 @@ TEST(ContinuousNoise, CoordinateDependsOnlyOnKeyStreamAndIndex) {
       }
       // The CPU pass (cached ChaCha20 rows) on 1, 3 and 4 threads, and on a sub-slice with its
       // coordinate offset.
+      const int default_threads = omp_get_max_threads();
       for (const int threads : {1, 3, 4}) {
         omp_set_num_threads(threads);
         std::vector<double> zeros(n, 0.0);
         ASSERT_TRUE(detail::cpu_add_noise(zeros, 0, key, 4, noise));
         for (std::uint64_t i = 0; i < n; ++i) EXPECT_EQ(std::bit_cast<std::uint64_t>(zeros[i]), forward[i]) << i;
       }
-      omp_set_num_threads(omp_get_num_procs());
+      omp_set_num_threads(default_threads);
       std::vector<double> slice(333, 0.0);
       ASSERT_TRUE(detail::cpu_add_noise(slice, 501, key, 4, noise));
       for (std::uint64_t i = 0; i < slice.size(); ++i) {

@@ -70,7 +70,7 @@ inline constexpr std::uint64_t kCoordinateLimit = std::uint64_t{1} << kCoordinat
 DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t coordinate_position(std::uint64_t coordinate, std::uint64_t row) {
   return (row << kCoordinateColumnBits) | coordinate;
 }
-// Smallest and largest shape of gamma_small_shape (a = 1/p for p in [1, 32]).
+// Smallest shape of gamma_small_shape (a = 1/p for p in [1, 32]; the largest is 1).
 inline constexpr double kMinGammaShape = 1.0 / 32.0;
 
 // Random blocks of one (key, stream) by position: the device path and any single lookup.

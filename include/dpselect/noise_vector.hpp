@@ -86,7 +86,8 @@ double noise_vector_scale(const NoiseVectorParams& params, std::uint64_t coordin
 // RandomnessExhausted (probability < 2^-680 per coordinate, continuous_noise.hpp) is thrown
 // after the pass; the values are then all noised except those whose noise ran out, which are
 // NaN (none keeps its true value), and the release stays charged.
-// A value within ~100 scales of +-DBL_MAX may round to +-inf.
+// A value within ~100 scales of +-DBL_MAX may round to +-inf. Thread-safe for distinct spans
+// (the context hands out streams under a lock).
 // Usage: dpselect::add_noise(context, std::span(counts), {.distribution =
 //            dpselect::NoiseDistribution::gaussian, .epsilon = 1.0, .delta = 1e-6});
 NoiseVectorReport add_noise(Context& context, std::span<double> values, const NoiseVectorParams& params);
