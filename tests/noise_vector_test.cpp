@@ -6,9 +6,10 @@
 //     5.7e-7 each): < 1e-5 together;
 //   Gamma(a): 4 shapes x (mean at 5, variance at 6 standard errors; the variance of skewed
 //     small-shape samples converges slowly, hence the larger z): < 3e-6 together;
-//   KS (asymptotic Kolmogorov, alpha = 1e-6 each): 4 tests, < 4e-6 together;
-//   scale and sign checks of add_noise: 4 checks at 5 standard errors, < 3e-6.
-// Total false-failure rate < 2e-5.
+//   KS (asymptotic Kolmogorov, alpha = 1e-6 each): 7 tests, < 7e-6 together;
+//   normal tail frequencies: 2 checks at 5 binomial standard errors, < 2e-6;
+//   scale checks of add_noise: 4 checks at 5 standard errors, < 3e-6.
+// Total false-failure rate < 3e-5.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -171,6 +172,32 @@ TEST(ContinuousNoise, KolmogorovSmirnov) {
                          laplace_cdf),
             critical)
       << "Laplace";
+}
+
+TEST(ContinuousNoise, GeneralizedGaussianAbsoluteValueKolmogorovSmirnov) {
+  // |z| of GG(p, 1) against P[|z| <= t] = P(1/p, t^p) (generalized_gaussian_abs_cdf), including
+  // p = 32 where the boost exponent is largest.
+  const std::size_t n = 50000;
+  const double critical = ks_critical(1e-6, n);
+  for (const double p : {1.5, 3.0, 32.0}) {
+    std::vector<double> z = standard_samples(continuous::make_coordinate_noise(NoiseShape::generalized_gaussian, 1, p),
+                                             n, 21 + static_cast<std::uint64_t>(p));
+    for (double& x : z) x = std::fabs(x);
+    EXPECT_LT(ks_statistic(z, [p](double t) { return generalized_gaussian_abs_cdf(t, 1.0, p); }), critical)
+        << "p " << p;
+  }
+}
+
+TEST(ContinuousNoise, NormalTailFrequencies) {
+  // P[|Z| > t] for t = 3, 4 against 2 Phi(-t), n = 10^6, 5 binomial standard errors.
+  const std::uint64_t n = 1000000;
+  const std::vector<double> z =
+      standard_samples(continuous::make_coordinate_noise(NoiseShape::normal, 1, 2), n, 31);
+  for (const double t : {3.0, 4.0}) {
+    const double tail = std::erfc(t / std::sqrt(2.0));
+    const double count = static_cast<double>(std::count_if(z.begin(), z.end(), [t](double x) { return std::fabs(x) > t; }));
+    EXPECT_LT(std::fabs(count - n * tail), kMomentZ * std::sqrt(n * tail * (1 - tail))) << "t " << t;
+  }
 }
 
 // A bit source that hands out fixed blocks.
