@@ -9,7 +9,8 @@
 // contiguous range per coordinate: the first blocks of neighbouring coordinates are neighbouring
 // positions, so one ChaCha20 block (4 positions) serves 4 coordinates in the CPU loop.
 //
-// Methods (all exact transforms of uniform variables; the error is floating-point rounding only):
+// Methods (exact transforms of uniform variables, which are 126- or 127-bit fixed-point numbers;
+// the error is that discretisation and floating-point rounding):
 //   Laplace    noise::laplace (noise.hpp): a fair sign times -ln U from a 126-bit uniform; one
 //              block; |z| <= 89 (noise.hpp's tail statement applies).
 //   normal     Marsaglia's polar method (Marsaglia & Bray 1964): (u1, u2) uniform on the square
@@ -27,8 +28,9 @@
 //              as exp(ln G + ln U / a) with portable_exp / portable_log.
 //   GG(p)      |z|^p ~ Gamma(1/p, 1), so |z| = Gamma(1/p)^(1/p) = G^(1/p) U with G ~ Gamma(1/p + 1)
 //              (the boost with a = 1/p: U^((1/a)/p) = U), and a fair sign: |z| = exp(ln G / p) U.
-//              No underflow even at p = 32 (Gamma(1/32) itself underflows to 0 with probability
-//              ~1e-10; gamma_small_shape then returns 0).
+//              No underflow even at p = 32 (Gamma(1/32) itself is below 2^-1022 with probability
+//              ~3e-10; gamma_small_shape then returns 0). The tails come from the normal x:
+//              |z|^p <= G <= d (1 + 18.9 c)^3 < 440.
 // The shape actually sampled is the one the rounded parameters describe (d + 1/3 for Gamma; 1/p
 // rounded to double for GG): relative 2^-53 of the parameter.
 //
