@@ -31,6 +31,7 @@
 #include "dpselect/chacha20.hpp"
 #include "dpselect/dpselect.hpp"
 #include "pricing_bench.hpp"
+#include "noise_vector_bench.hpp"
 #include "sparse_vector_bench.hpp"
 
 namespace {
@@ -210,6 +211,7 @@ int main(int argc, char** argv) {
   register_all();
   register_pricing_benchmarks();
   register_sparse_vector_benchmarks();
+  register_noise_vector_benchmarks();
   benchmark::AddCustomContext("dpselect_backend", "cpu");
   benchmark::AddCustomContext("omp_max_threads", std::to_string(omp_get_max_threads()));
   benchmark::AddCustomContext("hardware_concurrency",

@@ -9,6 +9,10 @@
 //                                         __host__ __device__ quadratic utility, no memory reads
 //   gpu_sparse_vector/double/n:<n>        dpselect::sparse_vector_batch over a DeviceSpan: every
 //                                         query below the threshold (the full scan)
+//   gpu_noise_vector/<distribution>/<generator>/n:<n>
+//                                         dpselect::add_noise over a DeviceSpan<double> in
+//                                         place (validation scan + noise kernel; bytes: 3 n
+//                                         doubles)
 //
 // Timing: CUDA events around each call on a dedicated stream, reported with
 // state.SetIterationTime (UseManualTime). Before every timed iteration, outside the timed
@@ -42,6 +46,7 @@
 
 #include "bench_params.hpp"
 #include "dpselect/select.cuh"
+#include "dpselect/noise_vector.hpp"
 #include "dpselect/sparse_vector.hpp"
 
 namespace {
@@ -412,6 +417,34 @@ void bm_sparse_vector(benchmark::State& state, std::uint64_t n) {
   });
 }
 
+// add_noise on n doubles in device memory (the values are overwritten with noisy values in place,
+// so this array is the last use of its (type, n)): the validation scan plus the noise kernel, with
+// epsilon 1, delta 1e-6 where needed and p = 1.5. The generalized Gaussian's calibration is done
+// (and cached by the library) before timing.
+void bm_noise_vector(benchmark::State& state, dpselect::NoiseDistribution distribution, dpselect::Generator generator,
+                     std::uint64_t n) {
+  guarded(state, [&](benchmark::State& st) {
+    const dpselect::DeviceSpan<double> span{const_cast<double*>(device_array<double>(n)), n};
+    dpselect::NoiseVectorParams params;
+    params.distribution = distribution;
+    params.epsilon = 1.0;
+    params.delta = distribution == dpselect::NoiseDistribution::laplace ? 0.0 : 1e-6;
+    params.p = 1.5;
+    dpselect::noise_vector_scale(params, n);
+    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed, generator);
+    for (auto _ : st) {
+      flush_l2();
+      record_start();
+      const dpselect::NoiseVectorReport noise_report = dpselect::add_noise(ctx, span, params, env().stream);
+      const double seconds = record_stop_seconds();
+      benchmark::DoNotOptimize(noise_report);
+      st.SetIterationTime(seconds);
+    }
+    // The validation scan reads the values; the kernel reads and writes them.
+    report(st, n, 3 * n * sizeof(double));
+  });
+}
+
 std::string size_label(std::uint64_t n) { return "n:" + std::to_string(n); }
 
 template <class T>
@@ -453,6 +486,20 @@ void register_all() {
                                  [n](benchmark::State& state) { bm_sparse_vector(state, n); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
+  }
+  for (const std::uint64_t n : {std::uint64_t{1} << 20, std::uint64_t{10'000'000}, std::uint64_t{1'000'000'000}}) {
+    for (const dpselect::NoiseDistribution distribution :
+         {dpselect::NoiseDistribution::laplace, dpselect::NoiseDistribution::gaussian,
+          dpselect::NoiseDistribution::generalized_gaussian}) {
+      for (const dpselect::Generator generator : {dpselect::Generator::chacha20, dpselect::Generator::philox}) {
+        benchmark::RegisterBenchmark((std::string("gpu_noise_vector/") + std::string(dpselect::to_string(distribution)) +
+                                      "/" + std::string(dpselect::to_string(generator)) + "/" + size_label(n))
+                                         .c_str(),
+                                     [=](benchmark::State& state) { bm_noise_vector(state, distribution, generator, n); })
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
+      }
+    }
   }
   for (int log2n = 24; log2n <= 36; log2n += 2) {
     const std::uint64_t n = std::uint64_t{1} << log2n;

@@ -6,6 +6,7 @@
 
 #include "dpselect/context.hpp"
 #include "dpselect/detail/secure_noise_core.hpp"
+#include "dpselect/continuous_noise.hpp"
 #include "dpselect/detail/sparse_vector_noise.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/shard_result.hpp"
@@ -56,6 +57,15 @@ DeviceValueScan gpu_secure_scan(const double* values, std::uint64_t count, doubl
 // values[i] = secure_coordinate(core, i, values[i]) for every i < count; returns whether any
 // coordinate exhausted its random-bit budget. Synchronizes `stream`.
 bool gpu_add_secure_noise(const SecureNoiseCore& core, double* values, std::uint64_t count, cuda_stream_t stream);
+// values[i] += noise of coordinate first_coordinate + i (continuous_noise.hpp) for `count` values
+// in device memory: a grid-stride kernel ordered on `stream`. False if some coordinate ran out of
+// random blocks (that value is then NaN). Synchronizes `stream`; throws CudaError.
+bool gpu_add_noise(double* values, std::uint64_t count, std::uint64_t first_coordinate, const RandomKey& key,
+                   std::uint64_t stream, const continuous::CoordinateNoise& noise, cuda_stream_t cuda_stream);
+// The same for values in host memory, copied to the device and back in chunks that fit its
+// free memory (on a stream of its own). Throws CudaError.
+bool gpu_add_noise_host(std::span<double> values, const RandomKey& key, std::uint64_t stream,
+                        const continuous::CoordinateNoise& noise);
 
 // Sorts `values` (finite doubles) ascending on the device: CUB's radix sort. Throws CudaError.
 void gpu_sort(std::span<double> values);

@@ -28,6 +28,14 @@ ShardResult gpu_evaluate_price_grid(const NoiseSpec&, std::span<const double>, c
 
 void gpu_sort(std::span<double>) { throw_unavailable(); }
 
+bool gpu_add_noise(double*, std::uint64_t, std::uint64_t, const RandomKey&, std::uint64_t,
+                   const continuous::CoordinateNoise&, cuda_stream_t) {
+  throw_unavailable();
+}
+bool gpu_add_noise_host(std::span<double>, const RandomKey&, std::uint64_t, const continuous::CoordinateNoise&) {
+  throw_unavailable();
+}
+
 DeviceValueScan gpu_scan_values(const double*, std::uint64_t, double, cuda_stream_t) { throw_unavailable(); }
 std::uint64_t gpu_first_above(const double*, std::uint64_t, std::uint64_t, const SparseQueryNoise&, double,
                               cuda_stream_t) {

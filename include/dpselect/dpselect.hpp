@@ -5,11 +5,13 @@
 
 #include "dpselect/accounting.hpp"
 #include "dpselect/context.hpp"
+#include "dpselect/continuous_noise.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/generalized_gaussian.hpp"
 #include "dpselect/linf_answers.hpp"
 #include "dpselect/noise.hpp"
+#include "dpselect/noise_vector.hpp"
 #include "dpselect/philox.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/random_key.hpp"

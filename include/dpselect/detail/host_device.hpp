@@ -96,6 +96,15 @@ DPSELECT_HD DPSELECT_FORCEINLINE double double_from_bits(std::uint64_t bits) {
 #endif
 }
 
+// Correctly rounded square root (IEEE 754 requires it of both std::sqrt and __dsqrt_rn).
+DPSELECT_HD DPSELECT_FORCEINLINE double sqrt_rn(double x) {
+#if defined(__CUDA_ARCH__)
+  return __dsqrt_rn(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+
 DPSELECT_HD DPSELECT_FORCEINLINE bool is_nan(double x) { return x != x; }
 
 inline constexpr double kInfinity = __builtin_huge_val();

@@ -1,0 +1,122 @@
+// The GPU side of noise vectors (noise_vector.hpp): one grid-stride kernel that replaces each
+// value by value + noise, computed by the same __host__ __device__ samplers as the CPU pass
+// (continuous_noise.hpp), so the two give the same bits for the same (key, stream, coordinate).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "../host/gpu_backend.hpp"
+#include "dpselect/detail/fused_select_kernel.cuh"
+
+namespace dpselect::detail {
+namespace {
+
+constexpr int kBlockThreads = 256;
+constexpr std::uint64_t kMaxBlocks = 8192;
+
+unsigned int blocks_for(std::uint64_t count) {
+  return static_cast<unsigned int>(
+      std::clamp<std::uint64_t>((count + kBlockThreads - 1) / kBlockThreads, 1, kMaxBlocks));
+}
+
+// Blocks by position for one generator: the kernel is compiled per generator, so the loop holds
+// only that generator's key and code (random_block(RandomKey) would carry both).
+struct ChaChaFetch {
+  ChaChaKey key;
+  std::uint64_t stream;
+  __device__ __forceinline__ RandomBlock at(std::uint64_t position) const {
+    return chacha20_random_block(key, stream, position);
+  }
+};
+
+struct PhiloxFetch {
+  PhiloxKey key;
+  std::uint64_t stream;
+  __device__ __forceinline__ RandomBlock at(std::uint64_t position) const {
+    return philox_block(key, stream, position);
+  }
+};
+
+// Value i (of count, coordinate first_coordinate + i) gets its noise; a coordinate whose bits run
+// out becomes NaN and sets *failed.
+template <class Fetch>
+__global__ void add_noise_kernel(double* values, std::uint64_t count, std::uint64_t first_coordinate, Fetch fetch,
+                                 continuous::CoordinateNoise noise, unsigned int* failed) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; i < count; i += stride) {
+    double out = 0.0;
+    if (!continuous::noisy_value(fetch, noise, first_coordinate + i, values[i], out)) atomicOr(failed, 1u);
+    values[i] = out;
+  }
+}
+
+void enqueue_add_noise(double* values, std::uint64_t count, std::uint64_t first_coordinate, const RandomKey& key,
+                       std::uint64_t stream, const continuous::CoordinateNoise& noise, unsigned int* failed,
+                       cudaStream_t cuda_stream) {
+  if (key.generator == Generator::philox) {
+    add_noise_kernel<<<blocks_for(count), kBlockThreads, 0, cuda_stream>>>(
+        values, count, first_coordinate, PhiloxFetch{key.philox, stream}, noise, failed);
+  } else {
+    add_noise_kernel<<<blocks_for(count), kBlockThreads, 0, cuda_stream>>>(
+        values, count, first_coordinate, ChaChaFetch{key.chacha, stream}, noise, failed);
+  }
+  DPSELECT_CUDA_TRY(cudaGetLastError());
+}
+
+bool read_failed(const DeviceScratch& failed, cudaStream_t cuda_stream) {
+  unsigned int flag = 0;
+  DPSELECT_CUDA_TRY(cudaMemcpyAsync(&flag, failed.as<unsigned int>(), sizeof flag, cudaMemcpyDeviceToHost, cuda_stream));
+  DPSELECT_CUDA_TRY(cudaStreamSynchronize(cuda_stream));
+  return flag != 0;
+}
+
+}  // namespace
+
+bool gpu_add_noise(double* values, std::uint64_t count, std::uint64_t first_coordinate, const RandomKey& key,
+                   std::uint64_t stream, const continuous::CoordinateNoise& noise, cuda_stream_t cuda_stream) {
+  if (count == 0) return true;
+  DeviceScratch failed(sizeof(unsigned int), cuda_stream);
+  DPSELECT_CUDA_TRY(cudaMemsetAsync(failed.as<unsigned int>(), 0, sizeof(unsigned int), cuda_stream));
+  enqueue_add_noise(values, count, first_coordinate, key, stream, noise, failed.as<unsigned int>(), cuda_stream);
+  return !read_failed(failed, cuda_stream);
+}
+
+bool gpu_add_noise_host(std::span<double> values, const RandomKey& key, std::uint64_t stream,
+                        const continuous::CoordinateNoise& noise) {
+  // 512 MiB of doubles per chunk, halved while the device cannot hold it.
+  constexpr std::uint64_t kChunkElements = std::uint64_t{1} << 26;
+  constexpr std::uint64_t kSmallestChunk = std::uint64_t{1} << 16;
+  const std::uint64_t n = values.size();
+  if (n == 0) return true;
+  const OwnedStream owned_stream;
+  const cudaStream_t cuda_stream = owned_stream.get();
+  double* chunk = nullptr;
+  std::uint64_t chunk_elements = std::min(n, kChunkElements);
+  for (;; chunk_elements /= 2) {
+    const cudaError_t status =
+        cudaMallocAsync(reinterpret_cast<void**>(&chunk), chunk_elements * sizeof(double), cuda_stream);
+    if (status == cudaSuccess) break;
+    if (status != cudaErrorMemoryAllocation || chunk_elements <= kSmallestChunk) {
+      throw_cuda_error(status, "cudaMallocAsync(noise chunk)", __FILE__, __LINE__);
+    }
+    static_cast<void>(cudaGetLastError());
+  }
+  struct ChunkGuard {
+    double* chunk;
+    cudaStream_t stream;
+    ~ChunkGuard() { static_cast<void>(cudaFreeAsync(chunk, stream)); }
+  } chunk_guard{chunk, cuda_stream};
+  DeviceScratch failed(sizeof(unsigned int), cuda_stream);
+  DPSELECT_CUDA_TRY(cudaMemsetAsync(failed.as<unsigned int>(), 0, sizeof(unsigned int), cuda_stream));
+  for (std::uint64_t offset = 0; offset < n; offset += chunk_elements) {
+    const std::uint64_t count = std::min(chunk_elements, n - offset);
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(chunk, values.data() + offset, count * sizeof(double), cudaMemcpyHostToDevice,
+                                      cuda_stream));
+    enqueue_add_noise(chunk, count, offset, key, stream, noise, failed.as<unsigned int>(), cuda_stream);
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(values.data() + offset, chunk, count * sizeof(double), cudaMemcpyDeviceToHost,
+                                      cuda_stream));
+  }
+  return !read_failed(failed, cuda_stream);
+}
+
+}  // namespace dpselect::detail
