@@ -54,6 +54,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "dpselect/errors.hpp"
@@ -394,11 +396,10 @@ double generalized_gaussian_delta(double sigma, double p, std::uint64_t k, doubl
   return hockey_stick(compose(sigma, p, k), epsilon);
 }
 
-double generalized_gaussian_sigma(double epsilon, double delta, double p, std::uint64_t k) {
-  detail::validate_positive_finite("epsilon", epsilon);
-  validate_delta(delta);
-  validate_p(p);
-  validate_k(k);
+namespace {
+
+// The search behind generalized_gaussian_sigma, after its checks.
+double calibrate_sigma(double epsilon, double delta, double p, std::uint64_t k) {
   const auto ok = [&](double sigma) { return generalized_gaussian_delta(sigma, p, k, epsilon) <= delta; };
   // Starting guess: the Gaussian with the same variance (GG variance sigma^2 Gamma(3/p)/Gamma(1/p))
   // under the classical bound sqrt(2 ln(1.25/delta)) sqrt(k) / eps (Dwork & Roth Thm A.1).
@@ -424,6 +425,54 @@ double generalized_gaussian_sigma(double epsilon, double delta, double p, std::u
     (ok(mid) ? hi : lo) = mid;
   }
   return hi;
+}
+
+// Calibration is deterministic and costs ~0.1-1 s; mechanisms call it again with the same
+// parameters on every release, so the last kEntries results are kept (FIFO).
+class SigmaCache {
+ public:
+  std::optional<double> find(double epsilon, double delta, double p, std::uint64_t k) {
+    const std::lock_guard lock(mutex_);
+    for (const Entry& e : entries_) {
+      if (e.epsilon == epsilon && e.delta == delta && e.p == p && e.k == k) return e.sigma;
+    }
+    return std::nullopt;
+  }
+  void insert(double epsilon, double delta, double p, std::uint64_t k, double sigma) {
+    const std::lock_guard lock(mutex_);
+    const Entry entry{epsilon, delta, p, k, sigma};
+    if (entries_.size() < kEntries) {
+      entries_.push_back(entry);
+    } else {
+      entries_[next_] = entry;
+      next_ = (next_ + 1) % kEntries;
+    }
+  }
+
+ private:
+  struct Entry {
+    double epsilon, delta, p;
+    std::uint64_t k;
+    double sigma;
+  };
+  static constexpr std::size_t kEntries = 64;
+  std::mutex mutex_;
+  std::vector<Entry> entries_;
+  std::size_t next_ = 0;
+};
+
+}  // namespace
+
+double generalized_gaussian_sigma(double epsilon, double delta, double p, std::uint64_t k) {
+  detail::validate_positive_finite("epsilon", epsilon);
+  validate_delta(delta);
+  validate_p(p);
+  validate_k(k);
+  static SigmaCache cache;
+  if (const std::optional<double> cached = cache.find(epsilon, delta, p, k)) return *cached;
+  const double sigma = calibrate_sigma(epsilon, delta, p, k);  // outside the lock
+  cache.insert(epsilon, delta, p, k, sigma);
+  return sigma;
 }
 
 double generalized_gaussian_abs_cdf(double t, double sigma, double p) {

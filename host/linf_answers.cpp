@@ -222,15 +222,55 @@ LinfAnswerPlan plan_linf_answers(const LinfAnswerParams& params, std::uint64_t q
   return plan;
 }
 
-LinfAnswerReport answer_counting_queries(Context& context, std::span<double> answers,
-                                         const LinfAnswerParams& params) {
-  validate_params(params, answers.size());
+namespace {
+
+void validate_answers(std::span<const double> answers) {
   for (std::size_t i = 0; i < answers.size(); ++i) {
     if (!std::isfinite(answers[i])) detail::throw_invalid("answers[" + std::to_string(i) + "]", "finite", answers[i]);
   }
+}
+
+// A plan from the caller may have been edited: everything its privacy rests on is checked again.
+void validate_plan(const LinfAnswerPlan& plan, std::uint64_t queries) {
+  if (plan.queries != queries) {
+    throw InvalidArgument("dpselect: plan.queries must equal answers.size() = " + std::to_string(queries) +
+                          " (got " + std::to_string(plan.queries) + ")");
+  }
+  detail::validate_positive_finite("plan.epsilon_noise", plan.epsilon_noise);
+  if (!(plan.delta_noise > 0.0 && plan.delta_noise < 1.0)) {
+    detail::throw_invalid("plan.delta_noise", "in (0, 1)", plan.delta_noise);
+  }
+  if (!(plan.p >= 1.0 && plan.p <= 32.0)) detail::throw_invalid("plan.p", "in [1, 32]", plan.p);
+  const double sigma = generalized_gaussian_sigma(plan.epsilon_noise, plan.delta_noise, plan.p, queries);  // seed 001
+  if (!(plan.sigma >= sigma)) {
+    detail::throw_invalid("plan.sigma", "at least the calibrated " + detail::format_value(sigma), plan.sigma);
+  }
+  if (!plan.repair_with_sparse_vector) return;
+  sparse_vector_scales(plan.check);  // throws naming the field
+  if (plan.check.numeric) throw InvalidArgument("dpselect: plan.check.numeric must be false (got true)");
+  if (!(plan.check.sensitivity >= 1.0)) {
+    detail::throw_invalid("plan.check.sensitivity", "at least 1 (|y_i - d_i| moves by up to 1)", plan.check.sensitivity);
+  }
+  if (plan.check.max_positives > queries) {
+    throw InvalidArgument("dpselect: plan.check.max_positives must be at most answers.size() = " +
+                          std::to_string(queries) + " (got " + std::to_string(plan.check.max_positives) + ")");
+  }
+  detail::validate_positive_finite("plan.epsilon_repair", plan.epsilon_repair);
+  if (!(plan.delta_repair > 0.0 && plan.delta_repair < 1.0)) {
+    detail::throw_invalid("plan.delta_repair", "in (0, 1)", plan.delta_repair);
+  }
+  // Balle & Wang 2018 for L2 sensitivity sqrt(c).
+  const double repair_std = discrete::analytic_gaussian_sigma(
+      plan.epsilon_repair, plan.delta_repair, std::sqrt(static_cast<double>(plan.check.max_positives)));
+  if (!(plan.repair_std >= repair_std)) {
+    detail::throw_invalid("plan.repair_std", "at least the calibrated " + detail::format_value(repair_std),
+                          plan.repair_std);
+  }
+}
+
+LinfAnswerReport release(Context& context, std::span<double> answers, const LinfAnswerPlan& plan) {
   LinfAnswerReport report;
-  report.plan = plan_linf_answers(params, answers.size());
-  const LinfAnswerPlan& plan = report.plan;
+  report.plan = plan;
 
   std::vector<PrivacyCharge> charges = {{ReleaseKind::approximate, plan.epsilon_noise, plan.delta_noise, 1}};
   if (plan.repair_with_sparse_vector) {
@@ -273,6 +313,21 @@ LinfAnswerReport answer_counting_queries(Context& context, std::span<double> ans
   report.repaired = repaired.size();
   std::copy(noisy.begin(), noisy.end(), answers.begin());
   return report;
+}
+
+}  // namespace
+
+LinfAnswerReport answer_counting_queries(Context& context, std::span<double> answers,
+                                         const LinfAnswerParams& params) {
+  validate_params(params, answers.size());
+  validate_answers(answers);
+  return release(context, answers, plan_linf_answers(params, answers.size()));
+}
+
+LinfAnswerReport answer_counting_queries(Context& context, std::span<double> answers, const LinfAnswerPlan& plan) {
+  validate_plan(plan, answers.size());
+  validate_answers(answers);
+  return release(context, answers, plan);
 }
 
 }  // namespace dpselect

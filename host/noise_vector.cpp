@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -77,36 +76,6 @@ void validate_count(const NoiseVectorParams& params, std::uint64_t count) {
   detail::throw_invalid("values[" + std::to_string(index) + "]", "finite", value);
 }
 
-// generalized_gaussian_sigma is deterministic and costs ~0.1-1 s, so repeated calls with the same
-// parameters reuse it. A small FIFO cache.
-double cached_generalized_gaussian_sigma(double epsilon, double delta, double p, std::uint64_t k) {
-  struct Entry {
-    double epsilon, delta, p;
-    std::uint64_t k;
-    double sigma;
-  };
-  constexpr std::size_t kEntries = 32;
-  static std::mutex mutex;
-  static std::vector<Entry> cache;
-  static std::size_t next = 0;
-  {
-    const std::lock_guard lock(mutex);
-    for (const Entry& e : cache) {
-      if (e.epsilon == epsilon && e.delta == delta && e.p == p && e.k == k) return e.sigma;
-    }
-  }
-  const double sigma = generalized_gaussian_sigma(epsilon, delta, p, k);  // outside the lock
-  const std::lock_guard lock(mutex);
-  const Entry entry{epsilon, delta, p, k, sigma};
-  if (cache.size() < kEntries) {
-    cache.push_back(entry);
-  } else {
-    cache[next] = entry;
-    next = (next + 1) % kEntries;
-  }
-  return sigma;
-}
-
 // The scale after validate_params and validate_count.
 double calibrated_scale(const NoiseVectorParams& params, std::uint64_t count) {
   double scale = 0.0;
@@ -120,7 +89,7 @@ double calibrated_scale(const NoiseVectorParams& params, std::uint64_t count) {
       break;
     case NoiseDistribution::generalized_gaussian:
       // sigma = Delta_inf * sigma(eps, delta, p, k) for sensitivity 1 (seed 001; generalized_gaussian.hpp)
-      scale = params.sensitivity * cached_generalized_gaussian_sigma(params.epsilon, params.delta, params.p, count);
+      scale = params.sensitivity * generalized_gaussian_sigma(params.epsilon, params.delta, params.p, count);
       break;
   }
   if (!std::isfinite(scale) || !(scale >= 0x1p-1022)) {

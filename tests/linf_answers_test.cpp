@@ -72,39 +72,80 @@ TEST(LinfAnswers, GeneralizedGaussianAloneIsTheNoiseVector) {
 }
 
 // The three steps rebuilt from the public pieces on a context with the same seed (the answerer
-// draws its three streams in order: noise, check, repair). Small c and a large beta make repairs
-// frequent, so the replacement of flagged coordinates is exercised.
+// draws its three streams in order: noise, check, repair). The plan's threshold is lowered to
+// about one GG scale so that many coordinates are flagged and the run halts after c repairs.
 TEST(LinfAnswers, ReleaseIsNoiseThenCheckThenRepair) {
-  const LinfAnswerParams params{.epsilon = 1.0, .delta = 1e-6, .beta = 0.9, .p = 1.5, .max_repairs = 2};
+  const LinfAnswerParams params{.epsilon = 1.0, .delta = 1e-6, .p = 1.5, .max_repairs = 8};
   const std::vector<double> d = counts(2000, 2);
-  int runs_with_repairs = 0;
-  for (std::uint64_t seed = 0; seed < 12; ++seed) {
-    std::vector<double> answered = d;
-    Context context = Context::with_fixed_seed(seed);
-    const LinfAnswerReport report = answer_counting_queries(context, answered, params);
-    const LinfAnswerPlan& plan = report.plan;
+  LinfAnswerPlan plan = plan_linf_answers(params, d.size());
+  ASSERT_TRUE(plan.repair_with_sparse_vector);
+  ASSERT_EQ(plan.check.max_positives, 8u);
+  for (const double threshold : {plan.check.threshold, plan.sigma}) {
+    plan.check.threshold = threshold;
+    for (std::uint64_t seed = 0; seed < 3; ++seed) {
+      std::vector<double> answered = d;
+      Context context = Context::with_fixed_seed(seed);
+      const LinfAnswerReport report = answer_counting_queries(context, answered, plan);
 
-    Context replay = Context::with_fixed_seed(seed);
-    std::vector<double> y = d;
-    add_noise(replay, y, {.distribution = NoiseDistribution::generalized_gaussian, .epsilon = plan.epsilon_noise,
-                          .delta = plan.delta_noise, .sensitivity = 1.0, .p = plan.p});
-    std::vector<double> errors(d.size());
-    for (std::size_t i = 0; i < d.size(); ++i) errors[i] = std::fabs(y[i] - d[i]);
-    const SparseVectorBatch flags = sparse_vector_batch(replay, std::span<const double>(errors), plan.check);
-    std::vector<double> repaired;
-    for (const SparseVectorAbove& above : flags.above) repaired.push_back(d[above.index]);
-    if (!repaired.empty()) {
-      add_noise(replay, repaired, {.distribution = NoiseDistribution::gaussian, .epsilon = plan.epsilon_repair,
-                                   .delta = plan.delta_repair,
-                                   .sensitivity = std::sqrt(static_cast<double>(plan.check.max_positives))});
+      Context replay = Context::with_fixed_seed(seed);
+      std::vector<double> y = d;
+      add_noise(replay, y, {.distribution = NoiseDistribution::generalized_gaussian, .epsilon = plan.epsilon_noise,
+                            .delta = plan.delta_noise, .sensitivity = 1.0, .p = plan.p});
+      std::vector<double> errors(d.size());
+      for (std::size_t i = 0; i < d.size(); ++i) errors[i] = std::fabs(y[i] - d[i]);
+      const SparseVectorBatch flags = sparse_vector_batch(replay, std::span<const double>(errors), plan.check);
+      std::vector<double> repaired;
+      for (const SparseVectorAbove& above : flags.above) repaired.push_back(d[above.index]);
+      if (!repaired.empty()) {
+        add_noise(replay, repaired, {.distribution = NoiseDistribution::gaussian, .epsilon = plan.epsilon_repair,
+                                     .delta = plan.delta_repair, .sensitivity = std::sqrt(8.0)});
+      }
+      for (std::size_t j = 0; j < repaired.size(); ++j) y[flags.above[j].index] = repaired[j];
+
+      EXPECT_EQ(answered, y) << "seed " << seed;
+      EXPECT_EQ(report.repaired, flags.above.size());
+      if (threshold == plan.sigma) {
+        // About a third of GG(1.5) coordinates exceed one scale: the check flags c and halts.
+        EXPECT_EQ(report.repaired, 8u);
+        EXPECT_TRUE(report.halted);
+        for (const SparseVectorAbove& above : flags.above) EXPECT_NE(answered[above.index], d[above.index]);
+      }
     }
-    for (std::size_t j = 0; j < repaired.size(); ++j) y[flags.above[j].index] = repaired[j];
-
-    EXPECT_EQ(answered, y) << "seed " << seed;
-    EXPECT_EQ(report.repaired, flags.above.size());
-    runs_with_repairs += report.repaired > 0;
   }
-  EXPECT_GE(runs_with_repairs, 1);
+}
+
+TEST(LinfAnswers, AnEditedPlanIsCheckedAgain) {
+  const std::vector<double> d = counts(100, 6);
+  const LinfAnswerPlan good = plan_linf_answers({.epsilon = 1.0, .delta = 1e-6, .p = 2.0, .max_repairs = 4}, 100);
+  Context context = Context::with_fixed_seed(1);
+  auto refused = [&](auto edit, const std::string& start) {
+    LinfAnswerPlan plan = good;
+    edit(plan);
+    std::vector<double> answers = d;
+    try {
+      answer_counting_queries(context, answers, plan);
+      ADD_FAILURE() << "expected InvalidArgument: " << start;
+    } catch (const InvalidArgument& error) {
+      EXPECT_EQ(std::string(error.what()).rfind(start, 0), 0u) << error.what();
+    }
+    EXPECT_EQ(answers, d);
+  };
+  refused([](LinfAnswerPlan& p) { p.sigma *= 0.99; }, "dpselect: plan.sigma must be at least the calibrated ");
+  refused([](LinfAnswerPlan& p) { p.repair_std *= 0.99; }, "dpselect: plan.repair_std must be at least the calibrated ");
+  refused([](LinfAnswerPlan& p) { p.queries = 99; }, "dpselect: plan.queries must equal answers.size() = 100 (got 99)");
+  refused([](LinfAnswerPlan& p) { p.check.numeric = true; }, "dpselect: plan.check.numeric must be false (got true)");
+  refused([](LinfAnswerPlan& p) { p.check.sensitivity = 0.5; }, "dpselect: plan.check.sensitivity must be at least 1");
+  refused([](LinfAnswerPlan& p) { p.check.max_positives = 8; }, "dpselect: plan.repair_std must be at least the calibrated ");
+  // Claiming less privacy loss than the noise was calibrated for.
+  refused([](LinfAnswerPlan& p) { p.epsilon_noise = 0.5; }, "dpselect: plan.sigma must be at least the calibrated ");
+  refused([](LinfAnswerPlan& p) { p.p = 0.5; }, "dpselect: plan.p must be in [1, 32] (got 0.5)");
+  refused([](LinfAnswerPlan& p) { p.delta_repair = 0.0; }, "dpselect: plan.delta_repair must be in (0, 1) (got 0)");
+  // The unedited plan is accepted; a larger sigma (more noise) too.
+  std::vector<double> answers = d;
+  EXPECT_NO_THROW(answer_counting_queries(context, answers, good));
+  LinfAnswerPlan noisier = good;
+  noisier.sigma *= 2;
+  EXPECT_NO_THROW(answer_counting_queries(context, answers, noisier));
 }
 
 // With probability >= 1 - beta the error is within plan.bound. 40 runs at beta = 0.05: more than

@@ -89,5 +89,11 @@ struct LinfAnswerReport {
 // before the charge. Throws InvalidArgument naming the parameter or "answers[i]" and its value.
 LinfAnswerReport answer_counting_queries(Context& context, std::span<double> answers,
                                          const LinfAnswerParams& params);
+// The same with a plan made ahead and possibly adjusted (a threshold, c or budget split of the
+// caller's choosing: the sparse vector is private for any public threshold). Everything the
+// privacy rests on is checked again before the charge: plan.queries == answers.size(), sigma and
+// repair_std at least their calibrated values for the plan's (epsilon, delta) parts, the check's
+// parameters valid with sensitivity >= 1 and no numeric answers. plan.bound is not re-derived.
+LinfAnswerReport answer_counting_queries(Context& context, std::span<double> answers, const LinfAnswerPlan& plan);
 
 }  // namespace dpselect
