@@ -115,8 +115,9 @@ int main(int argc, char** argv) {
       dpselect::add_noise(c, v, {.distribution = dpselect::NoiseDistribution::gaussian, .epsilon = options.epsilon,
                                  .delta = options.delta, .sensitivity = std::sqrt(static_cast<double>(k))});
     });
+    const double p_grid[] = {1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0};
     const dpselect::GeneralizedGaussianChoice best =
-        dpselect::generalized_gaussian_best_p(options.epsilon, options.delta, k);
+        dpselect::generalized_gaussian_best_p(options.epsilon, options.delta, k, p_grid);
     const Estimate generalized = measure(truth, trials, 3, [&](dpselect::Context& c, std::span<double> v) {
       // L_inf sensitivity 1 (seed 001).
       dpselect::add_noise(c, v, {.distribution = dpselect::NoiseDistribution::generalized_gaussian,

@@ -1,11 +1,11 @@
 // GPU benchmarks of dpselect (Google Benchmark, CUDA).
 //
-//   gpu_select/<type>/<mechanism>/n:<n>   dpselect::select over a DeviceSpan<const T>
+//   gpu_select/<type>/<mechanism>/<generator>/n:<n>   dpselect::select over a DeviceSpan<const T>
 //   gpu_cub_argmax/<type>/n:<n>           cub::DeviceReduce::ArgMax over the same array, plus
 //                                         the 16-byte copy of its result to the host: the cost
 //                                         of a non-private arg-max (the lower bound to beat)
 //   gpu_memcpy_d2d/<type>/n:<n>           cudaMemcpyAsync device-to-device of the same bytes
-//   gpu_functor/<mechanism>/n:<n>         dpselect::select_functor (select.cuh) over a
+//   gpu_functor/<mechanism>/<generator>/n:<n>   dpselect::select_functor (select.cuh) over a
 //                                         __host__ __device__ quadratic utility, no memory reads
 //   gpu_sparse_vector/double/n:<n>        dpselect::sparse_vector_batch over a DeviceSpan: every
 //                                         query below the threshold (the full scan)

@@ -171,6 +171,14 @@ Context Context::with_fixed_seed(std::uint64_t seed, Generator generator) {
 
 Context Context::with_shared_key(RandomKey key, std::uint64_t first_stream) {
   validate_generator(key.generator);
+  // An all-zero key is what a default-constructed key holds: anyone can predict its noise.
+  const bool all_zero = key.generator == Generator::philox
+                            ? key.philox == PhiloxKey{}
+                            : key.chacha == ChaChaKey{};
+  if (all_zero) {
+    throw InvalidArgument(std::string("dpselect: key must not be all zero (got the all-zero ") +
+                          std::string(to_string(key.generator)) + " key; share a key drawn from a CSPRNG)");
+  }
   return Context(key, first_stream, false, true);
 }
 

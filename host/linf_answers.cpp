@@ -25,10 +25,10 @@
 namespace dpselect {
 namespace {
 
-constexpr double kDefaultPGrid[] = {1.0, 1.5, 2.0, 3.0, 4.0};
+constexpr double kDefaultPGrid[] = {1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0};
 // The GG part's share of (epsilon, delta); the rest is split evenly between the check and the
 // repair (for a pure Lyu-Su-Li check, the repair takes all of the rest of delta).
-constexpr double kNoiseShares[] = {0.6, 0.8, 0.9};
+constexpr double kNoiseShares[] = {0.6, 0.8, 0.9, 0.95};
 constexpr std::uint64_t kMaxQueries = std::uint64_t{1} << 32;  // the GG calibration's limit
 
 // Smallest t with P[|x| > t] <= tail for x ~ GG(p, sigma), by bisection on the CDF (upper end).
@@ -199,8 +199,10 @@ LinfAnswerPlan make_plan(const LinfAnswerParams& params, std::uint64_t queries) 
   const std::span<const double> p_grid =
       params.p != 0.0 ? std::span<const double>(&params.p, 1) : std::span<const double>(kDefaultPGrid);
   LinfAnswerPlan best;
+  // One query leaves nothing to repair (c <= k / 2 = 0): the plan is the GG alone.
+  const bool repair = params.repair_with_sparse_vector && queries >= 2;
   for (const double p : p_grid) {
-    if (params.repair_with_sparse_vector) {
+    if (repair) {
       for (const double share : kNoiseShares) improve_with_repairs(params, queries, p, share, best);
     } else {
       const LinfAnswerPlan plan = plan_alone(params, queries, p);
@@ -224,9 +226,14 @@ LinfAnswerPlan plan_linf_answers(const LinfAnswerParams& params, std::uint64_t q
 
 namespace {
 
+// Finite and far from overflow, so that y = d + x and |y - d| stay finite after the charge.
+constexpr double kLargestAnswer = 1e300;
+
 void validate_answers(std::span<const double> answers) {
   for (std::size_t i = 0; i < answers.size(); ++i) {
-    if (!std::isfinite(answers[i])) detail::throw_invalid("answers[" + std::to_string(i) + "]", "finite", answers[i]);
+    if (!(std::fabs(answers[i]) <= kLargestAnswer)) {
+      detail::throw_invalid("answers[" + std::to_string(i) + "]", "finite with magnitude <= 1e300", answers[i]);
+    }
   }
 }
 
@@ -248,6 +255,8 @@ void validate_plan(const LinfAnswerPlan& plan, std::uint64_t queries) {
   if (!plan.repair_with_sparse_vector) return;
   sparse_vector_scales(plan.check);  // throws naming the field
   if (plan.check.numeric) throw InvalidArgument("dpselect: plan.check.numeric must be false (got true)");
+  // |y_i - d_i| has no public bound; a bound could refuse a value after the charge.
+  if (plan.check.value_bound != 0.0) detail::throw_invalid("plan.check.value_bound", "0", plan.check.value_bound);
   if (!(plan.check.sensitivity >= 1.0)) {
     detail::throw_invalid("plan.check.sensitivity", "at least 1 (|y_i - d_i| moves by up to 1)", plan.check.sensitivity);
   }
@@ -321,7 +330,9 @@ LinfAnswerReport answer_counting_queries(Context& context, std::span<double> ans
                                          const LinfAnswerParams& params) {
   validate_params(params, answers.size());
   validate_answers(answers);
-  return release(context, answers, plan_linf_answers(params, answers.size()));
+  const LinfAnswerPlan plan = plan_linf_answers(params, answers.size());
+  validate_plan(plan, answers.size());  // a guard: the planner's own output passes the same checks
+  return release(context, answers, plan);
 }
 
 LinfAnswerReport answer_counting_queries(Context& context, std::span<double> answers, const LinfAnswerPlan& plan) {

@@ -126,9 +126,9 @@ SecureNoisePlan plan_secure_laplace(double sensitivity, double scale, std::uint6
   plan.granularity = power_of_two_at_least(scale, 31);
   validate_granularity(plan.granularity, scale_name, scale);
   const long double k = coordinates == 0 ? 1.0L : static_cast<long double>(coordinates);
-  // S_1 = ceil(Delta_1 / g) + k - 1: the L1 rounding penalty (secure_noise.hpp); none on the grid.
-  const long double s1 = std::ceil(static_cast<long double>(sensitivity) / plan.granularity) +
-                         (inputs_on_grid ? 0.0L : k - 1.0L);
+  // S_1 = floor(Delta_1 / g) + k: the L1 rounding penalty (secure_noise.hpp); ceil(Delta_1 / g) on the grid.
+  const long double steps = static_cast<long double>(sensitivity) / plan.granularity;
+  const long double s1 = inputs_on_grid ? std::ceil(steps) : std::floor(steps) + k;
   plan.integer_sensitivity = static_cast<double>(s1);
   // t >= S_1 / eps = S_1 scale / Delta_1 (geometric mechanism, eps-DP), rounded up to an integer.
   const long double t = std::ceil(s1 * scale / sensitivity * kRoundUp);

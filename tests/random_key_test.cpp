@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "dpselect/context.hpp"
@@ -116,6 +117,22 @@ TEST(RandomKey, BadGeneratorIsRefusedNamingIt) {
   key.generator = bad;
   EXPECT_THROW(Context::with_shared_key(key, 0), InvalidArgument);
   EXPECT_EQ(to_string(bad), "unknown");
+}
+
+TEST(RandomKey, AllZeroSharedKeysAreRefused) {
+  for (const RandomKey& key : {RandomKey{}, RandomKey(ChaChaKey{}), RandomKey(PhiloxKey{})}) {
+    try {
+      Context::with_shared_key(key, 0);
+      ADD_FAILURE() << "expected InvalidArgument";
+    } catch (const InvalidArgument& error) {
+      EXPECT_EQ(std::string(error.what()), "dpselect: key must not be all zero (got the all-zero " +
+                                               std::string(to_string(key.generator)) +
+                                               " key; share a key drawn from a CSPRNG)");
+    }
+  }
+  PhiloxKey one_bit;
+  one_bit.hi = 1;
+  EXPECT_EQ(Context::with_shared_key(one_bit, 0).generator(), Generator::philox);
 }
 
 }  // namespace

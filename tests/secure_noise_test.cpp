@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -100,11 +101,27 @@ TEST(SecureSamplers, ExhaustionSetsTheFlagInsteadOfThrowing) {
 
 // ---- The plan: grid, rounding penalty, integer scale ------------------------------------------
 
+// Rounding half to even can move two neighbours' grid indices apart by floor(d) + 1 steps per
+// coordinate (ties: rint(0.5) = 0, rint(1.5) = 2); the plan's L1 sensitivity must cover it.
+TEST(SecureNoise, LaplaceRoundingPenaltyCoversTies) {
+  const auto plan = dpselect::secure_noise_plan(laplace_params(), 2);  // Delta_1 = 1, g = 2^-31
+  const double g = plan.granularity;
+  const double x[2] = {0x1p-32, 0x1p-32};
+  const double y[2] = {3 * 0x1p-32, 1.0 - 0x1p-32};  // ||x - y||_1 = 1 exactly
+  EXPECT_EQ(std::fabs(x[0] - y[0]) + std::fabs(x[1] - y[1]), 1.0);
+  std::int64_t steps = 0;
+  for (int i = 0; i < 2; ++i) {
+    steps += std::llabs(dpselect::detail::secure_grid_index(y[i], g) - dpselect::detail::secure_grid_index(x[i], g));
+  }
+  EXPECT_EQ(steps, (std::int64_t{1} << 31) + 2);
+  EXPECT_GE(plan.integer_sensitivity, static_cast<double>(steps));
+}
+
 TEST(SecureNoise, LaplacePlanGridAndRoundingPenalty) {
-  // scale 1: g = 2^-31 (smallest power of two >= 2^-31); S_1 = 2^31 + k - 1, on the grid 2^31.
+  // scale 1: g = 2^-31 (smallest power of two >= 2^-31); S_1 = floor(2^31) + k, on the grid 2^31.
   const auto plan = dpselect::secure_noise_plan(laplace_params(), 1000);
   EXPECT_EQ(plan.granularity, 0x1p-31);
-  EXPECT_EQ(plan.integer_sensitivity, 0x1p31 + 999);
+  EXPECT_EQ(plan.integer_sensitivity, 0x1p31 + 1000);
   EXPECT_GE(static_cast<double>(plan.integer_scale_num), plan.integer_sensitivity);  // t >= S_1 / eps
   EXPECT_LE(static_cast<double>(plan.integer_scale_num), plan.integer_sensitivity + 1);
   EXPECT_EQ(plan.effective_scale, plan.granularity * static_cast<double>(plan.integer_scale_num));
@@ -328,9 +345,12 @@ TEST(SecureNoise, NumericSparseValuesAreOnTheAnswerGrid) {
     params.algorithm = algorithm;
     const auto scales = dpselect::sparse_vector_scales(params);
     ASSERT_GT(scales.answer_granularity, 0.0);
-    // The rounding-adjusted scale is the theorem's, raised by less than 2^-28 relative.
+    // The rounding-adjusted scale is the theorem's b raised for one coordinate's rounding penalty
+    // (S_1 = floor(Delta/g) + 1 with g <= 2^-30 b) and t's rounding up: relative g/Delta + g/b,
+    // at most 2^-30 (b/Delta + 1).
     EXPECT_GE(scales.answer_noise_secure, scales.answer_noise);
-    EXPECT_LE(scales.answer_noise_secure, scales.answer_noise * (1 + 0x1p-28));
+    EXPECT_LE(scales.answer_noise_secure,
+              scales.answer_noise * (1 + 0x1p-30 * (scales.answer_noise / params.sensitivity + 1)));
     std::vector<double> values(200, 1000.3);
     dpselect::Context context = dpselect::Context::with_fixed_seed(9);
     const auto batch = dpselect::sparse_vector_batch(context, values, params);

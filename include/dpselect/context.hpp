@@ -83,6 +83,8 @@ class Context {
   // secret key (distributed over a secure channel) and the same first stream, begins the same
   // sequence of releases, and evaluates disjoint sub-ranges. The caller is responsible for
   // never evaluating one candidate twice across ranks.
+  // Throws InvalidArgument for an all-zero key (a default-constructed RandomKey, ChaChaKey or
+  // PhiloxKey: predictable by anyone).
   static Context with_shared_key(RandomKey key, std::uint64_t first_stream);
 
   // Moving transfers the key and the stream counter; the moved-from context is spent (its

@@ -9,9 +9,11 @@
 // Privacy guarantee: neighbouring inputs change every answer by at most 1 (l_inf sensitivity 1,
 // the counting-query setting of seed 001). Only p >= 1 is supported: the proof that a shift of
 // exactly 1 in every coordinate is the worst case needs log-concave noise (see
-// generalized_gaussian_delta). The delta returned is a rigorous upper bound (pessimistic privacy
-// loss discretization, see host/generalized_gaussian_calibration.cpp for the method and the
-// floating-point error bound); sigma is returned from the safe side.
+// generalized_gaussian_delta). The delta returned is an upper bound (pessimistic privacy loss
+// discretization with a bound on the floating-point error; rigorous up to the 8-point
+// Gauss-Legendre quadrature of each cell's probability mass, estimated below 1e-16 relative and
+// not bounded formally: see host/generalized_gaussian_calibration.cpp); sigma is returned from the
+// safe side.
 // Plain C++ header: no CUDA.
 #pragma once
 

@@ -25,7 +25,8 @@
 //     (sparse_vector_alpha: every "below" query has q_i < T + alpha);
 //   flagged ones: the repair noise, at most s z with z the normal quantile at beta / (6c);
 //   at most c coordinates have |x_i| >= T - alpha (a binomial tail <= beta/3: T is set so), so on
-//   these events the run never halts before the last query, and every coordinate is covered.
+//   these events every flag is one of them; if the run halts after the c-th flag, all of them
+//   were flagged and every unchecked coordinate has |x_i| < T - alpha: every coordinate is covered.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +43,7 @@ struct LinfAnswerParams {
   double delta = 0.0;    // total; in (0, 1)
   // The failure probability the plan's bound is made for; in (0, 1).
   double beta = 0.05;
-  // The GG exponent, in [1, 32]; 0: the planner chooses from {1, 1.5, 2, 3, 4}.
+  // The GG exponent, in [1, 32]; 0: the planner chooses from {1, 1.5, 2, 3, 4, 6, 8}.
   double p = 0.0;
   // c, the most coordinates the sparse vector may flag; 0: the planner chooses (powers of two).
   std::uint64_t max_repairs = 0;
@@ -68,9 +69,10 @@ struct LinfAnswerPlan {
   double bound = 0.0;
 };
 
-// The plan for k = queries answers (see the file comment). Deterministic; each candidate p costs
-// one generalized Gaussian calibration (~0.1-1 s). Throws InvalidArgument naming the parameter
-// and value (epsilon, delta, beta, p, max_repairs > k/2, queries 0 or above 2^32).
+// The plan for k = queries answers (see the file comment); for k = 1 (nothing to repair) the GG
+// alone. Deterministic and cached; each (p, noise share) pair costs one generalized Gaussian
+// calibration (~0.1-1 s): up to 28 for the default p grid. Throws InvalidArgument naming the
+// parameter and value (epsilon, delta, beta, p, max_repairs > k/2, queries 0 or above 2^32).
 LinfAnswerPlan plan_linf_answers(const LinfAnswerParams& params, std::uint64_t queries);
 
 struct LinfAnswerReport {
@@ -83,7 +85,7 @@ struct LinfAnswerReport {
 };
 
 // Replaces answers[i] (the true answer d_i of counting query i) by its private answer, on the CPU
-// cores. Every parameter and answer (finite) is checked and the plan made before anything else;
+// cores. Every parameter and answer (finite, |d_i| <= 1e300) is checked and the plan made first;
 // then the context's accountant is charged once for the three parts together (all or nothing),
 // three streams are drawn, and the answers are overwritten. Nothing is written when it throws
 // before the charge. Throws InvalidArgument naming the parameter or "answers[i]" and its value.
@@ -93,7 +95,8 @@ LinfAnswerReport answer_counting_queries(Context& context, std::span<double> ans
 // caller's choosing: the sparse vector is private for any public threshold). Everything the
 // privacy rests on is checked again before the charge: plan.queries == answers.size(), sigma and
 // repair_std at least their calibrated values for the plan's (epsilon, delta) parts, the check's
-// parameters valid with sensitivity >= 1 and no numeric answers. plan.bound is not re-derived.
+// parameters valid with sensitivity >= 1, no numeric answers and no value_bound. plan.bound is
+// not re-derived.
 LinfAnswerReport answer_counting_queries(Context& context, std::span<double> answers, const LinfAnswerPlan& plan);
 
 }  // namespace dpselect

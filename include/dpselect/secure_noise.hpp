@@ -23,9 +23,10 @@
 // resolution (and the rounding penalty below, which is relative to 2^-31 or 2^-15).
 //
 // Sensitivity after rounding (the "vector rounding penalty"): for neighbours x, x' with
-// |x_i - x'_i| = d_i g, |rint(x_i/g) - rint(x'_i/g)| < d_i + 1, an integer, so it is <= ceil(d_i).
-//   L1 (Laplace):  sum ceil(d_i) <= ceil(Delta_1 / g) + k - 1   (k coordinates);
-//   L2 (Gaussian): ||z - z'||_2 <= Delta_2 / g + sqrt(k)      (triangle inequality, |e_i| < 1).
+// |x_i - x'_i| = d_i g, each rounding moves by at most 1/2, so |rint(x_i/g) - rint(x'_i/g)| <=
+// d_i + 1, an integer, hence <= floor(d_i) + 1 (equality at ties: rint(0.5) = 0, rint(1.5) = 2).
+//   L1 (Laplace):  sum (floor(d_i) + 1) <= floor(Delta_1 / g) + k   (k coordinates);
+//   L2 (Gaussian): ||z - z'||_2 <= Delta_2 / g + sqrt(k)          (triangle inequality, |e_i| <= 1).
 // With inputs_on_grid (every value already a multiple of g, checked) the rounding moves nothing:
 // S_1 = ceil(Delta_1 / g), S_2 = Delta_2 / g.
 //

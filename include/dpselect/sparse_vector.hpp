@@ -28,9 +28,9 @@
 //   For c = 1 and an even split this is AboveThreshold.
 //
 // Noise is counter-based, like every dpselect mechanism: on the stream a SparseVector draws
-// from its context, query i (0-based) takes its noise from random block i, its numeric answer
-// from block 2^58 + i, and the threshold of epoch j (after j "above" answers) from block
-// 2^59 + j. So the streaming object and the batched function return the same answers for the
+// from its context, query i (0-based) takes its noise from random block i, the threshold of
+// epoch j (after j "above" answers) from block 2^59 + j, and the j-th numeric answer (a secure
+// Laplace release on a grid) from blocks [2^60 + j 2^20, 2^60 + (j + 1) 2^20). So the streaming object and the batched function return the same answers for the
 // same key and stream, whatever the batch boundaries.
 //
 // Example (AboveThreshold):

@@ -66,9 +66,16 @@ DPSELECT_HD DPSELECT_FORCEINLINE std::int64_t secure_integer_noise(const SecureN
 }
 
 // The released value of coordinate `index` with true value x (finite).
+// A coordinate whose noise ran out of random bits comes out NaN: never its rounded true value.
 DPSELECT_HD DPSELECT_FORCEINLINE double secure_coordinate(const SecureNoiseCore& core, std::uint64_t index, double x,
                                                           bool* exhausted) {
-  const std::int64_t z = secure_grid_index(x, core.granularity) + secure_integer_noise(core, index, exhausted);
+  bool spent = false;
+  const std::int64_t noise = secure_integer_noise(core, index, &spent);
+  if (spent) {
+    *exhausted = true;
+    return double_from_bits(0x7FF8000000000000ull);  // NaN
+  }
+  const std::int64_t z = secure_grid_index(x, core.granularity) + noise;
   return mul_rn(core.granularity, i64_to_double_rn(z));  // g a power of two: exact unless |z| > 2^53
 }
 
