@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "dpselect/errors.hpp"
 #include "validation.hpp"
@@ -247,6 +248,14 @@ AuditResult run_audit(const AuditTarget& target, const AuditOptions& options) {
                       ? result.bounds.delta_lower <= target.claimed_delta * (1 + kTolerance)
                       : result.bounds.epsilon_lower <= target.claimed_epsilon * (1 + kTolerance);
   return result;
+}
+
+std::vector<AuditTarget> all_audits() {
+  std::vector<AuditTarget> all = selection_audits();
+  for (std::vector<AuditTarget> part : {sparse_vector_audits(), noise_audits()}) {
+    for (AuditTarget& target : part) all.push_back(std::move(target));
+  }
+  return all;
 }
 
 }  // namespace dpselect::audit

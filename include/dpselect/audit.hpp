@@ -125,4 +125,14 @@ struct AuditResult {
 // InvalidArgument for bad options (naming the field) and whatever the target's run throws.
 AuditResult run_audit(const AuditTarget& target, const AuditOptions& options);
 
+// ---- The library's audits -----------------------------------------------------------------------
+
+// Every mechanism of the library on its neighbour patterns, at CI-friendly parameters (small
+// ranges, epsilon around 1), for `dpselect audit` and the table in docs/audit.md. Each target's
+// claim is the library's documented guarantee; every one must pass.
+std::vector<AuditTarget> selection_audits();      // EM, permute-and-flip, noisy max, top-k, pricing, rows
+std::vector<AuditTarget> sparse_vector_audits();  // AboveThreshold, Sparse, NumericSparse (both algorithms)
+std::vector<AuditTarget> noise_audits();          // Laplace, Gaussian, GG vectors; secure noise
+std::vector<AuditTarget> all_audits();            // the three lists, in that order
+
 }  // namespace dpselect::audit
