@@ -12,5 +12,6 @@ void register_rows_command(CLI::App& app);
 void register_price_command(CLI::App& app);
 void register_svt_command(CLI::App& app);
 void register_demo_command(CLI::App& app);
+void register_audit_command(CLI::App& app);
 
 }  // namespace dpselect::cli

@@ -30,9 +30,11 @@ constexpr const char* examples = R"(Examples:
   dpselect rows --utilities matrix.npy --epsilon 0.5 --sensitivity 1
   dpselect price --bids bids.npy --epsilon 1 --grid 0.01:100:0.01
   dpselect svt --queries answers.txt --epsilon 1 --sensitivity 1 --threshold 100
+  dpselect audit --runs 100000
   dpselect <command> --help
 
-Exit status: 0 released, 2 bad input or usage (nothing released), 1 the backend failed.)";
+Exit status: 0 released, 2 bad input or usage (nothing released), 1 the backend failed (audit:
+an audit found a privacy loss above its claim).)";
 
 }  // namespace
 
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   dpselect::cli::register_price_command(app);
   dpselect::cli::register_svt_command(app);
   dpselect::cli::register_demo_command(app);
+  dpselect::cli::register_audit_command(app);
 
   using dpselect::cli::message_of;
   try {
