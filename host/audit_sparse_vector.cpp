@@ -158,7 +158,7 @@ std::vector<AuditTarget> sparse_vector_audits() {
       {.epsilon = 1.0, .delta = 1e-3, .threshold = 1.0, .max_positives = 2, .algorithm = Alg::dwork_roth});
   // NumericSparse.
   add("numeric-sparse", "one below, rest above",
-      {.epsilon = 1.0, .threshold = 1.0, .max_positives = 2, .numeric = true, .algorithm = Alg::dwork_roth});
+      {.epsilon = 1.0, .threshold = 1.0, .max_positives = 1, .numeric = true, .algorithm = Alg::dwork_roth});
   add("numeric-sparse", "x-shape",
       {.epsilon = 1.0, .threshold = 0.5, .max_positives = 2, .numeric = true, .algorithm = Alg::lyu_su_li});
   add("numeric-sparse", "one above",
