@@ -3,10 +3,12 @@
 // status 1 when any audit finds a privacy loss above its claim.
 #include <cinttypes>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "cli_error.hpp"
 #include "commands.hpp"
 #include "common_options.hpp"
 #include "dpselect/audit.hpp"
