@@ -5,11 +5,8 @@
 // Gaussian, whose sensitivity is L_inf, so (0, 0) vs (1, 1) is a worst case). Output key: the bin
 // of each released coordinate, of width a quarter of the noise scale (half for the two-coordinate
 // release) over +-6 scales around 0, clamped at the ends; for two coordinates the pair of bins.
-// Each release is one add_noise / add_secure_noise call, which draws a fresh stream; except that
-// the Gaussians calibrate their scale once per audit rather than once per release (the analytic
-// Gaussian sigma costs ~50 us a call, the secure Gaussian's plan ~5 ms): the release then runs the
-// same code as add_noise / add_secure_noise after their calibration (a fresh stream drawn from the
-// context, then cpu_add_noise or secure_coordinate), minus the checks and the charge.
+// Each release is one public add_noise / add_secure_noise call, which draws a fresh stream (their
+// calibrations are cached by the library, so repeated calls cost only the release itself).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -19,13 +16,8 @@
 #include <vector>
 
 #include "dpselect/audit.hpp"
-#include "dpselect/continuous_noise.hpp"
-#include "dpselect/detail/release_access.hpp"
-#include "dpselect/detail/secure_noise_core.hpp"
 #include "dpselect/noise_vector.hpp"
 #include "dpselect/secure_noise.hpp"
-#include "noise_vector_internal.hpp"
-#include "secure_noise_internal.hpp"
 
 namespace dpselect::audit {
 namespace {
@@ -46,20 +38,13 @@ AuditTarget noise_target(std::string mechanism, const NoiseVectorParams& params,
   const double per_scale = coordinates == 1 ? 4.0 : 2.0;  // bins per noise scale
   const double width = scale / per_scale;
   const double limit = 6.0 * per_scale;
-  target.run = [params, coordinates, width, limit, per_scale](bool on_d_prime, Context& context, std::uint64_t runs,
+  target.run = [params, coordinates, width, limit](bool on_d_prime, Context& context, std::uint64_t runs,
                                                    OutputCounts& counts) {
     const double x = on_d_prime ? params.sensitivity : 0.0;
     std::vector<double> values(coordinates);
     for (std::uint64_t r = 0; r < runs; ++r) {
       std::fill(values.begin(), values.end(), x);
-      if (params.distribution == NoiseDistribution::gaussian) {
-        const detail::ContextAccess::KeyedStream drawn = detail::ContextAccess::draw_stream(context);
-        const continuous::CoordinateNoise noise =
-            continuous::make_coordinate_noise(continuous::NoiseShape::normal, width * per_scale, 2.0);
-        detail::cpu_add_noise(std::span<double>(values), 0, drawn.key, drawn.stream, noise);
-      } else {
-        add_noise(context, std::span<double>(values), params);
-      }
+      add_noise(context, std::span<double>(values), params);
       OutputKey key = 0;
       for (const double v : values) key = key * static_cast<OutputKey>(2 * limit) + bin(v, width, limit);
       ++counts[key];
@@ -76,18 +61,10 @@ AuditTarget secure_target(std::string mechanism, const SecureNoiseParams& params
   target.claimed_delta = params.delta;
   const SecureNoisePlan plan = secure_noise_plan(params, 1);
   const double width = plan.effective_scale / 4.0;
-  target.run = [params, plan, width](bool on_d_prime, Context& context, std::uint64_t runs, OutputCounts& counts) {
-    const bool gaussian = params.distribution == SecureDistribution::gaussian;
+  target.run = [params, width](bool on_d_prime, Context& context, std::uint64_t runs, OutputCounts& counts) {
     for (std::uint64_t r = 0; r < runs; ++r) {
       double value = on_d_prime ? params.sensitivity : 0.0;
-      if (gaussian) {
-        const detail::ContextAccess::KeyedStream drawn = detail::ContextAccess::draw_stream(context);
-        const detail::SecureNoiseCore core = detail::secure_core(plan, true, drawn.key, drawn.stream, 0);
-        bool spent = false;
-        value = detail::secure_coordinate(core, 0, value, &spent);
-      } else {
-        add_secure_noise(context, std::span<double>(&value, 1), params);
-      }
+      add_secure_noise(context, std::span<double>(&value, 1), params);
       ++counts[bin(value, width, 24.0)];
     }
   };

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <tuple>
 
+#include "calibration_cache.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "validation.hpp"
@@ -119,12 +121,10 @@ double discrete_gaussian_delta(double sigma, std::int64_t sensitivity, double ep
   return clamp_probability(a - b + rounding + truncation);
 }
 
-double analytic_gaussian_sigma(double epsilon, double delta, double l2_sensitivity) {
-  detail::validate_positive_finite("epsilon", epsilon);
-  if (!std::isfinite(delta) || !(delta > 0) || !(delta < 1)) {
-    detail::throw_invalid("delta", "in (0, 1)", delta);
-  }
-  detail::validate_positive_finite("l2_sensitivity", l2_sensitivity);
+namespace {
+
+// Balle & Wang 2018 Algorithm 1 by bisection, after analytic_gaussian_sigma's checks.
+double smallest_passing_sigma(double epsilon, double delta, double l2_sensitivity) {
   const auto ok = [&](double sigma) { return gaussian_delta(sigma, l2_sensitivity, epsilon) <= delta; };
   // Balle & Wang 2018 Algorithm 1 finds the sigma with delta(sigma) = delta; gaussian_delta
   // decreases in sigma, so bisection on doubles between a failing lo and a passing hi gives the
@@ -152,6 +152,19 @@ double analytic_gaussian_sigma(double epsilon, double delta, double l2_sensitivi
     if (!(mid > lo && mid < hi)) return hi;
     if (ok(mid)) hi = mid; else lo = mid;
   }
+}
+
+}  // namespace
+
+double analytic_gaussian_sigma(double epsilon, double delta, double l2_sensitivity) {
+  detail::validate_positive_finite("epsilon", epsilon);
+  if (!std::isfinite(delta) || !(delta > 0) || !(delta < 1)) {
+    detail::throw_invalid("delta", "in (0, 1)", delta);
+  }
+  detail::validate_positive_finite("l2_sensitivity", l2_sensitivity);
+  static detail::CalibrationCache<std::tuple<double, double, double>, double> cache;
+  return cache.get({epsilon, delta, l2_sensitivity},
+                   [&] { return smallest_passing_sigma(epsilon, delta, l2_sensitivity); });
 }
 
 }  // namespace dpselect::discrete

@@ -54,10 +54,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <mutex>
-#include <optional>
+#include <tuple>
 #include <vector>
 
+#include "calibration_cache.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/generalized_gaussian.hpp"
 #include "validation.hpp"
@@ -427,40 +427,6 @@ double calibrate_sigma(double epsilon, double delta, double p, std::uint64_t k) 
   return hi;
 }
 
-// Calibration is deterministic and costs ~0.1-1 s; mechanisms call it again with the same
-// parameters on every release, so the last kEntries results are kept (FIFO).
-class SigmaCache {
- public:
-  std::optional<double> find(double epsilon, double delta, double p, std::uint64_t k) {
-    const std::lock_guard lock(mutex_);
-    for (const Entry& e : entries_) {
-      if (e.epsilon == epsilon && e.delta == delta && e.p == p && e.k == k) return e.sigma;
-    }
-    return std::nullopt;
-  }
-  void insert(double epsilon, double delta, double p, std::uint64_t k, double sigma) {
-    const std::lock_guard lock(mutex_);
-    const Entry entry{epsilon, delta, p, k, sigma};
-    if (entries_.size() < kEntries) {
-      entries_.push_back(entry);
-    } else {
-      entries_[next_] = entry;
-      next_ = (next_ + 1) % kEntries;
-    }
-  }
-
- private:
-  struct Entry {
-    double epsilon, delta, p;
-    std::uint64_t k;
-    double sigma;
-  };
-  static constexpr std::size_t kEntries = 64;
-  std::mutex mutex_;
-  std::vector<Entry> entries_;
-  std::size_t next_ = 0;
-};
-
 }  // namespace
 
 double generalized_gaussian_sigma(double epsilon, double delta, double p, std::uint64_t k) {
@@ -468,11 +434,8 @@ double generalized_gaussian_sigma(double epsilon, double delta, double p, std::u
   validate_delta(delta);
   validate_p(p);
   validate_k(k);
-  static SigmaCache cache;
-  if (const std::optional<double> cached = cache.find(epsilon, delta, p, k)) return *cached;
-  const double sigma = calibrate_sigma(epsilon, delta, p, k);  // outside the lock
-  cache.insert(epsilon, delta, p, k, sigma);
-  return sigma;
+  static detail::CalibrationCache<std::tuple<double, double, double, std::uint64_t>, double> cache;
+  return cache.get({epsilon, delta, p, k}, [&] { return calibrate_sigma(epsilon, delta, p, k); });
 }
 
 double generalized_gaussian_abs_cdf(double t, double sigma, double p) {

@@ -5,13 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "calibration_cache.hpp"
 #include "dpselect/accounting.hpp"
 #include "dpselect/continuous_noise.hpp"
 #include "dpselect/detail/release_access.hpp"
@@ -169,32 +167,6 @@ void improve_with_repairs(const LinfAnswerParams& params, std::uint64_t k, doubl
   }
 }
 
-// Plans are deterministic and cost seconds: the last few are kept.
-class PlanCache {
- public:
-  using Key = std::tuple<double, double, double, double, std::uint64_t, bool, std::uint64_t>;
-  static Key key_of(const LinfAnswerParams& params, std::uint64_t queries) {
-    return {params.epsilon, params.delta, params.beta, params.p, params.max_repairs,
-            params.repair_with_sparse_vector, queries};
-  }
-  std::optional<LinfAnswerPlan> find(const Key& key) {
-    const std::lock_guard lock(mutex_);
-    const auto found = plans_.find(key);
-    if (found == plans_.end()) return std::nullopt;
-    return found->second;
-  }
-  void insert(const Key& key, const LinfAnswerPlan& plan) {
-    const std::lock_guard lock(mutex_);
-    if (plans_.size() >= kCapacity) plans_.clear();
-    plans_.emplace(key, plan);
-  }
-
- private:
-  static constexpr std::size_t kCapacity = 64;
-  std::mutex mutex_;
-  std::map<Key, LinfAnswerPlan> plans_;
-};
-
 LinfAnswerPlan make_plan(const LinfAnswerParams& params, std::uint64_t queries) {
   const std::span<const double> p_grid =
       params.p != 0.0 ? std::span<const double>(&params.p, 1) : std::span<const double>(kDefaultPGrid);
@@ -216,12 +188,13 @@ LinfAnswerPlan make_plan(const LinfAnswerParams& params, std::uint64_t queries) 
 
 LinfAnswerPlan plan_linf_answers(const LinfAnswerParams& params, std::uint64_t queries) {
   validate_params(params, queries);
-  static PlanCache cache;
-  const PlanCache::Key key = PlanCache::key_of(params, queries);
-  if (const std::optional<LinfAnswerPlan> cached = cache.find(key)) return *cached;
-  const LinfAnswerPlan plan = make_plan(params, queries);
-  cache.insert(key, plan);
-  return plan;
+  // Plans are deterministic and cost seconds: kept for the next call with the same parameters.
+  static detail::CalibrationCache<std::tuple<double, double, double, double, std::uint64_t, bool, std::uint64_t>,
+                                  LinfAnswerPlan>
+      cache;
+  return cache.get({params.epsilon, params.delta, params.beta, params.p, params.max_repairs,
+                    params.repair_with_sparse_vector, queries},
+                   [&] { return make_plan(params, queries); });
 }
 
 namespace {
