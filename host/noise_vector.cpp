@@ -3,10 +3,9 @@
 // continuous_noise.hpp; kernels/noise_vector.cu runs the same ones on the GPU.
 #include "dpselect/noise_vector.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
-#include <vector>
 
 #include "dpselect/continuous_noise.hpp"
 #include "dpselect/detail/release_access.hpp"
@@ -145,39 +144,26 @@ NoiseVectorReport make_report(const NoiseVectorParams& params, double scale, std
 
 namespace detail {
 
-// Blocks of one (key, stream) for a CPU thread walking coordinates in increasing order: the
-// ChaCha20 block of each of the first kCachedRows rows is kept, so four neighbouring coordinates
-// share it (continuous_noise.hpp puts block j of coordinate i at (j << 54) | i). Same bits as
-// random_block.
+// Blocks of one (key, stream) for a CPU thread walking coordinates in increasing order: each of
+// the first kCachedRows rows keeps its own SequentialBlocks (random_key.hpp), so four neighbouring
+// coordinates share one ChaCha20 block (continuous_noise.hpp puts block j of coordinate i at
+// (j << 54) | i). Same bits as random_block.
 class RowCachedBlocks {
  public:
   static constexpr std::uint64_t kCachedRows = 4;
 
-  RowCachedBlocks(const RandomKey& key, std::uint64_t stream) : key_(key), stream_(stream) {}
+  RowCachedBlocks(const RandomKey& key, std::uint64_t stream)
+      : key_(key), stream_(stream), rows_{{key, stream}, {key, stream}, {key, stream}, {key, stream}} {}
 
   RandomBlock at(std::uint64_t position) {
     const std::uint64_t row = position >> continuous::kCoordinateColumnBits;
-    if (key_.generator == Generator::philox || row >= kCachedRows) return random_block(key_, stream_, position);
-    Row& cached = rows_[row];
-    const std::uint64_t block = position / 4;
-    if (!cached.valid || cached.block != block) {
-      chacha20_stream_block(key_.chacha, stream_, block, cached.words);
-      cached.block = block;
-      cached.valid = true;
-    }
-    const unsigned first = 4 * static_cast<unsigned>(position % 4);
-    return RandomBlock{{cached.words[first], cached.words[first + 1], cached.words[first + 2], cached.words[first + 3]}};
+    return row < kCachedRows ? rows_[row].at(position) : random_block(key_, stream_, position);
   }
 
  private:
-  struct Row {
-    std::uint64_t block = 0;
-    bool valid = false;
-    std::uint32_t words[16] = {};
-  };
   RandomKey key_;
   std::uint64_t stream_;
-  Row rows_[kCachedRows];
+  SequentialBlocks rows_[kCachedRows];
 };
 
 bool cpu_add_noise(std::span<double> values, std::uint64_t first_coordinate, const RandomKey& key,

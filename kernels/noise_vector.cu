@@ -7,17 +7,13 @@
 
 #include "../host/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "launch_helpers.cuh"
 
 namespace dpselect::detail {
 namespace {
 
 constexpr int kBlockThreads = 256;
 constexpr std::uint64_t kMaxBlocks = 8192;
-
-unsigned int blocks_for(std::uint64_t count) {
-  return static_cast<unsigned int>(
-      std::clamp<std::uint64_t>((count + kBlockThreads - 1) / kBlockThreads, 1, kMaxBlocks));
-}
 
 // Blocks by position for one generator: the kernel is compiled per generator, so the loop holds
 // only that generator's key and code (random_block(RandomKey) would carry both).
@@ -53,21 +49,15 @@ __global__ void add_noise_kernel(double* values, std::uint64_t count, std::uint6
 void enqueue_add_noise(double* values, std::uint64_t count, std::uint64_t first_coordinate, const RandomKey& key,
                        std::uint64_t stream, const continuous::CoordinateNoise& noise, unsigned int* failed,
                        cudaStream_t cuda_stream) {
+  const unsigned int blocks = grid_stride_blocks(count, kBlockThreads, kMaxBlocks);
   if (key.generator == Generator::philox) {
-    add_noise_kernel<<<blocks_for(count), kBlockThreads, 0, cuda_stream>>>(
+    add_noise_kernel<<<blocks, kBlockThreads, 0, cuda_stream>>>(
         values, count, first_coordinate, PhiloxFetch{key.philox, stream}, noise, failed);
   } else {
-    add_noise_kernel<<<blocks_for(count), kBlockThreads, 0, cuda_stream>>>(
+    add_noise_kernel<<<blocks, kBlockThreads, 0, cuda_stream>>>(
         values, count, first_coordinate, ChaChaFetch{key.chacha, stream}, noise, failed);
   }
   DPSELECT_CUDA_TRY(cudaGetLastError());
-}
-
-bool read_failed(const DeviceScratch& failed, cudaStream_t cuda_stream) {
-  unsigned int flag = 0;
-  DPSELECT_CUDA_TRY(cudaMemcpyAsync(&flag, failed.as<unsigned int>(), sizeof flag, cudaMemcpyDeviceToHost, cuda_stream));
-  DPSELECT_CUDA_TRY(cudaStreamSynchronize(cuda_stream));
-  return flag != 0;
 }
 
 }  // namespace
@@ -78,7 +68,7 @@ bool gpu_add_noise(double* values, std::uint64_t count, std::uint64_t first_coor
   DeviceScratch failed(sizeof(unsigned int), cuda_stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(failed.as<unsigned int>(), 0, sizeof(unsigned int), cuda_stream));
   enqueue_add_noise(values, count, first_coordinate, key, stream, noise, failed.as<unsigned int>(), cuda_stream);
-  return !read_failed(failed, cuda_stream);
+  return read_device_value(failed.as<unsigned int>(), cuda_stream) == 0;
 }
 
 bool gpu_add_noise_host(std::span<double> values, const RandomKey& key, std::uint64_t stream,
@@ -116,7 +106,7 @@ bool gpu_add_noise_host(std::span<double> values, const RandomKey& key, std::uin
     DPSELECT_CUDA_TRY(cudaMemcpyAsync(values.data() + offset, chunk, count * sizeof(double), cudaMemcpyDeviceToHost,
                                       cuda_stream));
   }
-  return !read_failed(failed, cuda_stream);
+  return read_device_value(failed.as<unsigned int>(), cuda_stream) == 0;
 }
 
 }  // namespace dpselect::detail

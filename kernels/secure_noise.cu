@@ -4,22 +4,17 @@
 // written are the host's, bit for bit.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cuda/std/limits>
 
 #include "../host/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "launch_helpers.cuh"
 
 namespace dpselect::detail {
 namespace {
 
 constexpr int kBlockThreads = 256;
 constexpr std::uint64_t kMaxBlocks = 8192;
-
-unsigned int blocks_for(std::uint64_t count) {
-  return static_cast<unsigned int>(std::clamp<std::uint64_t>((count + kBlockThreads - 1) / kBlockThreads, 1,
-                                                             kMaxBlocks));
-}
 
 __global__ void secure_scan_kernel(const double* values, std::uint64_t count, double granularity,
                                    unsigned long long* first_invalid) {
@@ -51,13 +46,10 @@ DeviceValueScan gpu_secure_scan(const double* values, std::uint64_t count, doubl
   if (count == 0) return scan;
   DeviceScratch first(sizeof(unsigned long long), stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(first.as<unsigned long long>(), 0xFF, sizeof(unsigned long long), stream));
-  secure_scan_kernel<<<blocks_for(count), kBlockThreads, 0, stream>>>(values, count, granularity,
-                                                                      first.as<unsigned long long>());
+  secure_scan_kernel<<<grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream>>>(
+      values, count, granularity, first.as<unsigned long long>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
-  unsigned long long found = 0;
-  DPSELECT_CUDA_TRY(
-      cudaMemcpyAsync(&found, first.as<unsigned long long>(), sizeof found, cudaMemcpyDeviceToHost, stream));
-  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
+  const unsigned long long found = read_device_value(first.as<unsigned long long>(), stream);
   if (found < count) {
     scan.first_invalid = found;
     scan.first_invalid_value = gpu_read_value(values, found, stream);
@@ -69,12 +61,10 @@ bool gpu_add_secure_noise(const SecureNoiseCore& core, double* values, std::uint
   if (count == 0) return false;
   DeviceScratch flag(sizeof(int), stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(flag.as<int>(), 0, sizeof(int), stream));
-  secure_noise_kernel<<<blocks_for(count), kBlockThreads, 0, stream>>>(core, values, count, flag.as<int>());
+  secure_noise_kernel<<<grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream>>>(
+      core, values, count, flag.as<int>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
-  int exhausted = 0;
-  DPSELECT_CUDA_TRY(cudaMemcpyAsync(&exhausted, flag.as<int>(), sizeof exhausted, cudaMemcpyDeviceToHost, stream));
-  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
-  return exhausted != 0;
+  return read_device_value(flag.as<int>(), stream) != 0;
 }
 
 }  // namespace dpselect::detail

@@ -4,7 +4,6 @@
 // query and the first index found is the one the sequential mechanism stops at.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cub/block/block_reduce.cuh>
 #include <cuda/functional>
 #include <cuda/std/bit>
@@ -12,17 +11,13 @@
 
 #include "../host/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "launch_helpers.cuh"
 
 namespace dpselect::detail {
 namespace {
 
 constexpr int kBlockThreads = 256;
 constexpr std::uint64_t kMaxBlocks = 4096;
-
-unsigned int blocks_for(std::uint64_t count) {
-  return static_cast<unsigned int>(std::clamp<std::uint64_t>((count + kBlockThreads - 1) / kBlockThreads, 1,
-                                                             kMaxBlocks));
-}
 
 // Non-negative doubles order like their bit patterns, so atomicMax on the bits is a max on |v|.
 __global__ void scan_values_kernel(const double* values, std::uint64_t count, double bound,
@@ -74,7 +69,7 @@ DeviceValueScan gpu_scan_values(const double* values, std::uint64_t count, doubl
   unsigned long long initial[2] = {count, 0};
   DPSELECT_CUDA_TRY(cudaMemcpyAsync(results.as<unsigned long long>(), initial, sizeof initial, cudaMemcpyHostToDevice,
                                     stream));
-  scan_values_kernel<<<blocks_for(count), kBlockThreads, 0, stream>>>(
+  scan_values_kernel<<<grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream>>>(
       values, count, bound, results.as<unsigned long long>(), results.as<unsigned long long>() + 1);
   DPSELECT_CUDA_TRY(cudaGetLastError());
   unsigned long long found[2];
@@ -93,21 +88,15 @@ std::uint64_t gpu_first_above(const double* values, std::uint64_t begin, std::ui
   // All ones means "none found": a memset, not a copy from the host, so nothing waits for it.
   DeviceScratch first(sizeof(unsigned long long), stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(first.as<unsigned long long>(), 0xFF, sizeof(unsigned long long), stream));
-  first_above_kernel<<<blocks_for(end - begin), kBlockThreads, 0, stream>>>(values, begin, end, noise, noisy_threshold,
-                                                                            first.as<unsigned long long>());
+  first_above_kernel<<<grid_stride_blocks(end - begin, kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream>>>(
+      values, begin, end, noise, noisy_threshold, first.as<unsigned long long>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
-  unsigned long long found = 0;
-  DPSELECT_CUDA_TRY(
-      cudaMemcpyAsync(&found, first.as<unsigned long long>(), sizeof found, cudaMemcpyDeviceToHost, stream));
-  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
+  const unsigned long long found = read_device_value(first.as<unsigned long long>(), stream);
   return found < end ? found : end;
 }
 
 double gpu_read_value(const double* values, std::uint64_t index, cuda_stream_t stream) {
-  double value = 0.0;
-  DPSELECT_CUDA_TRY(cudaMemcpyAsync(&value, values + index, sizeof value, cudaMemcpyDeviceToHost, stream));
-  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
-  return value;
+  return read_device_value(values + index, stream);
 }
 
 }  // namespace dpselect::detail
