@@ -5,6 +5,8 @@
 //                                         the 16-byte copy of its result to the host: the cost
 //                                         of a non-private arg-max (the lower bound to beat)
 //   gpu_memcpy_d2d/<type>/n:<n>           cudaMemcpyAsync device-to-device of the same bytes
+//   gpu_read/<type>/n:<n>                 a plain read of the same bytes (16-byte loads)
+//   gpu_rows, gpu_repeated, gpu_pricing   batched_gpu_bench.cu
 //   gpu_functor/<mechanism>/<generator>/n:<n>   dpselect::select_functor (select.cuh) over a
 //                                         __host__ __device__ quadratic utility, no memory reads
 //   gpu_sparse_vector/double/n:<n>        dpselect::sparse_vector_batch over a DeviceSpan: every
@@ -27,6 +29,8 @@
 //   items_per_second            candidates per second (= candidates_per_s)
 //   fraction_of_copy_bandwidth  bytes_per_second / the device-to-device copy bandwidth
 //                               (read + write) measured once at start-up on 1 GiB
+//   fraction_of_read_bandwidth  bytes_per_second / the plain-read bandwidth measured once at
+//                               start-up on 1 GiB (the peak a one-pass selection can reach)
 //
 // When no CUDA device is usable every benchmark reports "no usable CUDA device" as skipped.
 #include <benchmark/benchmark.h>
@@ -45,6 +49,7 @@
 #include <vector>
 
 #include "bench_params.hpp"
+#include "gpu_bench_support.cuh"
 #include "dpselect/select.cuh"
 #include "dpselect/noise_vector.hpp"
 #include "dpselect/sparse_vector.hpp"
@@ -56,220 +61,7 @@ using dpselect_bench::kDataSeed;
 using dpselect_bench::kGenerators;
 using dpselect_bench::kMechanisms;
 
-#define BENCH_CUDA_CHECK(call)                                                           \
-  do {                                                                                   \
-    const cudaError_t bench_status_ = (call);                                            \
-    if (bench_status_ != cudaSuccess) {                                                  \
-      throw std::runtime_error(std::string("CUDA error ") + cudaGetErrorName(bench_status_) + \
-                               " (" + cudaGetErrorString(bench_status_) + ") in " #call " at " + \
-                               __FILE__ + ":" + std::to_string(__LINE__));               \
-    }                                                                                    \
-  } while (0)
-
-
-
-dpselect::SelectionParams gpu_params(dpselect::Mechanism mechanism) {
-  return dpselect_bench::bench_params(mechanism, dpselect::Backend::Gpu);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Device data
-
-__host__ __device__ inline std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-// data[i] = a hash of i mapped to [0, 1000): never a constant or zero-filled array.
-template <class T>
-__global__ void fill_kernel(T* data, std::uint64_t n, std::uint64_t seed) {
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride) {
-    const std::uint64_t h = splitmix64(i ^ seed);
-    if constexpr (sizeof(T) == 4) {
-      data[i] = static_cast<T>(static_cast<float>(h >> 40) * 0x1p-24f * 1000.0f);
-    } else {
-      data[i] = static_cast<T>(static_cast<double>(h >> 11) * 0x1p-53 * 1000.0);
-    }
-  }
-}
-
-// The one input array alive at a time (the largest is 8 GiB); benchmarks are registered so
-// that all that use one (type, n) run consecutively.
-struct DeviceArray {
-  void* data = nullptr;
-  std::uint64_t n = 0;
-  std::size_t element_bytes = 0;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Process-wide GPU state, set up once in main when a device is usable.
-
-struct GpuEnvironment {
-  bool usable = false;
-  std::string unusable_reason = "no usable CUDA device";
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
-  void* flush_buffer = nullptr;
-  std::size_t flush_bytes = 0;
-  void* copy_destination = nullptr;  // scratch for the memcpy baseline, grown on demand
-  std::size_t copy_destination_bytes = 0;
-  void* argmax_out = nullptr;  // [max value: 8 bytes][index: 8 bytes]
-  cuda::std::int64_t* host_result = nullptr;  // pinned, for the result copies
-  DeviceArray array;
-  double copy_bandwidth = 0.0;  // bytes (read + written) per second of a D2D cudaMemcpy
-  cudaDeviceProp properties{};
-};
-
-GpuEnvironment& env() {
-  static GpuEnvironment instance;
-  return instance;
-}
-
-template <class T>
-const T* device_array(std::uint64_t n) {
-  GpuEnvironment& e = env();
-  if (e.array.data != nullptr && e.array.n == n && e.array.element_bytes == sizeof(T)) {
-    return static_cast<const T*>(e.array.data);
-  }
-  if (e.array.data != nullptr) {
-    BENCH_CUDA_CHECK(cudaFree(e.array.data));
-    e.array = DeviceArray{};
-  }
-  void* data = nullptr;
-  BENCH_CUDA_CHECK(cudaMalloc(&data, n * sizeof(T)));
-  e.array = DeviceArray{data, n, sizeof(T)};
-  const unsigned int blocks = static_cast<unsigned int>(
-      std::min<std::uint64_t>((n + 255) / 256, static_cast<std::uint64_t>(e.properties.multiProcessorCount) * 32));
-  fill_kernel<T><<<blocks, 256, 0, e.stream>>>(static_cast<T*>(data), n, kDataSeed);
-  BENCH_CUDA_CHECK(cudaPeekAtLastError());
-  BENCH_CUDA_CHECK(cudaStreamSynchronize(e.stream));
-  return static_cast<const T*>(data);
-}
-
-void* copy_destination(std::size_t bytes) {
-  GpuEnvironment& e = env();
-  if (e.copy_destination_bytes < bytes) {
-    if (e.copy_destination != nullptr) BENCH_CUDA_CHECK(cudaFree(e.copy_destination));
-    e.copy_destination = nullptr;
-    e.copy_destination_bytes = 0;
-    BENCH_CUDA_CHECK(cudaMalloc(&e.copy_destination, bytes));
-    e.copy_destination_bytes = bytes;
-  }
-  return e.copy_destination;
-}
-
-// Evicts L2 and waits for the stream to go idle; never inside a timed region.
-void flush_l2() {
-  GpuEnvironment& e = env();
-  BENCH_CUDA_CHECK(cudaMemsetAsync(e.flush_buffer, 0x5a, e.flush_bytes, e.stream));
-  BENCH_CUDA_CHECK(cudaStreamSynchronize(e.stream));
-}
-
-void record_start() { BENCH_CUDA_CHECK(cudaEventRecord(env().start, env().stream)); }
-
-// Records the stop event, waits for it and returns the elapsed seconds since record_start().
-double record_stop_seconds() {
-  GpuEnvironment& e = env();
-  BENCH_CUDA_CHECK(cudaEventRecord(e.stop, e.stream));
-  BENCH_CUDA_CHECK(cudaEventSynchronize(e.stop));
-  float milliseconds = 0.0f;
-  BENCH_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, e.start, e.stop));
-  return static_cast<double>(milliseconds) * 1e-3;
-}
-
-// Best-of-5 device-to-device copy of 1 GiB, L2 flushed before each: the measured bandwidth
-// reference (bytes read + bytes written per second).
-double measure_copy_bandwidth() {
-  constexpr std::size_t kBytes = std::size_t{1} << 30;
-  GpuEnvironment& e = env();
-  void* source = nullptr;
-  BENCH_CUDA_CHECK(cudaMalloc(&source, kBytes));
-  void* destination = copy_destination(kBytes);
-  BENCH_CUDA_CHECK(cudaMemsetAsync(source, 0x3c, kBytes, e.stream));
-  BENCH_CUDA_CHECK(cudaMemcpyAsync(destination, source, kBytes, cudaMemcpyDeviceToDevice, e.stream));
-  double best = 0.0;
-  for (int repetition = 0; repetition < 5; ++repetition) {
-    flush_l2();
-    record_start();
-    BENCH_CUDA_CHECK(
-        cudaMemcpyAsync(destination, source, kBytes, cudaMemcpyDeviceToDevice, e.stream));
-    const double seconds = record_stop_seconds();
-    best = std::max(best, 2.0 * static_cast<double>(kBytes) / seconds);
-  }
-  BENCH_CUDA_CHECK(cudaFree(source));
-  return best;
-}
-
-void setup_gpu() {
-  GpuEnvironment& e = env();
-  if (!dpselect::gpu_usable()) return;
-  int device = 0;
-  BENCH_CUDA_CHECK(cudaGetDevice(&device));
-  BENCH_CUDA_CHECK(cudaGetDeviceProperties(&e.properties, device));
-  BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&e.stream, cudaStreamNonBlocking));
-  BENCH_CUDA_CHECK(cudaEventCreate(&e.start));
-  BENCH_CUDA_CHECK(cudaEventCreate(&e.stop));
-  e.flush_bytes = std::max<std::size_t>(std::size_t{256} << 20,
-                                        std::size_t{4} * static_cast<std::size_t>(e.properties.l2CacheSize));
-  BENCH_CUDA_CHECK(cudaMalloc(&e.flush_buffer, e.flush_bytes));
-  BENCH_CUDA_CHECK(cudaMalloc(&e.argmax_out, 16));
-  BENCH_CUDA_CHECK(cudaMallocHost(&e.host_result, 2 * sizeof(cuda::std::int64_t)));
-  e.copy_bandwidth = measure_copy_bandwidth();
-  e.usable = true;
-}
-
-void teardown_gpu() {
-  GpuEnvironment& e = env();
-  // Best effort: errors here cannot change any reported number.
-  if (e.array.data != nullptr) static_cast<void>(cudaFree(e.array.data));
-  if (e.copy_destination != nullptr) static_cast<void>(cudaFree(e.copy_destination));
-  if (e.flush_buffer != nullptr) static_cast<void>(cudaFree(e.flush_buffer));
-  if (e.argmax_out != nullptr) static_cast<void>(cudaFree(e.argmax_out));
-  if (e.host_result != nullptr) static_cast<void>(cudaFreeHost(e.host_result));
-  if (e.start != nullptr) static_cast<void>(cudaEventDestroy(e.start));
-  if (e.stop != nullptr) static_cast<void>(cudaEventDestroy(e.stop));
-  if (e.stream != nullptr) static_cast<void>(cudaStreamDestroy(e.stream));
-  e = GpuEnvironment{};
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reporting
-
-// bytes: bytes of memory traffic per iteration counted in bytes_per_second (0: none).
-void report(benchmark::State& state, std::uint64_t n, std::uint64_t bytes) {
-  const double iterations = static_cast<double>(state.iterations());
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
-                          static_cast<std::int64_t>(n));
-  state.counters["candidates_per_s"] =
-      benchmark::Counter(iterations * static_cast<double>(n), benchmark::Counter::kIsRate);
-  state.counters["n"] = static_cast<double>(n);
-  if (bytes != 0) {
-    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
-                            static_cast<std::int64_t>(bytes));
-    // (bytes / copy bandwidth) seconds per iteration, divided by the measured seconds.
-    state.counters["fraction_of_copy_bandwidth"] = benchmark::Counter(
-        iterations * static_cast<double>(bytes) / env().copy_bandwidth, benchmark::Counter::kIsRate);
-  }
-}
-
-// Runs body(state) unless the GPU is unusable; turns exceptions into skips.
-template <class Body>
-void guarded(benchmark::State& state, Body&& body) {
-  if (!env().usable) {
-    state.SkipWithError(env().unusable_reason.c_str());
-    return;
-  }
-  try {
-    body(state);
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-  }
-}
+using namespace dpselect_bench::gpu;
 
 // ---------------------------------------------------------------------------------------------
 // Benchmarks
@@ -306,6 +98,22 @@ void bm_select_array(benchmark::State& state, dpselect::Mechanism mechanism, dps
                   [&](dpselect::Context& ctx, const dpselect::SelectionParams& params) {
                     return dpselect::select(ctx, span, params, env().stream);
                   });
+  });
+}
+
+// The plain read of the array's bytes (read_kernel): what a memory-bound one-pass selection
+// could at best reach.
+template <class T>
+void bm_read(benchmark::State& state, std::uint64_t n) {
+  guarded(state, [&](benchmark::State& st) {
+    const T* data = device_array<T>(n);
+    for (auto _ : st) {
+      flush_l2();
+      record_start();
+      enqueue_read(data, n * sizeof(T));
+      st.SetIterationTime(record_stop_seconds());
+    }
+    report(st, n, n * sizeof(T));
   });
 }
 
@@ -449,7 +257,7 @@ std::string size_label(std::uint64_t n) { return "n:" + std::to_string(n); }
 
 template <class T>
 void register_arrays(const char* type_name) {
-  for (int log2n = 20; log2n <= 30; log2n += 2) {
+  for (int log2n = 20; log2n <= 32; log2n += 2) {
     const std::uint64_t n = std::uint64_t{1} << log2n;
     for (const dpselect::Mechanism mechanism : kMechanisms) {
       for (const dpselect::Generator generator : kGenerators) {
@@ -467,6 +275,10 @@ void register_arrays(const char* type_name) {
     benchmark::RegisterBenchmark(
         (std::string("gpu_cub_argmax/") + type_name + "/" + size_label(n)).c_str(),
         [n](benchmark::State& state) { bm_cub_argmax<T>(state, n); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((std::string("gpu_read/") + type_name + "/" + size_label(n)).c_str(),
+                                 [n](benchmark::State& state) { bm_read<T>(state, n); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(
@@ -542,6 +354,7 @@ void add_context() {
   benchmark::AddCustomContext("l2_flush_bytes", std::to_string(e.flush_bytes));
   benchmark::AddCustomContext("d2d_copy_bandwidth_bytes_per_s",
                               std::to_string(static_cast<long long>(e.copy_bandwidth)));
+  benchmark::AddCustomContext("read_bandwidth_bytes_per_s", std::to_string(static_cast<long long>(e.read_bandwidth)));
 }
 
 }  // namespace
@@ -566,6 +379,7 @@ int main(int argc, char** argv) {
   }
   add_context();
   register_all();
+  register_batched_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   teardown_gpu();

@@ -2,8 +2,9 @@
 //
 // Every selection mechanism at its documented claim (types.hpp, top_k.hpp, pricing.hpp,
 // rows.hpp), on small ranges (2-8 candidates), epsilon = 1 per claim and Delta = 1 (pricing:
-// Delta = the largest price), on the CPU backend (a release on 8 candidates takes microseconds,
-// so an audit's 2 (20k + 200k) releases take a fraction of a second).
+// Delta = the largest price). The single-pick mechanisms run in batches of select_repeated: on the
+// GPU when one is usable (10^8 releases per input are then practical), on all CPU cores
+// otherwise; top-k, pricing and rows run one release per call on the CPU.
 //
 // Neighbour patterns (issue 6), written as (D -> D'):
 //   "half up / half down": candidate 0 moves up by Delta while all the others move down by Delta.
@@ -21,6 +22,7 @@
 // its events (EM and top-k: closed forms from the softmax; permute-and-flip and Laplace noisy max:
 // numerical integration of P[i wins] = int f(x - u_i) prod_{j != i} F(x - u_j) dx, Simpson's rule
 // on 40 000 intervals). The audit's lower bound stays below that value (up to its confidence).
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -35,6 +37,9 @@
 
 namespace dpselect::audit {
 namespace {
+
+// Releases per select_repeated call: every release of a call is held until it finishes.
+constexpr std::uint64_t kReleasesPerBatch = std::uint64_t{1} << 16;
 
 constexpr double kEpsilon = 1.0;
 constexpr double kDelta = 1.0;
@@ -81,19 +86,23 @@ std::string claim_name(Mechanism mechanism, bool monotone) {
   return std::string(to_string(mechanism)) + (monotone ? " (monotone)" : " (general)");
 }
 
-// One select() per release; key = the released index.
+// Batches of select_repeated (each release its own stream, exactly as select() would draw it), on
+// the GPU when one is usable (one launch per batch) and on all CPU cores otherwise; key = the
+// released index.
 AuditTarget selection_target(Mechanism mechanism, bool monotone, std::string neighbours,
                              std::pair<std::vector<double>, std::vector<double>> inputs) {
   AuditTarget target;
   target.mechanism = claim_name(mechanism, monotone);
   target.neighbours = std::move(neighbours);
   target.claimed_epsilon = kEpsilon;
-  const SelectionParams params = params_for(mechanism, kEpsilon, monotone);
+  SelectionParams params = params_for(mechanism, kEpsilon, monotone);
+  params.backend = Backend::Auto;
   target.run = [params, d = std::move(inputs.first), d_prime = std::move(inputs.second)](
                    bool on_d_prime, Context& context, std::uint64_t runs, OutputCounts& counts) {
     const std::span<const double> utilities(on_d_prime ? d_prime : d);
-    for (std::uint64_t run = 0; run < runs; ++run) {
-      ++counts[static_cast<OutputKey>(select(context, utilities, params).index)];
+    for (std::uint64_t done = 0; done < runs; done += kReleasesPerBatch) {
+      const RowsSelection batch = select_repeated(context, utilities, params, std::min(kReleasesPerBatch, runs - done));
+      for (const Selection& selection : batch.selections) ++counts[static_cast<OutputKey>(selection.index)];
     }
   };
   return target;

@@ -30,6 +30,18 @@ ShardResult gpu_evaluate_device(const NoiseSpec& spec, const double* utilities, 
 // Utilities in host memory, streamed to the device in chunks that fit its free memory.
 ShardResult gpu_evaluate_host(const NoiseSpec& spec, const float* utilities, IndexRange range);
 ShardResult gpu_evaluate_host(const NoiseSpec& spec, const double* utilities, IndexRange range);
+// Release r of a batch scores row r of a matrix (row r at utilities + r * row_stride; row_stride 0:
+// every release reads the same row) over candidates [0, cols) with specs[r], in one launch per
+// 2^18 rows (kernels/select_rows.cu). results[r] is unstamped. Device memory (ordered on `stream`,
+// which is synchronized) or host memory (copied in blocks of whole rows on a stream of its own).
+void gpu_evaluate_device_rows(std::span<const NoiseSpec> specs, const float* utilities, std::uint64_t row_stride,
+                              std::uint64_t cols, std::span<ShardResult> results, cuda_stream_t stream);
+void gpu_evaluate_device_rows(std::span<const NoiseSpec> specs, const double* utilities, std::uint64_t row_stride,
+                              std::uint64_t cols, std::span<ShardResult> results, cuda_stream_t stream);
+void gpu_evaluate_host_rows(std::span<const NoiseSpec> specs, const float* utilities, std::uint64_t row_stride,
+                            std::uint64_t cols, std::span<ShardResult> results);
+void gpu_evaluate_host_rows(std::span<const NoiseSpec> specs, const double* utilities, std::uint64_t row_stride,
+                            std::uint64_t cols, std::span<ShardResult> results);
 // Revenue of grid prices 0..count-1 against the sorted bids, computed in the fused pass.
 ShardResult gpu_evaluate_price_grid(const NoiseSpec& spec, std::span<const double> sorted_bids,
                                     const PriceGrid& grid, std::uint64_t count);

@@ -21,6 +21,22 @@ ShardResult gpu_evaluate_device(const NoiseSpec&, const double*, IndexRange, cud
 }
 ShardResult gpu_evaluate_host(const NoiseSpec&, const float*, IndexRange) { throw_unavailable(); }
 ShardResult gpu_evaluate_host(const NoiseSpec&, const double*, IndexRange) { throw_unavailable(); }
+void gpu_evaluate_device_rows(std::span<const NoiseSpec>, const float*, std::uint64_t, std::uint64_t,
+                              std::span<ShardResult>, cuda_stream_t) {
+  throw_unavailable();
+}
+void gpu_evaluate_device_rows(std::span<const NoiseSpec>, const double*, std::uint64_t, std::uint64_t,
+                              std::span<ShardResult>, cuda_stream_t) {
+  throw_unavailable();
+}
+void gpu_evaluate_host_rows(std::span<const NoiseSpec>, const float*, std::uint64_t, std::uint64_t,
+                            std::span<ShardResult>) {
+  throw_unavailable();
+}
+void gpu_evaluate_host_rows(std::span<const NoiseSpec>, const double*, std::uint64_t, std::uint64_t,
+                            std::span<ShardResult>) {
+  throw_unavailable();
+}
 ShardResult gpu_evaluate_price_grid(const NoiseSpec&, std::span<const double>, const PriceGrid&,
                                     std::uint64_t) {
   throw_unavailable();

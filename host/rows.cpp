@@ -2,6 +2,7 @@
 #include "dpselect/rows.hpp"
 
 #include <exception>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -9,27 +10,49 @@
 
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
+#include "gpu_backend.hpp"
 #include "validation.hpp"
 
 namespace dpselect {
 namespace {
 
+// Where the rows live. row_stride is the distance between rows in elements: cols for a matrix,
+// 0 when every release reads the same row.
 template <class T>
-RowsSelection rows(Context& context, HostMatrix<const T> utilities, const SelectionParams& params,
-                   std::span<const double> row_epsilons) {
-  if (utilities.rows == 0 || utilities.cols == 0) {
-    throw InvalidArgument("dpselect: utilities must have at least one row and one column (got " +
-                          std::to_string(utilities.rows) + " x " + std::to_string(utilities.cols) + ")");
+struct RowSource {
+  const T* data;
+  std::uint64_t rows;
+  std::uint64_t cols;
+  std::uint64_t row_stride;
+  bool on_device;
+  cuda_stream_t stream;
+};
+
+// Every check that can fail, then one charge for all rows, then the streams in row order.
+template <class T>
+std::vector<Release> begin_row_releases(Context& context, const RowSource<T>& source, const SelectionParams& params,
+                                        std::span<const double> row_epsilons, const char* rows_name) {
+  if (source.rows == 0 || source.cols == 0) {
+    throw InvalidArgument(std::string("dpselect: ") + rows_name + " must have at least one row and one column (got " +
+                          std::to_string(source.rows) + " x " + std::to_string(source.cols) + ")");
   }
-  if (utilities.data == nullptr) throw InvalidArgument("dpselect: utilities.data must not be nullptr");
-  detail::validate_candidate_count("utilities row", utilities.cols, 0);
+  if (source.on_device) {
+    detail::validate_device_utilities(source.data, source.cols, 0, params.backend);
+  } else if (source.data == nullptr) {
+    throw InvalidArgument("dpselect: utilities.data must not be nullptr");
+  }
+  detail::validate_candidate_count("utilities row", source.cols, 0);
+  if (source.row_stride != 0 && source.rows > std::numeric_limits<std::uint64_t>::max() / sizeof(T) / source.cols) {
+    throw InvalidArgument("dpselect: a " + std::to_string(source.rows) + " x " + std::to_string(source.cols) +
+                          " matrix does not fit in memory");
+  }
   const bool per_row = !row_epsilons.empty();
-  if (per_row && row_epsilons.size() != utilities.rows) {
-    throw InvalidArgument("dpselect: row_epsilons must hold one epsilon per row, " +
-                          std::to_string(utilities.rows) + " (got " + std::to_string(row_epsilons.size()) + ")");
+  if (per_row && row_epsilons.size() != source.rows) {
+    throw InvalidArgument("dpselect: row_epsilons must hold one epsilon per row, " + std::to_string(source.rows) +
+                          " (got " + std::to_string(row_epsilons.size()) + ")");
   }
-  std::vector<SelectionParams> row_params(utilities.rows, params);
-  for (std::uint64_t r = 0; r < utilities.rows; ++r) {
+  std::vector<SelectionParams> row_params(per_row ? source.rows : 1, params);
+  for (std::size_t r = 0; r < row_params.size(); ++r) {
     if (per_row) row_params[r].epsilon = row_epsilons[r];
     try {
       detail::validate_release_params(row_params[r]);
@@ -39,44 +62,79 @@ RowsSelection rows(Context& context, HostMatrix<const T> utilities, const Select
   }
   detail::resolve_backend(params.backend);
 
-  // Every row is its own release, all charged together before the first stream is drawn; the
-  // streams are drawn in row order.
+  // Every row is its own release (rows.hpp), charged together before the first stream is drawn.
   std::vector<PrivacyCharge> charges;
-  for (const SelectionParams& row : row_params) {
-    const PrivacyCharge charge{release_kind(row.mechanism), row.epsilon, 0.0, 1};
-    if (!charges.empty() && charges.back().epsilon == charge.epsilon && charges.back().kind == charge.kind) {
+  for (std::uint64_t r = 0; r < source.rows; ++r) {
+    const SelectionParams& row = row_params[per_row ? r : 0];
+    if (!charges.empty() && charges.back().epsilon == row.epsilon && charges.back().kind == release_kind(row.mechanism)) {
       ++charges.back().count;
     } else {
-      charges.push_back(charge);
+      charges.push_back(PrivacyCharge{release_kind(row.mechanism), row.epsilon, 0.0, 1});
     }
   }
   detail::ContextAccess::charge(context, charges);
   std::vector<Release> releases;
-  releases.reserve(utilities.rows);
-  for (std::uint64_t r = 0; r < utilities.rows; ++r) {
-    releases.push_back(detail::ContextAccess::begin_charged_release(context, row_params[r]));
+  releases.reserve(source.rows);
+  for (std::uint64_t r = 0; r < source.rows; ++r) {
+    releases.push_back(detail::ContextAccess::begin_charged_release(context, row_params[per_row ? r : 0]));
   }
-  std::vector<ShardResult> results(utilities.rows);
+  return releases;
+}
+
+// Host rows on the CPU. With at least as many rows as threads, rows run in parallel and each
+// row's pass on its thread alone (nested regions are serialized); with fewer rows, each row's
+// pass uses every core.
+template <class T>
+std::vector<ShardResult> evaluate_rows_on_cpu(std::vector<Release>& releases, const RowSource<T>& source) {
+  std::vector<ShardResult> results(source.rows);
   std::exception_ptr failure;
-  // With at least as many rows as threads, rows run in parallel and each row's pass on its
-  // thread alone (nested regions are serialized); with fewer rows, each row's pass uses every
-  // core.
-  const bool parallel_rows = utilities.rows >= static_cast<std::uint64_t>(omp_get_max_threads());
+  const bool parallel_rows = source.rows >= static_cast<std::uint64_t>(omp_get_max_threads());
 #pragma omp parallel for schedule(dynamic, 1) if (parallel_rows)
-  for (std::uint64_t r = 0; r < utilities.rows; ++r) {
+  for (std::uint64_t r = 0; r < source.rows; ++r) {
     try {
-      results[r] = releases[r].evaluate(
-          std::span<const T>(utilities.data + r * utilities.cols, utilities.cols), 0);
+      results[r] = releases[r].evaluate(std::span<const T>(source.data + r * source.row_stride, source.cols), 0);
     } catch (...) {
 #pragma omp critical
       if (!failure) failure = std::current_exception();
     }
   }
   if (failure) std::rethrow_exception(failure);
+  return results;
+}
+
+// Every row on the GPU in one batched pass (kernels/select_rows.cu).
+template <class T>
+std::vector<ShardResult> evaluate_rows_on_gpu(std::vector<Release>& releases, const RowSource<T>& source) {
+  const IndexRange row_range{0, source.cols};
+  std::vector<detail::NoiseSpec> specs;
+  specs.reserve(source.rows);
+  for (Release& release : releases) {
+    detail::ReleaseAccess::claim(release, row_range);
+    specs.push_back(detail::ReleaseAccess::noise_spec(release));
+  }
+  std::vector<ShardResult> results(source.rows);
+  if (source.on_device) {
+    detail::gpu_evaluate_device_rows(specs, source.data, source.row_stride, source.cols, results, source.stream);
+  } else {
+    detail::gpu_evaluate_host_rows(specs, source.data, source.row_stride, source.cols, results);
+  }
+  for (std::uint64_t r = 0; r < source.rows; ++r) {
+    results[r] = detail::ReleaseAccess::stamped(releases[r], row_range, results[r]);
+  }
+  return results;
+}
+
+template <class T>
+RowsSelection select_each_row(Context& context, const RowSource<T>& source, const SelectionParams& params,
+                              std::span<const double> row_epsilons, const char* rows_name) {
+  std::vector<Release> releases = begin_row_releases(context, source, params, row_epsilons, rows_name);
+  const bool on_gpu = source.on_device || detail::ReleaseAccess::resolved_backend(releases.front()) == Backend::Gpu;
+  const std::vector<ShardResult> results =
+      on_gpu ? evaluate_rows_on_gpu(releases, source) : evaluate_rows_on_cpu(releases, source);
   // All or nothing: nothing is returned unless every row finishes.
   RowsSelection selection;
-  selection.selections.reserve(utilities.rows);
-  for (std::uint64_t r = 0; r < utilities.rows; ++r) {
+  selection.selections.reserve(source.rows);
+  for (std::uint64_t r = 0; r < source.rows; ++r) {
     try {
       selection.selections.push_back(releases[r].finish(results[r]));
     } catch (const InvalidArgument& error) {  // finish() names the column; add the row
@@ -86,21 +144,68 @@ RowsSelection rows(Context& context, HostMatrix<const T> utilities, const Select
   return selection;
 }
 
+template <class T>
+RowsSelection host_rows(Context& context, HostMatrix<const T> utilities, const SelectionParams& params,
+                        std::span<const double> row_epsilons) {
+  const RowSource<T> source{utilities.data, utilities.rows, utilities.cols, utilities.cols, false, nullptr};
+  return select_each_row(context, source, params, row_epsilons, "utilities");
+}
+
+template <class T>
+RowsSelection device_rows(Context& context, DeviceMatrix<const T> utilities, const SelectionParams& params,
+                          std::span<const double> row_epsilons, cuda_stream_t stream) {
+  const RowSource<T> source{utilities.data, utilities.rows, utilities.cols, utilities.cols, true, stream};
+  return select_each_row(context, source, params, row_epsilons, "utilities");
+}
+
+template <class T>
+RowsSelection repeated(Context& context, std::span<const T> utilities, const SelectionParams& params,
+                       std::uint64_t releases) {
+  if (releases == 0) throw InvalidArgument("dpselect: releases must be at least 1 (got 0)");
+  if (utilities.empty()) throw InvalidArgument("dpselect: utilities must not be empty");
+  const RowSource<T> source{utilities.data(), releases, utilities.size(), 0, false, nullptr};
+  return select_each_row(context, source, params, {}, "utilities x releases");
+}
+
 }  // namespace
 
 RowsSelection select_rows(Context& context, HostMatrix<const float> utilities, const SelectionParams& params) {
-  return rows(context, utilities, params, {});
+  return host_rows(context, utilities, params, {});
 }
 RowsSelection select_rows(Context& context, HostMatrix<const double> utilities, const SelectionParams& params) {
-  return rows(context, utilities, params, {});
+  return host_rows(context, utilities, params, {});
 }
 RowsSelection select_rows(Context& context, HostMatrix<const float> utilities, const SelectionParams& params,
                           std::span<const double> row_epsilons) {
-  return rows(context, utilities, params, row_epsilons);
+  return host_rows(context, utilities, params, row_epsilons);
 }
 RowsSelection select_rows(Context& context, HostMatrix<const double> utilities, const SelectionParams& params,
                           std::span<const double> row_epsilons) {
-  return rows(context, utilities, params, row_epsilons);
+  return host_rows(context, utilities, params, row_epsilons);
+}
+RowsSelection select_rows(Context& context, DeviceMatrix<const float> utilities, const SelectionParams& params,
+                          cuda_stream_t stream) {
+  return device_rows(context, utilities, params, {}, stream);
+}
+RowsSelection select_rows(Context& context, DeviceMatrix<const double> utilities, const SelectionParams& params,
+                          cuda_stream_t stream) {
+  return device_rows(context, utilities, params, {}, stream);
+}
+RowsSelection select_rows(Context& context, DeviceMatrix<const float> utilities, const SelectionParams& params,
+                          std::span<const double> row_epsilons, cuda_stream_t stream) {
+  return device_rows(context, utilities, params, row_epsilons, stream);
+}
+RowsSelection select_rows(Context& context, DeviceMatrix<const double> utilities, const SelectionParams& params,
+                          std::span<const double> row_epsilons, cuda_stream_t stream) {
+  return device_rows(context, utilities, params, row_epsilons, stream);
+}
+RowsSelection select_repeated(Context& context, std::span<const float> utilities, const SelectionParams& params,
+                              std::uint64_t releases) {
+  return repeated(context, utilities, params, releases);
+}
+RowsSelection select_repeated(Context& context, std::span<const double> utilities, const SelectionParams& params,
+                              std::uint64_t releases) {
+  return repeated(context, utilities, params, releases);
 }
 
 }  // namespace dpselect

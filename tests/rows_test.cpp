@@ -1,6 +1,8 @@
 // Batched rows on the test's backend: each row is its own release and equals a single select
 // over that row as the context's next release; per-row epsilons; bad shapes.
 #include <cmath>
+#include <memory>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -41,6 +43,83 @@ TEST_F(Rows, EachRowEqualsASingleReleaseInRowOrder) {
       EXPECT_EQ(batched.selections[r].report.executed_on, kExecutedOn);
     }
   }
+}
+
+// Rows of both team sizes of the GPU pass (a warp per row up to 2048 columns, a block beyond),
+// in the test's memory (device memory on the GPU backend), against single releases.
+TEST_F(Rows, BackendMemoryRowsEqualSingleReleases) {
+  for (const std::uint64_t cols : {std::uint64_t{5}, std::uint64_t{2'048}, std::uint64_t{2'049}, std::uint64_t{20'000}}) {
+    const std::uint64_t rows = cols < 100 ? 3'000 : 40;
+    std::vector<float> matrix(rows * cols);
+    for (std::size_t i = 0; i < matrix.size(); ++i) matrix[i] = static_cast<float>(std::cos(0.113 * static_cast<double>(i)));
+    const BackendUtilities<float> utilities(matrix);
+    const SelectionParams params = params_for(Mechanism::exponential, 3.0, 1.0);
+    Context batched_context = Context::with_fixed_seed(11);
+    const RowsSelection batched = utilities.select_rows_with(batched_context, rows, cols, params);
+    ASSERT_EQ(batched.selections.size(), rows);
+    Context single_context = Context::with_fixed_seed(11);
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      const Selection single =
+          select(single_context, std::span<const float>(matrix.data() + r * cols, cols), params);
+      ASSERT_EQ(batched.selections[r].index, single.index) << "cols " << cols << " row " << r;
+      ASSERT_EQ(batched.selections[r].report.executed_on, kExecutedOn);
+    }
+  }
+}
+
+// select_repeated: release i equals the context's i-th select() over the same utilities (short
+// rows and rows past the GPU's warp-per-row limit).
+TEST_F(Rows, RepeatedReleasesEqualSuccessiveSelects) {
+  for (const std::size_t n : {std::size_t{8}, std::size_t{3'000}}) {
+    std::vector<double> utilities(n);
+    for (std::size_t i = 0; i < n; ++i) utilities[i] = static_cast<double>(i % 7);
+    const SelectionParams params = params_for(Mechanism::permute_and_flip, 1.0, 1.0);
+    constexpr std::uint64_t kReleases = 500;
+    Context repeated_context = Context::with_fixed_seed(21);
+    const RowsSelection repeated = select_repeated(repeated_context, std::span<const double>(utilities), params, kReleases);
+    ASSERT_EQ(repeated.selections.size(), kReleases);
+    Context single_context = Context::with_fixed_seed(21);
+    for (std::uint64_t i = 0; i < kReleases; ++i) {
+      const Selection single = select(single_context, std::span<const double>(utilities), params);
+      ASSERT_EQ(repeated.selections[i].index, single.index) << "n " << n << " release " << i;
+      ASSERT_EQ(repeated.selections[i].report.stream, i);
+      ASSERT_EQ(repeated.selections[i].report.executed_on, kExecutedOn);
+    }
+  }
+}
+
+TEST_F(Rows, RepeatedAndDeviceBadInputChargesNothing) {
+  const std::vector<float> utilities(4, 1.0f);
+  const SelectionParams params = params_for(Mechanism::exponential, 1.0, 1.0);
+  Context context = Context::with_fixed_seed(1);
+  auto accountant = std::make_shared<PrivacyAccountant>(PrivacyBound{10.0, 0.0});
+  context.charge_to(accountant);
+  const auto expect_error = [](auto call, const std::string& fragment) {
+    try {
+      call();
+      ADD_FAILURE() << "no exception (" << fragment << ")";
+    } catch (const std::exception& error) {
+      EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) << error.what();
+    }
+  };
+  expect_error([&] { select_repeated(context, std::span<const float>(utilities), params, 0); }, "releases must be at least 1 (got 0)");
+  expect_error([&] { select_repeated(context, std::span<const float>(), params, 3); }, "utilities must not be empty");
+  SelectionParams bad_epsilon = params;
+  bad_epsilon.epsilon = -2.0;
+  expect_error([&] { select_repeated(context, std::span<const float>(utilities), bad_epsilon, 3); }, "epsilon");
+  // 11 releases of epsilon 1 exceed the budget of 10: refused whole.
+  EXPECT_THROW(select_repeated(context, std::span<const float>(utilities), params, 11), BudgetExceeded);
+  SelectionParams on_cpu = params;
+  on_cpu.backend = Backend::Cpu;
+  expect_error([&] { select_rows(context, DeviceMatrix<const float>{utilities.data(), 2, 2}, on_cpu); }, "(got Cpu)");
+  SelectionParams on_gpu = params;
+  on_gpu.backend = Backend::Gpu;
+  expect_error([&] { select_rows(context, DeviceMatrix<const float>{nullptr, 2, 2}, on_gpu); }, "got nullptr");
+  expect_error([&] { select_rows(context, DeviceMatrix<const float>{nullptr, 0, 2}, on_gpu); }, "(got 0 x 2)");
+  EXPECT_EQ(accountant->spent().epsilon, 0.0);
+  const RowsSelection ten = select_repeated(context, std::span<const float>(utilities), params, 10);
+  EXPECT_EQ(ten.selections.front().report.stream, 0u);  // nothing was drawn by the failures
+  EXPECT_DOUBLE_EQ(accountant->spent().epsilon, 10.0);
 }
 
 TEST_F(Rows, BadShapesAndEpsilons) {

@@ -71,6 +71,16 @@ class BackendUtilities {
 #endif
   }
 
+  // The utilities as a rows x cols matrix: a DeviceMatrix on the GPU backend.
+  RowsSelection select_rows_with(Context& context, std::uint64_t rows, std::uint64_t cols,
+                                 const SelectionParams& params) const {
+#if DPSELECT_TEST_GPU && defined(__CUDACC__)
+    return select_rows(context, DeviceMatrix<const T>{device_, rows, cols}, params, cudaStreamPerThread);
+#else
+    return select_rows(context, HostMatrix<const T>{host_.data(), rows, cols}, params);
+#endif
+  }
+
   Selection select_with(Context& context, const SelectionParams& params) const {
 #if DPSELECT_TEST_GPU && defined(__CUDACC__)
     return select(context, DeviceSpan<const T>{device_, host_.size()}, params, cudaStreamPerThread);

@@ -1,0 +1,178 @@
+// Many releases in one launch: row r of a utility matrix is release r, with its own NoiseSpec
+// (stream, and scale when the rows have their own epsilons). With row_stride 0 every release
+// reads the same row (select_repeated). Each row is scored by a team of threads: a warp for
+// short rows (up to kWarpTeamMaxColumns), a whole block for long ones, so a launch over 4096 x
+// 128k and one over 10^6 x 8 both keep the device busy without a per-row launch or merge kernel.
+// Scores are the same function of (key, stream, index, utility) as every other path, so each row
+// returns what a single release over it returns on any backend.
+#include <cuda_runtime.h>
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/warp/warp_reduce.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+
+#include "../host/gpu_backend.hpp"
+#include "dpselect/detail/fused_select_kernel.cuh"
+
+namespace dpselect::detail {
+namespace {
+
+constexpr int kRowsBlockThreads = 256;
+constexpr int kWarpThreads = 32;
+// A warp per row up to 8 groups of 8 candidates per lane; beyond that a block per row.
+constexpr std::uint64_t kWarpTeamMaxColumns = kWarpThreads * noise::kCandidatesPerGroup * 8;
+// Rows per launch: bounds the device copies of the specs and results (~36 MiB).
+constexpr std::uint64_t kRowsPerLaunch = std::uint64_t{1} << 18;
+
+// Reduces the team's accumulators; the merged result is valid in the team's lane 0.
+template <int TeamThreads>
+struct TeamReduce;
+
+template <>
+struct TeamReduce<kWarpThreads> {
+  using WarpReduce = cub::WarpReduce<ShardResult, kWarpThreads>;
+  struct Storage {
+    typename WarpReduce::TempStorage warps[kRowsBlockThreads / kWarpThreads];
+  };
+  __device__ __forceinline__ static ShardResult reduce(Storage& storage, int team, const ShardResult& part) {
+    const ShardResult total = WarpReduce(storage.warps[team]).Reduce(part, MergeShards{});
+    __syncwarp();  // the storage is reused by the team's next row
+    return total;
+  }
+};
+
+template <>
+struct TeamReduce<kRowsBlockThreads> {
+  using BlockReduce = cub::BlockReduce<ShardResult, kRowsBlockThreads>;
+  using Storage = typename BlockReduce::TempStorage;
+  __device__ __forceinline__ static ShardResult reduce(Storage& storage, int, const ShardResult& part) {
+    const ShardResult total = BlockReduce(storage).Reduce(part, MergeShards{});
+    __syncthreads();  // the storage is reused by the block's next row
+    return total;
+  }
+};
+
+// Rows [0, rows) of this launch: row r reads utilities + r * row_stride, scored with specs[r];
+// results[r] is its unstamped ShardResult over candidates [0, cols).
+template <class T, int TeamThreads>
+__global__ void __launch_bounds__(kRowsBlockThreads)
+    select_rows_kernel(const T* utilities, std::uint64_t row_stride, std::uint64_t rows, std::uint64_t cols,
+                       const NoiseSpec* specs, ShardResult* results) {
+  constexpr int kTeamsPerBlock = kRowsBlockThreads / TeamThreads;
+  __shared__ typename TeamReduce<TeamThreads>::Storage storage;
+  const int team = static_cast<int>(threadIdx.x) / TeamThreads;
+  const int lane = static_cast<int>(threadIdx.x) % TeamThreads;
+  const GroupRange groups{0, cols};
+  const std::uint64_t group_count = groups.group_count();
+  const std::uint64_t row_step = static_cast<std::uint64_t>(gridDim.x) * kTeamsPerBlock;
+  // The row loop is uniform across a team, so every lane of a team reaches each reduction.
+  for (std::uint64_t row = static_cast<std::uint64_t>(blockIdx.x) * kTeamsPerBlock + team; row < rows;
+       row += row_step) {
+    const NoiseSpec spec = specs[row];
+    const ArraySource<T> source{utilities + row * row_stride, 0};
+    ShardAccumulator accumulator;
+    accumulator.result.executed_on = ExecutedOn::gpu;
+    for (std::uint64_t group = static_cast<std::uint64_t>(lane); group < group_count; group += TeamThreads) {
+      accumulator.add_group(spec, group, random_block(spec.key, spec.stream, group), groups.lane_begin(group),
+                            groups.lane_end(group), source);
+    }
+    const ShardResult total = TeamReduce<TeamThreads>::reduce(storage, team, accumulator.result);
+    if (lane == 0) results[row] = total;
+  }
+}
+
+template <class T, int TeamThreads>
+unsigned int rows_grid(std::uint64_t rows) {
+  int device = 0;
+  int multiprocessors = 0;
+  int blocks_per_multiprocessor = 0;
+  DPSELECT_CUDA_TRY(cudaGetDevice(&device));
+  DPSELECT_CUDA_TRY(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  DPSELECT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks_per_multiprocessor, select_rows_kernel<T, TeamThreads>, kRowsBlockThreads, 0));
+  const std::uint64_t resident =
+      static_cast<std::uint64_t>(multiprocessors) * std::max(blocks_per_multiprocessor, 1);
+  const std::uint64_t teams_per_block = kRowsBlockThreads / TeamThreads;
+  const std::uint64_t needed = (rows + teams_per_block - 1) / teams_per_block;
+  return static_cast<unsigned int>(std::max<std::uint64_t>(1, std::min(resident, needed)));
+}
+
+// Scores every row of a matrix already in device memory, kRowsPerLaunch rows per launch, and
+// copies the results back. Synchronizes `stream`.
+template <class T>
+void evaluate_device_rows(std::span<const NoiseSpec> specs, const T* utilities, std::uint64_t row_stride,
+                          std::uint64_t cols, std::span<ShardResult> results, cudaStream_t stream) {
+  const std::uint64_t rows = specs.size();
+  const std::uint64_t rows_per_launch = std::min(rows, kRowsPerLaunch);
+  DeviceScratch device_specs(rows_per_launch * sizeof(NoiseSpec), stream);
+  DeviceScratch device_results(rows_per_launch * sizeof(ShardResult), stream);
+  const bool warp_teams = cols <= kWarpTeamMaxColumns;
+  const unsigned int grid = warp_teams ? rows_grid<T, kWarpThreads>(rows_per_launch)
+                                       : rows_grid<T, kRowsBlockThreads>(rows_per_launch);
+  for (std::uint64_t first = 0; first < rows; first += rows_per_launch) {
+    const std::uint64_t count = std::min(rows_per_launch, rows - first);
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(device_specs.as<NoiseSpec>(), specs.data() + first, count * sizeof(NoiseSpec),
+                                      cudaMemcpyHostToDevice, stream));
+    const T* first_row = utilities + first * row_stride;
+    if (warp_teams) {
+      select_rows_kernel<T, kWarpThreads><<<grid, kRowsBlockThreads, 0, stream>>>(
+          first_row, row_stride, count, cols, device_specs.as<NoiseSpec>(), device_results.as<ShardResult>());
+    } else {
+      select_rows_kernel<T, kRowsBlockThreads><<<grid, kRowsBlockThreads, 0, stream>>>(
+          first_row, row_stride, count, cols, device_specs.as<NoiseSpec>(), device_results.as<ShardResult>());
+    }
+    DPSELECT_CUDA_TRY(cudaGetLastError());
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(results.data() + first, device_results.as<ShardResult>(),
+                                      count * sizeof(ShardResult), cudaMemcpyDeviceToHost, stream));
+    // The host buffers of the next chunk's copies are distinct, but the device buffers are
+    // reused: stream order keeps the next copy in behind this chunk's read-back.
+  }
+  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
+}
+
+// A matrix in host memory: copied to the device in blocks of whole rows (at most 256 MiB), or
+// once when every release reads the same row (row_stride 0).
+template <class T>
+void evaluate_host_rows(std::span<const NoiseSpec> specs, const T* utilities, std::uint64_t row_stride,
+                        std::uint64_t cols, std::span<ShardResult> results) {
+  const OwnedStream owned_stream;
+  const cudaStream_t stream = owned_stream.get();
+  const std::uint64_t rows = specs.size();
+  constexpr std::uint64_t kCopyBytes = std::uint64_t{256} << 20;
+  const std::uint64_t rows_per_copy =
+      row_stride == 0 ? rows : std::max<std::uint64_t>(1, std::min(rows, kCopyBytes / (row_stride * sizeof(T))));
+  const std::uint64_t copy_elements = row_stride == 0 ? cols : rows_per_copy * row_stride;
+  DeviceScratch device_utilities(copy_elements * sizeof(T), stream);
+  for (std::uint64_t first = 0; first < rows; first += rows_per_copy) {
+    const std::uint64_t count = std::min(rows_per_copy, rows - first);
+    const std::uint64_t elements = row_stride == 0 ? cols : count * row_stride;
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(device_utilities.as<T>(), utilities + first * row_stride, elements * sizeof(T),
+                                      cudaMemcpyHostToDevice, stream));
+    evaluate_device_rows(specs.subspan(first, count), device_utilities.as<const T>(), row_stride, cols,
+                         results.subspan(first, count), stream);
+  }
+}
+
+}  // namespace
+
+void gpu_evaluate_device_rows(std::span<const NoiseSpec> specs, const float* utilities, std::uint64_t row_stride,
+                              std::uint64_t cols, std::span<ShardResult> results, cuda_stream_t stream) {
+  evaluate_device_rows(specs, utilities, row_stride, cols, results, stream);
+}
+void gpu_evaluate_device_rows(std::span<const NoiseSpec> specs, const double* utilities, std::uint64_t row_stride,
+                              std::uint64_t cols, std::span<ShardResult> results, cuda_stream_t stream) {
+  evaluate_device_rows(specs, utilities, row_stride, cols, results, stream);
+}
+void gpu_evaluate_host_rows(std::span<const NoiseSpec> specs, const float* utilities, std::uint64_t row_stride,
+                            std::uint64_t cols, std::span<ShardResult> results) {
+  evaluate_host_rows(specs, utilities, row_stride, cols, results);
+}
+void gpu_evaluate_host_rows(std::span<const NoiseSpec> specs, const double* utilities, std::uint64_t row_stride,
+                            std::uint64_t cols, std::span<ShardResult> results) {
+  evaluate_host_rows(specs, utilities, row_stride, cols, results);
+}
+
+}  // namespace dpselect::detail
