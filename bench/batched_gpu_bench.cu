@@ -5,6 +5,7 @@
 //                                           matrix (compare with gpu_read of the same bytes)
 //   gpu_repeated/double/n:<n>/releases:<m>  dpselect::select_repeated over n host utilities (the
 //                                           auditor's batches): releases per second
+//   gpu_top_k/float/k:<k>/n:<n>             dpselect::select_top_k over a DeviceSpan<const float>
 //   gpu_pricing/per_price/bids:<b>/prices:<m>   dpselect::select_price over a grid of m prices
 //                                           with Backend::Gpu (revenue computed in the fused pass)
 //
@@ -25,6 +26,7 @@
 #include "gpu_bench_support.cuh"
 #include "dpselect/pricing.hpp"
 #include "dpselect/rows.hpp"
+#include "dpselect/top_k.hpp"
 
 namespace dpselect_bench::gpu {
 namespace {
@@ -67,6 +69,29 @@ void bm_repeated(benchmark::State& state, std::uint64_t n, std::uint64_t release
     }
     st.counters["releases_per_s"] =
         benchmark::Counter(static_cast<double>(st.iterations() * releases), benchmark::Counter::kIsRate);
+  });
+}
+
+// One-shot top-k over n device floats (compare with gpu_select/float/exponential at the same n).
+void bm_top_k(benchmark::State& state, std::uint64_t k, std::uint64_t n) {
+  guarded(state, [&](benchmark::State& st) {
+    const dpselect::DeviceSpan<const float> span{device_array<float>(n), n};
+    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
+    dpselect::TopKParams params;
+    params.per_pick = gpu_params(dpselect::Mechanism::exponential);
+    params.k = k;
+    for (auto _ : st) {
+      flush_l2();
+      record_start();
+      const dpselect::TopKSelection top = dpselect::select_top_k(ctx, span, params, env().stream);
+      const double seconds = record_stop_seconds();
+      if (top.indices.size() != k || top.report.per_pick.executed_on != dpselect::ExecutedOn::gpu) {
+        st.SkipWithError("select_top_k did not return k indices from the GPU");
+        break;
+      }
+      st.SetIterationTime(seconds);
+    }
+    report(st, n, n * sizeof(float));
   });
 }
 
@@ -116,6 +141,14 @@ void register_batched_benchmarks() {
     for (const std::uint64_t cols : {std::uint64_t{1} << 15, std::uint64_t{1} << 17, std::uint64_t{1} << 18}) {
       benchmark::RegisterBenchmark(("gpu_rows/float/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols)).c_str(),
                                    [=](benchmark::State& state) { bm_rows(state, rows, cols); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+  for (const std::uint64_t n : {std::uint64_t{1} << 24, std::uint64_t{1} << 30}) {
+    for (const std::uint64_t k : {1u, 16u, 128u, 1024u}) {
+      benchmark::RegisterBenchmark(("gpu_top_k/float/k:" + std::to_string(k) + "/n:" + std::to_string(n)).c_str(),
+                                   [=](benchmark::State& state) { bm_top_k(state, k, n); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
     }

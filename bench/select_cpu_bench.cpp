@@ -122,6 +122,41 @@ void bm_select_functor(benchmark::State& state, dpselect::Mechanism mechanism, d
   }
 }
 
+// One-shot top-k (exponential mechanism) over n host floats, Backend::Cpu, all threads.
+void bm_top_k(benchmark::State& state, std::uint64_t k, std::uint64_t n) {
+  try {
+    const std::vector<float>& data = utilities<float>(n);
+    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
+    dpselect::TopKParams params;
+    params.per_pick = cpu_params(dpselect::Mechanism::exponential);
+    params.k = k;
+    for (auto _ : state) {
+      const dpselect::TopKSelection top = dpselect::select_top_k(ctx, std::span<const float>(data), params);
+      benchmark::DoNotOptimize(top.indices.data());
+    }
+    report_throughput(state, n, sizeof(float));
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+// select_rows over a rows x cols host matrix (one release per row), Backend::Cpu, all threads.
+void bm_rows(benchmark::State& state, std::uint64_t rows, std::uint64_t cols) {
+  try {
+    const std::vector<float>& data = utilities<float>(rows * cols);
+    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
+    const dpselect::SelectionParams params = cpu_params(dpselect::Mechanism::exponential);
+    for (auto _ : state) {
+      const dpselect::RowsSelection picks =
+          dpselect::select_rows(ctx, dpselect::HostMatrix<const float>{data.data(), rows, cols}, params);
+      benchmark::DoNotOptimize(picks.selections.data());
+    }
+    report_throughput(state, rows * cols, sizeof(float));
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
 // Raw transforms, one thread. Each iteration draws a batch of kBatch blocks at consecutive
 // positions of one stream, as the selection loop does.
 constexpr std::uint64_t kBatch = 1024;
@@ -196,6 +231,21 @@ void register_all() {
             ->Unit(benchmark::kMillisecond);
       }
     }
+  }
+  for (const std::uint64_t k : {1u, 16u, 128u, 1024u}) {
+    const std::uint64_t n = std::uint64_t{1} << 24;
+    benchmark::RegisterBenchmark(("cpu_top_k/float/k:" + std::to_string(k) + "/" + size_label(n)).c_str(),
+                                 [k, n](benchmark::State& state) { bm_top_k(state, k, n); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  for (const std::uint64_t rows : {16u, 256u}) {
+    const std::uint64_t cols = std::uint64_t{1} << 15;
+    benchmark::RegisterBenchmark(
+        ("cpu_rows/float/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols)).c_str(),
+        [rows, cols](benchmark::State& state) { bm_rows(state, rows, cols); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
   }
   benchmark::RegisterBenchmark("cpu_noise/philox_block", bm_noise<Transform::philox_block>);
   benchmark::RegisterBenchmark("cpu_noise/chacha20_block", bm_noise<Transform::chacha20_block>);

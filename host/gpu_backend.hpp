@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <vector>
 
 #include "dpselect/context.hpp"
 #include "dpselect/detail/secure_noise_core.hpp"
@@ -10,6 +11,7 @@
 #include "dpselect/detail/sparse_vector_noise.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/shard_result.hpp"
+#include "dpselect/top_k.hpp"
 
 namespace dpselect::detail {
 
@@ -42,6 +44,25 @@ void gpu_evaluate_host_rows(std::span<const NoiseSpec> specs, const float* utili
                             std::uint64_t cols, std::span<ShardResult> results);
 void gpu_evaluate_host_rows(std::span<const NoiseSpec> specs, const double* utilities, std::uint64_t row_stride,
                             std::uint64_t cols, std::span<ShardResult> results);
+// One-shot Gumbel top-k on the GPU (kernels/top_k.cu), k <= kGpuTopKMax: the k best (score,
+// index) pairs of candidates [0, n), best first (padded with (-inf, kNoIndex) when fewer are
+// valid), and the tally of every candidate (unstamped; best_* unset). Device memory (ordered on
+// `stream`, which is synchronized) or host memory (copied in chunks on a stream of its own).
+inline constexpr std::uint64_t kGpuTopKMax = kGpuTopKMaxK;
+struct RankedCandidate {
+  double score;
+  std::uint64_t index;
+};
+struct TopKShard {
+  ShardResult tally;
+  std::vector<RankedCandidate> top;
+};
+TopKShard gpu_top_k_device(const NoiseSpec& spec, const float* utilities, std::uint64_t n, std::uint64_t k,
+                           cuda_stream_t stream);
+TopKShard gpu_top_k_device(const NoiseSpec& spec, const double* utilities, std::uint64_t n, std::uint64_t k,
+                           cuda_stream_t stream);
+TopKShard gpu_top_k_host(const NoiseSpec& spec, const float* utilities, std::uint64_t n, std::uint64_t k);
+TopKShard gpu_top_k_host(const NoiseSpec& spec, const double* utilities, std::uint64_t n, std::uint64_t k);
 // Revenue of grid prices 0..count-1 against the sorted bids, computed in the fused pass.
 ShardResult gpu_evaluate_price_grid(const NoiseSpec& spec, std::span<const double> sorted_bids,
                                     const PriceGrid& grid, std::uint64_t count);

@@ -37,6 +37,14 @@ void gpu_evaluate_host_rows(std::span<const NoiseSpec>, const double*, std::uint
                             std::span<ShardResult>) {
   throw_unavailable();
 }
+TopKShard gpu_top_k_device(const NoiseSpec&, const float*, std::uint64_t, std::uint64_t, cuda_stream_t) {
+  throw_unavailable();
+}
+TopKShard gpu_top_k_device(const NoiseSpec&, const double*, std::uint64_t, std::uint64_t, cuda_stream_t) {
+  throw_unavailable();
+}
+TopKShard gpu_top_k_host(const NoiseSpec&, const float*, std::uint64_t, std::uint64_t) { throw_unavailable(); }
+TopKShard gpu_top_k_host(const NoiseSpec&, const double*, std::uint64_t, std::uint64_t) { throw_unavailable(); }
 ShardResult gpu_evaluate_price_grid(const NoiseSpec&, std::span<const double>, const PriceGrid&,
                                     std::uint64_t) {
   throw_unavailable();

@@ -1,4 +1,4 @@
-// One-shot Gumbel top-k on all CPU cores (see top_k.hpp for the privacy accounting).
+// One-shot Gumbel top-k on all CPU cores or on the GPU (see top_k.hpp for the privacy accounting).
 #include "dpselect/top_k.hpp"
 
 #include <algorithm>
@@ -8,19 +8,17 @@
 
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
+#include "gpu_backend.hpp"
 #include "parallel_groups.hpp"
 #include "validation.hpp"
 
 namespace dpselect {
 namespace {
 
-struct Ranked {
-  double score;
-  std::uint64_t index;
-};
+using detail::RankedCandidate;
 
 // Higher score first; equal scores: smaller index first (the library's tie rule).
-bool ranks_before(const Ranked& a, const Ranked& b) {
+bool ranks_before(const RankedCandidate& a, const RankedCandidate& b) {
   return a.score > b.score || (a.score == b.score && a.index < b.index);
 }
 
@@ -28,13 +26,13 @@ bool ranks_before(const Ranked& a, const Ranked& b) {
 // whose front is the worst of them (the bar a new candidate has to clear).
 struct TopKState {
   ShardResult tally;
-  std::vector<Ranked> heap;
+  std::vector<RankedCandidate> heap;
   std::uint64_t k = 1;
 
   double threshold() const { return heap.size() < k ? -detail::kInfinity : heap.front().score; }
 
   void offer(double score, std::uint64_t index) {
-    const Ranked candidate{score, index};
+    const RankedCandidate candidate{score, index};
     if (heap.size() < k) {
       heap.push_back(candidate);
       std::push_heap(heap.begin(), heap.end(), ranks_before);
@@ -47,35 +45,13 @@ struct TopKState {
 };
 
 template <class T>
-TopKSelection top_k(Context& context, std::span<const T> utilities, const TopKParams& params) {
-  const SelectionParams& per_pick = params.per_pick;
-  detail::validate_release_params(per_pick);
-  if (per_pick.mechanism != Mechanism::exponential) {
-    throw InvalidArgument("dpselect: top-k mechanism must be exponential (one-shot Gumbel top-k equals "
-                          "peeling EM only for Gumbel noise; got " + std::string(to_string(per_pick.mechanism)) + ")");
-  }
-  detail::validate_candidate_count("utilities", utilities.size(), 0);
-  if (params.k == 0 || params.k > utilities.size()) {
-    throw InvalidArgument("dpselect: k must be between 1 and the number of candidates, " +
-                          std::to_string(utilities.size()) + " (got " + std::to_string(params.k) + ")");
-  }
-  if (per_pick.backend == Backend::Gpu) {
-    throw BackendUnavailable("dpselect: top-k runs on the CPU in this version (got backend Gpu)");
-  }
-  const IndexRange range{0, utilities.size()};
-  // k rounds of peeling EM at epsilon' (Durfee & Rogers 2019): k exponential-mechanism picks.
-  const PrivacyCharge picks{ReleaseKind::exponential_mechanism, per_pick.epsilon, 0.0, params.k};
-  detail::ContextAccess::charge(context, std::span(&picks, 1));
-  Release release = detail::ContextAccess::begin_charged_release(context, per_pick);
-  detail::ReleaseAccess::claim(release, range);
-  const detail::NoiseSpec spec = detail::ReleaseAccess::noise_spec(release);
-
+detail::TopKShard cpu_top_k(const detail::NoiseSpec& spec, std::span<const T> utilities, std::uint64_t k) {
   TopKState initial;
-  initial.k = params.k;
+  initial.k = k;
   initial.tally.executed_on = ExecutedOn::cpu;
   const auto utility = [data = utilities.data()](std::uint64_t index) { return static_cast<double>(data[index]); };
   TopKState top = detail::parallel_groups(
-      range, initial,
+      IndexRange{0, utilities.size()}, initial,
       [&](const detail::GroupRange& groups, std::uint64_t first, std::uint64_t last, TopKState& state) {
         detail::SequentialBlocks group_blocks(spec.key, spec.stream);
         for (std::uint64_t g = first; g < last; ++g) {
@@ -85,24 +61,79 @@ TopKSelection top_k(Context& context, std::span<const T> utilities, const TopKPa
       },
       [](TopKState& total, const TopKState& part) {
         total.tally = merge(total.tally, part.tally);
-        for (const Ranked& r : part.heap) total.offer(r.score, r.index);
+        for (const RankedCandidate& r : part.heap) total.offer(r.score, r.index);
       });
-
   std::sort(top.heap.begin(), top.heap.end(), ranks_before);
+  return detail::TopKShard{top.tally, std::move(top.heap)};
+}
+
+template <class T>
+std::uint64_t candidate_count(std::span<const T> utilities) {
+  return utilities.size();
+}
+template <class T>
+std::uint64_t candidate_count(DeviceSpan<const T> utilities) {
+  return utilities.size;
+}
+
+// Host spans run on the backend params ask for (Auto: the GPU when usable and k <= kGpuTopKMax);
+// device spans on the GPU. Every check runs before the charge.
+template <class Utilities, class... Stream>
+TopKSelection top_k(Context& context, Utilities utilities, const TopKParams& params, Stream... stream) {
+  constexpr bool kDeviceMemory = sizeof...(Stream) == 1;
+  const SelectionParams& per_pick = params.per_pick;
+  detail::validate_release_params(per_pick);
+  if (per_pick.mechanism != Mechanism::exponential) {
+    throw InvalidArgument("dpselect: top-k mechanism must be exponential (one-shot Gumbel top-k equals "
+                          "peeling EM only for Gumbel noise; got " + std::string(to_string(per_pick.mechanism)) + ")");
+  }
+  const std::uint64_t n = candidate_count(utilities);
+  if constexpr (kDeviceMemory) {
+    detail::validate_device_utilities(utilities.data, n, 0, per_pick.backend);
+  } else {
+    detail::validate_candidate_count("utilities", n, 0);
+  }
+  if (params.k == 0 || params.k > n) {
+    throw InvalidArgument("dpselect: k must be between 1 and the number of candidates, " + std::to_string(n) +
+                          " (got " + std::to_string(params.k) + ")");
+  }
+  Backend backend = kDeviceMemory ? Backend::Gpu : detail::resolve_backend(per_pick.backend);
+  if (backend == Backend::Gpu && params.k > detail::kGpuTopKMax) {
+    if (kDeviceMemory || per_pick.backend == Backend::Gpu) {
+      throw InvalidArgument("dpselect: k must be at most " + std::to_string(detail::kGpuTopKMax) +
+                            " on the GPU backend (got " + std::to_string(params.k) + ")");
+    }
+    backend = Backend::Cpu;  // Auto: the CPU pass has no limit on k
+  }
+  const IndexRange range{0, n};
+  // k rounds of peeling EM at epsilon' (Durfee & Rogers 2019): k exponential-mechanism picks.
+  const PrivacyCharge picks{ReleaseKind::exponential_mechanism, per_pick.epsilon, 0.0, params.k};
+  detail::ContextAccess::charge(context, std::span(&picks, 1));
+  Release release = detail::ContextAccess::begin_charged_release(context, per_pick);
+  detail::ReleaseAccess::claim(release, range);
+  const detail::NoiseSpec spec = detail::ReleaseAccess::noise_spec(release);
+
+  detail::TopKShard top;
+  if constexpr (kDeviceMemory) {
+    top = detail::gpu_top_k_device(spec, utilities.data, n, params.k, stream...);
+  } else {
+    top = backend == Backend::Gpu ? detail::gpu_top_k_host(spec, utilities.data(), n, params.k)
+                                  : cpu_top_k(spec, utilities, params.k);
+  }
   // The tally carries the best candidate so finish() applies the usual checks and the slack
-  // (and throws for invalid utilities, which may have left the heap short or empty).
-  if (!top.heap.empty()) {
-    top.tally.best_score = top.heap.front().score;
-    top.tally.best_index = top.heap.front().index;
+  // (and throws for invalid utilities, which may have left the list short or empty).
+  if (!top.top.empty()) {
+    top.tally.best_score = top.top.front().score;
+    top.tally.best_index = top.top.front().index;
   }
   const Selection first = release.finish(detail::ReleaseAccess::stamped(release, range, top.tally));
-  if (top.heap.size() < params.k || top.heap.back().score == -detail::kInfinity) {
+  if (top.top.size() < params.k || top.top.back().score == -detail::kInfinity) {
     throw InvalidArgument("dpselect: k must not exceed the number of candidates that are not excluded (-inf) (got " +
                           std::to_string(params.k) + ")");
   }
   TopKSelection selection;
-  selection.indices.reserve(top.heap.size());
-  for (const Ranked& r : top.heap) selection.indices.push_back(r.index);
+  selection.indices.reserve(top.top.size());
+  for (const RankedCandidate& r : top.top) selection.indices.push_back(r.index);
   selection.report.per_pick = first.report;
   selection.report.k = params.k;
   const double k = static_cast<double>(params.k);
@@ -122,6 +153,14 @@ TopKSelection select_top_k(Context& context, std::span<const float> utilities, c
 }
 TopKSelection select_top_k(Context& context, std::span<const double> utilities, const TopKParams& params) {
   return top_k(context, utilities, params);
+}
+TopKSelection select_top_k(Context& context, DeviceSpan<const float> utilities, const TopKParams& params,
+                           cuda_stream_t stream) {
+  return top_k(context, utilities, params, stream);
+}
+TopKSelection select_top_k(Context& context, DeviceSpan<const double> utilities, const TopKParams& params,
+                           cuda_stream_t stream) {
+  return top_k(context, utilities, params, stream);
 }
 
 double epsilon_from_zcdp(double rho, double delta) {

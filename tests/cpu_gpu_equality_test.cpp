@@ -26,6 +26,7 @@ namespace {
 TEST(CpuGpuEquality, TenThousandSeededReleases) {
   GTEST_SKIP() << "CPU-only build: no CUDA backend to compare with";
 }
+TEST(CpuGpuEquality, TopK) { GTEST_SKIP() << "CPU-only build: no CUDA backend to compare with"; }
 #else
 
 // Utilities in [0, 4) from an integer hash of the index: exact integer arithmetic and a
@@ -85,6 +86,54 @@ TEST(CpuGpuEquality, TenThousandSeededReleases) {
   }
   cudaFree(device);
   EXPECT_EQ(mismatches, 0);
+}
+
+// Top-k: the GPU pass (host memory in chunks, and device memory) returns the CPU's k indices in
+// the CPU's order, for k from 1 to the GPU's limit, on ranges that fill many blocks.
+template <class T>
+void expect_top_k_equal(std::uint64_t n, std::uint64_t k, std::uint64_t seed) {
+  std::vector<T> host(n);
+  for (std::uint64_t i = 0; i < n; ++i) host[i] = static_cast<T>(HashedUtility{}(i ^ seed) * 8.0);
+  T* device = nullptr;
+  ASSERT_EQ(cudaMalloc(&device, n * sizeof(T)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(device, host.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  dpselect::TopKParams params;
+  params.per_pick.epsilon = 2.0;
+  params.per_pick.sensitivity = 1.0;
+  params.k = k;
+  params.per_pick.backend = dpselect::Backend::Cpu;
+  dpselect::Context cpu_context = dpselect::Context::with_fixed_seed(seed);
+  const dpselect::TopKSelection cpu = dpselect::select_top_k(cpu_context, std::span<const T>(host), params);
+  params.per_pick.backend = dpselect::Backend::Gpu;
+  dpselect::Context host_context = dpselect::Context::with_fixed_seed(seed);
+  const dpselect::TopKSelection gpu_host = dpselect::select_top_k(host_context, std::span<const T>(host), params);
+  dpselect::Context device_context = dpselect::Context::with_fixed_seed(seed);
+  const dpselect::TopKSelection gpu_device =
+      dpselect::select_top_k(device_context, dpselect::DeviceSpan<const T>{device, n}, params, cudaStreamPerThread);
+  cudaFree(device);
+  EXPECT_EQ(gpu_host.indices, cpu.indices) << "n " << n << " k " << k;
+  EXPECT_EQ(gpu_device.indices, cpu.indices) << "n " << n << " k " << k;
+  EXPECT_EQ(gpu_host.report.per_pick.executed_on, dpselect::ExecutedOn::gpu);
+  EXPECT_EQ(gpu_device.report.per_pick.executed_on, dpselect::ExecutedOn::gpu);
+}
+
+TEST(CpuGpuEquality, TopK) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  for (const std::uint64_t k : {1u, 7u, 256u, 1024u}) {
+    expect_top_k_equal<float>(5'000, k, 3 + k);
+    expect_top_k_equal<double>(3'000'017, k, 5 + k);
+  }
+  // Past one host chunk (2^26 utilities): the chunks' lists are merged.
+  expect_top_k_equal<float>((std::uint64_t{1} << 26) + 12'345, 100, 9);
+  // Auto with k above the GPU's limit runs on the CPU.
+  std::vector<double> utilities(5'000, 1.0);
+  dpselect::TopKParams params;
+  params.per_pick.epsilon = 1.0;
+  params.per_pick.sensitivity = 1.0;
+  params.k = dpselect::kGpuTopKMaxK + 1;
+  dpselect::Context context = dpselect::Context::with_fixed_seed(1);
+  EXPECT_EQ(dpselect::select_top_k(context, std::span<const double>(utilities), params).report.per_pick.executed_on,
+            dpselect::ExecutedOn::cpu);
 }
 #endif
 

@@ -87,7 +87,18 @@ TEST(TopK, BadInput) {
   EXPECT_THROW(select_top_k(context, std::span<const double>(u), pf), InvalidArgument);
   TopKParams gpu = top_k_params(1.0, 1);
   gpu.per_pick.backend = Backend::Gpu;
-  EXPECT_THROW(select_top_k(context, std::span<const double>(u), gpu), BackendUnavailable);
+  if (!gpu_usable()) {
+    EXPECT_THROW(select_top_k(context, std::span<const double>(u), gpu), BackendUnavailable);
+  } else {  // the GPU pass keeps at most kGpuTopKMaxK
+    const std::vector<double> many(kGpuTopKMaxK + 1, 0.0);
+    gpu.k = kGpuTopKMaxK + 1;
+    EXPECT_THROW(select_top_k(context, std::span<const double>(many), gpu), InvalidArgument);
+    gpu.k = 1;
+  }
+  TopKParams on_cpu = top_k_params(1.0, 1);
+  on_cpu.per_pick.backend = Backend::Cpu;
+  EXPECT_THROW(select_top_k(context, DeviceSpan<const double>{u.data(), u.size()}, on_cpu), InvalidArgument);
+  EXPECT_THROW(select_top_k(context, DeviceSpan<const double>{nullptr, 3}, gpu), InvalidArgument);
   EXPECT_THROW(epsilon_from_zcdp(1.0, 0.0), InvalidArgument);
   // No valid candidate at all: the utility error, not a crash.
   const std::vector<double> nans = {NAN, NAN, NAN};

@@ -46,11 +46,21 @@ struct TopKSelection {
   TopKReport report;
 };
 
+// The GPU pass (one pass over the utilities and a one-block merge, kernels/top_k.cu) takes
+// k <= 1024; the CPU pass (all cores) any k. Both return the same indices for the same key.
+inline constexpr std::uint64_t kGpuTopKMaxK = 1024;
+
 // Utilities in host memory. Charges the context's accountant k exponential-mechanism picks at
-// epsilon' before drawing the stream (Context::charge_to). Backend::Gpu throws BackendUnavailable in this version (the top-k
-// pass runs on all CPU cores); Backend::Auto runs on the CPU.
+// epsilon' before drawing the stream (Context::charge_to). Backend::Auto runs on the GPU when one
+// is usable and k <= kGpuTopKMaxK, on the CPU otherwise; Backend::Gpu with a larger k is an
+// InvalidArgument.
 TopKSelection select_top_k(Context& context, std::span<const float> utilities, const TopKParams& params);
 TopKSelection select_top_k(Context& context, std::span<const double> utilities, const TopKParams& params);
+// Utilities in device memory (backend Gpu or Auto; k <= kGpuTopKMaxK). Synchronizes `stream`.
+TopKSelection select_top_k(Context& context, DeviceSpan<const float> utilities, const TopKParams& params,
+                           cuda_stream_t stream = nullptr);
+TopKSelection select_top_k(Context& context, DeviceSpan<const double> utilities, const TopKParams& params,
+                           cuda_stream_t stream = nullptr);
 
 // (epsilon, delta)-DP implied by rho-zCDP: rho + 2 sqrt(rho ln(1/delta)) (Bun & Steinke 2016).
 double epsilon_from_zcdp(double rho, double delta);
