@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "dpselect/chacha20.hpp"
+#include "dpselect/detail/chacha20_batch.hpp"
 #include "dpselect/detail/host_device.hpp"
 #include "dpselect/philox.hpp"
 
@@ -62,9 +63,11 @@ DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock random_block(const RandomKey& key, 
 namespace detail {
 
 // Reads positions of one (key, stream) mostly in increasing order (the CPU loops): with ChaCha20,
-// one 64-byte block computed for position p also serves the other three positions of p / 4, so
-// a run of consecutive positions costs a quarter of chacha20_random_block each. Same bits as
-// random_block. Host loops only: on a GPU the 16-word array would live in local memory.
+// a miss computes the kChaChaBatchBlocks consecutive 64-byte blocks around the position at once
+// (chacha20_batch.hpp: SIMD lanes, several times faster per block than one at a time), and each
+// block serves four positions, so a run of consecutive positions costs a small fraction of
+// chacha20_random_block each. Same bits as random_block. Host loops only: on a GPU the cached
+// words would live in local memory.
 class SequentialBlocks {
  public:
   SequentialBlocks(const RandomKey& key, std::uint64_t stream) : key_(key), stream_(stream) {}
@@ -72,21 +75,23 @@ class SequentialBlocks {
   RandomBlock at(std::uint64_t position) {
     if (key_.generator == Generator::philox) return philox_block(key_.philox, stream_, position);
     const std::uint64_t block = position / 4;
-    if (block != cached_block_ || !cached_) {
-      chacha20_stream_block(key_.chacha, stream_, block, words_);
-      cached_block_ = block;
+    const std::uint64_t first_block = block - block % kChaChaBatchBlocks;
+    if (first_block != cached_first_block_ || !cached_) {
+      chacha20_stream_blocks(key_.chacha, stream_, first_block, words_);
+      cached_first_block_ = first_block;
       cached_ = true;
     }
+    const std::uint32_t* words = words_[block - first_block];
     const unsigned first = 4 * static_cast<unsigned>(position % 4);
-    return RandomBlock{{words_[first], words_[first + 1], words_[first + 2], words_[first + 3]}};
+    return RandomBlock{{words[first], words[first + 1], words[first + 2], words[first + 3]}};
   }
 
  private:
   RandomKey key_;
   std::uint64_t stream_;
-  std::uint64_t cached_block_ = 0;
+  std::uint64_t cached_first_block_ = 0;
   bool cached_ = false;
-  std::uint32_t words_[16] = {};
+  std::uint32_t words_[kChaChaBatchBlocks][16] = {};
 };
 
 }  // namespace detail
