@@ -22,32 +22,16 @@ ShardResult accumulate_groups(IndexRange range, ScoreGroups score_groups) {
       .result;
 }
 
-// Group g's candidates that lie in the range: whole groups take the fast path.
-template <class Utility>
-void score_group_of_range(const NoiseSpec& spec, const ScreenBounds& bounds, const GroupRange& groups,
-                          std::uint64_t g, const RandomBlock& group_block, const Utility& utility,
-                          ShardAccumulator& accumulator) {
-  const unsigned lane_begin = groups.lane_begin(g);
-  const unsigned lane_end = groups.lane_end(g);
-  if (lane_begin == 0 && lane_end == noise::kCandidatesPerGroup) {
-    score_whole_group(spec, bounds, g, group_block, utility, accumulator.result, accumulator);
-  } else {
-    accumulator.add_group(spec, g, group_block, lane_begin, lane_end, utility);
-  }
-}
-
 template <class T>
 ShardResult evaluate_array(const NoiseSpec& spec, const T* utilities, IndexRange range) {
   const auto utility = [utilities, begin = range.begin](std::uint64_t index) {
     return static_cast<double>(utilities[index - begin]);
   };
+  const ScreenBounds bounds(spec.mechanism);
   return accumulate_groups(range, [&](const GroupRange& groups, std::uint64_t first, std::uint64_t last,
                                     ShardAccumulator& accumulator) {
     SequentialBlocks group_blocks(spec.key, spec.stream);
-    const ScreenBounds bounds(spec.mechanism);
-    for (std::uint64_t g = first; g < last; ++g) {
-      score_group_of_range(spec, bounds, groups, g, group_blocks.at(g), utility, accumulator);
-    }
+    score_groups(spec, bounds, groups, first, last, group_blocks, utility, accumulator.result, accumulator);
   });
 }
 
@@ -63,6 +47,7 @@ ShardResult cpu_evaluate_array(const NoiseSpec& spec, const double* utilities, I
 
 ShardResult cpu_evaluate_generated(const NoiseSpec& spec, IndexRange range, FillUtilities fill,
                                    const void* functor) {
+  const ScreenBounds bounds(spec.mechanism);
   return accumulate_groups(range, [&](const GroupRange& groups, std::uint64_t first, std::uint64_t last,
                                     ShardAccumulator& accumulator) {
     // The candidates of groups [first, last) that lie in the range, computed in one call.
@@ -73,10 +58,7 @@ ShardResult cpu_evaluate_generated(const NoiseSpec& spec, IndexRange range, Fill
     fill(functor, first_index, end_index - first_index, buffer.data());
     const auto utility = [&](std::uint64_t index) { return buffer[index - first_index]; };
     SequentialBlocks group_blocks(spec.key, spec.stream);
-    const ScreenBounds bounds(spec.mechanism);
-    for (std::uint64_t g = first; g < last; ++g) {
-      score_group_of_range(spec, bounds, groups, g, group_blocks.at(g), utility, accumulator);
-    }
+    score_groups(spec, bounds, groups, first, last, group_blocks, utility, accumulator.result, accumulator);
   });
 }
 
