@@ -5,6 +5,7 @@
 
 #include "dpselect/detail/release_access.hpp"
 #include "parallel_groups.hpp"
+#include "screened_group.hpp"
 
 namespace dpselect::detail {
 namespace {
@@ -26,12 +27,11 @@ ShardResult evaluate_array(const NoiseSpec& spec, const T* utilities, IndexRange
   const auto utility = [utilities, begin = range.begin](std::uint64_t index) {
     return static_cast<double>(utilities[index - begin]);
   };
+  const ScreenBounds bounds(spec.mechanism);
   return accumulate_groups(range, [&](const GroupRange& groups, std::uint64_t first, std::uint64_t last,
                                     ShardAccumulator& accumulator) {
     SequentialBlocks group_blocks(spec.key, spec.stream);
-    for (std::uint64_t g = first; g < last; ++g) {
-      accumulator.add_group(spec, g, group_blocks.at(g), groups.lane_begin(g), groups.lane_end(g), utility);
-    }
+    score_groups(spec, bounds, groups, first, last, group_blocks, utility, accumulator.result, accumulator);
   });
 }
 
@@ -47,6 +47,7 @@ ShardResult cpu_evaluate_array(const NoiseSpec& spec, const double* utilities, I
 
 ShardResult cpu_evaluate_generated(const NoiseSpec& spec, IndexRange range, FillUtilities fill,
                                    const void* functor) {
+  const ScreenBounds bounds(spec.mechanism);
   return accumulate_groups(range, [&](const GroupRange& groups, std::uint64_t first, std::uint64_t last,
                                     ShardAccumulator& accumulator) {
     // The candidates of groups [first, last) that lie in the range, computed in one call.
@@ -57,9 +58,7 @@ ShardResult cpu_evaluate_generated(const NoiseSpec& spec, IndexRange range, Fill
     fill(functor, first_index, end_index - first_index, buffer.data());
     const auto utility = [&](std::uint64_t index) { return buffer[index - first_index]; };
     SequentialBlocks group_blocks(spec.key, spec.stream);
-    for (std::uint64_t g = first; g < last; ++g) {
-      accumulator.add_group(spec, g, group_blocks.at(g), groups.lane_begin(g), groups.lane_end(g), utility);
-    }
+    score_groups(spec, bounds, groups, first, last, group_blocks, utility, accumulator.result, accumulator);
   });
 }
 

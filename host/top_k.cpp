@@ -10,6 +10,7 @@
 #include "dpselect/errors.hpp"
 #include "gpu_backend.hpp"
 #include "parallel_groups.hpp"
+#include "screened_group.hpp"
 #include "validation.hpp"
 
 namespace dpselect {
@@ -50,14 +51,13 @@ detail::TopKShard cpu_top_k(const detail::NoiseSpec& spec, std::span<const T> ut
   initial.k = k;
   initial.tally.executed_on = ExecutedOn::cpu;
   const auto utility = [data = utilities.data()](std::uint64_t index) { return static_cast<double>(data[index]); };
+  // The k-th best score only rises, as score_groups' screening requires of a threshold.
+  const detail::ScreenBounds bounds(spec.mechanism);
   TopKState top = detail::parallel_groups(
       IndexRange{0, utilities.size()}, initial,
       [&](const detail::GroupRange& groups, std::uint64_t first, std::uint64_t last, TopKState& state) {
         detail::SequentialBlocks group_blocks(spec.key, spec.stream);
-        for (std::uint64_t g = first; g < last; ++g) {
-          detail::score_group(spec, g, group_blocks.at(g), groups.lane_begin(g), groups.lane_end(g), utility,
-                              state.tally, state);
-        }
+        detail::score_groups(spec, bounds, groups, first, last, group_blocks, utility, state.tally, state);
       },
       [](TopKState& total, const TopKState& part) {
         total.tally = merge(total.tally, part.tally);

@@ -132,7 +132,9 @@ DPSELECT_HD DPSELECT_FORCEINLINE void record_invalid(ShardResult& tally, std::ui
 // every candidate that can still rank. A Sink provides threshold() (a score strictly below it
 // can never be kept) and offer(score, index); excluded candidates are offered with -inf.
 // `group_block` is random_block(spec.key, spec.stream, group) (CPU loops read it through
-// SequentialBlocks, which computes one ChaCha20 block for four groups).
+// SequentialBlocks, where one ChaCha20 block serves four groups). This is the definition of a
+// group's scoring; the CPU passes run host/screened_group.hpp's score_groups, which gives the
+// same result bit for bit with vectorized screening.
 template <class Sink, class Utility>
 DPSELECT_HD DPSELECT_FORCEINLINE void score_group(const NoiseSpec& spec, std::uint64_t group,
                                                   const RandomBlock& group_block, unsigned int lane_begin,
