@@ -62,19 +62,23 @@ std::vector<Release> begin_row_releases(Context& context, const RowSource<T>& so
   }
   detail::resolve_backend(params.backend);
 
-  // Every row is its own release (rows.hpp), charged together before the first stream is drawn.
+  // Every row is its own release (rows.hpp), charged together before the first stream is drawn;
+  // the memory for the releases is taken before the charge, so nothing fails after it.
+  std::vector<Release> releases;
+  releases.reserve(source.rows);
   std::vector<PrivacyCharge> charges;
-  for (std::uint64_t r = 0; r < source.rows; ++r) {
-    const SelectionParams& row = row_params[per_row ? r : 0];
-    if (!charges.empty() && charges.back().epsilon == row.epsilon && charges.back().kind == release_kind(row.mechanism)) {
-      ++charges.back().count;
-    } else {
-      charges.push_back(PrivacyCharge{release_kind(row.mechanism), row.epsilon, 0.0, 1});
+  if (!per_row) {
+    charges.push_back(PrivacyCharge{release_kind(params.mechanism), params.epsilon, 0.0, source.rows});
+  } else {
+    for (const SelectionParams& row : row_params) {
+      if (!charges.empty() && charges.back().epsilon == row.epsilon) {
+        ++charges.back().count;
+      } else {
+        charges.push_back(PrivacyCharge{release_kind(row.mechanism), row.epsilon, 0.0, 1});
+      }
     }
   }
   detail::ContextAccess::charge(context, charges);
-  std::vector<Release> releases;
-  releases.reserve(source.rows);
   for (std::uint64_t r = 0; r < source.rows; ++r) {
     releases.push_back(detail::ContextAccess::begin_charged_release(context, row_params[per_row ? r : 0]));
   }

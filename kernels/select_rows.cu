@@ -3,6 +3,8 @@
 // reads the same row (select_repeated). Each row is scored by a team of threads: a warp for
 // short rows (up to kWarpTeamMaxColumns), a whole block for long ones, so a launch over 4096 x
 // 128k and one over 10^6 x 8 both keep the device busy without a per-row launch or merge kernel.
+// A few long rows (fewer than kRowsToFillDevice) instead run one release at a time through the
+// single-release pass, which spreads each row over the whole device.
 // Scores are the same function of (key, stream, index, utility) as every other path, so each row
 // returns what a single release over it returns on any backend.
 #include <cuda_runtime.h>
@@ -26,6 +28,17 @@ constexpr int kWarpThreads = 32;
 constexpr std::uint64_t kWarpTeamMaxColumns = kWarpThreads * noise::kCandidatesPerGroup * 8;
 // Rows per launch: bounds the device copies of the specs and results (~36 MiB).
 constexpr std::uint64_t kRowsPerLaunch = std::uint64_t{1} << 18;
+// Long rows are batched only when there are enough of them to fill the device with one block
+// each; fewer long rows run as single releases, each spread over the whole device by the fused
+// pass (the same scores: a row's result does not depend on how its candidates are split).
+constexpr std::uint64_t kRowsToFillDevice = 512;
+// Host rows larger than this are streamed through the device in chunks, one release at a time.
+constexpr std::uint64_t kCopyBytes = std::uint64_t{256} << 20;
+
+bool one_release_at_a_time(std::uint64_t rows, std::uint64_t cols, std::size_t element_bytes, bool on_host) {
+  if (on_host && cols * element_bytes > kCopyBytes) return true;
+  return cols > kWarpTeamMaxColumns && rows < kRowsToFillDevice;
+}
 
 // Reduces the team's accumulators; the merged result is valid in the team's lane 0.
 template <int TeamThreads>
@@ -106,6 +119,12 @@ template <class T>
 void evaluate_device_rows(std::span<const NoiseSpec> specs, const T* utilities, std::uint64_t row_stride,
                           std::uint64_t cols, std::span<ShardResult> results, cudaStream_t stream) {
   const std::uint64_t rows = specs.size();
+  if (one_release_at_a_time(rows, cols, sizeof(T), false)) {
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      results[r] = gpu_evaluate_device(specs[r], utilities + r * row_stride, IndexRange{0, cols}, stream);
+    }
+    return;
+  }
   const std::uint64_t rows_per_launch = std::min(rows, kRowsPerLaunch);
   DeviceScratch device_specs(rows_per_launch * sizeof(NoiseSpec), stream);
   DeviceScratch device_results(rows_per_launch * sizeof(ShardResult), stream);
@@ -138,10 +157,15 @@ void evaluate_device_rows(std::span<const NoiseSpec> specs, const T* utilities, 
 template <class T>
 void evaluate_host_rows(std::span<const NoiseSpec> specs, const T* utilities, std::uint64_t row_stride,
                         std::uint64_t cols, std::span<ShardResult> results) {
+  const std::uint64_t rows = specs.size();
+  if (one_release_at_a_time(rows, cols, sizeof(T), true)) {
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      results[r] = gpu_evaluate_host(specs[r], utilities + r * row_stride, IndexRange{0, cols});
+    }
+    return;
+  }
   const OwnedStream owned_stream;
   const cudaStream_t stream = owned_stream.get();
-  const std::uint64_t rows = specs.size();
-  constexpr std::uint64_t kCopyBytes = std::uint64_t{256} << 20;
   const std::uint64_t rows_per_copy =
       row_stride == 0 ? rows : std::max<std::uint64_t>(1, std::min(rows, kCopyBytes / (row_stride * sizeof(T))));
   const std::uint64_t copy_elements = row_stride == 0 ? cols : rows_per_copy * row_stride;

@@ -123,7 +123,7 @@ template <class Source>
 __global__ void __launch_bounds__(kTopKThreads)
     top_k_blocks_kernel(Source source, GroupRange groups, NoiseSpec spec, unsigned int k,
                         RankedCandidate* block_lists, ShardResult* block_tallies) {
-  extern __shared__ unsigned char shared_bytes[];
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
   BlockCandidates& slots = *reinterpret_cast<BlockCandidates*>(shared_bytes);
   reset(slots);
   ShardResult tally;
@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(kTopKThreads)
 __global__ void __launch_bounds__(kTopKThreads)
     merge_lists_kernel(const RankedCandidate* lists, std::uint64_t entries, const ShardResult* tallies,
                        unsigned int tally_count, unsigned int k, RankedCandidate* out, ShardResult* tally_out) {
-  extern __shared__ unsigned char shared_bytes[];
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
   BlockCandidates& slots = *reinterpret_cast<BlockCandidates*>(shared_bytes);
   reset(slots);
   BlockSink sink{&slots};

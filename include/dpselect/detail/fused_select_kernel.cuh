@@ -108,7 +108,12 @@ class OwnedStream {
   OwnedStream() { DPSELECT_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
   OwnedStream(const OwnedStream&) = delete;
   OwnedStream& operator=(const OwnedStream&) = delete;
-  ~OwnedStream() { static_cast<void>(cudaStreamDestroy(stream_)); }
+  // Waits for the queued work first: after an exception a copy from the caller's memory may
+  // still be in flight, and the caller may free that memory as soon as the call returns.
+  ~OwnedStream() {
+    static_cast<void>(cudaStreamSynchronize(stream_));
+    static_cast<void>(cudaStreamDestroy(stream_));
+  }
   cudaStream_t get() const { return stream_; }
 
  private:
