@@ -7,6 +7,9 @@
 #   BENCH_FILTER='gpu_select/float' bench/run_gpu_bench.sh
 #   BENCH_MIN_TIME=1.0 bench/run_gpu_bench.sh   # longer runs per benchmark
 #   SKIP_CPU=1 bench/run_gpu_bench.sh           # GPU benchmarks only
+#   RUN_TESTS=1 bench/run_gpu_bench.sh          # first the test suite (GPU tests included)
+#   RUN_AUDIT=1 bench/run_gpu_bench.sh          # then the full-size audit of the single-pick
+#                                               # mechanisms (10^8 releases per input, docs/audit.md)
 #
 # Extra arguments are passed to both benchmark binaries (e.g. --benchmark_repetitions=3).
 set -euo pipefail
@@ -67,7 +70,13 @@ fi
 
 echo "== configure and build (preset default)"
 cmake --preset default
-cmake --build --preset default --target dpselect_bench_gpu dpselect_bench_cpu
+if [[ -n "${RUN_TESTS:-}" ]]; then
+  cmake --build --preset default
+  echo "== ctest (preset default; GPU tests included)"
+  ctest --preset default --output-on-failure 2>&1 | tee "${OUT_DIR}/ctest.txt"
+else
+  cmake --build --preset default --target dpselect_bench_gpu dpselect_bench_cpu dpselect_cli
+fi
 
 run_one() {
   local binary="$1" name="$2"
@@ -87,6 +96,15 @@ fi
 run_one dpselect_bench_gpu gpu "$@"
 if [[ -z "${SKIP_CPU:-}" ]]; then
   run_one dpselect_bench_cpu cpu "$@"
+fi
+
+if [[ -n "${RUN_AUDIT:-}" ]]; then
+  for claims in ' (general)' ' (monotone)'; do
+    command=("${BUILD_DIR}/host/cli/dpselect" audit --only "${claims}" --runs 100000000 --selection-runs 1000000)
+    echo "== ${command[*]}"
+    echo "${command[*]}" >> "${OUT_DIR}/audit-commands.txt"
+    "${command[@]}" 2>&1 | tee -a "${OUT_DIR}/audit.md"
+  done
 fi
 
 # A short Markdown summary next to the JSON (python3 is optional).

@@ -1,7 +1,7 @@
 // Many releases in one launch: row r of a utility matrix is release r, with its own NoiseSpec
 // (stream, and scale when the rows have their own epsilons). With row_stride 0 every release
-// reads the same row (select_repeated). Each row is scored by a team of threads: a warp for
-// short rows (up to kWarpTeamMaxColumns), a whole block for long ones, so a launch over 4096 x
+// reads the same row (select_repeated). Each row is scored by a team of threads: one thread for
+// rows of up to 64 candidates, a warp up to kWarpTeamMaxColumns, a whole block for long ones, so a launch over 4096 x
 // 128k and one over 10^6 x 8 both keep the device busy without a per-row launch or merge kernel.
 // A few long rows (fewer than kRowsToFillDevice) instead run one release at a time through the
 // single-release pass, which spreads each row over the whole device.
@@ -24,8 +24,10 @@ namespace {
 
 constexpr int kRowsBlockThreads = 256;
 constexpr int kWarpThreads = 32;
-// A warp per row up to 8 groups of 8 candidates per lane; beyond that a block per row.
-constexpr std::uint64_t kWarpTeamMaxColumns = kWarpThreads * noise::kCandidatesPerGroup * 8;
+// A thread per row up to 2 quads of 32 candidates (the auditor's rows of a few candidates), a
+// warp per row up to 2 quads per lane, beyond that a block per row.
+constexpr std::uint64_t kThreadTeamMaxColumns = kGroupsPerQuad * noise::kCandidatesPerGroup * 2;
+constexpr std::uint64_t kWarpTeamMaxColumns = kWarpThreads * kGroupsPerQuad * noise::kCandidatesPerGroup * 2;
 // Rows per launch: bounds the device copies of the specs and results (~36 MiB).
 constexpr std::uint64_t kRowsPerLaunch = std::uint64_t{1} << 18;
 // Long rows are batched only when there are enough of them to fill the device with one block
@@ -43,6 +45,12 @@ bool one_release_at_a_time(std::uint64_t rows, std::uint64_t cols, std::size_t e
 // Reduces the team's accumulators; the merged result is valid in the team's lane 0.
 template <int TeamThreads>
 struct TeamReduce;
+
+template <>
+struct TeamReduce<1> {
+  struct Storage {};
+  __device__ __forceinline__ static ShardResult reduce(Storage&, int, const ShardResult& part) { return part; }
+};
 
 template <>
 struct TeamReduce<kWarpThreads> {
@@ -79,7 +87,7 @@ __global__ void __launch_bounds__(kRowsBlockThreads)
   const int team = static_cast<int>(threadIdx.x) / TeamThreads;
   const int lane = static_cast<int>(threadIdx.x) % TeamThreads;
   const GroupRange groups{0, cols};
-  const std::uint64_t group_count = groups.group_count();
+  const std::uint64_t quads = quad_count(groups);
   const std::uint64_t row_step = static_cast<std::uint64_t>(gridDim.x) * kTeamsPerBlock;
   // The row loop is uniform across a team, so every lane of a team reaches each reduction.
   for (std::uint64_t row = static_cast<std::uint64_t>(blockIdx.x) * kTeamsPerBlock + team; row < rows;
@@ -88,9 +96,8 @@ __global__ void __launch_bounds__(kRowsBlockThreads)
     const ArraySource<T> source{utilities + row * row_stride, 0};
     ShardAccumulator accumulator;
     accumulator.result.executed_on = ExecutedOn::gpu;
-    for (std::uint64_t group = static_cast<std::uint64_t>(lane); group < group_count; group += TeamThreads) {
-      accumulator.add_group(spec, group, random_block(spec.key, spec.stream, group), groups.lane_begin(group),
-                            groups.lane_end(group), source);
+    for (std::uint64_t quad = static_cast<std::uint64_t>(lane); quad < quads; quad += TeamThreads) {
+      add_quad(accumulator, spec, groups, quad, source);
     }
     const ShardResult total = TeamReduce<TeamThreads>::reduce(storage, team, accumulator.result);
     if (lane == 0) results[row] = total;
@@ -128,15 +135,19 @@ void evaluate_device_rows(std::span<const NoiseSpec> specs, const T* utilities, 
   const std::uint64_t rows_per_launch = std::min(rows, kRowsPerLaunch);
   DeviceScratch device_specs(rows_per_launch * sizeof(NoiseSpec), stream);
   DeviceScratch device_results(rows_per_launch * sizeof(ShardResult), stream);
-  const bool warp_teams = cols <= kWarpTeamMaxColumns;
-  const unsigned int grid = warp_teams ? rows_grid<T, kWarpThreads>(rows_per_launch)
-                                       : rows_grid<T, kRowsBlockThreads>(rows_per_launch);
+  const int team_threads = cols <= kThreadTeamMaxColumns ? 1 : cols <= kWarpTeamMaxColumns ? kWarpThreads : kRowsBlockThreads;
+  const unsigned int grid = team_threads == 1              ? rows_grid<T, 1>(rows_per_launch)
+                            : team_threads == kWarpThreads ? rows_grid<T, kWarpThreads>(rows_per_launch)
+                                                           : rows_grid<T, kRowsBlockThreads>(rows_per_launch);
   for (std::uint64_t first = 0; first < rows; first += rows_per_launch) {
     const std::uint64_t count = std::min(rows_per_launch, rows - first);
     DPSELECT_CUDA_TRY(cudaMemcpyAsync(device_specs.as<NoiseSpec>(), specs.data() + first, count * sizeof(NoiseSpec),
                                       cudaMemcpyHostToDevice, stream));
     const T* first_row = utilities + first * row_stride;
-    if (warp_teams) {
+    if (team_threads == 1) {
+      select_rows_kernel<T, 1><<<grid, kRowsBlockThreads, 0, stream>>>(
+          first_row, row_stride, count, cols, device_specs.as<NoiseSpec>(), device_results.as<ShardResult>());
+    } else if (team_threads == kWarpThreads) {
       select_rows_kernel<T, kWarpThreads><<<grid, kRowsBlockThreads, 0, stream>>>(
           first_row, row_stride, count, cols, device_specs.as<NoiseSpec>(), device_results.as<ShardResult>());
     } else {
