@@ -3,7 +3,7 @@
 // same score_group), so the GPU returns the CPU's k indices in the CPU's order.
 //
 // Pass 1: each block keeps its own candidates in shared memory (kTopKCapacity slots). Its threads
-// score one group of 8 candidates each per round and append every score that is not below the
+// take 4 groups each (one ChaCha20 block) and score one group of 8 candidates each per round and append every score that is not below the
 // block's threshold; when the next round might not fit, the block sorts the slots (bitonic, best
 // first under the library's order: higher score, then smaller index), keeps k and raises the
 // threshold to the k-th score. Since the threshold only rises at these points, most candidates are
@@ -129,18 +129,27 @@ __global__ void __launch_bounds__(kTopKThreads)
   ShardResult tally;
   tally.executed_on = ExecutedOn::gpu;
   BlockSink sink{&slots};
-  const std::uint64_t group_count = groups.group_count();
-  const std::uint64_t round_step = static_cast<std::uint64_t>(gridDim.x) * kTopKThreads;
-  // The round loop is uniform across the block (its bounds do not depend on the thread).
-  for (std::uint64_t round_base = static_cast<std::uint64_t>(blockIdx.x) * kTopKThreads; round_base < group_count;
-       round_base += round_step) {
-    const std::uint64_t offset = round_base + threadIdx.x;
-    if (offset < group_count) {
-      const std::uint64_t group = groups.first_group() + offset;
-      score_group(spec, group, random_block(spec.key, spec.stream, group), groups.lane_begin(group),
-                  groups.lane_end(group), source, tally, sink);
+  const std::uint64_t first_group = groups.first_group();
+  const std::uint64_t end_group = first_group + groups.group_count();
+  const std::uint64_t quads = quad_count(groups);
+  const std::uint64_t quad_step = static_cast<std::uint64_t>(gridDim.x) * kTopKThreads;
+  // Each thread takes a quad of 4 groups (one ChaCha20 block, fused_select_kernel.cuh) and scores
+  // one of its groups per round, so a round still appends at most kOffersPerRound. The loops are
+  // uniform across the block (their bounds do not depend on the thread).
+  for (std::uint64_t quad_base = static_cast<std::uint64_t>(blockIdx.x) * kTopKThreads; quad_base < quads;
+       quad_base += quad_step) {
+    const bool has_quad = quad_base + threadIdx.x < quads;
+    const std::uint64_t quad = first_quad(groups) + quad_base + threadIdx.x;
+    const QuadBlocks blocks(spec, quad);  // past the range (has_quad false) computed but never used
+#pragma unroll
+    for (unsigned int j = 0; j < kGroupsPerQuad; ++j) {
+      const std::uint64_t group = quad * kGroupsPerQuad + j;
+      if (has_quad && group >= first_group && group < end_group) {
+        score_group(spec, group, blocks.group_block(spec, quad, j), groups.lane_begin(group), groups.lane_end(group),
+                    source, tally, sink);
+      }
+      end_round(slots, k);
     }
-    end_round(slots, k);
   }
   sort_and_keep(slots, k);
   write_kept(slots, k, block_lists + static_cast<std::uint64_t>(blockIdx.x) * k);
@@ -190,7 +199,8 @@ unsigned int top_k_grid(std::uint64_t count) {
   const std::uint64_t resident =
       static_cast<std::uint64_t>(multiprocessors) * std::max(blocks_per_multiprocessor, 1);
   const std::uint64_t groups = (count + noise::kCandidatesPerGroup - 1) / noise::kCandidatesPerGroup + 1;
-  const std::uint64_t needed = (groups + kTopKThreads - 1) / kTopKThreads;
+  const std::uint64_t quads = groups / kGroupsPerQuad + 1;
+  const std::uint64_t needed = (quads + kTopKThreads - 1) / kTopKThreads;
   return static_cast<unsigned int>(std::max<std::uint64_t>(1, std::min(resident, needed)));
 }
 
