@@ -14,11 +14,7 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
-#include <cmath>
 #include <cstdint>
-#include <map>
-#include <memory>
-#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -93,20 +89,6 @@ void bm_top_k(benchmark::State& state, std::uint64_t k, std::uint64_t n) {
     }
     report(st, n, n * sizeof(float));
   });
-}
-
-// Log-normal bids (median 20, sigma 1), as in the CPU pricing benchmarks.
-const dpselect::Bids& lognormal_bids(std::uint64_t n) {
-  static std::map<std::uint64_t, std::unique_ptr<dpselect::Bids>> cache;
-  std::unique_ptr<dpselect::Bids>& slot = cache[n];
-  if (!slot) {
-    std::mt19937_64 rng(kDataSeed ^ n);
-    std::lognormal_distribution<double> dist(std::log(20.0), 1.0);
-    std::vector<double> raw(n);
-    for (double& bid : raw) bid = dist(rng);
-    slot = std::make_unique<dpselect::Bids>(std::span<const double>(raw));
-  }
-  return *slot;
 }
 
 void bm_pricing(benchmark::State& state, std::uint64_t bids, std::uint64_t prices) {

@@ -1,8 +1,15 @@
 // Parameters shared by the CPU and GPU benchmark programs.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <span>
+#include <vector>
 
+#include "dpselect/pricing.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/types.hpp"
 
@@ -27,6 +34,21 @@ inline dpselect::SelectionParams bench_params(dpselect::Mechanism mechanism, dps
   params.sensitivity = 1.0;
   params.backend = backend;
   return params;
+}
+
+// n log-normal bids (median 20, sigma 1, as in `dpselect demo`) from a fixed seed, sorted once
+// and kept for the process: the same bids for the CPU and the GPU pricing benchmarks.
+inline const dpselect::Bids& lognormal_bids(std::uint64_t n) {
+  static std::map<std::uint64_t, std::unique_ptr<dpselect::Bids>> cache;
+  std::unique_ptr<dpselect::Bids>& slot = cache[n];
+  if (!slot) {
+    std::mt19937_64 rng(kDataSeed ^ n);
+    std::lognormal_distribution<double> dist(std::log(20.0), 1.0);
+    std::vector<double> raw(n);
+    for (double& bid : raw) bid = dist(rng);
+    slot = std::make_unique<dpselect::Bids>(std::span<const double>(raw));
+  }
+  return *slot;
 }
 
 }  // namespace dpselect_bench

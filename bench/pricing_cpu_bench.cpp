@@ -10,9 +10,6 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
-#include <map>
-#include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -21,19 +18,6 @@
 #include "pricing_bench.hpp"
 
 namespace {
-
-const dpselect::Bids& lognormal_bids(std::uint64_t n) {
-  static std::map<std::uint64_t, std::unique_ptr<dpselect::Bids>> cache;
-  auto& slot = cache[n];
-  if (!slot) {
-    std::mt19937_64 rng(dpselect_bench::kDataSeed ^ n);
-    std::lognormal_distribution<double> dist(std::log(20.0), 1.0);
-    std::vector<double> raw(n);
-    for (double& bid : raw) bid = dist(rng);
-    slot = std::make_unique<dpselect::Bids>(raw);
-  }
-  return *slot;
-}
 
 dpselect::PricingParams pricing_params(dpselect::GridSampler sampler, std::uint64_t bids) {
   dpselect::PricingParams params;
@@ -48,7 +32,7 @@ template <class Candidates>
 void bm_pricing(benchmark::State& state, std::uint64_t bids, const Candidates& candidates,
                 std::uint64_t prices, dpselect::GridSampler sampler) {
   try {
-    const dpselect::Bids& data = lognormal_bids(bids);
+    const dpselect::Bids& data = dpselect_bench::lognormal_bids(bids);
     dpselect::Context context = dpselect::Context::with_fixed_seed(dpselect_bench::kContextSeed);
     const dpselect::PricingParams params = pricing_params(sampler, bids);
     for (auto _ : state) {

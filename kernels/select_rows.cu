@@ -106,18 +106,9 @@ __global__ void __launch_bounds__(kRowsBlockThreads)
 
 template <class T, int TeamThreads>
 unsigned int rows_grid(std::uint64_t rows) {
-  int device = 0;
-  int multiprocessors = 0;
-  int blocks_per_multiprocessor = 0;
-  DPSELECT_CUDA_TRY(cudaGetDevice(&device));
-  DPSELECT_CUDA_TRY(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-  DPSELECT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &blocks_per_multiprocessor, select_rows_kernel<T, TeamThreads>, kRowsBlockThreads, 0));
-  const std::uint64_t resident =
-      static_cast<std::uint64_t>(multiprocessors) * std::max(blocks_per_multiprocessor, 1);
   const std::uint64_t teams_per_block = kRowsBlockThreads / TeamThreads;
-  const std::uint64_t needed = (rows + teams_per_block - 1) / teams_per_block;
-  return static_cast<unsigned int>(std::max<std::uint64_t>(1, std::min(resident, needed)));
+  return filling_grid(resident_blocks(select_rows_kernel<T, TeamThreads>, kRowsBlockThreads, 0),
+                      (rows + teams_per_block - 1) / teams_per_block);
 }
 
 // Scores every row of a matrix already in device memory, kRowsPerLaunch rows per launch, and

@@ -189,19 +189,8 @@ __global__ void __launch_bounds__(kTopKThreads)
 
 template <class Source>
 unsigned int top_k_grid(std::uint64_t count) {
-  int device = 0;
-  int multiprocessors = 0;
-  int blocks_per_multiprocessor = 0;
-  DPSELECT_CUDA_TRY(cudaGetDevice(&device));
-  DPSELECT_CUDA_TRY(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-  DPSELECT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &blocks_per_multiprocessor, top_k_blocks_kernel<Source>, kTopKThreads, kSharedBytes));
-  const std::uint64_t resident =
-      static_cast<std::uint64_t>(multiprocessors) * std::max(blocks_per_multiprocessor, 1);
-  const std::uint64_t groups = (count + noise::kCandidatesPerGroup - 1) / noise::kCandidatesPerGroup + 1;
-  const std::uint64_t quads = groups / kGroupsPerQuad + 1;
-  const std::uint64_t needed = (quads + kTopKThreads - 1) / kTopKThreads;
-  return static_cast<unsigned int>(std::max<std::uint64_t>(1, std::min(resident, needed)));
+  return filling_grid(resident_blocks(top_k_blocks_kernel<Source>, kTopKThreads, kSharedBytes),
+                      (quads_spanning(count) + kTopKThreads - 1) / kTopKThreads);
 }
 
 template <class Source>

@@ -128,23 +128,37 @@ __global__ void reset_accumulator_kernel(ShardResult* accumulator) {
   *accumulator = empty;
 }
 
-// Enough resident blocks to fill the device, never more than the work needs.
-template <class Source>
-unsigned int fused_select_grid(std::uint64_t count) {
+// How many blocks of `kernel` (with `threads` threads and `shared_bytes` of dynamic shared memory
+// each) the current device runs at once: the most a grid-stride pass needs to launch.
+template <class Kernel>
+std::uint64_t resident_blocks(Kernel kernel, int threads, std::size_t shared_bytes) {
   int device = 0;
   int multiprocessors = 0;
   int blocks_per_multiprocessor = 0;
   DPSELECT_CUDA_TRY(cudaGetDevice(&device));
   DPSELECT_CUDA_TRY(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-  DPSELECT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &blocks_per_multiprocessor, fused_select_kernel<Source, kSelectBlockThreads>,
-      kSelectBlockThreads, 0));
-  const std::uint64_t resident =
-      static_cast<std::uint64_t>(multiprocessors) * std::max(blocks_per_multiprocessor, 1);
-  const std::uint64_t groups = (count + noise::kCandidatesPerGroup - 1) / noise::kCandidatesPerGroup + 1;
-  const std::uint64_t quads = groups / kGroupsPerQuad + 1;
-  const std::uint64_t needed = (quads + kSelectBlockThreads - 1) / kSelectBlockThreads;
+  DPSELECT_CUDA_TRY(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_multiprocessor, kernel, threads, shared_bytes));
+  return static_cast<std::uint64_t>(multiprocessors) * std::max(blocks_per_multiprocessor, 1);
+}
+
+// A grid of the blocks the work needs, never more than fill the device, and at least one.
+inline unsigned int filling_grid(std::uint64_t resident, std::uint64_t needed) {
   return static_cast<unsigned int>(std::max<std::uint64_t>(1, std::min(resident, needed)));
+}
+
+// An upper bound on the quads that `count` consecutive candidates overlap, wherever they start.
+inline std::uint64_t quads_spanning(std::uint64_t count) {
+  const std::uint64_t groups = (count + noise::kCandidatesPerGroup - 1) / noise::kCandidatesPerGroup + 1;
+  return groups / kGroupsPerQuad + 1;
+}
+
+// Enough resident blocks to fill the device, never more than the work needs.
+template <class Source>
+unsigned int fused_select_grid(std::uint64_t count) {
+  const std::uint64_t needed = (quads_spanning(count) + kSelectBlockThreads - 1) / kSelectBlockThreads;
+  return filling_grid(
+      resident_blocks(fused_select_kernel<Source, kSelectBlockThreads>, kSelectBlockThreads, 0), needed);
 }
 
 // A non-blocking stream owned for the duration of one host call (the host-array and pricing
