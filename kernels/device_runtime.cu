@@ -2,7 +2,7 @@
 // image it can run and it supports the stream-ordered allocator the GPU path uses.
 #include <cuda_runtime.h>
 
-#include "../host/gpu_backend.hpp"
+#include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 
 namespace dpselect::detail {

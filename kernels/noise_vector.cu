@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "../host/gpu_backend.hpp"
+#include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 #include "launch_helpers.cuh"
 

@@ -4,7 +4,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
-#include "../host/gpu_backend.hpp"
+#include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 
 namespace dpselect::detail {

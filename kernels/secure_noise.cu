@@ -6,7 +6,7 @@
 
 #include <cuda/std/limits>
 
-#include "../host/gpu_backend.hpp"
+#include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 #include "launch_helpers.cuh"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "../host/gpu_backend.hpp"
+#include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 
 namespace dpselect::detail {

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <span>
 
-#include "../host/gpu_backend.hpp"
+#include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 
 namespace dpselect::detail {

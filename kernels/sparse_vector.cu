@@ -1,5 +1,5 @@
 // The GPU side of the batched sparse vector: a validation pass over the query values and the
-// parallel find-first that decides the next "above" answer (host/sparse_vector_batch.cpp drives
+// parallel find-first that decides the next "above" answer (host/sparse_vector/sparse_vector_batch.cpp drives
 // both). Each query's noise is a pure function of its index, so any thread may evaluate any
 // query and the first index found is the one the sequential mechanism stops at.
 #include <cuda_runtime.h>
@@ -9,7 +9,7 @@
 #include <cuda/std/bit>
 #include <cuda/std/limits>
 
-#include "../host/gpu_backend.hpp"
+#include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 #include "launch_helpers.cuh"
 

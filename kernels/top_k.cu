@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../host/gpu_backend.hpp"
+#include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 
 namespace dpselect::detail {

@@ -1,4 +1,4 @@
-// Audits of the selection mechanisms (host/audit_selection.cpp) and their negative controls
+// Audits of the selection mechanisms (host/audit/audit_selection.cpp) and their negative controls
 // (issue 6).
 //
 // Every honest target of selection_audits() must pass; every deliberately broken mechanism below

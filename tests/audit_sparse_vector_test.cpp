@@ -1,4 +1,4 @@
-// Audits of the sparse vector technique (audit.hpp, host/audit_sparse_vector.cpp) and negative
+// Audits of the sparse vector technique (audit.hpp, host/audit/audit_sparse_vector.cpp) and negative
 // controls: the broken SVT variants of Lyu, Su & Li (VLDB 2017, Algorithms 3-6), written here from
 // the library's primitives, which the auditor must catch.
 //
@@ -53,7 +53,7 @@ TEST(SparseVectorAudit, EveryHonestTargetPasses) {
 //   nu_i = Lap(query_scale) (0: no query noise); halts after c "above" answers. When
 //   numeric_from_comparison, each "above" also releases f_i + nu_i (the comparison's own noise).
 // Noise positions as the library's (sparse_vector_noise.hpp): query i from block i, the threshold
-// from block 2^59. Key: as host/audit_sparse_vector.cpp (mask | answered << 16 | bins << 24), the
+// from block 2^59. Key: as host/audit/audit_sparse_vector.cpp (mask | answered << 16 | bins << 24), the
 // numeric bins floor(v / bin_width) clamped to [-1, 2].
 struct BrokenSvt {
   std::string name;

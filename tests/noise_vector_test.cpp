@@ -36,8 +36,8 @@
 #include "dpselect/generalized_gaussian.hpp"
 #include "dpselect/noise_vector.hpp"
 #include "dpselect/select.hpp"
-#include "../host/noise_vector_internal.hpp"
-#include "../host/validation.hpp"
+#include "noise/noise_vector_internal.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect {
 namespace {

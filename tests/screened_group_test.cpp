@@ -1,4 +1,4 @@
-// The CPU path's group screening (host/screened_group.hpp) against score_group, the definition
+// The CPU path's group screening (host/engine/screened_group.hpp) against score_group, the definition
 // it must reproduce bit for bit: same best score and index, count, largest |utility| and first
 // invalid utility, for every mechanism, both generators, partial groups and awkward utilities.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "../host/screened_group.hpp"
+#include "engine/screened_group.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/shard_result.hpp"
 

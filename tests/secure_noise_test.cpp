@@ -66,7 +66,7 @@ TEST(SecureSamplers, HeaderSamplersEqualHostFunctionsBitForBit) {
 }
 
 // A known answer recorded from the samplers as they were before they moved into the header
-// (host/discrete_noise.cpp at 07e97eb): values, Bernoulli results and the positions read, hashed.
+// (host/noise/discrete_noise.cpp at 07e97eb): values, Bernoulli results and the positions read, hashed.
 TEST(SecureSamplers, HostFunctionsKeepTheirKnownAnswers) {
   std::uint64_t h = 14695981039346656037ull;  // FNV-1a over 64-bit words
   auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };

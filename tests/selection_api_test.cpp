@@ -192,7 +192,7 @@ TEST_F(ReleaseApi, ReportDescribesTheRelease) {
   EXPECT_DOUBLE_EQ(s.report.noise_scale, 4.0);  // Delta / eps for a monotone utility
   EXPECT_EQ(s.report.executed_on, kExecutedOn);
   EXPECT_EQ(s.report.candidates, 3u);
-  // Slack of host/floating_point_slack.cpp: c = 0.25, largest score c (1e6 + 1 + Delta).
+  // Slack of host/engine/floating_point_slack.cpp: c = 0.25, largest score c (1e6 + 1 + Delta).
   const double eta = 0x1p-39 + 0x1p-53 * (0.25 * (1e6 + 1 + 2.0) + 89.0);
   EXPECT_NEAR(s.report.slack.epsilon, 4 * eta + 0.5 * 0x1p-52, 1e-6 * s.report.slack.epsilon);
   EXPECT_NEAR(s.report.slack.delta, (1 + std::exp(0.5)) * 3 * 0x1p-87, 1e-6 * s.report.slack.delta);

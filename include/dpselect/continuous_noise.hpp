@@ -41,7 +41,7 @@
 // >= 0.9539 for a + 1 in [1 + 1/32, 2], computed by quadrature), independently of the past, so
 // running out needs >= 341 attempts in a row that do not: probability < 0.251^341 < 2^-680 per
 // coordinate. The samplers never read past their range: they return false instead (device code
-// cannot throw) and the callers (host/noise_vector.cpp, kernels/noise_vector.cu) report
+// cannot throw) and the callers (host/noise/noise_vector.cpp, kernels/noise_vector.cu) report
 // RandomnessExhausted.
 //
 // Floating point (Mironov 2012, "On significance of the least significant bits for differential

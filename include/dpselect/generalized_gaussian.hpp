@@ -12,7 +12,7 @@
 // generalized_gaussian_delta). The delta returned is an upper bound (pessimistic privacy loss
 // discretization with a bound on the floating-point error; rigorous up to the 8-point
 // Gauss-Legendre quadrature of each cell's probability mass, estimated below 1e-16 relative and
-// not bounded formally: see host/generalized_gaussian_calibration.cpp); sigma is returned from the
+// not bounded formally: see host/accounting/generalized_gaussian_calibration.cpp); sigma is returned from the
 // safe side.
 // Plain C++ header: no CUDA.
 #pragma once

@@ -27,7 +27,7 @@ namespace dpselect {
 
 enum class Generator : std::uint8_t { chacha20, philox };
 
-// "chacha20" or "philox" (defined in host/select.cpp with the other enum names).
+// "chacha20" or "philox" (defined in host/engine/select.cpp with the other enum names).
 std::string_view to_string(Generator generator);
 
 // A key of either generator. Converts implicitly from a PhiloxKey or a ChaChaKey.

@@ -133,7 +133,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE void record_invalid(ShardResult& tally, std::ui
 // can never be kept) and offer(score, index); excluded candidates are offered with -inf.
 // `group_block` is random_block(spec.key, spec.stream, group) (CPU loops read it through
 // SequentialBlocks, where one ChaCha20 block serves four groups). This is the definition of a
-// group's scoring; the CPU passes run host/screened_group.hpp's score_groups, which gives the
+// group's scoring; the CPU passes run host/engine/screened_group.hpp's score_groups, which gives the
 // same result bit for bit with vectorized screening.
 template <class Sink, class Utility>
 DPSELECT_HD DPSELECT_FORCEINLINE void score_group(const NoiseSpec& spec, std::uint64_t group,

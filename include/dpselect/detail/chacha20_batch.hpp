@@ -3,7 +3,7 @@
 // chacha20_stream_block's (chacha20.hpp); only the way they are computed differs: the lanes of
 // SIMD registers hold the same state word of consecutive blocks, so the 20 rounds run on all
 // blocks at once (SSE2 on any x86-64, AVX2 where the CPU has it, chosen at run time).
-// Host code only; defined in host/chacha20_batch.cpp.
+// Host code only; defined in host/random/chacha20_batch.cpp.
 #pragma once
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // exactly philox_block's (philox.hpp, cuRAND's layout); SIMD lanes hold the same counter word of
 // consecutive positions, with the 32 x 32 -> 64-bit products done by the unsigned widening
 // multiply (SSE2 on any x86-64, AVX2 where the CPU has it, chosen at run time).
-// Host code only; defined in host/philox_batch.cpp.
+// Host code only; defined in host/random/philox_batch.cpp.
 #pragma once
 
 #include <cstdint>

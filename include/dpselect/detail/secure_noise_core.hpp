@@ -1,6 +1,6 @@
 // One coordinate of the floating-point-safe ("secure") Laplace and Gaussian noise, shared by the
-// CPU loop (host/secure_noise.cpp), the GPU kernel (kernels/secure_noise.cu) and the NumericSparse
-// answers (host/sparse_vector_internal.hpp), so all three give the same double for the same bits.
+// CPU loop (host/noise/secure_noise.cpp), the GPU kernel (kernels/secure_noise.cu) and the NumericSparse
+// answers (host/sparse_vector/sparse_vector_internal.hpp), so all three give the same double for the same bits.
 //
 // output = g * (clamp(rint(x / g)) + N), N an exact integer sample (detail/discrete_samplers.hpp):
 // a deterministic function of the integer z = clamp(rint(x / g)) + N, so the floating-point

@@ -1,5 +1,5 @@
 // Exact-to-2^-30 sampling of a truncated geometric variable from one 128-bit uniform: the
-// within-interval stage of the bid-interval pricing sampler (host/pricing_intervals.cpp).
+// within-interval stage of the bid-interval pricing sampler (host/pricing/pricing_intervals.cpp).
 //
 // digit_from_uniform(u, rate, size) returns d in [0, size) with P(d) proportional to
 // e^{-rate * d}, size <= kMaxDigitValues, by inversion of the truncated exponential

@@ -6,14 +6,14 @@
 #include <string>
 #include <tuple>
 
-#include "calibration_cache.hpp"
+#include "accounting/calibration_cache.hpp"
 #include "dpselect/accounting.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
-#include "gpu_backend.hpp"
-#include "secure_noise_internal.hpp"
-#include "validation.hpp"
+#include "engine/gpu_backend.hpp"
+#include "noise/secure_noise_internal.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect {
 namespace {

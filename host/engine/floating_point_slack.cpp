@@ -20,7 +20,7 @@
 //     P~_D(R) <= e^{eps~ + 4 eta} P~_D'(R) + (1 + e^{eps~ + 4 eta}) P(B),
 // and eps~ <= eps (1 + 2^-52) covers the rounding of c. Hence
 //     slack.epsilon = 4 eta + eps * 2^-52,   slack.delta = (1 + e^{eps + slack.epsilon}) n 2^-87.
-#include "floating_point_slack.hpp"
+#include "engine/floating_point_slack.hpp"
 
 #include <cmath>
 
@@ -44,7 +44,7 @@ FloatingPointSlack floating_point_slack(double epsilon, double score_scale, doub
                             static_cast<double>(slack_delta * kRoundUp)};
 }
 
-// Slack of the bid-interval pricing sampler (host/pricing_intervals.cpp).
+// Slack of the bid-interval pricing sampler (host/pricing/pricing_intervals.cpp).
 //
 // The exact mechanism: EM over grid indices j with weights exp(c~ k_j p_j), p_j the rounded grid
 // prices, k_j = #{bids >= p_j}; it is (eps~)-DP with eps~ <= eps (1 + 2^-52) as above. The
@@ -97,7 +97,7 @@ FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double
 
 namespace dpselect::detail {
 
-// Slack of the sparse vector technique (host/sparse_vector.cpp).
+// Slack of the sparse vector technique (host/sparse_vector/sparse_vector.cpp).
 //
 // Each comparison computes fma(b_q, L~_i, f_i) >= fma(b_T, L~_T, T) with L~ the Laplace noise
 // of noise.hpp, within 2^-39 of the exact L outside the bad event B. So the computed noisy query

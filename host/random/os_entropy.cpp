@@ -1,4 +1,4 @@
-#include "os_entropy.hpp"
+#include "random/os_entropy.hpp"
 
 #include <cerrno>
 #include <cstdint>

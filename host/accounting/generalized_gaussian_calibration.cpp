@@ -57,10 +57,10 @@
 #include <tuple>
 #include <vector>
 
-#include "calibration_cache.hpp"
+#include "accounting/calibration_cache.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/generalized_gaussian.hpp"
-#include "validation.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect {
 namespace {

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "dpselect/errors.hpp"
-#include "validation.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect::audit {
 namespace {

@@ -10,10 +10,10 @@
 #include <limits>
 #include <tuple>
 
-#include "calibration_cache.hpp"
+#include "accounting/calibration_cache.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
-#include "validation.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect::discrete {
 namespace {

@@ -1,8 +1,8 @@
 #include "dpselect/select.hpp"
 
 #include "dpselect/detail/release_access.hpp"
-#include "gpu_backend.hpp"
-#include "validation.hpp"
+#include "engine/gpu_backend.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
-#include "gpu_backend.hpp"
-#include "validation.hpp"
+#include "engine/gpu_backend.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect {
 namespace {

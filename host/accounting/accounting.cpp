@@ -10,7 +10,7 @@
 #include <string>
 
 #include "dpselect/errors.hpp"
-#include "validation.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect {
 namespace {

@@ -12,9 +12,9 @@
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/generalized_gaussian.hpp"
-#include "gpu_backend.hpp"
-#include "noise_vector_internal.hpp"
-#include "validation.hpp"
+#include "engine/gpu_backend.hpp"
+#include "noise/noise_vector_internal.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect {
 

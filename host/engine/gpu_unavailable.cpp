@@ -1,6 +1,6 @@
 // The GPU entry points of a CPU-only build.
 #include "dpselect/errors.hpp"
-#include "gpu_backend.hpp"
+#include "engine/gpu_backend.hpp"
 
 namespace dpselect::detail {
 namespace {

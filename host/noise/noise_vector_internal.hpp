@@ -1,4 +1,4 @@
-// The CPU pass of noise_vector.hpp, for host/noise_vector.cpp and the benchmarks.
+// The CPU pass of noise_vector.hpp, for host/noise/noise_vector.cpp and the benchmarks.
 #pragma once
 
 #include <cstdint>

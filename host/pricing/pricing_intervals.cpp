@@ -8,13 +8,13 @@
 #include <limits>
 #include <stdexcept>
 
-#include "cpu_backend.hpp"
+#include "engine/cpu_backend.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/detail/truncated_geometric.hpp"
 #include "dpselect/errors.hpp"
-#include "floating_point_slack.hpp"
-#include "pricing_internal.hpp"
-#include "validation.hpp"
+#include "engine/floating_point_slack.hpp"
+#include "pricing/pricing_internal.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect::detail {
 

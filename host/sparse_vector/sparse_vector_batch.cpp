@@ -8,9 +8,9 @@
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/sparse_vector.hpp"
-#include "gpu_backend.hpp"
-#include "sparse_vector_internal.hpp"
-#include "validation.hpp"
+#include "engine/gpu_backend.hpp"
+#include "sparse_vector/sparse_vector_internal.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect {
 namespace {

@@ -9,16 +9,16 @@
 #include <tuple>
 #include <vector>
 
-#include "calibration_cache.hpp"
+#include "accounting/calibration_cache.hpp"
 #include "dpselect/accounting.hpp"
 #include "dpselect/continuous_noise.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/generalized_gaussian.hpp"
-#include "noise_vector_internal.hpp"
-#include "sparse_vector_internal.hpp"
-#include "validation.hpp"
+#include "noise/noise_vector_internal.hpp"
+#include "sparse_vector/sparse_vector_internal.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect {
 namespace {

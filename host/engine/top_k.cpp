@@ -8,10 +8,10 @@
 
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
-#include "gpu_backend.hpp"
-#include "parallel_groups.hpp"
-#include "screened_group.hpp"
-#include "validation.hpp"
+#include "engine/gpu_backend.hpp"
+#include "engine/parallel_groups.hpp"
+#include "engine/screened_group.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect {
 namespace {

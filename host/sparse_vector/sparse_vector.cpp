@@ -7,10 +7,10 @@
 
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
-#include "floating_point_slack.hpp"
-#include "secure_noise_internal.hpp"
-#include "sparse_vector_internal.hpp"
-#include "validation.hpp"
+#include "engine/floating_point_slack.hpp"
+#include "noise/secure_noise_internal.hpp"
+#include "sparse_vector/sparse_vector_internal.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect {
 namespace {

@@ -6,13 +6,13 @@
 #include <cmath>
 #include <string>
 
-#include "cpu_backend.hpp"
+#include "engine/cpu_backend.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/select.hpp"
-#include "gpu_backend.hpp"
-#include "pricing_internal.hpp"
-#include "validation.hpp"
+#include "engine/gpu_backend.hpp"
+#include "pricing/pricing_internal.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect {
 namespace {

@@ -1,10 +1,10 @@
-#include "validation.hpp"
+#include "engine/validation.hpp"
 
 #include <charconv>
 #include <cmath>
 
 #include "dpselect/errors.hpp"
-#include "floating_point_slack.hpp"
+#include "engine/floating_point_slack.hpp"
 
 namespace dpselect::detail {
 

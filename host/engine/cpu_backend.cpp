@@ -1,11 +1,11 @@
-#include "cpu_backend.hpp"
+#include "engine/cpu_backend.hpp"
 
 #include <algorithm>
 #include <vector>
 
 #include "dpselect/detail/release_access.hpp"
-#include "parallel_groups.hpp"
-#include "screened_group.hpp"
+#include "engine/parallel_groups.hpp"
+#include "engine/screened_group.hpp"
 
 namespace dpselect::detail {
 namespace {

@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "cpu_backend.hpp"
+#include "engine/cpu_backend.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
-#include "floating_point_slack.hpp"
-#include "gpu_backend.hpp"
-#include "os_entropy.hpp"
-#include "validation.hpp"
+#include "engine/floating_point_slack.hpp"
+#include "engine/gpu_backend.hpp"
+#include "random/os_entropy.hpp"
+#include "engine/validation.hpp"
 
 namespace dpselect {
 namespace detail {

@@ -1,5 +1,5 @@
 // The GPU path as the host sees it. Implemented in kernels/ when built with CUDA, and by
-// host/gpu_unavailable.cpp (every call throws BackendUnavailable) otherwise.
+// host/engine/gpu_unavailable.cpp (every call throws BackendUnavailable) otherwise.
 #pragma once
 
 #include <span>

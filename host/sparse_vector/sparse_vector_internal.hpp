@@ -11,7 +11,7 @@
 #include "dpselect/detail/sparse_vector_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/sparse_vector.hpp"
-#include "secure_noise_internal.hpp"
+#include "noise/secure_noise_internal.hpp"
 
 namespace dpselect::detail {
 
