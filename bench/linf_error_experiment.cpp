@@ -1,4 +1,4 @@
-// The l_inf error of answering k counting queries at (epsilon, delta), issue 5 / seed 001:
+// The l_inf error of answering k counting queries at (epsilon, delta) (Ganesh & Zhao 2021):
 // Laplace, Gaussian, the generalized Gaussian with the best fixed p, and the generalized Gaussian
 // composed with the sparse vector technique (linf_answers.hpp). Prints one Markdown table:
 // E ||released - d||_inf (mean over trials, with its standard error) per mechanism and k.
@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
     const dpselect::GeneralizedGaussianChoice best =
         dpselect::generalized_gaussian_best_p(options.epsilon, options.delta, k, p_grid);
     const Estimate generalized = measure(truth, trials, 3, [&](dpselect::Context& c, std::span<double> v) {
-      // L_inf sensitivity 1 (seed 001).
+      // L_inf sensitivity 1 (Ganesh & Zhao 2021).
       dpselect::add_noise(c, v, {.distribution = dpselect::NoiseDistribution::generalized_gaussian,
                                  .epsilon = options.epsilon, .delta = options.delta, .sensitivity = 1.0,
                                  .p = best.p});

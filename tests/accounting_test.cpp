@@ -46,7 +46,7 @@ long double truth_probability(long double epsilon) { return 1.0L / (1.0L + std::
 TEST(BasicComposition, SumsEpsilonsAndDeltas) {
   const std::vector<PrivacyBound> releases = {{0.1, 1e-6}, {0.2, 0.0}, {0.7, 2e-6}};
   const PrivacyBound total = basic_composition(releases);
-  // Seed 003 Thm 3.16: 0.1 + 0.2 + 0.7 and 1e-6 + 2e-6, each within an ulp.
+  // Dwork & Roth 2014, Thm 3.16: 0.1 + 0.2 + 0.7 and 1e-6 + 2e-6, each within an ulp.
   EXPECT_NEAR(total.epsilon, 1.0, 2.3e-16);
   EXPECT_NEAR(total.delta, 3e-6, 3e-6 * 2.3e-16);
 }

@@ -1,4 +1,4 @@
-// Generalized Gaussian calibration (seed 001, Ganesh & Zhao): generalized_gaussian_delta is an
+// Generalized Gaussian calibration (Ganesh & Zhao 2021): generalized_gaussian_delta is an
 // upper bound (pessimistic privacy-loss accounting), checked against closed forms at p = 2
 // (analytic Gaussian, Balle & Wang 2018) and p = 1 (Laplace), and by an independent Monte Carlo
 // estimate of delta at other p.
@@ -28,7 +28,7 @@ TEST(GeneralizedGaussianCalibration, P2MatchesAnalyticGaussianFromAbove) {
   for (const std::uint64_t k : {std::uint64_t{1}, std::uint64_t{10}, std::uint64_t{1000}, std::uint64_t{1000000}}) {
     for (const auto& [epsilon, delta] : {std::pair{1.0, 1e-6}, std::pair{0.1, 1e-5}}) {
       const double l2 = std::sqrt(static_cast<double>(k));
-      // GG(2, sigma) = N(0, sigma^2 / 2): sigma_GG = sqrt(2) sigma_Gauss (seed 001 density).
+      // GG(2, sigma) = N(0, sigma^2 / 2): sigma_GG = sqrt(2) sigma_Gauss (Ganesh & Zhao 2021, the density).
       const double exact = std::sqrt(2.0) * discrete::analytic_gaussian_sigma(epsilon, delta, l2);
       const double sigma = generalized_gaussian_sigma(epsilon, delta, 2.0, k);
       EXPECT_GE(sigma, exact) << "k " << k << " eps " << epsilon;
@@ -98,7 +98,7 @@ TEST(GeneralizedGaussianCalibration, MonteCarloAgreesAtOtherP) {
     for (int n = 0; n < kSamples; ++n) {
       double loss[2] = {0, 0};
       for (std::uint64_t i = 0; i < c.k; ++i) {
-        // x / sigma' = sign * Gamma(1/p, 1)^{1/p} for x ~ GG(p, sigma') (seed 001 density)
+        // x / sigma' = sign * Gamma(1/p, 1)^{1/p} for x ~ GG(p, sigma') (Ganesh & Zhao 2021, the density)
         const double u = std::pow(gamma(rng), 1 / c.p);
         const double z = sign(rng) ? u : -u;
         for (int j = 0; j < 2; ++j) loss[j] += std::pow(std::fabs(z - shift[j]), c.p) - std::pow(u, c.p);

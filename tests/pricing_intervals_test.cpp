@@ -25,12 +25,12 @@ PricingParams interval_params(double epsilon, BidderNeighbours neighbours) {
 }
 
 double score_scale(const PricingParams& params, double largest_price) {
-  // Seed 004 Thm 3.10 and its monotone remark: eps/Delta for add/remove, eps/(2 Delta) otherwise.
+  // Dwork & Roth 2014, Thm 3.10 and its monotone remark: eps/Delta for add/remove, eps/(2 Delta) otherwise.
   return params.neighbours == BidderNeighbours::add_or_remove_bidder ? params.epsilon / largest_price
                                                                      : params.epsilon / (2 * largest_price);
 }
 
-// Seed 004's pumpkin bids on the grid 0.25, 0.5, ..., 4 (the list {1.00, 3.00, 3.01, 3.02} of
+// The pumpkin bids of Dwork & Roth 2014, Example 3.5, on the grid 0.25, 0.5, ..., 4 (the list {1.00, 3.00, 3.01, 3.02} of
 // pricing_test.cpp is not a grid): both samplers against the exact EM probabilities, for both
 // neighbour relations, the bids sitting on grid points and between them.
 TEST(BidIntervals, GridFrequenciesMatchTheExactExponentialMechanism) {
@@ -155,7 +155,7 @@ TEST(BidIntervals, RangeReleasesAreGridPointsReproducibleAndReported) {
   EXPECT_GT(grid.price(best.candidate + 1), 8.5);
 }
 
-// Seed 004 Thm 3.11 on a grid of 10^7 prices sampled by bid intervals (the per-price path would
+// Dwork & Roth 2014, Thm 3.11 on a grid of 10^7 prices sampled by bid intervals (the per-price path would
 // take 10^10 candidate evaluations here): failures <= Binomial(1000, 0.1) + 5.5 sd, as in
 // pricing_test.cpp. A sanity check only (the bound is loose); the frequency tests above are the
 // sharp ones.

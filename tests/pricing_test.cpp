@@ -1,5 +1,5 @@
 // Posted-price auction pricing on the test's backend: the pumpkin auction against exact EM
-// probabilities (seed 004, Example 3.5), grid and list paths agreeing, the accuracy bound, and
+// probabilities (Dwork & Roth 2014, Example 3.5), grid and list paths agreeing, the accuracy bound, and
 // bad input.
 #include <algorithm>
 #include <bit>
@@ -24,7 +24,7 @@ PricingParams pricing_params(double epsilon, BidderNeighbours neighbours) {
   return params;
 }
 
-// Seed 004's pumpkins: A, F and I bid 1.00, K bids 3.01. (The text says revenue is 3.00 at
+// Dwork & Roth 2014, Example 3.5 (the pumpkins): A, F and I bid 1.00, K bids 3.01. (The text says revenue is 3.00 at
 // price 1.00; all four bids are >= 1.00, so it is 4.00. We implement the mathematics.)
 const std::vector<double> kPumpkinBids = {1.00, 1.00, 1.00, 3.01};
 const std::vector<double> kPumpkinPrices = {1.00, 3.00, 3.01, 3.02};
@@ -104,7 +104,7 @@ TEST_F(Pricing, LargeAuctionsAreSortedExactly) {
   }
 }
 
-// Seed 004 Thm 3.11: P[revenue <= OPT - bound(t)] <= e^-t. With t = ln 10 over 1000 releases the
+// Dwork & Roth 2014, Thm 3.11: P[revenue <= OPT - bound(t)] <= e^-t. With t = ln 10 over 1000 releases the
 // failure count is at most Binomial(1000, 0.1); 100 + 5.5 sd = 152 is exceeded with probability
 // < 1e-7 by a correct mechanism. A mechanism with half the required noise scale would be fine
 // here; one with the wrong sign or far too much noise fails.

@@ -96,7 +96,7 @@ INSTANTIATE_TEST_SUITE_P(
              (std::get<1>(info.param) ? "Monotone" : "General");
     });
 
-// Seed 004 (Thm 3.13) claims exponential-noise arg-max is the exponential mechanism; it is
+// Dwork & Roth 2014 (Thm 3.13) claims exponential-noise arg-max is the exponential mechanism; it is
 // permute-and-flip, a different distribution (DESIGN.md §3). On u = (0, 1) with
 // eps/(2 Delta) = 1: EM picks 1 with e/(1+e) = 0.7311, permute-and-flip with 1 - e^-1/2 = 0.8161.
 using EmVersusPermuteAndFlip = BackendTest;

@@ -37,7 +37,7 @@ SparseVectorParams lyu_params(double epsilon, std::uint64_t c, bool monotone = f
 }
 
 TEST(SparseVector, ScalesFollowTheirSources) {
-  // AboveThreshold (seed 002 Alg. 1): T + Lap(2/eps), queries + Lap(4/eps).
+  // AboveThreshold (Dwork & Roth 2014, Alg. 1): T + Lap(2/eps), queries + Lap(4/eps).
   SparseVectorScales s = sparse_vector_scales(svt_params(0.5, 1));
   EXPECT_DOUBLE_EQ(s.threshold_noise, 4.0);
   EXPECT_DOUBLE_EQ(s.query_noise, 8.0);
@@ -339,9 +339,9 @@ TEST(SparseVector, AccuracyTheoremsHoldEmpirically) {
 }
 
 TEST(SparseVector, AccuracyCalculators) {
-  // seed 002 Thm 3.24: 8 (ln k + ln(2/beta)) / eps.
+  // Dwork & Roth 2014, Thm 3.24: 8 (ln k + ln(2/beta)) / eps.
   EXPECT_DOUBLE_EQ(sparse_vector_alpha(svt_params(0.5, 1), 100, 0.05), 8 * (std::log(100.0) + std::log(40.0)) / 0.5);
-  // seed 000 Thm 3.28, delta = 0: 9c(ln k + ln(4c/beta))/eps.
+  // Dwork & Roth 2014, Thm 3.28, delta = 0: 9c(ln k + ln(4c/beta))/eps.
   EXPECT_DOUBLE_EQ(sparse_vector_alpha(svt_params(1.0, 3, 0.0, true), 1000, 0.1),
                    9 * 3 * (std::log(1000.0) + std::log(120.0)));
   // delta > 0: (ln k + ln(4c/beta)) sqrt(c ln(2/delta)) (sqrt(512) + 1) / eps.
@@ -377,7 +377,7 @@ TEST(SparseVector, AccuracyCalculators) {
   SelectionParams em;
   em.epsilon = 1.0;
   em.sensitivity = 2.0;
-  // seed 004 Thm 3.11: (2 Delta/eps)(ln(|R|/|R_OPT|) + ln(1/beta)); monotone halves it.
+  // Dwork & Roth 2014, Thm 3.11: (2 Delta/eps)(ln(|R|/|R_OPT|) + ln(1/beta)); monotone halves it.
   EXPECT_DOUBLE_EQ(exponential_mechanism_alpha(em, 1000, 10, 0.01), 4.0 * (std::log(100.0) + std::log(100.0)));
   em.monotone = true;
   EXPECT_DOUBLE_EQ(exponential_mechanism_alpha(em, 1000, 10, 0.01), 2.0 * (std::log(100.0) + std::log(100.0)));

@@ -531,7 +531,7 @@ PrivacyBound basic_composition(std::span<const PrivacyBound> releases) {
     epsilon.add(releases[i].epsilon);
     delta.add(releases[i].delta);
   }
-  // Dwork & Roth Thm 3.16 (seed 003): epsilons add, deltas add.
+  // Dwork & Roth Thm 3.16: epsilons add, deltas add.
   return {epsilon.value(), delta.value()};
 }
 

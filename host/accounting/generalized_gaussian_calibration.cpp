@@ -1,5 +1,5 @@
 // Generalized Gaussian (GG) mechanism: delta by numerical privacy-loss accounting, sigma by
-// bisection, and the expected l_inf error (seed 001: Ganesh & Zhao).
+// bisection, and the expected l_inf error (Ganesh & Zhao 2021).
 //
 // Worst-case neighbours. Neighbouring inputs move the answer vector by v with |v_i| <= 1. For
 // p >= 1 the GG density is symmetric and log-concave, so the location family GG(mu) has a
@@ -257,7 +257,7 @@ Pld single_coordinate(double sigma, double p, double tail_budget) {
   const ld s = sigma, pp = p;
   const ld sp = std::pow(s, pp);
   const ld a_shape = 1 / pp;
-  const ld norm = 1 / (2 * s * std::tgamma(1 + a_shape));  // GG density constant (seed 001)
+  const ld norm = 1 / (2 * s * std::tgamma(1 + a_shape));  // GG density constant (Ganesh & Zhao 2021)
   auto g = [&](ld x) -> ld {  // |x + 1|^p - |x|^p without cancellation for |x| large
     if (x >= 1) return std::pow(x, pp) * std::expm1(pp * std::log1p(1 / x));
     if (x <= -2) return std::pow(-x, pp) * std::expm1(pp * std::log1p(1 / x));
@@ -475,7 +475,7 @@ double generalized_gaussian_expected_linf(double sigma, double p, std::uint64_t 
 double generalized_gaussian_recommended_p(std::uint64_t k, bool composed_with_sparse_vector) {
   if (k < 1) detail::throw_invalid("k", ">= 1", static_cast<double>(k));
   const double kd = static_cast<double>(k);
-  // Ganesh & Zhao (seed 001): p ~ ln ln k alone, ~ ln ln ln k composed with sparse vector.
+  // Ganesh & Zhao 2021: p ~ ln ln k alone, ~ ln ln ln k composed with sparse vector.
   if (composed_with_sparse_vector) {
     const double lll = kd > std::exp(std::exp(1.0)) ? std::log(std::log(std::log(kd))) : 0.0;
     return std::max(1.0, lll);

@@ -118,7 +118,7 @@ void add_price_releases(Record& out, const Bids& bids, const PriceCandidates& ca
                revenue_shortfall_bound(params, largest_price(candidates), count,
                                        std::log(bound_failure_odds)),
                "with probability >= 0.95 a chosen price earns at least the optimal revenue minus "
-               "this; seed 004 Thm 3.11");
+               "this; Dwork & Roth 2014, Thm 3.11");
   if (not_private_heading) add_not_private(out, *not_private_heading, bids, candidates, outcomes);
 }
 

@@ -34,7 +34,7 @@ void add_epsilon_total(Record& out, const std::string& total_key, double epsilon
   out.add("release_count", release_count);
   out.add(total_key, static_cast<double>(release_count) * epsilon_per_release,
           release_count > 1
-              ? format_number(release_count) + " releases: basic composition, seed 003 Thm 3.16"
+              ? format_number(release_count) + " releases: basic composition, Dwork & Roth 2014, Thm 3.16"
               : "");
 }
 

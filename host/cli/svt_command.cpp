@@ -57,8 +57,8 @@ std::string accuracy_note(const SparseVectorParams& params) {
   if (params.algorithm == SparseVectorAlgorithm::lyu_su_li) {
     return note + "; a union bound over the noises, no published theorem";
   }
-  if (params.numeric) return note + "; seed 000 Thm 3.28";
-  return note + (params.max_positives == 1 && params.delta == 0.0 ? "; seed 002 Thm 3.24"
+  if (params.numeric) return note + "; Dwork & Roth 2014, Thm 3.28";
+  return note + (params.max_positives == 1 && params.delta == 0.0 ? "; Dwork & Roth 2014, Thm 3.24"
                                                                   : "; Dwork & Roth Thm 3.26");
 }
 

@@ -137,7 +137,7 @@ TopKSelection top_k(Context& context, Utilities utilities, const TopKParams& par
   selection.report.per_pick = first.report;
   selection.report.k = params.k;
   const double k = static_cast<double>(params.k);
-  // Seed 003 Thm 3.16 (basic composition) over the k picks.
+  // Dwork & Roth 2014, Thm 3.16 (basic composition) over the k picks.
   selection.report.epsilon_total_basic = k * per_pick.epsilon;
   // Each pick is epsilon'-bounded-range (Durfee & Rogers 2019; at the monotone scale too, since all
   // utility differences then lie in [0, Delta]), hence (epsilon'^2/8)-zCDP (Cesar & Rogers 2021);

@@ -47,7 +47,7 @@ void validate_candidate_count(std::string_view name, std::uint64_t size, std::ui
 
 double score_scale(const SelectionParams& params) {
   const double ratio = params.epsilon / params.sensitivity;
-  // Seed 004 Thm 3.10 / McKenna & Sheldon / Dwork & Roth Claim 3.9: noise scale 2*Delta/eps in
+  // Dwork & Roth 2014, Thm 3.10 / McKenna & Sheldon / Dwork & Roth Claim 3.9: noise scale 2*Delta/eps in
   // general, Delta/eps when the utility is monotone (all three mechanisms).
   const double scale = params.monotone ? ratio : 0.5 * ratio;
   if (!std::isnormal(scale)) {

@@ -111,7 +111,7 @@ LinfAnswerPlan plan_alone(const LinfAnswerParams& params, std::uint64_t k, doubl
   plan.p = p;
   plan.epsilon_noise = params.epsilon;
   plan.delta_noise = params.delta;
-  plan.sigma = generalized_gaussian_sigma(params.epsilon, params.delta, p, k);  // seed 001
+  plan.sigma = generalized_gaussian_sigma(params.epsilon, params.delta, p, k);  // Ganesh & Zhao 2021
   plan.repair_with_sparse_vector = false;
   plan.beta = params.beta;
   plan.bound = abs_quantile(plan.sigma, p, params.beta / static_cast<double>(k));  // union bound over k
@@ -121,9 +121,9 @@ LinfAnswerPlan plan_alone(const LinfAnswerParams& params, std::uint64_t k, doubl
 // The best plan with repairs for one p and one noise share, over c and the check's algorithm.
 void improve_with_repairs(const LinfAnswerParams& params, std::uint64_t k, double p, double share,
                           LinfAnswerPlan& best) {
-  const double epsilon_noise = share * params.epsilon;  // basic composition, seed 003 Thm 3.16
+  const double epsilon_noise = share * params.epsilon;  // basic composition, Dwork & Roth 2014, Thm 3.16
   const double delta_noise = share * params.delta;
-  const double sigma = generalized_gaussian_sigma(epsilon_noise, delta_noise, p, k);  // seed 001
+  const double sigma = generalized_gaussian_sigma(epsilon_noise, delta_noise, p, k);  // Ganesh & Zhao 2021
   const double epsilon_rest = params.epsilon - epsilon_noise;
   const double delta_rest = params.delta - delta_noise;
   std::vector<std::uint64_t> repair_counts;
@@ -221,7 +221,7 @@ void validate_plan(const LinfAnswerPlan& plan, std::uint64_t queries) {
     detail::throw_invalid("plan.delta_noise", "in (0, 1)", plan.delta_noise);
   }
   if (!(plan.p >= 1.0 && plan.p <= 32.0)) detail::throw_invalid("plan.p", "in [1, 32]", plan.p);
-  const double sigma = generalized_gaussian_sigma(plan.epsilon_noise, plan.delta_noise, plan.p, queries);  // seed 001
+  const double sigma = generalized_gaussian_sigma(plan.epsilon_noise, plan.delta_noise, plan.p, queries);  // Ganesh & Zhao 2021
   if (!(plan.sigma >= sigma)) {
     detail::throw_invalid("plan.sigma", "at least the calibrated " + detail::format_value(sigma), plan.sigma);
   }

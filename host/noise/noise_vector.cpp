@@ -87,7 +87,7 @@ double calibrated_scale(const NoiseVectorParams& params, std::uint64_t count) {
       scale = discrete::analytic_gaussian_sigma(params.epsilon, params.delta, params.sensitivity);
       break;
     case NoiseDistribution::generalized_gaussian:
-      // sigma = Delta_inf * sigma(eps, delta, p, k) for sensitivity 1 (seed 001; generalized_gaussian.hpp)
+      // sigma = Delta_inf * sigma(eps, delta, p, k) for sensitivity 1 (Ganesh & Zhao 2021; generalized_gaussian.hpp)
       scale = params.sensitivity * generalized_gaussian_sigma(params.epsilon, params.delta, params.p, count);
       break;
   }

@@ -85,7 +85,7 @@ SelectionParams pricing_selection_params(const PricingParams& params, double lar
   selection.epsilon = params.epsilon;
   // Delta: one bidder moves revenue(p) by at most p (pricing.hpp).
   selection.sensitivity = largest_price;
-  // Adding a bidder never lowers any revenue: monotone, scale eps/Delta (seed 004 Thm 3.10 remark).
+  // Adding a bidder never lowers any revenue: monotone, scale eps/Delta (Dwork & Roth 2014, Thm 3.10 remark).
   selection.monotone = params.neighbours == BidderNeighbours::add_or_remove_bidder;
   selection.backend = params.backend;
   // A public bound on every revenue: the largest price times the public bound on bidders.
@@ -205,7 +205,7 @@ double revenue_shortfall_bound(const PricingParams& params, double largest_price
   detail::validate_positive_finite("largest_price", largest_price);
   if (candidates == 0) throw InvalidArgument("dpselect: candidates must be >= 1 (got 0)");
   if (!std::isfinite(t) || t < 0.0) detail::throw_invalid("t", "finite and >= 0", t);
-  // Seed 004 Thm 3.11: OPT - (2 Delta / eps)(ln(|R| / |R_OPT|) + t), with |R_OPT| >= 1; the
+  // Dwork & Roth 2014, Thm 3.11: OPT - (2 Delta / eps)(ln(|R| / |R_OPT|) + t), with |R_OPT| >= 1; the
   // monotone scale eps/Delta halves the factor.
   const double noise_scale = (params.neighbours == BidderNeighbours::add_or_remove_bidder ? 1.0 : 2.0) *
                              largest_price / params.epsilon;

@@ -57,7 +57,7 @@ SparseVectorScales dwork_roth_scales(const SparseVectorParams& params) {
   SparseVectorScales scales;
   // sigma(x): Dwork & Roth Alg. 2 (Sparse), 2 c Delta / x for delta = 0 or
   // sqrt(32 c ln(1/delta')) Delta / x for delta' = delta (Sparse) or delta/2 (NumericSparse,
-  // seed 000 Thm 3.27 gives each half of the composition delta/2).
+  // Dwork & Roth 2014, Thm 3.27 gives each half of the composition delta/2).
   const double delta_share = params.numeric ? params.delta / 2 : params.delta;
   auto sigma = [&](double epsilon) {
     return params.delta == 0.0 ? 2.0 * c * params.sensitivity / epsilon
@@ -66,11 +66,11 @@ SparseVectorScales dwork_roth_scales(const SparseVectorParams& params) {
   if (!params.numeric) {
     scales.epsilon_comparisons = params.epsilon;
   } else if (params.delta == 0.0) {
-    scales.epsilon_comparisons = 8.0 * params.epsilon / 9.0;  // seed 000 Thm 3.27: eps1 = 8 eps / 9
+    scales.epsilon_comparisons = 8.0 * params.epsilon / 9.0;  // Dwork & Roth 2014, Thm 3.27: eps1 = 8 eps / 9
     scales.answer_noise = sigma(2.0 * params.epsilon / 9.0);  // eps2 = 2 eps / 9: costs eps / 9
     scales.epsilon_answers = params.epsilon / 9.0;
   } else {
-    // seed 000 Thm 3.27 with the shares summing to eps: eps1 = sqrt(512) eps / (sqrt(512) + 1),
+    // Dwork & Roth 2014, Thm 3.27 with the shares summing to eps: eps1 = sqrt(512) eps / (sqrt(512) + 1),
     // eps2 = 2 eps / (sqrt(512) + 1) (its Laplace answers cost eps / (sqrt(512) + 1)).
     scales.epsilon_comparisons = kSqrt512 * params.epsilon / (kSqrt512 + 1.0);
     scales.answer_noise = sigma(2.0 * params.epsilon / (kSqrt512 + 1.0));
@@ -87,7 +87,7 @@ SparseVectorScales lyu_su_li_scales(const SparseVectorParams& params) {
   // Lyu, Su & Li 2017 Alg. 7: query noise Lap(2c Delta/eps2), Lap(c Delta/eps2) for monotone queries.
   const double query_factor = params.monotone ? c : 2.0 * c;
   SparseVectorScales scales;
-  // NumericSparse answers Lap(c Delta/eps3) (Lyu et al. Alg. 7) with eps3 = eps/9, seed 000's share.
+  // NumericSparse answers Lap(c Delta/eps3) (Lyu et al. Alg. 7) with eps3 = eps/9, Dwork & Roth 2014, Thm 3.28 share.
   scales.epsilon_answers = params.numeric ? params.epsilon / 9.0 : 0.0;
   scales.epsilon_comparisons = params.epsilon - scales.epsilon_answers;
   // Lyu et al. Sec. 4.2: eps1 : eps2 = 1 : (2c)^(2/3), or 1 : c^(2/3) for monotone queries.
@@ -246,13 +246,13 @@ SparseAccuracyForm sparse_accuracy_form(const SparseVectorParams& params, std::u
   const double scale = params.sensitivity / params.epsilon;
   SparseAccuracyForm form;
   if (params.numeric) {
-    // seed 000 Thm 3.28 (with Delta): 9c(ln k + ln(4c/beta))/eps, or
+    // Dwork & Roth 2014, Thm 3.28 (with Delta): 9c(ln k + ln(4c/beta))/eps, or
     // (ln k + ln(4c/beta)) sqrt(c ln(2/delta)) (sqrt(512) + 1) / eps.
     form.multiplier = 4.0;
     form.factor = params.delta == 0.0 ? 9.0 * c * scale
                                       : std::sqrt(c * std::log(2.0 / params.delta)) * (kSqrt512 + 1.0) * scale;
   } else {
-    // Dwork & Roth Thm 3.26 (Sparse; c = 1 and delta = 0 is seed 002 Thm 3.24, 8 (ln k + ln(2/beta))/eps).
+    // Dwork & Roth Thm 3.26 (Sparse; c = 1 and delta = 0 is Dwork & Roth 2014, Thm 3.24, 8 (ln k + ln(2/beta))/eps).
     form.multiplier = 2.0;
     form.factor =
         params.delta == 0.0 ? 8.0 * c * scale : std::sqrt(512.0 * c * std::log(1.0 / params.delta)) * scale;
@@ -321,7 +321,7 @@ double exponential_mechanism_alpha(const SelectionParams& params, std::uint64_t 
                                    std::uint64_t optimal_candidates, double beta) {
   const double log_ratio = log_candidate_ratio(params, candidates, optimal_candidates);
   if (!(beta > 0.0 && beta < 1.0)) detail::throw_invalid("beta", "in (0, 1)", beta);
-  // Seed 004 Thm 3.11: (2 Delta / eps)(ln(|R| / |R_OPT|) + t), t = ln(1/beta); the noise scale
+  // Dwork & Roth 2014, Thm 3.11: (2 Delta / eps)(ln(|R| / |R_OPT|) + t), t = ln(1/beta); the noise scale
   // 1/score_scale is 2 Delta/eps, or Delta/eps for a monotone utility.
   return (log_ratio - std::log(beta)) / detail::score_scale(params);
 }

@@ -3,7 +3,7 @@
 //
 // Composition theorems (k releases on the same dataset, each chosen possibly adaptively from the
 // earlier outputs, with privacy parameters fixed in advance):
-//   basic       (sum eps_i, sum delta_i)                                 Dwork & Roth Thm 3.16 (seed 003)
+//   basic       (sum eps_i, sum delta_i)                                 Dwork & Roth Thm 3.16
 //   advanced    (eps sqrt(2k ln(1/delta')) + k eps (e^eps - 1), k delta + delta')
 //                                                                        Dwork, Rothblum & Vadhan 2010; Dwork & Roth Thm 3.20
 //   optimal     the exact privacy profile of k eps-DP mechanisms         Kairouz, Oh & Viswanath 2015, Thm 3.3
@@ -100,7 +100,7 @@ struct AccountedBound {
 
 // ---- Composition of a list of releases --------------------------------------------------------
 
-// Basic composition (Dwork & Roth Thm 3.16; seed 003 Thm 3.14-3.16): (sum eps_i, sum delta_i).
+// Basic composition (Dwork & Roth 2014, Thm 3.16): (sum eps_i, sum delta_i).
 // Each release needs epsilon finite and > 0, delta in [0, 1); at least one release. The sums are
 // compensated (Neumaier), so they do not depend on the order of the releases beyond an ulp.
 // Throws InvalidArgument naming the first bad entry ("releases[3].epsilon ...").

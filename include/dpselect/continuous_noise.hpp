@@ -1,6 +1,6 @@
 // Continuous noise for vectors, one coordinate at a time, identical on the CPU and the GPU:
 // standard Laplace, the standard normal N(0, 1), Gamma(a) for a in [1/32, 1], and the standard
-// generalized Gaussian GG(p, 1) (density exp(-|z|^p) / (2 Gamma(1 + 1/p)), seed 001).
+// generalized Gaussian GG(p, 1) (density exp(-|z|^p) / (2 Gamma(1 + 1/p)), Ganesh & Zhao 2021).
 //
 // Randomness (DESIGN.md §2): coordinate i of a release on stream s reads only the random blocks
 // (random_key.hpp) at positions j * 2^54 + i of s, for j = 0, 1, ..., 2^10 - 1 in this order ("row"

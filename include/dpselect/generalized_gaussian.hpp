@@ -1,13 +1,13 @@
-// Calibration of the generalized Gaussian (GG) mechanism for k counting queries (seed 001:
+// Calibration of the generalized Gaussian (GG) mechanism for k counting queries (Ganesh & Zhao 2021:
 // Ganesh & Zhao, "Privately Answering Counting Queries with Generalized Gaussian Mechanisms").
 //
 // GG(p, sigma) on k coordinates releases d + x, x_i iid with density
-//   exp(-(|x_i| / sigma)^p) / (2 sigma Gamma(1 + 1/p))           (seed 001, Def. of GG_{p,sigma})
+//   exp(-(|x_i| / sigma)^p) / (2 sigma Gamma(1 + 1/p))           (Ganesh & Zhao 2021, Def. of GG_{p,sigma})
 // Parametrization trap: GG(2, sigma) = N(0, sigma^2 / 2), so at p = 2 the GG sigma is sqrt(2)
 // times the Gaussian standard deviation; GG(1, sigma) is Laplace with scale sigma.
 //
 // Privacy guarantee: neighbouring inputs change every answer by at most 1 (l_inf sensitivity 1,
-// the counting-query setting of seed 001). Only p >= 1 is supported: the proof that a shift of
+// the counting-query setting of Ganesh & Zhao 2021). Only p >= 1 is supported: the proof that a shift of
 // exactly 1 in every coordinate is the worst case needs log-concave noise (see
 // generalized_gaussian_delta). The delta returned is an upper bound (pessimistic privacy loss
 // discretization with a bound on the floating-point error; rigorous up to the 8-point
@@ -49,7 +49,7 @@ double generalized_gaussian_expected_linf(double sigma, double p, std::uint64_t 
 // P(1/p, (t/sigma)^p)); t < 0 gives 0. Same requirements on sigma and p as above.
 double generalized_gaussian_abs_cdf(double t, double sigma, double p);
 
-// A rule-of-thumb p from Ganesh & Zhao (seed 001): the l_inf error of GG(p) answering k counting
+// A rule-of-thumb p from Ganesh & Zhao 2021: the l_inf error of GG(p) answering k counting
 // queries is minimized near p = ln ln k, and near p = ln ln ln k when it is composed with the
 // sparse vector technique. We return max(2, ln ln k) alone (p = 2, the Gaussian, is the natural
 // choice at moderate k, where ln ln k < 2, i.e. k < e^{e^2} ~ 1618) and max(1, ln ln ln k) with

@@ -1,11 +1,11 @@
 // Answering k counting queries with small l_inf error: the generalized Gaussian mechanism composed
-// with the sparse vector technique (seed 001: Ganesh & Zhao, "Privately Answering Counting
+// with the sparse vector technique (Ganesh & Zhao 2021, "Privately Answering Counting
 // Queries with Generalized Gaussian Mechanisms", generalizing Steinke & Ullman, "Between Pure and
 // Approximate Differential Privacy", 2017).
 //
 // The true answers d (k queries, each of sensitivity 1: neighbouring datasets change every d_i by
 // at most 1) are released as follows, with the budget split into three parts that compose to
-// (epsilon, delta) (basic composition, seed 003 Thm 3.16):
+// (epsilon, delta) (basic composition, Dwork & Roth 2014, Thm 3.16):
 //   1. y = d + x, x_i iid GG(p, sigma), sigma calibrated to (eps_noise, delta_noise) for k
 //      coordinates (generalized_gaussian.hpp).
 //   2. The sparse vector technique (Sparse with c = max_repairs positives, Dwork & Roth Thm 3.25,

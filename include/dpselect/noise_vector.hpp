@@ -11,7 +11,7 @@
 //   generalized_gaussian  (epsilon, delta)-DP for L_inf sensitivity (1 for counting queries):
 //                         z_i ~ GG(p, sigma), density proportional to exp(-(|z|/sigma)^p),
 //                         sigma = sensitivity * generalized_gaussian_sigma(epsilon, delta, p, k),
-//                         k = number of coordinates (seed 001, Ganesh & Zhao; shifting by Delta
+//                         k = number of coordinates (Ganesh & Zhao 2021; shifting by Delta
 //                         under GG(p, sigma) is shifting by 1 under GG(p, sigma / Delta)).
 //                         GG(2, sigma) = N(0, sigma^2 / 2); GG(1, sigma) = Laplace(sigma).
 //

@@ -4,7 +4,7 @@
 // candidate price (one bidder changes the revenue at p by at most p). Between neighbours that
 // add or remove one bidder the revenue can only move one way (it is monotone), so the EM runs at
 // scale eps/Delta; between neighbours that change one bid it runs at eps/(2 Delta) (Dwork & Roth
-// Thm 3.10 and its monotone remark; seed 004, Example 3.5 is the pumpkin auction).
+// Thm 3.10 and its monotone remark; Dwork & Roth 2014, Example 3.5 is the pumpkin auction).
 //
 // Only the chosen price is private output (with PricingParams::max_bidders its report is public
 // too; without it the report's slack reveals the best revenue). The revenue it earns and the optimum are functions of
@@ -132,7 +132,7 @@ PriceSelection select_price(Context& context, const Bids& bids, const PriceGrid&
 PriceSelection select_price(Context& context, const Bids& bids, const PriceRange& range,
                             const PricingParams& params);
 
-// Seed 004 Thm 3.11 for these parameters: with probability >= 1 - e^-t the chosen price earns
+// Dwork & Roth 2014, Thm 3.11 for these parameters: with probability >= 1 - e^-t the chosen price earns
 // at least OPT - shortfall, where shortfall = (2 Delta/eps)(ln |R| + t) (Delta/eps for
 // add/remove neighbours), |R| = `candidates`, Delta = `largest_price` (|R_OPT| >= 1 assumed).
 double revenue_shortfall_bound(const PricingParams& params, double largest_price,

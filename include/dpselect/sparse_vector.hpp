@@ -6,16 +6,16 @@
 // NumericSparse, a noisy value for each "above") is released; the privacy cost does not grow
 // with the number of "below" answers.
 //
-//   Sparse (Dwork & Roth Alg. 2, Thm 3.25), c = 1 is AboveThreshold (seed 002 Alg. 1, Thm 3.23):
+//   Sparse (Dwork & Roth Alg. 2, Thm 3.25), c = 1 is AboveThreshold (Dwork & Roth 2014, Alg. 1, Thm 3.23):
 //     sigma = 2 c Delta / eps (delta = 0) or sqrt(32 c ln(1/delta)) Delta / eps (delta > 0);
 //     T^ = T + Lap(sigma), drawn afresh after every "above"; query i is "above" iff
 //     f_i + Lap(2 sigma) >= T^.
-//   NumericSparse (seed 000, Thm 3.27): Sparse run with eps1, and each "above" also releases
+//   NumericSparse (Dwork & Roth 2014, Thm 3.27): Sparse run with eps1, and each "above" also releases
 //     f_i + Lap(sigma(eps2)) (as secure Laplace on a grid: SparseVectorScales::answer_granularity), where sigma(x) is as above with x for eps:
 //     delta = 0: eps1 = 8 eps / 9, eps2 = 2 eps / 9;
 //     delta > 0: eps1 = sqrt(512) eps / (sqrt(512) + 1), eps2 = 2 eps / (sqrt(512) + 1), and
 //     sigma uses ln(2/delta) (each half of the composition gets delta/2).
-//   (Seed 000 prints the delta > 0 Laplace share as eps/sqrt(512); the shares must sum to eps, so
+//   (A translation of Dwork & Roth 2014 prints the delta > 0 Laplace share as eps/sqrt(512); the shares must sum to eps, so
 //   the Laplace part costs eps/(sqrt(512) + 1), which is what sigma(eps2) gives.)
 //
 //   The optimized variant of Lyu, Su & Li (VLDB 2017, Alg. 1 and its generalization Alg. 7), pure
@@ -24,7 +24,7 @@
 //   neighbours all f_i move in the same direction: counting queries), and for NumericSparse
 //   answers f_i + Lap(c Delta/eps3). The split minimizes Var(query noise - threshold noise)
 //   (their Sec. 4.2): eps1 : eps2 = 1 : (2c)^(2/3), or 1 : c^(2/3) when monotone. Here
-//   eps3 = eps/9 for NumericSparse (the answers' share in seed 000), eps1 + eps2 = the rest.
+//   eps3 = eps/9 for NumericSparse (the answers' share in Dwork & Roth 2014, Thm 3.28), eps1 + eps2 = the rest.
 //   For c = 1 and an even split this is AboveThreshold.
 //
 // Noise is counter-based, like every dpselect mechanism: on the stream a SparseVector draws
@@ -56,7 +56,7 @@ struct SparseVectorRun;
 }  // namespace detail
 
 enum class SparseVectorAlgorithm {
-  // Dwork & Roth's Sparse / seed 000 NumericSparse: a fresh threshold after every "above";
+  // Dwork & Roth's Sparse and NumericSparse (2014, Alg. 2, Thm 3.27): a fresh threshold after every "above";
   // delta = 0 or delta > 0.
   dwork_roth,
   // Lyu, Su & Li 2017: one threshold, the optimized budget split, the monotone refinement;
@@ -192,12 +192,12 @@ SparseVectorBatch sparse_vector_batch(Context& context, DeviceSpan<const double>
 
 // Accuracy calculators (Delta = params.sensitivity; k queries). Each returns the alpha of the
 // theorem for the given beta; sparse_vector_beta inverts it (clamped to 1).
-//   AboveThreshold (c = 1, delta = 0): alpha = 8 Delta (ln k + ln(2/beta)) / eps   (seed 002 Thm 3.24)
+//   AboveThreshold (c = 1, delta = 0): alpha = 8 Delta (ln k + ln(2/beta)) / eps   (Dwork & Roth 2014, Thm 3.24)
 //   Sparse: alpha = 8 c Delta (ln k + ln(2c/beta)) / eps (delta = 0; AboveThreshold at eps/c per
 //           round with beta/c each) or
 //           Delta (ln k + ln(2c/beta)) sqrt(512 c ln(1/delta)) / eps             (Dwork & Roth Thm 3.26)
 //   NumericSparse: alpha = 9 c Delta (ln k + ln(4c/beta)) / eps (delta = 0) or
-//           Delta (ln k + ln(4c/beta)) sqrt(c ln(2/delta)) (sqrt(512) + 1) / eps   (seed 000 Thm 3.28)
+//           Delta (ln k + ln(4c/beta)) sqrt(c ln(2/delta)) (sqrt(512) + 1) / eps   (Dwork & Roth 2014, Thm 3.28)
 //   lyu_su_li (no published theorem; the union bound of the Thm 3.24 proof over its one threshold,
 //           k query noises and c answer noises, with b_T, b_q, b_a the scales above):
 //           beta = e^{-alpha/(2 b_T)} + k e^{-alpha/(2 b_q)} [+ c e^{-alpha/b_a} for NumericSparse];
@@ -205,7 +205,7 @@ SparseVectorBatch sparse_vector_batch(Context& context, DeviceSpan<const double>
 double sparse_vector_alpha(const SparseVectorParams& params, std::uint64_t queries, double beta);
 double sparse_vector_beta(const SparseVectorParams& params, std::uint64_t queries, double alpha);
 
-// Seed 004 Thm 3.11 for the exponential mechanism: with probability >= 1 - beta the output's
+// Dwork & Roth 2014, Thm 3.11 for the exponential mechanism: with probability >= 1 - beta the output's
 // utility is >= OPT - alpha, alpha = (2 Delta/eps)(ln(|R|/|R_OPT|) + ln(1/beta)) (Delta/eps when
 // monotone), and its inverse.
 double exponential_mechanism_alpha(const SelectionParams& params, std::uint64_t candidates,

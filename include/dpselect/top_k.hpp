@@ -6,7 +6,7 @@
 // Only the exponential mechanism has this property, so top-k is exponential-mechanism only.
 //
 // Privacy of the k picks together (report.epsilon_total_basic and rho):
-//   basic composition (seed 003 Thm 3.16): k * epsilon';
+//   basic composition (Dwork & Roth 2014, Thm 3.16): k * epsilon';
 //   each EM round is epsilon'-bounded-range (also at the monotone scale epsilon'/Delta, where every
 //   utility difference lies in [0, Delta]), hence (epsilon'^2 / 8)-zCDP (Cesar & Rogers 2021), so
 //   the k rounds are (k epsilon'^2 / 8)-zCDP.

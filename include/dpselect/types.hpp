@@ -10,7 +10,7 @@ namespace dpselect {
 // utility and report the arg-max; they differ in the noise and hence in the distribution.
 enum class Mechanism {
   // Exponential mechanism: P(r) proportional to exp(eps * u(r) / (2 * Delta)), sampled exactly
-  // as arg-max of eps*u/(2*Delta) + Gumbel noise (Dwork & Roth Def. 3.4, Thm 3.10; seed 004).
+  // as arg-max of eps*u/(2*Delta) + Gumbel noise (Dwork & Roth 2014, Def. 3.4, Thm 3.10).
   exponential,
   // Permute-and-flip (McKenna & Sheldon 2020) = report-noisy-max with one-sided exponential
   // noise of scale 2*Delta/eps (Ding et al. 2021). Never worse than the EM in expected utility.
