@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The README's two set-up commands, on a fresh Debian/Ubuntu machine:
+#
+#   cmake/quickstart.sh demo   installs what is missing, builds the library and the dpselect
+#                              command, and runs the demo (a synthetic auction)
+#   cmake/quickstart.sh test   installs what is missing, builds everything and runs the whole
+#                              test suite: the `default` workflow (CUDA when nvcc is found; GPU
+#                              tests report as skipped without a GPU) and the `cpu-only` one
+#
+# Missing Debian packages are installed when this runs as root with apt-get; otherwise it stops
+# at once with exit status 2 and prints the one apt-get line to run. CI (.ci/run) calls
+# `cmake/quickstart.sh test` exactly as the README writes it.
+set -euo pipefail
+
+usage() {
+  echo "usage: cmake/quickstart.sh demo|test" >&2
+  exit 2
+}
+[[ $# -eq 1 ]] || usage
+task=$1
+[[ $task == demo || $task == test ]] || usage
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# What each task needs from Debian: the build tools, CLI11 for the command, and for the tests
+# GoogleTest and Google Benchmark. The CUDA Toolkit is optional and never installed here.
+packages=(cmake ninja-build g++ libcli11-dev)
+[[ $task == test ]] && packages+=(libgtest-dev libbenchmark-dev)
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for package in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+    [[ $status == "install ok installed" ]] || missing+=("$package")
+  done
+else
+  # Not a Debian system: check the tools; CMake reports any library it cannot find.
+  for tool in cmake ninja g++; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  done
+fi
+
+if ((${#missing[@]} > 0)); then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    echo "quickstart: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    # The package lists of a fresh image may be empty or stale: update once if the install fails.
+    apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
+      { apt-get update >/dev/null && apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; }
+  else
+    echo "quickstart: missing ${missing[*]}; install them with:" >&2
+    echo "  sudo apt-get install -y ${missing[*]}" >&2
+    exit 2
+  fi
+fi
+
+cmake_version=$(cmake --version | sed -n '1s/^cmake version \([0-9]*\.[0-9]*\).*/\1/p')
+if [[ $(printf '%s\n' 3.25 "$cmake_version" | sort -V | head -n 1) != 3.25 ]]; then
+  echo "quickstart: CMake >= 3.25 is needed (found ${cmake_version:-none})" >&2
+  exit 2
+fi
+
+case $task in
+  demo)
+    # The CUDA backend only where a GPU can run it: compiling the kernels for a machine without
+    # one would only make the first run slower.
+    cuda=OFF
+    if command -v nvcc >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then cuda=ON; fi
+    cmake --preset command -DDPSELECT_CUDA=$cuda >/dev/null
+    cmake --build --preset command --target dpselect_cli
+    build/command/host/cli/dpselect demo
+    ;;
+  test)
+    cmake --workflow --preset default
+    cmake --workflow --preset cpu-only
+    ;;
+esac
