@@ -87,7 +87,9 @@ CLI::Option* add_epsilon_option(CLI::App& command, double& epsilon,
 
 CLI::Option* add_file_option(CLI::App& command, const std::string& name, std::string& path,
                              const std::string& description) {
-  return command.add_option(name, path, description)->required()->type_name("FILE");
+  return command.add_option(name, path, description + " ('-': standard input)")
+      ->required()
+      ->type_name("FILE");
 }
 
 CLI::App& add_selection_command(CLI::App& app, const std::string& name,
@@ -96,7 +98,17 @@ CLI::App& add_selection_command(CLI::App& app, const std::string& name,
   CLI::App& command = *app.add_subcommand(name, description);
   add_file_option(command, "--utilities", file.path, file_description);
   add_format_option(command, file.format);
+  if (!file.matrix) add_flatten_option(command, file.flatten);
   return command;
+}
+
+InputValues UtilityFile::read() const {
+  return read_values({.name = "--utilities",
+                      .path = path,
+                      .format = format,
+                      .two_dimensional = matrix ? TwoDimensional::keep : one_list(flatten),
+                      .two_dimensional_hint = "use 'dpselect rows' for one pick per row"},
+                     utility_values);
 }
 
 void add_utility_options(CLI::App& command, SelectionParams& params) {
@@ -124,7 +136,13 @@ void add_format_option(CLI::App& command, InputFormat& format) {
                                          {"npy", InputFormat::npy}},
                     "format of the input files: text (one number per line, # comments), raw "
                     "little-endian f32 or f64, or NumPy .npy")
-      ->default_str("by extension: .npy, .f32, .f64, else text");
+      ->default_str("a .npy by its magic bytes, else by extension: .npy, .f32, .f64, else text");
+}
+
+void add_flatten_option(CLI::App& command, bool& flatten) {
+  command.add_flag("--flatten", flatten,
+                   "read a 2-D .npy array as one list, row after row (C order); without it a "
+                   "2-D array is refused");
 }
 
 void add_mechanism_option(CLI::App& command, Mechanism& mechanism) {

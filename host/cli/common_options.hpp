@@ -36,26 +36,36 @@ void complete_release_command(CLI::App& command, ReleaseOptions& options, std::s
 // --epsilon, the privacy loss of each release (or what `description` says it is).
 CLI::Option* add_epsilon_option(CLI::App& command, double& epsilon,
                                 const std::string& description = "privacy loss of each release");
-// A required input file option such as --utilities FILE.
+// A required input file option such as --utilities FILE ("-": standard input).
 CLI::Option* add_file_option(CLI::App& command, const std::string& name, std::string& path,
                              const std::string& description);
 // --sensitivity (required), --monotone and --utility-bound of the selection commands.
 void add_utility_options(CLI::App& command, SelectionParams& params);
 
-// The file of utilities a selection subcommand reads (--utilities FILE and --format).
+// The file of utilities a selection subcommand reads (--utilities FILE, --format, --flatten).
 struct UtilityFile {
   std::string path;
   InputFormat format = InputFormat::by_extension;
-  InputValues read() const { return read_values(path, format, utility_values); }
+  bool flatten = false;
+  bool matrix = false;  // dpselect rows: a 2-D .npy is the matrix (and there is no --flatten)
+  InputValues read() const;
+  // "--utilities scores.txt", "--utilities <stdin>", for messages.
+  std::string label() const { return input_label("--utilities", path); }
 };
 // Adds the subcommand `name` of a selection over `file`: its --utilities option (described by
-// `file_description`) and --format.
+// `file_description`), --format, and --flatten unless `file.matrix`.
 CLI::App& add_selection_command(
     CLI::App& app, const std::string& name, const std::string& description, UtilityFile& file,
     const std::string& file_description =
         "file of utilities u(0..n-1), one per candidate (-inf excludes one)");
 // --format, for the subcommands that read files.
 void add_format_option(CLI::App& command, InputFormat& format);
+// --flatten: a 2-D .npy read as one list (refused without it).
+void add_flatten_option(CLI::App& command, bool& flatten);
+// How a command that takes one list treats a 2-D .npy, given --flatten.
+inline TwoDimensional one_list(bool flatten) {
+  return flatten ? TwoDimensional::flatten : TwoDimensional::refuse;
+}
 // --mechanism exponential|permute-and-flip|laplace.
 void add_mechanism_option(CLI::App& command, Mechanism& mechanism);
 

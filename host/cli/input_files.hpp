@@ -1,11 +1,14 @@
 // Reading the numbers the command works on: text (one number per line), raw little-endian
-// float32 / float64, and NumPy .npy files. Every problem is a CliError naming the file and the
-// line (text) or element index (binary).
+// float32 / float64, and NumPy .npy files, from a file or from standard input ("-"). Every
+// problem is a CliError naming the option, the file ("<stdin>" for standard input) and the line
+// (text) or element index (binary).
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -14,8 +17,6 @@ namespace dpselect::cli {
 enum class InputFormat { by_extension, text, f32, f64, npy };
 
 std::string_view to_string(InputFormat format);
-// .npy -> npy, .f32 -> f32, .f64 -> f64, anything else -> text; an explicit format wins.
-InputFormat resolve_format(InputFormat requested, std::string_view path);
 
 // The values a file may hold.
 enum class ValueDomain {
@@ -40,10 +41,41 @@ inline constexpr ValueKind utility_values{"utility", ValueDomain::below_plus_inf
 // The true answers f_i(D) of the sparse vector technique's queries.
 inline constexpr ValueKind query_answer_values{"query answer", ValueDomain::finite};
 
+// What a command makes of a 2-D .npy array.
+enum class TwoDimensional {
+  // The command takes one list: refused, naming --flatten (a matrix silently read as one list
+  // would mix its rows up with no warning).
+  refuse,
+  flatten,  // --flatten: read in C order, row after row
+  keep,     // dpselect rows: the matrix it works on (its shape is in InputValues::shape)
+};
+
+// A file option as the user gave it.
+struct InputOption {
+  std::string name;  // "--utilities", as typed: errors name it
+  std::string path;  // "-" reads standard input
+  InputFormat format = InputFormat::by_extension;
+  TwoDimensional two_dimensional = TwoDimensional::refuse;
+  // What to use instead of a refused 2-D array ("use 'dpselect rows' for one pick per row"),
+  // said before --flatten is offered.
+  std::string two_dimensional_hint = {};
+};
+
+// The file name "-" stands for standard input.
+inline constexpr std::string_view standard_input_path = "-";
+// How messages name a file: `path`, or "<stdin>" for "-".
+std::string_view display_path(std::string_view path);
+// How errors name an input: "--utilities scores.txt", "--bids <stdin>".
+std::string input_label(std::string_view option, std::string_view path);
+// Standard input can be read once: refuses (naming them) two or more options given "-".
+// Each pair is an option's name and path.
+void require_one_standard_input(
+    std::initializer_list<std::pair<std::string_view, std::string_view>> options);
+
 struct InputValues {
   InputFormat format = InputFormat::text;  // as resolved
   std::string element_type;                // "float64", "float32", or the .npy descr ("<i8")
-  std::vector<std::uint64_t> shape;        // .npy only; a 2-D array is flattened in C order
+  std::vector<std::uint64_t> shape;        // .npy only; a 2-D array is held in C order
   // float32 data stays float (the library widens it exactly); everything else is double.
   std::variant<std::vector<float>, std::vector<double>> values;
 
@@ -52,7 +84,17 @@ struct InputValues {
   std::vector<double> take_doubles();
 };
 
-// Reads and checks every value of `path`. At least one value is required.
-InputValues read_values(const std::string& path, InputFormat format, ValueKind kind);
+// Reads and checks every value of `input`. At least one value is required.
+//
+// The format: --format when given; otherwise a .npy by its magic bytes ("\x93NUMPY") whatever
+// the file is called, then the extension without regard to case (.npy, .f32, .f64), else text.
+// Standard input has no extension: raw f32/f64 from it need --format. An explicit --format is
+// honoured, except that --format text on data that starts with the .npy magic is refused with
+// a pointer to --format npy (it could only fail as text).
+//
+// Text: one number per line (a leading '+' allowed), blank lines and # comments skipped, a
+// UTF-8 byte-order mark and CRLF line ends accepted. Data with a NUL byte, or a control byte
+// on a number line, is refused as looking binary, without echoing its bytes.
+InputValues read_values(const InputOption& input, ValueKind kind);
 
 }  // namespace dpselect::cli

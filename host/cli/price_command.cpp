@@ -21,6 +21,7 @@ struct PriceOptions {
   std::optional<PriceRange> range;
   std::string prices_path;
   InputFormat format = InputFormat::by_extension;
+  bool flatten = false;
   PricingParams params;
   bool diagnostics = false;
   ReleaseOptions release;
@@ -68,17 +69,20 @@ PriceRange parse_range(const std::string& text) {
 Record run_price(const PriceOptions& options) {
   Record report("dpselect price: private posted price for the bids of an auction");
   report.add("command", std::string("price"));
+  require_one_standard_input({{"--bids", options.bids_path}, {"--prices", options.prices_path}});
   PriceCandidates candidates;
   if (options.grid) {
     candidates = *options.grid;
   } else if (options.range) {
     candidates = *options.range;
   } else {
-    InputValues prices = read_values(options.prices_path, options.format, price_values);
+    InputValues prices = read_values(
+        {"--prices", options.prices_path, options.format, one_list(options.flatten)}, price_values);
     add_input(report, "prices", prices, true);
     candidates = prices.take_doubles();
   }
-  InputValues bid_values_read = read_values(options.bids_path, options.format, bid_values);
+  InputValues bid_values_read = read_values(
+      {"--bids", options.bids_path, options.format, one_list(options.flatten)}, bid_values);
   add_input(report, "bids", bid_values_read, false);
   const Bids bids(std::span<const double>(bid_values_read.take_doubles()));
 
@@ -129,6 +133,7 @@ void register_price_command(CLI::App& app) {
   command->add_flag("--diagnostics", options->diagnostics,
                     "also print the optimal price and the revenues (NOT PRIVATE)");
   add_format_option(*command, options->format);
+  add_flatten_option(*command, options->flatten);
   complete_release_command(*command, options->release, examples,
                            [options] { return run_price(*options); });
 }

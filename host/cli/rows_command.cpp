@@ -35,15 +35,20 @@ std::uint64_t column_count(const RowsOptions& options, const InputValues& utilit
   if (utilities.shape.size() == 2) {
     if (options.cols && *options.cols != utilities.shape[1]) {
       throw CliError("--cols " + format_number(*options.cols) + " does not match the shape " +
-                     shape_text(utilities.shape) + " of " + options.utilities.path);
+                     shape_text(utilities.shape) + " of " + options.utilities.label());
     }
     return utilities.shape[1];
   }
   if (!options.cols) {
-    throw CliError("--cols is required unless " + options.utilities.path + " is a 2-D .npy array");
+    if (utilities.shape.size() == 1) {
+      throw CliError("--cols is required: " + options.utilities.label() + " is a 1-D array " +
+                     shape_text(utilities.shape) +
+                     "; give --cols, or use 'dpselect select' for one pick among all its values");
+    }
+    throw CliError("--cols is required unless --utilities is a 2-D .npy array");
   }
   if (values % *options.cols != 0) {
-    throw CliError(options.utilities.path + " has " + format_number(values) +
+    throw CliError(options.utilities.label() + " has " + format_number(values) +
                    " values, not a multiple of --cols " + format_number(*options.cols));
   }
   return *options.cols;
@@ -122,6 +127,7 @@ they spend rows * epsilon together (basic composition); --repeat N spends N time
 
 void register_rows_command(CLI::App& app) {
   auto options = std::make_shared<RowsOptions>();
+  options->utilities.matrix = true;
   CLI::App& command = add_selection_command(
       app, "rows", "batched private arg-max: one column index per row of a utility matrix",
       options->utilities, "file of rows x cols utilities, row-major (-inf excludes a candidate)");

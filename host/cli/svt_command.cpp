@@ -21,6 +21,7 @@ namespace {
 struct SvtOptions {
   std::string queries_path;
   InputFormat format = InputFormat::by_extension;
+  bool flatten = false;
   SparseVectorParams params;
   std::optional<double> accuracy_beta;  // --alpha-beta: print the alpha of this beta
   ReleaseOptions release;
@@ -45,7 +46,8 @@ InputValues read_query_answers(const SvtOptions& options) {
   ValueKind kind = query_answer_values;
   kind.magnitude_bound = options.params.value_bound;
   kind.bound_option = "--value-bound";
-  return read_values(options.queries_path, options.format, kind);
+  return read_values(
+      {"--queries", options.queries_path, options.format, one_list(options.flatten)}, kind);
 }
 
 // The theorem (or bound) behind --alpha-beta, as a note on alpha.
@@ -191,6 +193,7 @@ void register_svt_command(CLI::App& app) {
   add_file_option(command, "--queries", options->queries_path,
                   "file of the true query answers f_1(D), f_2(D), ..., one per query, in order");
   add_format_option(command, options->format);
+  add_flatten_option(command, options->flatten);
   add_epsilon_option(command, params.epsilon,
                      "privacy loss of one run, however many queries are below")
       ->required();

@@ -44,7 +44,7 @@ Record run_top_k(const TopKOptions& options) {
   if (params.k > utilities.size()) {
     throw CliError("--k " + format_number(params.k) + " is more than the " +
                    format_number(static_cast<std::uint64_t>(utilities.size())) + " candidates in " +
-                   options.utilities.path);
+                   std::string(display_path(options.utilities.path)));
   }
   params.per_pick.mechanism = Mechanism::exponential;
   params.per_pick.epsilon = options.epsilon / static_cast<double>(params.k);

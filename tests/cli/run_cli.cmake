@@ -1,5 +1,7 @@
 # Runs the dpselect command and checks its exit status and output (cmake -P, no other tools).
 #   -DCLI=<binary> -DARGS=<arguments separated by |>
+#   -DINPUT_FILE=<file>        standard input of the ARGS run (not of the COMPARE_ARGS run);
+#                              default: none given
 #   -DEXPECT_EXIT=<status>     default 0. A non-zero status also requires an empty stdout (nothing
 #                              released) and exactly one stderr line starting "dpselect: error: ".
 #   -DSTDOUT_REGEX=<regex>     stdout must match
@@ -16,9 +18,10 @@ if(NOT DEFINED EXPECT_EXIT)
   set(EXPECT_EXIT 0)
 endif()
 
+# Extra arguments are passed on to execute_process (INPUT_FILE <file>).
 function(run_cli argument_text out_stdout out_stderr out_status)
   string(REPLACE "|" ";" arguments "${argument_text}")
-  execute_process(COMMAND "${CLI}" ${arguments}
+  execute_process(COMMAND "${CLI}" ${arguments} ${ARGN}
     RESULT_VARIABLE status OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr)
   set(${out_stdout} "${stdout}" PARENT_SCOPE)
   set(${out_stderr} "${stderr}" PARENT_SCOPE)
@@ -30,7 +33,11 @@ function(fail message)
     "${message}\n--- command: ${CLI} ${ARGS}\n--- stdout:\n${stdout}\n--- stderr:\n${stderr}")
 endfunction()
 
-run_cli("${ARGS}" stdout stderr status)
+if(DEFINED INPUT_FILE)
+  run_cli("${ARGS}" stdout stderr status INPUT_FILE "${INPUT_FILE}")
+else()
+  run_cli("${ARGS}" stdout stderr status)
+endif()
 if(NOT status STREQUAL EXPECT_EXIT)
   fail("exit status ${status}, expected ${EXPECT_EXIT}")
 endif()

@@ -40,3 +40,22 @@ write_npy("rows_3x4.npy", "d", rows, [3, 4])
 svt_close = text_values("svt_close.txt")
 write_npy("svt_close_f4.npy", "f", svt_close, [len(svt_close)])
 (HERE / "svt_nan.f64").write_bytes(struct.pack("<3d", 1.0, -2.0, float("nan")))
+
+# Inputs as people have them (inputs.cmake): text with a UTF-8 byte-order mark, CRLF line ends
+# or '+' signs; upper-case extensions; a .npy under another name; binary bytes given as text; a
+# 2-D array of query answers. (Upper-case names differ from the lower-case ones by more than
+# case, for case-insensitive file systems.)
+utilities_text = (HERE / "utilities.txt").read_text()
+(HERE / "utilities_bom.txt").write_bytes(b"\xef\xbb\xbf" + utilities_text.encode())
+(HERE / "utilities_crlf.txt").write_bytes(utilities_text.replace("\n", "\r\n").encode())
+(HERE / "utilities_plus.txt").write_text(
+    "".join("+%r\n" % value if value >= 0 else "%r\n" % value for value in utilities))
+(HERE / "plus_minus.txt").write_text("1\n+-2\n3\n")
+(HERE / "euro_sign.txt").write_bytes("1\n2,5 \u20ac\n".encode())
+(HERE / "upper_case.F32").write_bytes((HERE / "utilities.f32").read_bytes())
+(HERE / "text_named.NPY").write_text("1\n2\n3\n4\n5\n")  # longer than a .npy preamble
+(HERE / "utilities_npy.txt").write_bytes((HERE / "utilities.npy").read_bytes())
+# Control and high bytes on a number line, no NUL (the NUL case is utilities.f64 read as text).
+(HERE / "binary_garbage.txt").write_bytes(b"\x01\x02\x93\xff\xfe7\x1b[31m\n")
+svt_queries = text_values("svt_queries.txt")
+write_npy("svt_queries_2x5.npy", "d", svt_queries, [2, len(svt_queries) // 2])

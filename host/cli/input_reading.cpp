@@ -1,0 +1,124 @@
+#include "input_reading.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+namespace dpselect::cli {
+namespace {
+
+std::string read_error(const std::string& label) {
+  return label + ": cannot read: " + std::strerror(errno);
+}
+
+}  // namespace
+
+InputBytes::InputBytes(const std::string& path, std::string label) : label_(std::move(label)) {
+  if (path == standard_input_path) {
+    // Read in blocks to the end: the size of a pipe is known only then.
+    constexpr std::size_t block = std::size_t{1} << 20;
+    for (;;) {
+      const std::size_t filled = standard_input_.size();
+      standard_input_.resize(filled + block);
+      const std::size_t got = std::fread(standard_input_.data() + filled, 1, block, stdin);
+      standard_input_.resize(filled + got);
+      if (got < block) break;
+    }
+    if (std::ferror(stdin)) throw CliError(read_error(label_));
+    size_ = standard_input_.size();
+    head_ = standard_input_.substr(0, 8);
+    return;
+  }
+
+  file_.reset(std::fopen(path.c_str(), "rb"));
+  if (!file_) throw CliError(label_ + ": cannot open: " + std::strerror(errno));
+  struct stat status {};
+  if (fstat(fileno(file_.get()), &status) != 0) throw CliError(read_error(label_));
+  if (!S_ISREG(status.st_mode)) throw CliError(label_ + ": not a regular file");
+  size_ = static_cast<std::uint64_t>(status.st_size);
+  head_.resize(std::min<std::uint64_t>(size_, 8));
+  read(head_.data(), head_.size());
+  if (std::fseek(file_.get(), 0, SEEK_SET) != 0) throw CliError(read_error(label_));
+  position_ = 0;
+}
+
+void InputBytes::read(void* destination, std::uint64_t bytes) {
+  if (bytes == 0) return;
+  if (bytes > size_ - position_) {
+    throw CliError(label_ + ": cannot read " + std::to_string(bytes) + " bytes at offset " +
+                   std::to_string(position_) + ": file too short");
+  }
+  if (!file_) {
+    std::memcpy(destination, standard_input_.data() + position_, bytes);
+  } else if (std::fread(destination, 1, bytes, file_.get()) != bytes) {
+    throw CliError(label_ + ": cannot read " + std::to_string(bytes) + " bytes at offset " +
+                   std::to_string(position_) +
+                   (std::ferror(file_.get()) ? std::string(": ") + std::strerror(errno)
+                                             : std::string(": file too short")));
+  }
+  position_ += bytes;
+}
+
+std::string InputBytes::read_rest() {
+  if (!file_ && position_ == 0) {
+    position_ = size_;
+    return std::move(standard_input_);
+  }
+  std::string rest(size_ - position_, '\0');
+  read(rest.data(), rest.size());
+  return rest;
+}
+
+std::string domain_violation(double value, ValueKind kind) {
+  std::string_view requirement;
+  switch (kind.domain) {
+    case ValueDomain::finite_nonnegative:
+      if (!(std::isfinite(value) && value >= 0.0)) requirement = " must be finite and >= 0";
+      break;
+    case ValueDomain::finite:
+      if (!std::isfinite(value)) requirement = " must be finite";
+      break;
+    case ValueDomain::below_plus_infinity:
+      if (std::isnan(value) || value == INFINITY) requirement = " must not be NaN or +inf";
+      break;
+  }
+  if (!requirement.empty()) return std::string(kind.noun).append(requirement);
+  // -inf (an excluded candidate) is not a magnitude.
+  if (kind.magnitude_bound > 0.0 && std::isfinite(value) &&
+      std::fabs(value) > kind.magnitude_bound) {
+    return std::string(kind.noun) + " must be within " + std::string(kind.bound_option) + " " +
+           format_number(kind.magnitude_bound) + " in magnitude";
+  }
+  return {};
+}
+
+void require_values(std::size_t count, const std::string& label) {
+  if (count == 0) throw CliError(label + ": no values in the file");
+}
+
+std::string_view trim(std::string_view text) {
+  constexpr std::string_view blanks = " \t\r\v\f";
+  std::size_t first = text.find_first_not_of(blanks);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(blanks) - first + 1);
+}
+
+std::string quoted_excerpt(std::string_view text) {
+  constexpr std::size_t longest = 60;
+  constexpr char hex[] = "0123456789abcdef";
+  std::string excerpt = "'";
+  for (char c : text.substr(0, longest)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x7f) {
+      excerpt.append("\\x").append(1, hex[byte >> 4]).append(1, hex[byte & 0xf]);
+    } else {
+      excerpt.push_back(c);
+    }
+  }
+  return excerpt + (text.size() > longest ? "...'" : "'");
+}
+
+}  // namespace dpselect::cli

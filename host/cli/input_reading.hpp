@@ -1,0 +1,92 @@
+// What the input readers (text_input.cpp, npy_input.cpp, input_files.cpp) share: the bytes of a
+// file or of standard input, and the checks of the values read from them. Internal to the
+// command; input_files.hpp is the interface.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli_error.hpp"
+#include "input_files.hpp"
+#include "numbers.hpp"
+
+namespace dpselect::cli {
+
+// The bytes of one input, read in as few calls as possible (a whole array is one fread).
+class InputBytes {
+ public:
+  // `path` "-" is standard input, read to its end here: a pipe has no size to plan by.
+  // `label` names the input in every error ("--utilities scores.txt").
+  InputBytes(const std::string& path, std::string label);
+
+  const std::string& label() const { return label_; }
+  std::uint64_t size() const { return size_; }
+  std::uint64_t position() const { return position_; }
+  // Up to the first 8 bytes, for recognising a format by its magic.
+  std::string_view head() const { return head_; }
+
+  void read(void* destination, std::uint64_t bytes);
+  template <class T>
+  std::vector<T> read_array(std::uint64_t count) {
+    std::vector<T> values(count);
+    read(values.data(), count * sizeof(T));
+    return values;
+  }
+  // Everything not read yet.
+  std::string read_rest();
+
+ private:
+  struct Closer {
+    void operator()(std::FILE* file) const { std::fclose(file); }
+  };
+  std::string label_;
+  std::unique_ptr<std::FILE, Closer> file_;  // null for standard input
+  std::string standard_input_;               // all of it
+  std::string head_;
+  std::uint64_t size_ = 0;
+  std::uint64_t position_ = 0;
+};
+
+inline constexpr std::string_view npy_magic = "\x93NUMPY";
+
+// Empty when `value` is acceptable, else what is wrong with it. (Called once per value of files
+// of 10^8 values: nothing is built unless the value is refused.)
+std::string domain_violation(double value, ValueKind kind);
+void require_values(std::size_t count, const std::string& label);
+
+template <class T>
+void check_elements(const std::vector<T>& values, const std::string& label, ValueKind kind) {
+  require_values(values.size(), label);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::string problem = domain_violation(static_cast<double>(values[i]), kind);
+    if (!problem.empty()) {
+      throw CliError(label + ": element " + std::to_string(i) + ": " + problem + " (got " +
+                     format_number(static_cast<double>(values[i])) + ")");
+    }
+  }
+}
+
+// `text` without leading and trailing blanks (a CR of a CRLF line end included).
+std::string_view trim(std::string_view text);
+// The offending text as it goes into a one-line message: quoted, bounded, and every byte that is
+// not printable ASCII written as \xNN.
+std::string quoted_excerpt(std::string_view text);
+
+// text_input.cpp: the numbers of text data, one a line.
+std::vector<double> parse_text(std::string_view text, const std::string& label, ValueKind kind);
+
+// npy_input.cpp: NumPy .npy, format versions 1.0, 2.0 and 3.0.
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  std::vector<std::uint64_t> shape;
+};
+// Reads the header, leaving `bytes` at the data; refuses anything but a 1-D or 2-D C-order array.
+NpyHeader read_npy_header(InputBytes& bytes);
+InputValues read_npy_data(InputBytes& bytes, const NpyHeader& header, ValueKind kind);
+
+}  // namespace dpselect::cli
