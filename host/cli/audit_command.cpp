@@ -98,7 +98,7 @@ void run_audits(const AuditCommandOptions& options) {
     const std::uint64_t total = per_audit * targets.size();
     // Even the default audits take seconds: shown on a terminal whatever the sizes.
     Progress progress("audit of " + format_number(static_cast<std::uint64_t>(targets.size())) +
-                          " mechanisms",
+                          (targets.size() == 1 ? " mechanism" : " mechanisms"),
                       total, "releases", options.progress, true);
     audit::AuditOptions audit_options = options.audit;
     for (const audit::AuditTarget& target : targets) {

@@ -39,7 +39,7 @@ set(small_audit audit --only "pricing (exponential, add-remove)" --runs 2000 --s
 dpselect_cli_test(progress_silent_without_terminal NOT_STDERR_REGEX "."
   ARGS ${small_audit})
 dpselect_cli_test(progress_forced_audit_prints_start_and_end_lines
-  STDERR_REGEX "^dpselect: audit [^\n]*: 0% \\(0 of [0-9]+ releases\\)[^\n]*\n(.*\n)?dpselect: audit [^\n]*: 100% \\(([0-9]+) of \\2 releases\\)\n$"
+  STDERR_REGEX "^dpselect: audit of 1 mechanism: 0% \\(0 of 6000 releases\\)[^\n]*\n(.*\n)?dpselect: audit of 1 mechanism: 100% \\(6000 of 6000 releases\\)\n$"
   ARGS ${small_audit} --progress)
 # A finished run prints no timing: "done in X s" would time a private release.
 dpselect_cli_test(progress_forced_release_has_no_final_timing
