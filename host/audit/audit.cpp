@@ -167,10 +167,35 @@ void validate_options(const AuditOptions& options) {
   if (options.max_events == 0) throw InvalidArgument("dpselect: max_events must be >= 1 (got 0)");
 }
 
-OutputCounts run_on(const AuditTarget& target, bool on_d_prime, std::uint64_t seed, std::uint64_t runs) {
+// The releases of one audit so far, for AuditOptions::progress.
+class ProgressCounter {
+ public:
+  explicit ProgressCounter(const AuditOptions& options)
+      : report_(options.progress), total_(2 * (options.selection_runs + options.runs)) {
+    if (report_) report_(0, total_);
+  }
+  void add(std::uint64_t releases) {
+    done_ += releases;
+    if (report_) report_(done_, total_);
+  }
+
+ private:
+  const std::function<void(std::uint64_t, std::uint64_t)>& report_;
+  std::uint64_t total_;
+  std::uint64_t done_ = 0;
+};
+
+// Always in chunks, with or without a progress hook, so that the counts never depend on it.
+OutputCounts run_on(const AuditTarget& target, bool on_d_prime, std::uint64_t seed, std::uint64_t runs,
+                    ProgressCounter& progress) {
   Context context = Context::with_fixed_seed(seed);
   OutputCounts counts;
-  target.run(on_d_prime, context, runs, counts);
+  for (std::uint64_t done = 0; done < runs;) {
+    const std::uint64_t chunk = std::min(kAuditChunk, runs - done);
+    target.run(on_d_prime, context, chunk, counts);
+    done += chunk;
+    progress.add(chunk);
+  }
   return counts;
 }
 
@@ -219,12 +244,13 @@ std::vector<OutputKey> choose_events(const OutputCounts& on_d, const OutputCount
 AuditResult run_audit(const AuditTarget& target, const AuditOptions& options) {
   validate_options(options);
   if (!target.run) throw InvalidArgument("dpselect: target.run must be set (got an empty function)");
-  const OutputCounts selection_d = run_on(target, false, 2 * options.seed, options.selection_runs);
-  const OutputCounts selection_d_prime = run_on(target, true, 2 * options.seed + 1, options.selection_runs);
+  ProgressCounter progress(options);
+  const OutputCounts selection_d = run_on(target, false, 2 * options.seed, options.selection_runs, progress);
+  const OutputCounts selection_d_prime = run_on(target, true, 2 * options.seed + 1, options.selection_runs, progress);
   const std::vector<OutputKey> chosen = choose_events(selection_d, selection_d_prime, options.max_events);
 
-  const OutputCounts test_d = run_on(target, false, 2 * options.seed + 2, options.runs);
-  const OutputCounts test_d_prime = run_on(target, true, 2 * options.seed + 3, options.runs);
+  const OutputCounts test_d = run_on(target, false, 2 * options.seed + 2, options.runs, progress);
+  const OutputCounts test_d_prime = run_on(target, true, 2 * options.seed + 3, options.runs, progress);
   std::vector<EventCounts> events;
   for (const OutputKey key : chosen) {
     EventCounts counts;

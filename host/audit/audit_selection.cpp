@@ -40,6 +40,7 @@ namespace {
 
 // Releases per select_repeated call: every release of a call is held until it finishes.
 constexpr std::uint64_t kReleasesPerBatch = std::uint64_t{1} << 16;
+static_assert(kAuditChunk % kReleasesPerBatch == 0, "run_audit's chunks must not split a batch (AuditTarget::run)");
 
 constexpr double kEpsilon = 1.0;
 constexpr double kDelta = 1.0;

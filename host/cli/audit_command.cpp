@@ -12,7 +12,9 @@
 #include "commands.hpp"
 #include "common_options.hpp"
 #include "dpselect/audit.hpp"
+#include "numbers.hpp"
 #include "output.hpp"
+#include "progress.hpp"
 
 namespace dpselect::cli {
 namespace {
@@ -22,6 +24,7 @@ struct AuditCommandOptions {
   std::string only;  // substring of the mechanism names to run; empty: all
   bool json = false;
   bool list = false;
+  bool progress = false;  // --progress
 };
 
 std::string format_bound(double value) {
@@ -90,9 +93,22 @@ void run_audits(const AuditCommandOptions& options) {
   }
   std::vector<audit::AuditResult> results;
   std::size_t failed = 0;
-  for (const audit::AuditTarget& target : targets) {
-    results.push_back(audit::run_audit(target, options.audit));
-    failed += results.back().passed ? 0 : 1;
+  {  // progress over all the audits' releases; cleared before the results are printed
+    const std::uint64_t per_audit = 2 * (options.audit.selection_runs + options.audit.runs);
+    const std::uint64_t total = per_audit * targets.size();
+    // Even the default audits take seconds: shown on a terminal whatever the sizes.
+    Progress progress("audit of " + format_number(static_cast<std::uint64_t>(targets.size())) +
+                          (targets.size() == 1 ? " mechanism" : " mechanisms"),
+                      total, "releases", options.progress, true);
+    audit::AuditOptions audit_options = options.audit;
+    for (const audit::AuditTarget& target : targets) {
+      const std::uint64_t before = per_audit * results.size();
+      audit_options.progress = [&progress, before](std::uint64_t done, std::uint64_t) {
+        progress.update(before + done);
+      };
+      results.push_back(audit::run_audit(target, audit_options));
+      failed += results.back().passed ? 0 : 1;
+    }
   }
   if (options.json) {
     print(json_of(results, options.audit), true);
@@ -126,6 +142,7 @@ void register_audit_command(CLI::App& app) {
   command.add_option("--only", options->only, "run only the mechanisms whose name contains this text");
   command.add_flag("--list", options->list, "list the audits and exit");
   command.add_flag("--json", options->json, "print the results as JSON");
+  add_progress_flag(command, options->progress);
   command.footer(R"(Examples:
   dpselect audit --runs 100000
   dpselect audit --only sparse --runs 1000000 --confidence 0.99

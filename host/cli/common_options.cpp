@@ -76,8 +76,15 @@ void complete_release_command(CLI::App& command, ReleaseOptions& options, std::s
       command, "--backend", options.backend,
       Choices<Backend>{{"auto", Backend::Auto}, {"cpu", Backend::Cpu}, {"gpu", Backend::Gpu}},
       "where to compute (auto: the GPU when one is usable)");
+  add_progress_flag(command, options.progress);
   command.footer(std::move(examples));
   command.callback([&options, run = std::move(run)] { print(run(), options.json); });
+}
+
+CLI::Option* add_progress_flag(CLI::App& command, bool& progress) {
+  return command.add_flag("--progress", progress,
+                          "show progress and the estimated time left on stderr even when it is "
+                          "not a terminal (on a terminal it is shown for long runs anyway)");
 }
 
 CLI::Option* add_epsilon_option(CLI::App& command, double& epsilon,

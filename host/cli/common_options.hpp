@@ -27,12 +27,17 @@ struct ReleaseOptions {
   Backend backend = Backend::Auto;
   // ChaCha20 (secure, the default) or Philox (faster, not cryptographically secure).
   Generator generator = Generator::chacha20;
+  // --progress: show progress on stderr even when it is not a terminal (progress.hpp).
+  bool progress = false;
 };
 
-// Completes a release subcommand: adds `options` (--seed, --generator, --repeat, --json, --backend), the
+// Completes a release subcommand: adds `options` (--seed, --generator, --repeat, --json, --backend,
+// --progress), the
 // examples footer, and the callback that calls `run` and prints its report (text or JSON).
 void complete_release_command(CLI::App& command, ReleaseOptions& options, std::string examples,
                               std::function<Record()> run);
+// --progress (ReleaseOptions::progress, AuditCommandOptions).
+CLI::Option* add_progress_flag(CLI::App& command, bool& progress);
 // --epsilon, the privacy loss of each release (or what `description` says it is).
 CLI::Option* add_epsilon_option(CLI::App& command, double& epsilon,
                                 const std::string& description = "privacy loss of each release");

@@ -26,6 +26,7 @@ struct DemoOptions {
   std::uint64_t bidders = 1'000'000;
   std::uint64_t prices = 100'000'000;
   PricingParams params{.epsilon = 1.0};
+  bool force = false;  // --force
   ReleaseOptions release;
 };
 
@@ -56,7 +57,7 @@ Record run_demo(const DemoOptions& options) {
   data.add("mu", bid_log_mean);
   data.add("sigma", bid_log_sigma);
   data.add("data_seed", bid_data_seed, "fixed: every run sees the same bids");
-  add_price_releases(report, bids, demo_grid(options.prices), params, options.release,
+  add_price_releases(report, bids, demo_grid(options.prices), params, options.release, options.force,
                      "NOT PRIVATE (synthetic data, for comparison only)");
   return report;
 }
@@ -84,7 +85,7 @@ void register_demo_command(CLI::App& app) {
       ->check(integer_at_least(2))
       ->capture_default_str();
   add_epsilon_option(*command, options->params.epsilon)->capture_default_str();
-  add_pricing_options(*command, options->params);
+  add_pricing_options(*command, options->params, options->force);
   complete_release_command(*command, options->release, examples,
                            [options] { return run_demo(*options); });
 }

@@ -24,6 +24,7 @@ struct PriceOptions {
   bool flatten = false;
   PricingParams params;
   bool diagnostics = false;
+  bool force = false;  // --force
   ReleaseOptions release;
 };
 
@@ -90,7 +91,7 @@ Record run_price(const PriceOptions& options) {
   if (options.diagnostics) {
     not_private_heading = "NOT PRIVATE (diagnostics computed from the bids: do not publish)";
   }
-  add_price_releases(report, bids, candidates, options.params, options.release,
+  add_price_releases(report, bids, candidates, options.params, options.release, options.force,
                      not_private_heading);
   return report;
 }
@@ -129,7 +130,10 @@ void register_price_command(CLI::App& app) {
           "sampled in O(bids) work)")
       ->type_name("MIN:MAX");
   candidates->require_option(1);
-  add_pricing_options(*command, options->params);
+  // The command samples a large grid by bid intervals when that is much cheaper (same
+  // distribution); the library's default stays per-price for its existing callers.
+  options->params.grid_sampler = GridSampler::automatic;
+  add_pricing_options(*command, options->params, options->force);
   command->add_flag("--diagnostics", options->diagnostics,
                     "also print the optimal price and the revenues (NOT PRIVATE)");
   add_format_option(*command, options->format);

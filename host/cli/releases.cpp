@@ -24,15 +24,22 @@ std::vector<double> time_releases(const ReleaseOptions& options, std::uint64_t c
                                   const std::function<void(Context&)>& release_once) {
   Context context = options.seed ? Context::with_fixed_seed(*options.seed, options.generator)
                                  : Context::from_os_entropy(options.generator);
+  // Work that can last more than about 2 s (a few hundred million candidates per second per
+  // core): progress on a terminal. Public sizes only.
+  constexpr std::uint64_t long_work_candidates = 100'000'000;
+  std::uint64_t work = 0;
+  const bool long_work = __builtin_mul_overflow(candidates, options.repeat, &work) ||
+                         work >= long_work_candidates;
   std::vector<double> seconds;
-  for (std::uint64_t number = 1; number <= options.repeat; ++number) {
-    Progress progress("release " + format_number(number) + " of " + format_number(options.repeat) +
-                          " over " + format_number(candidates) + " candidates",
-                      candidates);
-    const auto start = std::chrono::steady_clock::now();
-    release_once(context);
-    seconds.push_back(seconds_since(start));
-    progress.done(seconds.back());
+  {  // the progress line is cleared before the warning below
+    Progress progress("releases over " + format_number(candidates) + " candidates",
+                      options.repeat, "releases", options.progress, long_work);
+    for (std::uint64_t number = 1; number <= options.repeat; ++number) {
+      const auto start = std::chrono::steady_clock::now();
+      release_once(context);
+      seconds.push_back(seconds_since(start));
+      progress.update(number);
+    }
   }
   if (options.seed) {
     std::fputs(

@@ -1,11 +1,15 @@
 // dpselect topk: the indices of k high-utility candidates, in order, from one noisy pass.
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 #include <span>
 
 #include "cli_error.hpp"
 #include "commands.hpp"
 #include "common_options.hpp"
 #include "dpselect/top_k.hpp"
+#include "index_output.hpp"
 #include "input_files.hpp"
 #include "numbers.hpp"
 #include "output.hpp"
@@ -20,8 +24,14 @@ struct TopKOptions {
   double epsilon = 0.0;  // of all k picks together: each spends epsilon / k
   double delta = 1e-6;   // of the (epsilon, delta) bound implied by the zCDP guarantee
   TopKParams params;
+  std::string output;  // --output FILE (.npy or .txt): the indices go there, not to stdout
   ReleaseOptions release;
 };
+
+// Without --output, at most this many indices (k x --repeat) are printed in the report: 10^6
+// indices make a JSON document of about 10 MB; more is refused (before anything is read or
+// released) with a pointer to --output.
+constexpr std::uint64_t max_indices_on_stdout = 1'000'000;
 
 // One release: k indices.
 struct TopKOutcome {
@@ -29,15 +39,38 @@ struct TopKOutcome {
   double seconds = 0.0;
 };
 
-void add_top_k_release(Record& item, const TopKOutcome& outcome) {
+// `indices_in_file`: the indices went to --output, so the report leaves them out.
+void add_top_k_release(Record& item, const TopKOutcome& outcome, bool indices_in_file) {
   const TopKReport& report = outcome.selection.report;
-  item.add_array("indices", index_values(outcome.selection.indices), "largest noisy score first");
+  if (!indices_in_file) {
+    item.add_array("indices", index_values(outcome.selection.indices), "largest noisy score first");
+  }
   add_timing(item, report.per_pick.executed_on, report.per_pick.candidates, outcome.seconds);
   item.add("epsilon_spent", report.epsilon_total_basic);
   add_slack(item, "slack_per_pick", "floating-point slack per pick", report.per_pick.slack, true);
 }
 
+// Refuses, before anything is read, a report too large for stdout (see max_indices_on_stdout).
+void check_indices_fit_stdout(const TopKOptions& options) {
+  std::uint64_t indices = 0;
+  if (!__builtin_mul_overflow(options.params.k, options.release.repeat, &indices) &&
+      indices <= max_indices_on_stdout) {
+    return;
+  }
+  throw CliError("--k " + format_number(options.params.k) +
+                 (options.release.repeat > 1 ? " with --repeat " + format_number(options.release.repeat)
+                                             : std::string()) +
+                 " would print more than " + format_number(max_indices_on_stdout) +
+                 " indices in the report: write them to a file with --output FILE.npy (or .txt)");
+}
+
 Record run_top_k(const TopKOptions& options) {
+  std::optional<IndexFile> index_file;
+  if (options.output.empty()) {
+    check_indices_fit_stdout(options);
+  } else {
+    index_file = checked_index_file("--output", options.output);
+  }
   const InputValues utilities = options.utilities.read();
   TopKParams params = options.params;
   // Checked here too (the library refuses it as well) so that the message names the file.
@@ -81,8 +114,20 @@ Record run_top_k(const TopKOptions& options) {
             "(epsilon, delta)-DP implied by rho: rho + 2 sqrt(rho ln(1/delta))");
   add_slack(report, "total_slack", "total floating-point slack", total_slack, false);
   add_run_settings(report, options.release);
+  if (index_file) {
+    std::vector<std::vector<std::uint64_t>> indices;
+    indices.reserve(outcomes.size());
+    for (TopKOutcome& outcome : outcomes) indices.push_back(std::move(outcome.selection.indices));
+    write_index_file(*index_file, indices);
+    report.add("indices_file", index_file->path,
+               index_file->format == IndexFileFormat::npy
+                   ? (outcomes.size() == 1 ? "uint64 array of k indices, largest noisy score first"
+                                           : "uint64 array, one row of k indices per release, "
+                                             "largest noisy score first")
+                   : "one index per line, k lines per release, largest noisy score first");
+  }
   for (const TopKOutcome& outcome : outcomes) {
-    add_top_k_release(report.add_list_item("releases", "release"), outcome);
+    add_top_k_release(report.add_list_item("releases", "release"), outcome, index_file.has_value());
   }
   return report;
 }
@@ -97,7 +142,8 @@ Releases the indices of k candidates (0-based line or element of the file), larg
 first: one pass of Gumbel noise with the exponential mechanism's distribution, the same as k
 rounds of peeling. --epsilon is the budget of all k picks (basic composition): each pick spends
 epsilon / k. Also printed: the zCDP rho of the picks and the (epsilon, delta) it implies at
---delta, often much below epsilon for large k. --repeat N multiplies epsilon and rho by N.)";
+--delta, often much below epsilon for large k. --repeat N multiplies epsilon and rho by N.
+More than 1000000 indices (k x --repeat) need --output FILE.npy or FILE.txt.)";
 
 }  // namespace
 
@@ -119,6 +165,11 @@ void register_top_k_command(CLI::App& app) {
                   "delta of the (epsilon, delta) bound implied by the zCDP guarantee")
       ->check(open_unit_interval())
       ->capture_default_str();
+  command
+      .add_option("--output", options->output,
+                  "write the indices to FILE instead of the report: .npy (uint64; one row per "
+                  "release) or .txt (one per line); never overwrites an existing file")
+      ->type_name("FILE");
   complete_release_command(command, options->release, examples,
                            [options] { return run_top_k(*options); });
 }

@@ -95,6 +95,41 @@ SelectionParams pricing_selection_params(const PricingParams& params, double lar
 
 }  // namespace detail
 
+std::string_view to_string(GridSampler sampler) {
+  switch (sampler) {
+    case GridSampler::per_price_noise:
+      return "per-price";
+    case GridSampler::bid_intervals:
+      return "bid-intervals";
+    case GridSampler::automatic:
+      return "automatic";
+  }
+  return "unknown";
+}
+
+std::optional<GridSampler> public_grid_sampler(const PricingParams& params, std::uint64_t grid_size) {
+  if (params.grid_sampler != GridSampler::automatic) return params.grid_sampler;
+  if (params.mechanism != Mechanism::exponential || params.backend == Backend::Gpu) {
+    return GridSampler::per_price_noise;
+  }
+  if (params.max_bidders == 0) return std::nullopt;  // the rule would read the private bid count
+  return resolve_grid_sampler(params, grid_size, params.max_bidders);
+}
+
+GridSampler resolve_grid_sampler(const PricingParams& params, std::uint64_t grid_size, std::uint64_t bid_count) {
+  if (params.grid_sampler != GridSampler::automatic) return params.grid_sampler;
+  if (params.mechanism != Mechanism::exponential || params.backend == Backend::Gpu) {
+    return GridSampler::per_price_noise;
+  }
+  const std::uint64_t bidders = params.max_bidders != 0 ? params.max_bidders : bid_count;
+  // grid_size > factor * (bidders + 1), written so that no product overflows: with q and r the
+  // quotient and remainder of grid_size / factor, q > bidders + 1, or q == bidders + 1 and r > 0.
+  const std::uint64_t q = grid_size / kBidIntervalsGridFactor;
+  const std::uint64_t r = grid_size % kBidIntervalsGridFactor;
+  const bool bid_intervals_cheaper = q > bidders && (q - bidders > 1 || r != 0);
+  return bid_intervals_cheaper ? GridSampler::bid_intervals : GridSampler::per_price_noise;
+}
+
 std::string_view to_string(BidderNeighbours neighbours) {
   return neighbours == BidderNeighbours::add_or_remove_bidder ? "add-remove" : "change-bid";
 }
@@ -175,8 +210,12 @@ PriceSelection select_price(Context& context, const Bids& bids, const PriceGrid&
   if (!(largest_price > 0.0)) {
     detail::throw_invalid("the grid's largest price", "> 0 (it is the sensitivity)", largest_price);
   }
-  if (params.grid_sampler == GridSampler::bid_intervals) {
-    return detail::select_grid_price_by_bid_intervals(context, bids, grid, params);
+  const GridSampler sampler = resolve_grid_sampler(params, count, bids.size());
+  const bool sampler_depends_on_data = !public_grid_sampler(params, count).has_value();
+  if (sampler == GridSampler::bid_intervals) {
+    PriceSelection chosen = detail::select_grid_price_by_bid_intervals(context, bids, grid, params);
+    chosen.sampler_depends_on_data = sampler_depends_on_data;
+    return chosen;
   }
   const SelectionParams selection = detail::pricing_selection_params(params, largest_price, bids);
   detail::validate_params(selection);
@@ -191,7 +230,8 @@ PriceSelection select_price(Context& context, const Bids& bids, const PriceGrid&
           ? detail::gpu_evaluate_price_grid(spec, bids.sorted(), grid, count)
           : detail::cpu_evaluate_generated(spec, range, &GridRevenue::fill_utilities, &revenue);
   const Selection chosen = release.finish(detail::ReleaseAccess::stamped(release, range, result));
-  return PriceSelection{grid.price(chosen.index), chosen.index, chosen.report};
+  return PriceSelection{grid.price(chosen.index), chosen.index, chosen.report, GridSampler::per_price_noise,
+                        sampler_depends_on_data};
 }
 
 PriceSelection select_price(Context& context, const Bids& bids, const PriceRange& range,

@@ -147,7 +147,7 @@ PriceSelection select_grid_price_by_bid_intervals(Context& context, const Bids& 
   chosen.report.candidates = grid_size;
   chosen.report.slack.epsilon = slack.epsilon;
   chosen.report.slack.delta = slack.delta;
-  return PriceSelection{grid.price(index), index, chosen.report};
+  return PriceSelection{grid.price(index), index, chosen.report, GridSampler::bid_intervals, false};
 }
 
 }  // namespace dpselect::detail

@@ -91,10 +91,16 @@ struct AuditTarget {
   std::string neighbours;  // e.g. "one utility +Delta"
   double claimed_epsilon = 0.0;
   double claimed_delta = 0.0;
-  // Makes `runs` releases on D (on_d_prime false) or D' (true) from `context` (one context per
-  // call: its streams are fresh for every release) and adds 1 to counts[key] for each output.
+  // Makes `runs` releases on D (on_d_prime false) or D' (true) from `context` and adds 1 to
+  // counts[key] for each output. run_audit calls it several times on one context, in chunks of
+  // kAuditChunk releases (the last one shorter), so that it can report progress: the counts must
+  // not depend on that split (true when every release draws fresh streams from the context and
+  // any internal batch size divides kAuditChunk).
   std::function<void(bool on_d_prime, Context& context, std::uint64_t runs, OutputCounts& counts)> run;
 };
+
+// Releases per call of AuditTarget::run (a multiple of the library's internal batch of 2^16).
+inline constexpr std::uint64_t kAuditChunk = std::uint64_t{1} << 16;
 
 struct AuditOptions {
   std::uint64_t selection_runs = 20'000;  // per input, to choose the events
@@ -102,6 +108,12 @@ struct AuditOptions {
   double confidence = 0.95;
   std::size_t max_events = 16;  // events carried from the selection run to the test run
   std::uint64_t seed = 1;       // fixed seeds derived from it: audits are reproducible
+  // Optional progress hook of run_audit: called on the calling thread with the releases made so
+  // far and the total, 2 (selection_runs + runs): once with done = 0 before the first release,
+  // after every chunk of at most kAuditChunk releases, and last with done == total. `done` never
+  // decreases. Rate-limited by the chunk size only: a caller that draws on a screen should limit
+  // its own redraws. An exception it throws ends the audit.
+  std::function<void(std::uint64_t done, std::uint64_t total)> progress;
 };
 
 struct AuditResult {

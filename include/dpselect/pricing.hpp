@@ -20,7 +20,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "dpselect/context.hpp"
@@ -47,7 +49,20 @@ enum class GridSampler {
   // log-mass (Gumbel-max over n + 1 intervals), then the price inside it (a truncated
   // geometric). Exponential mechanism only, CPU, O(n) work whatever the grid size.
   bid_intervals,
+  // bid_intervals where it is much cheaper and allowed, per_price_noise otherwise (see
+  // resolve_grid_sampler). The released price has the same distribution either way; only the
+  // work (and, with a fixed seed, which random bits are drawn) differs.
+  automatic,
 };
+
+std::string_view to_string(GridSampler sampler);  // "per-price", "bid-intervals", "automatic"
+
+// GridSampler::automatic picks bid intervals when the grid has more than this many prices per
+// bid interval: grid size > kBidIntervalsGridFactor * (bidders + 1). Per price the fused pass
+// costs about 20 ns of one core, per interval the bid-interval sampler about 60 ns (bench/results,
+// 2026-11-22-cpu-2core-pricing): 64 leaves a wide margin, and the choice never depends on the
+// machine (so a fixed seed gives the same price everywhere).
+inline constexpr std::uint64_t kBidIntervalsGridFactor = 64;
 
 struct PricingParams {
   double epsilon = 0.0;
@@ -59,9 +74,26 @@ struct PricingParams {
   std::uint64_t max_bidders = 0;
   Mechanism mechanism = Mechanism::exponential;
   Backend backend = Backend::Auto;
-  // Used for PriceGrid candidates; a PriceRange is always sampled by bid intervals.
+  // Used for PriceGrid candidates; a PriceRange is always sampled by bid intervals. The default
+  // stays per_price_noise so that existing callers draw the same prices from a fixed seed;
+  // `dpselect price` passes automatic.
   GridSampler grid_sampler = GridSampler::per_price_noise;
 };
+
+// The sampler select_price runs over a grid of `grid_size` prices and `bid_count` bids.
+// per_price_noise and bid_intervals are returned as asked. automatic gives bid_intervals when the
+// mechanism is exponential, the backend is not Backend::Gpu and
+//   grid_size > kBidIntervalsGridFactor * (bidders + 1),
+// where bidders is params.max_bidders when set (a public bound) and bid_count otherwise;
+// per_price_noise in every other case.
+GridSampler resolve_grid_sampler(const PricingParams& params, std::uint64_t grid_size, std::uint64_t bid_count);
+
+// The sampler resolve_grid_sampler picks when that follows from public information alone (the
+// parameters and the grid size), or nullopt when automatic must compare the grid with the number
+// of bids. In add/remove-bidder neighbouring that number is private: the released price has the
+// same distribution whichever sampler runs, but saying which one ran (or refusing a run because
+// of it) would tell something about it. Set max_bidders to make the choice public.
+std::optional<GridSampler> public_grid_sampler(const PricingParams& params, std::uint64_t grid_size);
 
 // The bids of one auction, validated (finite, >= 0; InvalidArgument naming bids[i] otherwise;
 // at least one bid) and sorted once.
@@ -118,6 +150,11 @@ struct PriceSelection {
   // Index of the price in the list or grid it was chosen from.
   std::uint64_t candidate = 0;
   SelectionReport report;
+  // The sampler that ran (per_price_noise for a list of prices, bid_intervals for a range).
+  GridSampler sampler = GridSampler::per_price_noise;
+  // True when `sampler` was chosen by comparing the grid with the (private) number of bids
+  // (public_grid_sampler gives nullopt): do not publish it then.
+  bool sampler_depends_on_data = false;
 };
 
 // One private release over an explicit list of candidate prices (finite, >= 0, not all 0).

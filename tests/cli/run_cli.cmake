@@ -7,6 +7,11 @@
 #   -DSTDOUT_REGEX=<regex>     stdout must match
 #   -DNOT_STDOUT_REGEX=<regex> stdout must not match
 #   -DSTDERR_REGEX=<regex>     stderr must match
+#   -DNOT_STDERR_REGEX=<regex> stderr must not match ("." : stderr must be empty)
+#   -DWRITTEN_FILE=<path>      removed before the run; the run must create it
+#   -DWRITTEN_FILE_REGEX=<regex>      ... and its text must match
+#   -DWRITTEN_FILE_HEX_REGEX=<regex>  ... and its bytes, as lower-case hex, must match
+#   -DPREEXISTING_FILE=<path>  written ("existing contents") before the run; must be unchanged after
 #   -DJSON_MEMBERS=<a|b|...>   stdout must parse as JSON with these members: top-level names,
 #                              or paths with / between names and array indices (releases/0/index)
 #   -DCOMPARE_ARGS=<a|b|...> -DCOMPARE_REGEX=<regex>
@@ -32,6 +37,14 @@ function(fail message)
   message(FATAL_ERROR
     "${message}\n--- command: ${CLI} ${ARGS}\n--- stdout:\n${stdout}\n--- stderr:\n${stderr}")
 endfunction()
+
+if(DEFINED WRITTEN_FILE)
+  file(REMOVE "${WRITTEN_FILE}")
+endif()
+set(preexisting_contents "existing contents\n")
+if(DEFINED PREEXISTING_FILE)
+  file(WRITE "${PREEXISTING_FILE}" "${preexisting_contents}")
+endif()
 
 if(DEFINED INPUT_FILE)
   run_cli("${ARGS}" stdout stderr status INPUT_FILE "${INPUT_FILE}")
@@ -61,6 +74,33 @@ if(DEFINED STDOUT_REGEX AND NOT stdout MATCHES "${STDOUT_REGEX}")
 endif()
 if(DEFINED STDERR_REGEX AND NOT stderr MATCHES "${STDERR_REGEX}")
   fail("stderr does not match '${STDERR_REGEX}'")
+endif()
+if(DEFINED NOT_STDERR_REGEX AND stderr MATCHES "${NOT_STDERR_REGEX}")
+  fail("stderr matches '${NOT_STDERR_REGEX}', which it must not")
+endif()
+
+if(DEFINED WRITTEN_FILE)
+  if(NOT EXISTS "${WRITTEN_FILE}")
+    fail("the run did not create ${WRITTEN_FILE}")
+  endif()
+  if(DEFINED WRITTEN_FILE_REGEX)
+    file(READ "${WRITTEN_FILE}" written)
+    if(NOT written MATCHES "${WRITTEN_FILE_REGEX}")
+      fail("${WRITTEN_FILE} holds '${written}', which does not match '${WRITTEN_FILE_REGEX}'")
+    endif()
+  endif()
+  if(DEFINED WRITTEN_FILE_HEX_REGEX)
+    file(READ "${WRITTEN_FILE}" written HEX)
+    if(NOT written MATCHES "${WRITTEN_FILE_HEX_REGEX}")
+      fail("${WRITTEN_FILE} holds (hex) ${written}, which does not match '${WRITTEN_FILE_HEX_REGEX}'")
+    endif()
+  endif()
+endif()
+if(DEFINED PREEXISTING_FILE)
+  file(READ "${PREEXISTING_FILE}" kept)
+  if(NOT kept STREQUAL preexisting_contents)
+    fail("${PREEXISTING_FILE} was changed to '${kept}'")
+  endif()
 endif()
 
 if(DEFINED JSON_MEMBERS)
