@@ -135,11 +135,35 @@ TEST(Validation, ScaledUtilityThatOverflows) {
 }
 
 TEST(Validation, UtilitiesTooLargeForDoublePrecisionNoise) {
-  // |score| = 5e16 leaves the noise below one ulp: the slack would exceed epsilon.
+  // |score| = 5e16 leaves the noise below one ulp: the slack would exceed epsilon. The message
+  // blames epsilon and never quotes max |utility| (for pricing, the optimal revenue).
   Context context = Context::with_fixed_seed(1);
   const std::vector<double> utilities = {1e17, 1e17 + 64};
-  expect_invalid_message([&] { dpselect::select(context, std::span<const double>(utilities), good_params()); },
-                         {"max |utility|", "(got max |utility| 100000000000000064)"});
+  try {
+    dpselect::select(context, std::span<const double>(utilities), good_params());
+    ADD_FAILURE() << "no exception";
+  } catch (const InvalidArgument& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("epsilon is too small for double-precision noise"), std::string::npos) << message;
+    EXPECT_NE(message.find("use a larger epsilon, or give a public utility_bound"), std::string::npos) << message;
+    EXPECT_EQ(message.find("100000000000000064"), std::string::npos) << message;
+    EXPECT_EQ(message.find("1e+17"), std::string::npos) << message;
+  }
+}
+
+TEST(Validation, FiniteUtilityBeyondTheBoundIsNotQuoted) {
+  Context context = Context::with_fixed_seed(1);
+  SelectionParams params = good_params();
+  params.utility_bound = 10.0;
+  const std::vector<double> utilities = {1.0, 104988.125, 2.0};
+  try {
+    dpselect::select(context, std::span<const double>(utilities), params);
+    ADD_FAILURE() << "no exception";
+  } catch (const InvalidArgument& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("utilities[1]"), std::string::npos) << message;
+    EXPECT_EQ(message.find("104988"), std::string::npos) << message;
+  }
 }
 
 TEST(Validation, AllCandidatesExcluded) {

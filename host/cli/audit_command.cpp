@@ -95,7 +95,7 @@ void run_audits(const AuditCommandOptions& options) {
     failed += results.back().passed ? 0 : 1;
   }
   if (options.json) {
-    print(json_of(results, options.audit), true);
+    print(json_of(results, options.audit), OutputMode::json);
   } else {
     print_markdown(results, options.audit);
   }

@@ -19,12 +19,13 @@ using PriceCandidates = std::variant<PriceGrid, std::vector<double>, PriceRange>
 // --neighbours, --mechanism, --max-bidders and --grid-sampler (epsilon is required by one command and defaulted by another).
 void add_pricing_options(CLI::App& command, PricingParams& params);
 
-// Makes the releases and appends to `out`: the candidates, the privacy summary, the chosen
-// prices and the 95% revenue-shortfall bound (public: it depends only on the parameters). With
-// `not_private_heading`, also a section under that heading with the optimum and the revenue of
-// each chosen price: functions of the bids, for diagnostics only.
+// Makes the releases and appends to `out`: the chosen prices as the answer, the candidates, the
+// privacy summary and the 95% revenue-shortfall bound (public: it depends only on the
+// parameters). With options.diagnostics, also a section under `not_private_heading` with the
+// number of bidders, the optimum, the revenue of each chosen price and the run times: functions
+// of the bids, for diagnostics only.
 void add_price_releases(Record& out, const Bids& bids, const PriceCandidates& candidates,
                         PricingParams params, const ReleaseOptions& options,
-                        const std::optional<std::string>& not_private_heading);
+                        const std::string& not_private_heading);
 
 }  // namespace dpselect::cli

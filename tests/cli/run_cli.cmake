@@ -5,6 +5,7 @@
 #   -DSTDOUT_REGEX=<regex>     stdout must match
 #   -DNOT_STDOUT_REGEX=<regex> stdout must not match
 #   -DSTDERR_REGEX=<regex>     stderr must match
+#   -DNOT_STDERR_REGEX=<regex> stderr must not match
 #   -DJSON_MEMBERS=<a|b|...>   stdout must parse as JSON with these members: top-level names,
 #                              or paths with / between names and array indices (releases/0/index)
 #   -DCOMPARE_ARGS=<a|b|...> -DCOMPARE_REGEX=<regex>
@@ -54,6 +55,9 @@ if(DEFINED STDOUT_REGEX AND NOT stdout MATCHES "${STDOUT_REGEX}")
 endif()
 if(DEFINED STDERR_REGEX AND NOT stderr MATCHES "${STDERR_REGEX}")
   fail("stderr does not match '${STDERR_REGEX}'")
+endif()
+if(DEFINED NOT_STDERR_REGEX AND stderr MATCHES "${NOT_STDERR_REGEX}")
+  fail("stderr matches '${NOT_STDERR_REGEX}', which it must not")
 endif()
 
 if(DEFINED JSON_MEMBERS)
