@@ -145,7 +145,7 @@ TEST(Validation, UtilitiesTooLargeForDoublePrecisionNoise) {
   } catch (const InvalidArgument& error) {
     const std::string message = error.what();
     EXPECT_NE(message.find("epsilon is too small for double-precision noise"), std::string::npos) << message;
-    EXPECT_NE(message.find("use a larger epsilon, or give a public utility_bound"), std::string::npos) << message;
+    EXPECT_NE(message.find("use a larger epsilon, or give a public bound on |utility| (utility_bound"), std::string::npos) << message;
     EXPECT_EQ(message.find("100000000000000064"), std::string::npos) << message;
     EXPECT_EQ(message.find("1e+17"), std::string::npos) << message;
   }

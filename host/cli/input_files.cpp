@@ -91,6 +91,13 @@ std::string domain_violation(double value, ValueKind kind) {
   return {};
 }
 
+// What a refused value is quoted as: " (got nan)", or nothing for a finite one. A finite value is
+// data (a bid, a utility, a query answer: often an aggregate such as a count) and an error
+// message is no place for it; the file and line or element already say where it is.
+std::string quoted_if_not_finite(double value, const std::string& text) {
+  return std::isfinite(value) ? std::string() : " (got " + text + ")";
+}
+
 void require_values(std::size_t count, const std::string& path) {
   if (count == 0) throw CliError(path + ": no values in the file");
 }
@@ -101,8 +108,9 @@ void check_elements(const std::vector<T>& values, const std::string& path, Value
   for (std::size_t i = 0; i < values.size(); ++i) {
     std::string problem = domain_violation(static_cast<double>(values[i]), kind);
     if (!problem.empty()) {
-      throw CliError(path + ": element " + std::to_string(i) + ": " + problem + " (got " +
-                     format_number(static_cast<double>(values[i])) + ")");
+      const auto value = static_cast<double>(values[i]);
+      throw CliError(path + ": element " + std::to_string(i) + ": " + problem +
+                     quoted_if_not_finite(value, format_number(value)));
     }
   }
 }
@@ -146,7 +154,7 @@ std::vector<double> parse_text(std::string_view text, const std::string& path, V
     }
     std::string problem = domain_violation(value, kind);
     if (!problem.empty()) {
-      throw CliError(location + problem + " (got " + quoted_excerpt(line) + ")");
+      throw CliError(location + problem + quoted_if_not_finite(value, quoted_excerpt(line)));
     }
     values.push_back(value);
   }

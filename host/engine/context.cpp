@@ -341,8 +341,8 @@ Selection Release::finish(const ShardResult& merged) {
     // revenue. The remedy is epsilon (or a public bound, checked before any data is read).
     throw InvalidArgument("dpselect: epsilon is too small for double-precision noise on these utilities: "
                           "the floating-point slack would reach epsilon; use a larger epsilon, or give a "
-                          "public utility_bound so that this is checked from the bound before any data "
-                          "is read");
+                          "public bound on |utility| (utility_bound; for pricing, max_bidders) so that "
+                          "this is checked from the bound before any data is read");
   }
   SelectionReport report;
   report.mechanism = params.mechanism;
