@@ -174,9 +174,9 @@ InputValues read_raw(const std::string& path, InputFormat format, ValueKind kind
   BinaryFile file(path);
   const char* type_name = sizeof(T) == 4 ? "float32" : "float64";
   if (file.size() % sizeof(T) != 0) {
-    throw CliError(path + ": file size " + std::to_string(file.size()) +
-                   " bytes is not a multiple of " + std::to_string(sizeof(T)) + " (raw " +
-                   type_name + ")");
+    // Sizes and shapes are not quoted: for bids they give the number of bidders.
+    throw CliError(path + ": file size is not a multiple of " + std::to_string(sizeof(T)) +
+                   " bytes (raw " + type_name + ")");
   }
   std::vector<T> values = file.read_array<T>(file.size() / sizeof(T));
   check_elements(values, path, kind);
@@ -298,8 +298,7 @@ InputValues read_npy(const std::string& path, ValueKind kind) {
   const std::uint64_t element_size = static_cast<std::uint64_t>(header.descr.back() - '0');
   const std::uint64_t payload = file.size() - file.position();
   if (count > payload / element_size || payload != count * element_size) {
-    throw CliError(path + ": .npy data has " + std::to_string(payload) + " bytes, shape needs " +
-                   std::to_string(count) + " x " + std::to_string(element_size));
+    throw CliError(path + ": .npy data does not match its shape (truncated or extra bytes)");
   }
 
   InputValues input{InputFormat::npy, header.descr, header.shape, std::vector<double>{}};

@@ -17,8 +17,11 @@ set(utility_markers "104988|1\\.04988|7777\\.75|7\\.77775|99960|9\\.9960|2718\\.
 # 19114.25. On the grid the optimum is the price 1234.75 with revenue 16051.75.
 set(bid_markers
   "(^|[^0-9.])1013([^0-9]|$)|1234\\.75|1\\.23475|16051|1\\.6051|19114|1\\.9114|(^|[^0-9])3\\.0625")
+# The byte counts of privacy_bids_odd_size.f64 (8107) and privacy_bids_truncated.npy (8096 bytes
+# of data, 8104 needed by its shape): each gives the number of bids.
+set(size_markers "8107|8104|8096")
 set(timing_markers "seconds|per second")
-set(private_markers "${utility_markers}|${bid_markers}|${timing_markers}")
+set(private_markers "${utility_markers}|${bid_markers}|${size_markers}|${timing_markers}")
 
 set(privacy_select_args --utilities privacy_utilities.txt --epsilon 1 --sensitivity 1 --seed 1)
 set(privacy_price_args price --bids privacy_bids.txt --epsilon 1 --seed 1)
@@ -123,6 +126,14 @@ dpselect_privacy_error(svt_query_beyond_value_bound
 dpselect_privacy_error(price_more_bids_than_max_bidders
   "^dpselect: error: bids must number at most max_bidders, 1000 \\(got more\\)\n$"
   ${privacy_price_args} ${privacy_grid} --max-bidders 1000)
+
+# A raw file's size and a .npy shape give the number of bidders (1013; 8107 bytes).
+dpselect_privacy_error(bids_raw_size_not_multiple
+  "^dpselect: error: privacy_bids_odd_size\\.f64: file size is not a multiple of 8 bytes \\(raw float64\\)\n$"
+  price --bids privacy_bids_odd_size.f64 --epsilon 1 ${privacy_grid})
+dpselect_privacy_error(bids_npy_truncated
+  "^dpselect: error: privacy_bids_truncated\\.npy: \\.npy data does not match its shape \\(truncated or extra bytes\\)\n$"
+  price --bids privacy_bids_truncated.npy --epsilon 1 ${privacy_grid})
 
 # ---- the answer first; a withheld slack names an option of its own command ----
 dpselect_cli_test(answer_first_select STDOUT_REGEX "^index 3\nindex 3\n\ndpselect select: "

@@ -40,3 +40,7 @@ write_npy("rows_3x4.npy", "d", rows, [3, 4])
 svt_close = text_values("svt_close.txt")
 write_npy("svt_close_f4.npy", "f", svt_close, [len(svt_close)])
 (HERE / "svt_nan.f64").write_bytes(struct.pack("<3d", 1.0, -2.0, float("nan")))
+# output_privacy.cmake: files of 1013 bids (the count is the marker) whose errors must not
+# reveal it: 1013 float64 and 3 stray bytes; a .npy of shape (1013,) holding only 1012 values.
+(HERE / "privacy_bids_odd_size.f64").write_bytes(bytes(8 * 1013 + 3))
+write_npy("privacy_bids_truncated.npy", "d", [2.5] * 1012, [1013])
