@@ -111,7 +111,7 @@ void run_audits(const AuditCommandOptions& options) {
     }
   }
   if (options.json) {
-    print(json_of(results, options.audit), true);
+    print(json_of(results, options.audit), OutputMode::json);
   } else {
     print_markdown(results, options.audit);
   }

@@ -54,7 +54,7 @@ CLI::Validator integer_at_least(std::uint64_t least) {
 }
 
 void complete_release_command(CLI::App& command, ReleaseOptions& options, std::string examples,
-                              std::function<Record()> run) {
+                              std::function<Record()> run, CommandData data) {
   command
       .add_option("--seed", options.seed,
                   "fixed key seed: reproducible noise for tests and experiments, NEVER for a "
@@ -71,14 +71,31 @@ void complete_release_command(CLI::App& command, ReleaseOptions& options, std::s
                   "composition)")
       ->check(integer_at_least(1))
       ->capture_default_str();
-  command.add_flag("--json", options.json, "print the result as JSON");
+  CLI::Option* json = command.add_flag("--json", options.json, "print the result as JSON");
+  // Quiet JSON has no meaning worth guessing (only the values? valid JSON?): refused.
+  command
+      .add_flag("--quiet", options.quiet,
+                "print only the released values, one per line (for shell pipelines)")
+      ->excludes(json);
+  if (data == CommandData::private_data) {
+    command.add_flag("--diagnostics", options.diagnostics,
+                     "also print values computed from the data (timings; for price the optimum "
+                     "and revenues), marked NOT PRIVATE: never publish them");
+  } else {
+    options.diagnostics = true;
+  }
   add_choice_option(
       command, "--backend", options.backend,
       Choices<Backend>{{"auto", Backend::Auto}, {"cpu", Backend::Cpu}, {"gpu", Backend::Gpu}},
       "where to compute (auto: the GPU when one is usable)");
   add_progress_flag(command, options.progress);
   command.footer(std::move(examples));
-  command.callback([&options, run = std::move(run)] { print(run(), options.json); });
+  command.callback([&options, run = std::move(run)] {
+    const Record report = run();
+    print(report, options.json    ? OutputMode::json
+                  : options.quiet ? OutputMode::quiet
+                                  : OutputMode::text);
+  });
 }
 
 CLI::Option* add_progress_flag(CLI::App& command, bool& progress) {

@@ -24,6 +24,11 @@ struct ReleaseOptions {
   // Independent releases from one context; they compose to repeat * epsilon (basic composition).
   std::uint64_t repeat = 1;
   bool json = false;
+  // Only the released values, one per line (--quiet; refused with --json).
+  bool quiet = false;
+  // Also the values computed from the data that are NOT PRIVATE: timings, and for pricing the
+  // optimum (--diagnostics). Always on for synthetic data.
+  bool diagnostics = false;
   Backend backend = Backend::Auto;
   // ChaCha20 (secure, the default) or Philox (faster, not cryptographically secure).
   Generator generator = Generator::chacha20;
@@ -31,11 +36,16 @@ struct ReleaseOptions {
   bool progress = false;
 };
 
-// Completes a release subcommand: adds `options` (--seed, --generator, --repeat, --json, --backend,
-// --progress), the
-// examples footer, and the callback that calls `run` and prints its report (text or JSON).
+// Whether a command releases from the user's data (whose diagnostics are NOT PRIVATE and shown only
+// on request) or from synthetic data (diagnostics always shown, and no --diagnostics option).
+enum class CommandData { private_data, synthetic };
+
+// Completes a release subcommand: adds `options` (--seed, --generator, --repeat, --json, --quiet,
+// --diagnostics for private data, --backend, --progress), the examples footer, and the callback
+// that calls `run` and prints its report (text, JSON or quiet).
 void complete_release_command(CLI::App& command, ReleaseOptions& options, std::string examples,
-                              std::function<Record()> run);
+                              std::function<Record()> run,
+                              CommandData data = CommandData::private_data);
 // --progress (ReleaseOptions::progress, AuditCommandOptions).
 CLI::Option* add_progress_flag(CLI::App& command, bool& progress);
 // --epsilon, the privacy loss of each release (or what `description` says it is).

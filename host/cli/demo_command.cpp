@@ -86,8 +86,10 @@ void register_demo_command(CLI::App& app) {
       ->capture_default_str();
   add_epsilon_option(*command, options->params.epsilon)->capture_default_str();
   add_pricing_options(*command, options->params, options->force);
-  complete_release_command(*command, options->release, examples,
-                           [options] { return run_demo(*options); });
+  // Synthetic bids are no one's data: the optimum and the timings are always shown.
+  complete_release_command(
+      *command, options->release, examples, [options] { return run_demo(*options); },
+      CommandData::synthetic);
 }
 
 }  // namespace dpselect::cli

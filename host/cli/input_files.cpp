@@ -48,21 +48,21 @@ template <class T>
 InputValues read_raw(InputBytes& bytes, InputFormat format, ValueKind kind) {
   const char* type_name = sizeof(T) == 4 ? "float32" : "float64";
   if (bytes.size() % sizeof(T) != 0) {
-    throw CliError(bytes.label() + ": file size " + std::to_string(bytes.size()) +
-                   " bytes is not a multiple of " + std::to_string(sizeof(T)) + " (raw " +
-                   type_name + ")");
+    // Sizes and shapes are not quoted: for bids they give the number of bidders.
+    throw CliError(bytes.label() + ": file size is not a multiple of " + std::to_string(sizeof(T)) +
+                   " bytes (raw " + type_name + ")");
   }
   std::vector<T> values = bytes.read_array<T>(bytes.size() / sizeof(T));
   check_elements(values, bytes.label(), kind);
   return {format, type_name, {}, std::move(values)};
 }
 
-// Refused before the data is read: the shape is in the header.
+// Refused before the data is read: the shape is in the header. (The shape is not quoted: for
+// bids it gives the number of bidders.)
 void check_dimensions(const NpyHeader& header, const InputOption& input, const std::string& label) {
   if (header.shape.size() != 2 || input.two_dimensional != TwoDimensional::refuse) return;
   std::string instead = input.two_dimensional_hint.empty() ? "use" : input.two_dimensional_hint + ", or";
-  throw CliError(label + ": 2-D array (" + format_number(header.shape[0]) + " x " +
-                 format_number(header.shape[1]) + "); " + instead +
+  throw CliError(label + ": a 2-D array; " + instead +
                  " --flatten to read it row after row as one list");
 }
 

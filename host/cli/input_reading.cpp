@@ -95,6 +95,10 @@ std::string domain_violation(double value, ValueKind kind) {
   return {};
 }
 
+std::string quoted_if_not_finite(double value, const std::string& text) {
+  return std::isfinite(value) ? std::string() : " (got " + text + ")";
+}
+
 void require_values(std::size_t count, const std::string& label) {
   if (count == 0) throw CliError(label + ": no values in the file");
 }

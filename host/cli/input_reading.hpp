@@ -58,14 +58,20 @@ inline constexpr std::string_view npy_magic = "\x93NUMPY";
 std::string domain_violation(double value, ValueKind kind);
 void require_values(std::size_t count, const std::string& label);
 
+// What a refused value is quoted as: " (got nan)", or nothing for a finite one. A finite value is
+// data (a bid, a utility, a query answer: often an aggregate such as a count) and an error
+// message is no place for it; the file and line or element already say where it is.
+std::string quoted_if_not_finite(double value, const std::string& text);
+
 template <class T>
 void check_elements(const std::vector<T>& values, const std::string& label, ValueKind kind) {
   require_values(values.size(), label);
   for (std::size_t i = 0; i < values.size(); ++i) {
     std::string problem = domain_violation(static_cast<double>(values[i]), kind);
     if (!problem.empty()) {
-      throw CliError(label + ": element " + std::to_string(i) + ": " + problem + " (got " +
-                     format_number(static_cast<double>(values[i])) + ")");
+      const auto value = static_cast<double>(values[i]);
+      throw CliError(label + ": element " + std::to_string(i) + ": " + problem +
+                     quoted_if_not_finite(value, format_number(value)));
     }
   }
 }

@@ -128,8 +128,8 @@ InputValues read_npy_data(InputBytes& bytes, const NpyHeader& header, ValueKind 
   const std::uint64_t element_size = static_cast<std::uint64_t>(header.descr.back() - '0');
   const std::uint64_t payload = bytes.size() - bytes.position();
   if (count > payload / element_size || payload != count * element_size) {
-    throw CliError(label + ": .npy data has " + std::to_string(payload) + " bytes, shape needs " +
-                   std::to_string(count) + " x " + std::to_string(element_size));
+    // No byte counts: for bids they give the number of bidders.
+    throw CliError(label + ": .npy data does not match its shape (truncated or extra bytes)");
   }
 
   InputValues input{InputFormat::npy, header.descr, header.shape, std::vector<double>{}};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 #include "numbers.hpp"
 
@@ -194,8 +195,17 @@ void Record::write_json(std::string& out, int depth) const {
   out += "}";
 }
 
+void Record::add_answer(std::string text_line, std::vector<std::string> quiet_lines) {
+  answer_lines_.push_back(std::move(text_line));
+  quiet_lines_.insert(quiet_lines_.end(), std::make_move_iterator(quiet_lines.begin()),
+                      std::make_move_iterator(quiet_lines.end()));
+}
+
 std::string Record::to_text() const {
-  std::string out = title_.empty() ? std::string() : title_ + "\n";
+  std::string out;
+  for (const std::string& line : answer_lines_) out += line + "\n";
+  if (!answer_lines_.empty()) out += "\n";
+  if (!title_.empty()) out += title_ + "\n";
   write_text(out, 0);
   return out;
 }
@@ -206,8 +216,17 @@ std::string Record::to_json() const {
   return out + "\n";
 }
 
-void print(const Record& report, bool json) {
-  std::fputs((json ? report.to_json() : report.to_text()).c_str(), stdout);
+std::string Record::to_quiet() const {
+  std::string out;
+  for (const std::string& line : quiet_lines_) out += line + "\n";
+  return out;
+}
+
+void print(const Record& report, OutputMode mode) {
+  const std::string out = mode == OutputMode::json    ? report.to_json()
+                          : mode == OutputMode::quiet ? report.to_quiet()
+                                                      : report.to_text();
+  std::fputs(out.c_str(), stdout);
 }
 
 }  // namespace dpselect::cli

@@ -36,8 +36,14 @@ class Record {
   Record& add_array(std::string key, std::vector<Scalar> values, std::string note = {},
                     std::string item_label = {}, std::string value_label = {});
 
+  // A released value (or one release's values) as the command's answer: `text_line` comes
+  // before the title in text output, `quiet_lines` are all that --quiet prints (one value a line).
+  // Not part of the JSON, where the same values sit in their fields.
+  void add_answer(std::string text_line, std::vector<std::string> quiet_lines);
+
   std::string to_text() const;
   std::string to_json() const;
+  std::string to_quiet() const;
 
  private:
   enum class FieldKind { scalar, record, list, array };
@@ -47,10 +53,18 @@ class Record {
   void write_json(std::string& out, int depth) const;
   static void write_text_array(std::string& out, int depth, const Field& field);
   std::string title_;
+  std::vector<std::string> answer_lines_;
+  std::vector<std::string> quiet_lines_;
   std::vector<Field> fields_;
 };
 
-// Writes `report` to stdout as JSON or as text.
-void print(const Record& report, bool json);
+enum class OutputMode {
+  text,   // the answer first, then the details
+  json,   // everything, machine-readable
+  quiet,  // only the released values, one per line, for shell pipelines
+};
+
+// Writes `report` to stdout in `mode`.
+void print(const Record& report, OutputMode mode);
 
 }  // namespace dpselect::cli

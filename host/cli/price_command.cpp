@@ -23,7 +23,6 @@ struct PriceOptions {
   InputFormat format = InputFormat::by_extension;
   bool flatten = false;
   PricingParams params;
-  bool diagnostics = false;
   bool force = false;  // --force
   ReleaseOptions release;
 };
@@ -87,12 +86,8 @@ Record run_price(const PriceOptions& options) {
   add_input(report, "bids", bid_values_read, false);
   const Bids bids(std::span<const double>(bid_values_read.take_doubles()));
 
-  std::optional<std::string> not_private_heading;
-  if (options.diagnostics) {
-    not_private_heading = "NOT PRIVATE (diagnostics computed from the bids: do not publish)";
-  }
   add_price_releases(report, bids, candidates, options.params, options.release, options.force,
-                     not_private_heading);
+                     "NOT PRIVATE (diagnostics computed from the bids: do not publish)");
   return report;
 }
 
@@ -102,9 +97,11 @@ constexpr const char* examples = R"(Examples:
   dpselect price --bids bids.f64 --epsilon 1 --grid 0.5:500:0.5 --diagnostics --json
   dpselect price --bids bids.txt --epsilon 1 --range 0:100 --max-bidders 1000000
 
-Releases only the chosen price. The sensitivity is the largest candidate price (one bidder
-moves the revenue at price p by at most p). --diagnostics also prints the best price and the
-revenues, computed from the bids and NOT PRIVATE.)";
+Releases only the chosen price: text output starts with it ("price 3.01", one line per
+release), --quiet prints only the prices, one per line. The sensitivity is the largest
+candidate price (one bidder moves the revenue at price p by at most p). --diagnostics also
+prints the number of bidders, the best price, the revenues and the run times, computed from the
+bids and NOT PRIVATE.)";
 
 }  // namespace
 
@@ -134,8 +131,6 @@ void register_price_command(CLI::App& app) {
   // distribution); the library's default stays per-price for its existing callers.
   options->params.grid_sampler = GridSampler::automatic;
   add_pricing_options(*command, options->params, options->force);
-  command->add_flag("--diagnostics", options->diagnostics,
-                    "also print the optimal price and the revenues (NOT PRIVATE)");
   add_format_option(*command, options->format);
   add_flatten_option(*command, options->flatten);
   complete_release_command(*command, options->release, examples,

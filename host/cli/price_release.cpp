@@ -78,9 +78,24 @@ void add_candidates(Record& out, const PriceCandidates& candidates, const Pricin
   described.add("largest", largest_price(candidates));
 }
 
+// The work of a per-price release scales with the candidates; that of the bid-interval sampler
+// (every --range, and a --grid sampled by bid intervals) with the number of bids, whose
+// "candidates per second" would be meaningless: only its time is shown. (Diagnostics only: the
+// automatic choice reads the number of bids.)
+std::optional<std::uint64_t> candidates_per_work(const PriceCandidates& candidates,
+                                                 const PricingParams& params, const Bids& bids) {
+  if (std::holds_alternative<PriceRange>(candidates)) return std::nullopt;
+  if (const auto* grid = std::get_if<PriceGrid>(&candidates);
+      grid != nullptr && resolve_grid_sampler(params, grid->size(), bids.size()) ==
+                             GridSampler::bid_intervals) {
+    return std::nullopt;
+  }
+  return candidate_count(candidates);
+}
+
 void add_not_private(Record& out, const std::string& heading, const Bids& bids,
-                     const PriceCandidates& candidates, const std::vector<ReleaseOutcome>& outcomes,
-                     bool forced_progress) {
+                     const PriceCandidates& candidates, const PricingParams& params,
+                     const std::vector<ReleaseOutcome>& outcomes, bool forced_progress) {
   const std::uint64_t count = candidate_count(candidates);
   // A range's optimum takes O(bids) work; a grid's one pass over its prices.
   constexpr std::uint64_t long_work_prices = 1'000'000'000;
@@ -96,17 +111,18 @@ void add_not_private(Record& out, const std::string& heading, const Bids& bids,
   }
   const double seconds = seconds_since(start);
 
-  Record& section = out.add_record("not_private", heading);
+  Record& section = add_not_private_section(out, heading);
   section.add("bidders", static_cast<std::uint64_t>(bids.size()));
   section.add("optimal_price", optimum.price);
   section.add("optimal_revenue", optimum.revenue);
   section.add("optimal_index", optimum.candidate);
-  section.add("seconds", rounded_seconds(seconds));
+  section.add("optimum_seconds", rounded_seconds(seconds), "time to compute the optimum");
   for (const ReleaseOutcome& outcome : outcomes) {
     Record& chosen = section.add_list_item("chosen", "chosen price of release");
     chosen.add("price", *outcome.price);
     chosen.add("revenue", bids.revenue(*outcome.price));
   }
+  add_release_timings(section, release_seconds(outcomes), candidates_per_work(candidates, params, bids));
 }
 
 // Refuses (or announces) per-price sampling of a grid that would take long; see the header.
@@ -177,7 +193,7 @@ void add_pricing_options(CLI::App& command, PricingParams& params, bool& force) 
 
 void add_price_releases(Record& out, const Bids& bids, const PriceCandidates& candidates,
                         PricingParams params, const ReleaseOptions& options, bool force,
-                        const std::optional<std::string>& not_private_heading) {
+                        const std::string& not_private_heading) {
   params.backend = options.backend;
   check_per_price_time(candidates, params, options, force);
   const std::uint64_t count = candidate_count(candidates);
@@ -187,9 +203,13 @@ void add_price_releases(Record& out, const Bids& bids, const PriceCandidates& ca
         candidates);
   });
 
+  for (const ReleaseOutcome& outcome : outcomes) {
+    const std::string price = format_number(*outcome.price);
+    add_released_values(out, "price", {price}, {price}, false);
+  }
   out.add("neighbours", std::string(to_string(params.neighbours)));
   add_candidates(out, candidates, params);
-  add_release_summary(out, options, outcomes);
+  add_release_summary(out, options, outcomes, "--max-bidders");
   Record& accuracy = out.add_record("accuracy");
   accuracy.add("confidence", 1.0 - 1.0 / bound_failure_odds);
   accuracy.add("revenue_shortfall_bound",
@@ -197,8 +217,8 @@ void add_price_releases(Record& out, const Bids& bids, const PriceCandidates& ca
                                        std::log(bound_failure_odds)),
                "with probability >= 0.95 a chosen price earns at least the optimal revenue minus "
                "this; Dwork & Roth 2014, Thm 3.11");
-  if (not_private_heading) {
-    add_not_private(out, *not_private_heading, bids, candidates, outcomes, options.progress);
+  if (options.diagnostics) {
+    add_not_private(out, not_private_heading, bids, candidates, params, outcomes, options.progress);
   }
 }
 

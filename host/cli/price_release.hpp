@@ -30,15 +30,16 @@ inline constexpr double per_price_rate_gpu = 10e9;
 // releases together) is refused unless --force.
 inline constexpr double per_price_time_limit_seconds = 600;
 
-// Makes the releases and appends to `out`: the candidates, the privacy summary, the chosen
-// prices and the 95% revenue-shortfall bound (public: it depends only on the parameters). With
-// `not_private_heading`, also a section under that heading with the optimum and the revenue of
-// each chosen price: functions of the bids, for diagnostics only.
+// Makes the releases and appends to `out`: the chosen prices as the answer, the candidates, the
+// privacy summary and the 95% revenue-shortfall bound (public: it depends only on the
+// parameters). With options.diagnostics, also a section under `not_private_heading` with the
+// number of bidders, the optimum, the revenue of each chosen price and the run times: functions
+// of the bids, for diagnostics only.
 // A grid whose sampler is per-price by public information alone (public_grid_sampler) is first
 // checked against per_price_time_limit_seconds: CliError naming --force above it (unless
 // `force`); an estimate on stderr when it exceeds a few seconds.
 void add_price_releases(Record& out, const Bids& bids, const PriceCandidates& candidates,
                         PricingParams params, const ReleaseOptions& options, bool force,
-                        const std::optional<std::string>& not_private_heading);
+                        const std::string& not_private_heading);
 
 }  // namespace dpselect::cli

@@ -7,13 +7,14 @@
 namespace dpselect::cli {
 namespace {
 
-void add_release_item(Record& item, const ReleaseOutcome& outcome) {
+void add_release_item(Record& item, const ReleaseOutcome& outcome,
+                      const std::string& bound_option) {
   const SelectionReport& report = outcome.report;
   item.add("index", outcome.index);
   if (outcome.price) item.add("price", *outcome.price);
-  add_timing(item, report.executed_on, report.candidates, outcome.seconds);
+  item.add("executed_on", std::string(to_string(report.executed_on)));
   item.add("epsilon_spent", report.epsilon_spent);
-  add_slack(item, "slack", "floating-point slack", report.slack, true);
+  add_slack(item, "slack", "floating-point slack", report.slack, true, bound_option);
 }
 
 }  // namespace
@@ -70,17 +71,37 @@ void add_run_settings(Record& out, const ReleaseOptions& options) {
           options.seed ? "reproducible, predictable noise: not a real release" : "");
 }
 
-void add_timing(Record& item, ExecutedOn executed_on, std::uint64_t candidates, double seconds) {
-  item.add("executed_on", std::string(to_string(executed_on)));
-  item.add("seconds", rounded_seconds(seconds));
-  if (seconds > 0) {
-    item.add("candidates_per_second",
-             static_cast<std::uint64_t>(static_cast<double>(candidates) / seconds));
+Record& add_not_private_section(Record& out, const std::string& heading) {
+  return out.add_record("not_private", heading);
+}
+
+void add_release_timings(Record& section, const std::vector<double>& seconds,
+                         std::optional<std::uint64_t> candidates) {
+  for (const double release_seconds : seconds) {
+    Record& item = section.add_list_item("releases", "release");
+    item.add("seconds", rounded_seconds(release_seconds));
+    if (candidates && release_seconds > 0) {
+      item.add("candidates_per_second",
+               static_cast<std::uint64_t>(static_cast<double>(*candidates) / release_seconds));
+    }
   }
 }
 
+void add_released_values(Record& report, const std::string& label,
+                         const std::vector<std::string>& text_values,
+                         std::vector<std::string> quiet_values, bool separate) {
+  std::string line = label;
+  for (std::size_t i = 0; i < text_values.size(); ++i) {
+    line += (i == 0 ? " " : ", ") + text_values[i];
+  }
+  if (text_values.empty()) line += " none";
+  if (separate) quiet_values.insert(quiet_values.begin(), std::string());
+  report.add_answer(std::move(line), std::move(quiet_values));
+}
+
 void add_release_summary(Record& out, const ReleaseOptions& options,
-                         const std::vector<ReleaseOutcome>& outcomes) {
+                         const std::vector<ReleaseOutcome>& outcomes,
+                         const std::string& bound_option) {
   const SelectionReport& first = outcomes.front().report;
   FloatingPointSlack total_slack;
   for (const ReleaseOutcome& outcome : outcomes)
@@ -89,10 +110,10 @@ void add_release_summary(Record& out, const ReleaseOptions& options,
   add_mechanism(out, first);
   add_epsilon_total(out, "total_epsilon", first.epsilon_spent,
                     static_cast<std::uint64_t>(outcomes.size()));
-  add_slack(out, "total_slack", "total floating-point slack", total_slack, false);
+  add_slack(out, "total_slack", "total floating-point slack", total_slack, false, bound_option);
   add_run_settings(out, options);
   for (const ReleaseOutcome& outcome : outcomes) {
-    add_release_item(out.add_list_item("releases", "release"), outcome);
+    add_release_item(out.add_list_item("releases", "release"), outcome, bound_option);
   }
 }
 

@@ -54,21 +54,25 @@ std::uint64_t column_count(const RowsOptions& options, const InputValues& utilit
   return *options.cols;
 }
 
-void add_rows_release(Record& item, const RowsOutcome& outcome, std::uint64_t cols) {
+std::vector<std::uint64_t> row_indices(const RowsOutcome& outcome) {
   std::vector<std::uint64_t> indices;
+  for (const Selection& row : outcome.selection.selections) indices.push_back(row.index);
+  return indices;
+}
+
+void add_rows_release(Record& item, const RowsOutcome& outcome) {
   auto executed_on = static_cast<std::uint8_t>(ExecutedOn::none);
   double epsilon_spent = 0.0;
   FloatingPointSlack slack;
   for (const Selection& row : outcome.selection.selections) {
-    indices.push_back(row.index);
     executed_on |= static_cast<std::uint8_t>(row.report.executed_on);
     epsilon_spent += row.report.epsilon_spent;
     accumulate_slack(slack, row.report.slack);
   }
-  item.add_array("indices", index_values(indices), {}, "row", "index");
-  add_timing(item, static_cast<ExecutedOn>(executed_on), indices.size() * cols, outcome.seconds);
+  item.add_array("indices", index_values(row_indices(outcome)), {}, "row", "index");
+  item.add("executed_on", std::string(to_string(static_cast<ExecutedOn>(executed_on))));
   item.add("epsilon_spent", epsilon_spent);
-  add_slack(item, "slack", "floating-point slack of all rows", slack, true);
+  add_slack(item, "slack", "floating-point slack of all rows", slack, true, "--utility-bound");
 }
 
 Record run_rows(const RowsOptions& options) {
@@ -97,6 +101,13 @@ Record run_rows(const RowsOptions& options) {
 
   Record report = utility_report("dpselect rows: private selection of one index per row", "rows",
                                  utilities, params.utility_bound);
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    std::vector<std::string> indices;
+    for (const std::uint64_t index : row_indices(outcomes[i])) {
+      indices.push_back(format_number(index));
+    }
+    add_released_values(report, "indices", indices, indices, i > 0);
+  }
   report.add("rows", rows);
   add_mechanism(report, first);
   report.add("epsilon_per_row", first.epsilon_spent);
@@ -104,10 +115,15 @@ Record run_rows(const RowsOptions& options) {
                     static_cast<std::uint64_t>(outcomes.size()),
                     "rows * epsilon per row: basic composition, when all rows are computed "
                     "from the same dataset");
-  add_slack(report, "total_slack", "total floating-point slack", total_slack, false);
+  add_slack(report, "total_slack", "total floating-point slack", total_slack, false,
+            "--utility-bound");
   add_run_settings(report, options.release);
   for (const RowsOutcome& outcome : outcomes) {
-    add_rows_release(report.add_list_item("releases", "release"), outcome, cols);
+    add_rows_release(report.add_list_item("releases", "release"), outcome);
+  }
+  if (options.release.diagnostics) {
+    add_release_timings(add_not_private_section(report, not_private_heading),
+                        release_seconds(outcomes), utilities.size());
   }
   return report;
 }
@@ -121,7 +137,10 @@ constexpr const char* examples = R"(Examples:
 The file holds rows x cols utilities in row-major order (a 2-D .npy gives cols by its shape).
 Releases one column index per row, each epsilon-DP when no utility moves by more than
 --sensitivity between neighbouring datasets. When all rows are computed from the same dataset
-they spend rows * epsilon together (basic composition); --repeat N spends N times that.)";
+they spend rows * epsilon together (basic composition); --repeat N spends N times that. Text
+output starts with the released indices in row order (one line per release); --quiet prints
+only the indices, one per line in row order, with an empty line between releases;
+--diagnostics adds the run time of each release, which depends on the data and is NOT PRIVATE.)";
 
 }  // namespace
 

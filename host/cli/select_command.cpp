@@ -6,6 +6,7 @@
 #include "common_options.hpp"
 #include "dpselect/select.hpp"
 #include "input_files.hpp"
+#include "numbers.hpp"
 #include "output.hpp"
 #include "releases.hpp"
 #include "report_sections.hpp"
@@ -34,7 +35,15 @@ Record run_select(const SelectOptions& options) {
 
   Record report = utility_report("dpselect select: private selection of one candidate index",
                                  "select", utilities, params.utility_bound);
-  add_release_summary(report, options.release, outcomes);
+  for (const ReleaseOutcome& outcome : outcomes) {
+    const std::string index = format_number(outcome.index);
+    add_released_values(report, "index", {index}, {index}, false);
+  }
+  add_release_summary(report, options.release, outcomes, "--utility-bound");
+  if (options.release.diagnostics) {
+    add_release_timings(add_not_private_section(report, not_private_heading),
+                        release_seconds(outcomes), utilities.size());
+  }
   return report;
 }
 
@@ -46,7 +55,9 @@ constexpr const char* examples = R"(Examples:
 
 Releases only the index of the chosen candidate (0-based line or element of the file). Each
 release is epsilon-DP when no utility moves by more than --sensitivity between neighbouring
-datasets; --repeat N spends N * epsilon. For the k best indices at once see dpselect topk; for
+datasets; --repeat N spends N * epsilon. Text output starts with the released index ("index 5",
+one line per release); --quiet prints only the indices, one per line; --diagnostics adds the
+run time of each release, which depends on the data and is NOT PRIVATE. For the k best indices at once see dpselect topk; for
 one index per row of a matrix, dpselect rows.)";
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "common_options.hpp"
 #include "dpselect/sparse_vector.hpp"
 #include "input_files.hpp"
+#include "numbers.hpp"
 #include "output.hpp"
 #include "releases.hpp"
 #include "report_sections.hpp"
@@ -84,10 +85,27 @@ void add_svt_release(Record& item, const SvtOutcome& outcome, bool numeric) {
   item.add("halted", report.halted,
            report.halted ? "after max positives above answers; later queries are not answered"
                          : "");
-  item.add("stream", report.stream);
   item.add("executed_on", std::string(to_string(ExecutedOn::cpu)));
-  item.add("seconds", rounded_seconds(outcome.seconds));
   add_slack(item, "slack", "floating-point slack", report.slack, true, "--value-bound");
+}
+
+// The answer of one run: text "above 3, 6" (with --numeric "above 3 (value 9871.5), ..."); quiet
+// one line per above query, "index" or "index value".
+void add_svt_answer(Record& report, const SvtOutcome& outcome, bool separate) {
+  std::vector<std::string> text_values;
+  std::vector<std::string> quiet_values;
+  for (const SparseVectorAbove& answer : outcome.batch.above) {
+    std::string index = format_number(answer.index);
+    if (answer.value) {
+      const std::string value = format_number(*answer.value);
+      text_values.push_back(index + " (value " + value + ")");
+      quiet_values.push_back(index + " " + value);
+    } else {
+      text_values.push_back(index);
+      quiet_values.push_back(std::move(index));
+    }
+  }
+  add_released_values(report, "above", text_values, std::move(quiet_values), separate);
 }
 
 Record run_svt(const SvtOptions& options) {
@@ -119,6 +137,7 @@ Record run_svt(const SvtOptions& options) {
         return SvtOutcome{sparse_vector_batch(context, std::span(query_answers), params)};
       });
 
+  for (std::size_t i = 0; i < outcomes.size(); ++i) add_svt_answer(report, outcomes[i], i > 0);
   const auto release_count = static_cast<std::uint64_t>(outcomes.size());
   FloatingPointSlack total_slack;
   for (const SvtOutcome& outcome : outcomes) {
@@ -164,6 +183,11 @@ Record run_svt(const SvtOptions& options) {
   for (const SvtOutcome& outcome : outcomes) {
     add_svt_release(report.add_list_item("releases", "release"), outcome, params.numeric);
   }
+  if (options.release.diagnostics) {
+    // The run time grows with the queries answered before the halt: data-dependent beyond it.
+    add_release_timings(add_not_private_section(report, not_private_heading),
+                        release_seconds(outcomes), std::nullopt);
+  }
   return report;
 }
 
@@ -181,7 +205,9 @@ queries answered "above" (with --numeric also a noisy value of each), halting af
 (epsilon, delta)-DP when no answer moves by more than --sensitivity between neighbouring
 datasets; --repeat N makes N independent runs, N * epsilon and N * delta in total. The true
 answers are never printed. The sparse vector technique runs on the CPU: --backend gpu is
-refused.)";
+refused. Text output starts with the indices answered above ("above 3, 6", one line per run);
+--quiet prints only them, one per line ("index value" with --numeric), with an empty line
+between runs; --diagnostics adds the run time of each run, NOT PRIVATE.)";
 
 }  // namespace
 

@@ -65,8 +65,8 @@ std::vector<double> parse_text(std::string_view text, const std::string& label, 
         values.push_back(value);
         continue;
       }
-      throw CliError(label + ":" + std::to_string(line_number) + ": " + problem + " (got " +
-                     quoted_excerpt(line) + ")");
+      throw CliError(label + ":" + std::to_string(line_number) + ": " + problem +
+                     quoted_if_not_finite(value, quoted_excerpt(line)));
     }
     const std::string location = label + ":" + std::to_string(line_number) + ": ";
     if (std::any_of(line.begin(), line.end(), is_control_byte)) refuse_binary(location);

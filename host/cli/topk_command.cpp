@@ -45,9 +45,10 @@ void add_top_k_release(Record& item, const TopKOutcome& outcome, bool indices_in
   if (!indices_in_file) {
     item.add_array("indices", index_values(outcome.selection.indices), "largest noisy score first");
   }
-  add_timing(item, report.per_pick.executed_on, report.per_pick.candidates, outcome.seconds);
+  item.add("executed_on", std::string(to_string(report.per_pick.executed_on)));
   item.add("epsilon_spent", report.epsilon_total_basic);
-  add_slack(item, "slack_per_pick", "floating-point slack per pick", report.per_pick.slack, true);
+  add_slack(item, "slack_per_pick", "floating-point slack per pick", report.per_pick.slack, true,
+            "--utility-bound");
 }
 
 // Refuses, before anything is read, a report too large for stdout (see max_indices_on_stdout).
@@ -102,6 +103,13 @@ Record run_top_k(const TopKOptions& options) {
 
   Record report = utility_report("dpselect topk: private top-k, k candidate indices in order",
                                  "topk", utilities, params.per_pick.utility_bound);
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    std::vector<std::string> indices;
+    for (const std::uint64_t index : outcomes[i].selection.indices) {
+      indices.push_back(format_number(index));
+    }
+    add_released_values(report, "indices", indices, indices, i > 0);
+  }
   report.add("k", first.k);
   add_mechanism(report, first.per_pick);
   report.add("epsilon_per_pick", first.per_pick.epsilon_spent);
@@ -112,7 +120,8 @@ Record run_top_k(const TopKOptions& options) {
   bound.add("delta", options.delta);
   bound.add("epsilon", epsilon_from_zcdp(rho, options.delta),
             "(epsilon, delta)-DP implied by rho: rho + 2 sqrt(rho ln(1/delta))");
-  add_slack(report, "total_slack", "total floating-point slack", total_slack, false);
+  add_slack(report, "total_slack", "total floating-point slack", total_slack, false,
+            "--utility-bound");
   add_run_settings(report, options.release);
   if (index_file) {
     std::vector<std::vector<std::uint64_t>> indices;
@@ -129,6 +138,10 @@ Record run_top_k(const TopKOptions& options) {
   for (const TopKOutcome& outcome : outcomes) {
     add_top_k_release(report.add_list_item("releases", "release"), outcome, index_file.has_value());
   }
+  if (options.release.diagnostics) {
+    add_release_timings(add_not_private_section(report, not_private_heading),
+                        release_seconds(outcomes), utilities.size());
+  }
   return report;
 }
 
@@ -143,7 +156,10 @@ first: one pass of Gumbel noise with the exponential mechanism's distribution, t
 rounds of peeling. --epsilon is the budget of all k picks (basic composition): each pick spends
 epsilon / k. Also printed: the zCDP rho of the picks and the (epsilon, delta) it implies at
 --delta, often much below epsilon for large k. --repeat N multiplies epsilon and rho by N.
-More than 1000000 indices (k x --repeat) need --output FILE.npy or FILE.txt.)";
+Text output starts with the released indices (one line per release); --quiet prints only the
+indices, one per line, with an empty line between releases; --diagnostics adds the run time of
+each release, which depends on the data and is NOT PRIVATE. More than 1000000 indices
+(k x --repeat) need --output FILE.npy or FILE.txt.)";
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -312,10 +313,15 @@ Selection Release::finish(const ShardResult& merged) {
                      "; merge every shard exactly once first");
   }
   if (merged.first_invalid_index != kNoIndex) {
+    // A utility is an aggregate of the data (a count, a score): only NaN or +inf, which say nothing
+    // about it, is quoted back.
+    const double value = merged.first_invalid_value;
     throw InvalidArgument("dpselect: utilities[" + std::to_string(merged.first_invalid_index) +
                           "] must be finite or -inf (excluded), within utility_bound when one is "
                           "given, with a finite scaled score (got " +
-                          detail::format_value(merged.first_invalid_value) + ")");
+                          (std::isfinite(value) ? std::string("a finite value beyond those limits")
+                                                : detail::format_value(value)) +
+                          ")");
   }
   if (merged.candidates == 0) {
     throw InvalidArgument("dpselect: utilities must hold at least one candidate (got 0 evaluated)");
@@ -331,10 +337,12 @@ Selection Release::finish(const ShardResult& merged) {
       bound_given ? params.utility_bound : merged.max_abs_utility, merged.candidates);
   slack.depends_on_data = !bound_given;
   if (!(slack.epsilon < params.epsilon)) {
-    throw InvalidArgument("dpselect: utilities must be small enough for double-precision noise: "
-                          "max |utility| * epsilon / sensitivity makes the floating-point slack " +
-                          detail::format_value(slack.epsilon) + " exceed epsilon (got max |utility| " +
-                          detail::format_value(merged.max_abs_utility) + "); shift or rescale them");
+    // Neither max |utility| nor the slack computed from it is quoted: for pricing it is the optimal
+    // revenue. The remedy is epsilon (or a public bound, checked before any data is read).
+    throw InvalidArgument("dpselect: epsilon is too small for double-precision noise on these utilities: "
+                          "the floating-point slack would reach epsilon; use a larger epsilon, or give a "
+                          "public bound on |utility| (utility_bound; for pricing, max_bidders) so that "
+                          "this is checked from the bound before any data is read");
   }
   SelectionReport report;
   report.mechanism = params.mechanism;

@@ -122,9 +122,11 @@ PriceSelection select_grid_price_by_bid_intervals(Context& context, const Bids& 
   const FloatingPointSlack slack =
       bid_interval_slack(selection.epsilon, score_scale, revenue_bound, grid.step, grid_size, interval_bound);
   if (!(slack.epsilon < selection.epsilon)) {
-    throw InvalidArgument("dpselect: the largest price times the number of bidders must be small enough for "
-                          "double-precision sampling: the floating-point slack " +
-                          format_value(slack.epsilon) + " exceeds epsilon " + format_value(selection.epsilon));
+    // The slack is not quoted: without max_bidders it is computed from the number of bids.
+    throw InvalidArgument("dpselect: epsilon is too small for double-precision sampling of these prices: the "
+                          "floating-point slack (from the largest price and the number of bidders) would "
+                          "reach epsilon; use a larger epsilon, or give a public max_bidders so that the "
+                          "slack depends on the bound rather than on the bids");
   }
   // An interval's utility adds at most ln(grid size) / score_scale to its top revenue.
   if (selection.utility_bound > 0.0) {

@@ -196,7 +196,9 @@ void validate_sparse_value(const SparseVectorParams& params, double value, std::
   if (std::isfinite(value) && within_bound) return;  // the message is built only for a bad value
   const std::string name = "query value " + std::to_string(index);
   if (!std::isfinite(value)) throw_invalid(name, "finite", value);
-  throw_invalid(name, "within value_bound (" + format_value(params.value_bound) + ")", value);
+  // A query answer is an aggregate of the data: a finite one beyond the bound is not quoted back.
+  throw InvalidArgument("dpselect: " + name + " must be within value_bound (" + format_value(params.value_bound) +
+                        ") (got a finite value beyond it)");
 }
 
 void charge_sparse_vector(Context& context, const SparseVectorParams& params) {

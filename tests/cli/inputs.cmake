@@ -82,22 +82,22 @@ dpselect_input_error(inputs_stdin_twice "${stdin_twice_message}" ${price_args} -
 set(use_rows "use 'dpselect rows' for one pick per row, or")
 set(flatten_hint "--flatten to read it row after row as one list")
 dpselect_input_error(inputs_2d_select_refused
-  "--utilities utilities_2d\\.npy: 2-D array \\(4 x 4\\). ${use_rows} ${flatten_hint}"
+  "--utilities utilities_2d\\.npy: a 2-D array. ${use_rows} ${flatten_hint}"
   select --utilities utilities_2d.npy ${select_args})
 dpselect_input_error(inputs_2d_topk_refused
-  "--utilities utilities_2d\\.npy: 2-D array \\(4 x 4\\). ${use_rows} ${flatten_hint}"
+  "--utilities utilities_2d\\.npy: a 2-D array. ${use_rows} ${flatten_hint}"
   topk --utilities utilities_2d.npy --k 2 ${select_args})
 dpselect_input_error(inputs_2d_stdin_refused
-  "--utilities <stdin>: 2-D array \\(4 x 4\\). ${use_rows} ${flatten_hint}"
+  "--utilities <stdin>: a 2-D array. ${use_rows} ${flatten_hint}"
   select --utilities - ${select_args} INPUT_FILE utilities_2d.npy)
 dpselect_input_error(inputs_2d_svt_refused
-  "--queries svt_queries_2x5\\.npy: 2-D array \\(2 x 5\\). use ${flatten_hint}"
+  "--queries svt_queries_2x5\\.npy: a 2-D array. use ${flatten_hint}"
   svt --queries svt_queries_2x5.npy --epsilon 1 --sensitivity 1 --threshold 5000)
 dpselect_input_error(inputs_2d_bids_refused
-  "--bids rows_3x4\\.npy: 2-D array \\(3 x 4\\). use ${flatten_hint}"
+  "--bids rows_3x4\\.npy: a 2-D array. use ${flatten_hint}"
   ${price_args} --bids rows_3x4.npy --grid 1:4:1)
 dpselect_input_error(inputs_2d_prices_refused
-  "--prices rows_3x4\\.npy: 2-D array \\(3 x 4\\). use ${flatten_hint}"
+  "--prices rows_3x4\\.npy: a 2-D array. use ${flatten_hint}"
   ${pumpkin_args} --prices rows_3x4.npy)
 dpselect_input_agrees(inputs_2d_select_flatten
   ARGS select --utilities utilities_2d.npy --flatten ${agree_args})

@@ -59,3 +59,7 @@ utilities_text = (HERE / "utilities.txt").read_text()
 (HERE / "binary_garbage.txt").write_bytes(b"\x01\x02\x93\xff\xfe7\x1b[31m\n")
 svt_queries = text_values("svt_queries.txt")
 write_npy("svt_queries_2x5.npy", "d", svt_queries, [2, len(svt_queries) // 2])
+# output_privacy.cmake: files of 1013 bids (the count is the marker) whose errors must not
+# reveal it: 1013 float64 and 3 stray bytes; a .npy of shape (1013,) holding only 1012 values.
+(HERE / "privacy_bids_odd_size.f64").write_bytes(bytes(8 * 1013 + 3))
+write_npy("privacy_bids_truncated.npy", "d", [2.5] * 1012, [1013])
