@@ -33,6 +33,11 @@ struct ReleaseOptions {
 // examples footer, and the callback that calls `run` and prints its report (text or JSON).
 void complete_release_command(CLI::App& command, ReleaseOptions& options, std::string examples,
                               std::function<Record()> run);
+// Warnings about settings that are valid but offer little privacy (--epsilon 1e300, --delta
+// 0.5, --repeat making the total large), one "dpselect: warning: " line each. They depend on the
+// options alone, never on the data.
+std::vector<std::string> setting_warnings(const CLI::App& command, const ReleaseOptions& options);
+
 // --epsilon, the privacy loss of each release (or what `description` says it is).
 CLI::Option* add_epsilon_option(CLI::App& command, double& epsilon,
                                 const std::string& description = "privacy loss of each release");
@@ -46,7 +51,13 @@ void add_utility_options(CLI::App& command, SelectionParams& params);
 struct UtilityFile {
   std::string path;
   InputFormat format = InputFormat::by_extension;
-  InputValues read() const { return read_values(path, format, utility_values); }
+  // A utility beyond `utility_bound` (--utility-bound, 0: none) is refused with its line.
+  InputValues read(double utility_bound) const {
+    ValueKind kind = utility_values;
+    kind.magnitude_bound = utility_bound;
+    kind.bound_option = "--utility-bound";
+    return read_values(path, format, kind);
+  }
 };
 // Adds the subcommand `name` of a selection over `file`: its --utilities option (described by
 // `file_description`) and --format.

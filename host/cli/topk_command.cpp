@@ -38,7 +38,7 @@ void add_top_k_release(Record& item, const TopKOutcome& outcome) {
 }
 
 Record run_top_k(const TopKOptions& options) {
-  const InputValues utilities = options.utilities.read();
+  const InputValues utilities = options.utilities.read(options.params.per_pick.utility_bound);
   TopKParams params = options.params;
   // Checked here too (the library refuses it as well) so that the message names the file.
   if (params.k > utilities.size()) {
