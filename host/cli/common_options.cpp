@@ -35,12 +35,21 @@ probability of any output by at most a factor e^epsilon, so the output says litt
 person. Typical values: 0.1 to 1 strong privacy, 1 to 5 moderate; above 10 almost none (a
 warning is printed). Releases add up: --repeat N spends N * epsilon.)";
 
+// A number as the user typed it for an option, and its value.
+struct TypedNumber {
+  std::string text;
+  double value = 0.0;
+};
+
 // The number typed for the option `name` of `command`, when it has one and it was given
 // (defaults are typical values and need no warning).
-std::optional<double> typed_number(const CLI::App& command, const std::string& name) {
+std::optional<TypedNumber> typed_number(const CLI::App& command, const std::string& name) {
   const CLI::Option* option = command.get_option_no_throw(name);
   if (option == nullptr || option->count() == 0 || option->results().empty()) return std::nullopt;
-  return parse_double(option->results().back());
+  const std::string& text = option->results().back();
+  const std::optional<double> value = parse_double(text);
+  if (!value) return std::nullopt;
+  return TypedNumber{text, *value};
 }
 
 }  // namespace
@@ -49,30 +58,31 @@ std::vector<std::string> setting_warnings(const CLI::App& command, const Release
   std::vector<std::string> warnings;
   const auto repeat = static_cast<double>(options.repeat);
   const std::string repeated = "--repeat " + format_number(options.repeat) + " with ";
-  if (const std::optional<double> epsilon = typed_number(command, "--epsilon")) {
-    const std::string typed = "--epsilon " + format_number(*epsilon);
-    if (*epsilon >= epsilon_no_privacy) {
+  if (const std::optional<TypedNumber> epsilon = typed_number(command, "--epsilon")) {
+    const std::string typed = "--epsilon " + epsilon->text;
+    if (epsilon->value >= epsilon_no_privacy) {
       warnings.push_back(typed + " offers no privacy: noise this small hides no one (" +
                          typical_epsilon + ")");
-    } else if (*epsilon > epsilon_little_privacy) {
+    } else if (epsilon->value > epsilon_little_privacy) {
       warnings.push_back(typed + " offers almost no privacy: one person may change the odds of "
-                         "any output by a factor up to e^" + format_number(*epsilon) + " (" +
+                         "any output by a factor up to e^" + epsilon->text + " (" +
                          typical_epsilon + ")");
-    } else if (*epsilon * repeat > epsilon_little_privacy) {
-      warnings.push_back(repeated + typed + " spends epsilon " + format_number(*epsilon * repeat) +
+    } else if (epsilon->value * repeat > epsilon_little_privacy) {
+      warnings.push_back(repeated + typed + " spends epsilon " +
+                         format_number(epsilon->value * repeat) +
                          " in total, which offers almost no privacy (" + typical_epsilon + ")");
     }
   }
-  if (const std::optional<double> delta = typed_number(command, "--delta")) {
-    const std::string typed = "--delta " + format_number(*delta);
+  if (const std::optional<TypedNumber> delta = typed_number(command, "--delta")) {
+    const std::string typed = "--delta " + delta->text;
     const std::string advice =
         ": a delta this large permits releasing a record outright (use well below 1/n for n "
         "people, e.g. 1e-6)";
-    if (*delta >= delta_too_large) {
+    if (delta->value >= delta_too_large) {
       warnings.push_back(typed + " is large" + advice);
-    } else if (*delta * repeat >= delta_too_large) {
-      warnings.push_back(repeated + typed + " spends delta " + format_number(*delta * repeat) +
-                         " in total" + advice);
+    } else if (delta->value * repeat >= delta_too_large) {
+      warnings.push_back(repeated + typed + " spends delta " +
+                         format_number(delta->value * repeat) + " in total" + advice);
     }
   }
   return warnings;
