@@ -1,6 +1,7 @@
 #include "common_options.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 #include "numbers.hpp"
 
@@ -18,7 +19,74 @@ CLI::Validator number_check(std::string requirement, bool (*accept)(double)) {
       "");
 }
 
+// Above this epsilon one person may change the odds of any output more than e^10 = 22026-fold;
+// Dwork & Roth 2014 (Sec. 2.3) call epsilon around 1 or below meaningful, and deployments
+// rarely go past 10.
+constexpr double epsilon_little_privacy = 10.0;
+// At this epsilon the noise no longer hides anything.
+constexpr double epsilon_no_privacy = 1000.0;
+// A delta of 1/n lets a mechanism release one of n records outright; 1e-3 is above 1/n for any
+// dataset of more than 1000 people.
+constexpr double delta_too_large = 1e-3;
+constexpr const char* typical_epsilon = "typical values are 0.1 to 5";
+constexpr const char* epsilon_meaning =
+    R"(What epsilon means: adding, removing or changing one person's records changes the
+probability of any output by at most a factor e^epsilon, so the output says little about any one
+person. Typical values: 0.1 to 1 strong privacy, 1 to 5 moderate; above 10 almost none (a
+warning is printed). Releases add up: --repeat N spends N * epsilon.)";
+
+// A number as the user typed it for an option, and its value.
+struct TypedNumber {
+  std::string text;
+  double value = 0.0;
+};
+
+// The number typed for the option `name` of `command`, when it has one and it was given
+// (defaults are typical values and need no warning).
+std::optional<TypedNumber> typed_number(const CLI::App& command, const std::string& name) {
+  const CLI::Option* option = command.get_option_no_throw(name);
+  if (option == nullptr || option->count() == 0 || option->results().empty()) return std::nullopt;
+  const std::string& text = option->results().back();
+  const std::optional<double> value = parse_double(text);
+  if (!value) return std::nullopt;
+  return TypedNumber{text, *value};
+}
+
 }  // namespace
+
+std::vector<std::string> setting_warnings(const CLI::App& command, const ReleaseOptions& options) {
+  std::vector<std::string> warnings;
+  const auto repeat = static_cast<double>(options.repeat);
+  const std::string repeated = "--repeat " + format_number(options.repeat) + " with ";
+  if (const std::optional<TypedNumber> epsilon = typed_number(command, "--epsilon")) {
+    const std::string typed = "--epsilon " + epsilon->text;
+    if (epsilon->value >= epsilon_no_privacy) {
+      warnings.push_back(typed + " offers no privacy: noise this small hides no one (" +
+                         typical_epsilon + ")");
+    } else if (epsilon->value > epsilon_little_privacy) {
+      warnings.push_back(typed + " offers almost no privacy: one person may change the odds of "
+                         "any output by a factor up to e^" + epsilon->text + " (" +
+                         typical_epsilon + ")");
+    } else if (epsilon->value * repeat > epsilon_little_privacy) {
+      warnings.push_back(repeated + typed + " spends epsilon " +
+                         format_number(epsilon->value * repeat) +
+                         " in total, which offers almost no privacy (" + typical_epsilon + ")");
+    }
+  }
+  if (const std::optional<TypedNumber> delta = typed_number(command, "--delta")) {
+    const std::string typed = "--delta " + delta->text;
+    const std::string advice =
+        ": a delta this large permits releasing a record outright (use well below 1/n for n "
+        "people, e.g. 1e-6)";
+    if (delta->value >= delta_too_large) {
+      warnings.push_back(typed + " is large" + advice);
+    } else if (delta->value * repeat >= delta_too_large) {
+      warnings.push_back(repeated + typed + " spends delta " +
+                         format_number(delta->value * repeat) + " in total" + advice);
+    }
+  }
+  return warnings;
+}
 
 CLI::Validator finite_positive() {
   return number_check("a number > 0 and finite",
@@ -89,9 +157,13 @@ void complete_release_command(CLI::App& command, ReleaseOptions& options, std::s
       Choices<Backend>{{"auto", Backend::Auto}, {"cpu", Backend::Cpu}, {"gpu", Backend::Gpu}},
       "where to compute (auto: the GPU when one is usable)");
   add_progress_flag(command, options.progress);
-  command.footer(std::move(examples));
-  command.callback([&options, run = std::move(run)] {
+  command.footer(std::move(examples) + "\n\n" + epsilon_meaning);
+  // The warnings go out once the releases succeeded, so that an error stays the only line.
+  command.callback([&command, &options, run = std::move(run)] {
     const Record report = run();
+    for (const std::string& warning : setting_warnings(command, options)) {
+      std::fprintf(stderr, "dpselect: warning: %s\n", warning.c_str());
+    }
     print(report, options.json    ? OutputMode::json
                   : options.quiet ? OutputMode::quiet
                                   : OutputMode::text);
@@ -126,19 +198,24 @@ CLI::App& add_selection_command(CLI::App& app, const std::string& name,
   return command;
 }
 
-InputValues UtilityFile::read() const {
+InputValues UtilityFile::read(double utility_bound) const {
+  ValueKind kind = utility_values;
+  kind.magnitude_bound = utility_bound;
+  kind.bound_option = "--utility-bound";
   return read_values({.name = "--utilities",
                       .path = path,
                       .format = format,
                       .two_dimensional = matrix ? TwoDimensional::keep : one_list(flatten),
                       .two_dimensional_hint = "use 'dpselect rows' for one pick per row"},
-                     utility_values);
+                     kind);
 }
 
 void add_utility_options(CLI::App& command, SelectionParams& params) {
   command
       .add_option("--sensitivity", params.sensitivity,
-                  "largest change of any utility between neighbouring datasets")
+                  "the most one person's data can change any candidate's utility: between "
+                  "neighbouring datasets (the same but for one person's records) no utility "
+                  "moves by more")
       ->required()
       ->check(finite_positive());
   command.add_flag("--monotone", params.monotone,

@@ -48,6 +48,11 @@ void complete_release_command(CLI::App& command, ReleaseOptions& options, std::s
                               CommandData data = CommandData::private_data);
 // --progress (ReleaseOptions::progress, AuditCommandOptions).
 CLI::Option* add_progress_flag(CLI::App& command, bool& progress);
+// Warnings about settings that are valid but offer little privacy (--epsilon 1e300, --delta
+// 0.5, --repeat making the total large), one "dpselect: warning: " line each. They depend on the
+// options alone, never on the data.
+std::vector<std::string> setting_warnings(const CLI::App& command, const ReleaseOptions& options);
+
 // --epsilon, the privacy loss of each release (or what `description` says it is).
 CLI::Option* add_epsilon_option(CLI::App& command, double& epsilon,
                                 const std::string& description = "privacy loss of each release");
@@ -63,7 +68,8 @@ struct UtilityFile {
   InputFormat format = InputFormat::by_extension;
   bool flatten = false;
   bool matrix = false;  // dpselect rows: a 2-D .npy is the matrix (and there is no --flatten)
-  InputValues read() const;
+  // A utility beyond `utility_bound` (--utility-bound, 0: none) is refused with its line.
+  InputValues read(double utility_bound) const;
   // "--utilities scores.txt", "--utilities <stdin>", for messages.
   std::string label() const { return input_label("--utilities", path); }
 };

@@ -6,12 +6,19 @@
 #include <cstdio>
 #include <new>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_error.hpp"
 #include "commands.hpp"
 #include "dpselect/errors.hpp"
+#include "option_terms.hpp"
+#include "suggestions.hpp"
 
 namespace {
+
+using dpselect::cli::closest_names;
+using dpselect::cli::did_you_mean;
 
 constexpr int exit_bad_input = 2;
 constexpr int exit_failure = 1;
@@ -21,6 +28,91 @@ int report_error(std::string_view message, int status) {
   std::replace(line.begin(), line.end(), '\n', ' ');  // exactly one line, whatever the source
   std::fprintf(stderr, "dpselect: error: %s\n", line.c_str());
   return status;
+}
+
+// The option names `command` knows, as typed (--epsilon, -h), with those of its option groups.
+std::vector<std::string> option_names(const CLI::App& command) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : command.get_options()) {
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+    for (const std::string& name : option->get_snames()) names.push_back("-" + name);
+  }
+  for (const CLI::App* group :
+       command.get_subcommands([](const CLI::App* sub) { return sub->get_name().empty(); })) {
+    for (std::string& name : option_names(*group)) names.push_back(std::move(name));
+  }
+  return names;
+}
+
+std::vector<const CLI::App*> named_subcommands(const CLI::App& app) {
+  return app.get_subcommands([](const CLI::App* sub) { return !sub->get_name().empty(); });
+}
+
+std::string subcommand_list(const CLI::App& app) {
+  std::string list;
+  for (const CLI::App* sub : named_subcommands(app)) {
+    list += (list.empty() ? "" : "|") + sub->get_name();
+  }
+  return list;
+}
+
+// The subcommands other than `command` that have the option `typed`, as " (an option of topk)".
+std::string elsewhere(const CLI::App& app, const CLI::App* command, const std::string& typed) {
+  std::vector<std::string> owners;
+  for (const CLI::App* sub : named_subcommands(app)) {
+    const std::vector<std::string> names = option_names(*sub);
+    if (sub != command && std::find(names.begin(), names.end(), typed) != names.end()) {
+      owners.push_back(sub->get_name());
+    }
+  }
+  if (owners.empty()) return {};
+  if (command == nullptr) return " (options go after the subcommand: dpselect " + owners.front() + " " + typed + " ...)";
+  std::string list;
+  for (const std::string& owner : owners) list += (list.empty() ? "" : ", ") + owner;
+  return " (an option of " + list + ", not of " + command->get_name() + ")";
+}
+
+// What went wrong while parsing, in the user's words. A name the command does not know is
+// reported first, whatever else CLI11 found missing: a mistyped --epsilon would otherwise read
+// as "--epsilon is required".
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error) {
+  const std::vector<CLI::App*> parsed = app.get_subcommands();
+  const CLI::App* command = parsed.empty() ? nullptr : parsed.front();
+  const std::vector<std::string> top_left_over = app.remaining();
+  if (command == nullptr && !top_left_over.empty() && !top_left_over.front().starts_with('-')) {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : named_subcommands(app)) names.push_back(sub->get_name());
+    return "unknown subcommand '" + top_left_over.front() + "'" +
+           did_you_mean(closest_names(top_left_over.front(), names)) + "; the subcommands are " +
+           subcommand_list(app);
+  }
+  // CLI11 leaves an unknown option with the subcommand that met it, and a stray value with the
+  // top level.
+  const std::vector<std::string> command_left_over =
+      command == nullptr ? std::vector<std::string>() : command->remaining();
+  const std::pair<const CLI::App*, const std::vector<std::string>*> left_overs[] = {
+      {command, &command_left_over}, {nullptr, &top_left_over}};
+  for (const auto& [owner, left_over] : left_overs) {
+    for (const std::string& item : *left_over) {
+      if (item.size() < 2 || !item.starts_with('-')) continue;
+      const std::string typed = item.substr(0, item.find('='));
+      std::string hint = did_you_mean(closest_names(typed, option_names(owner ? *owner : app)));
+      if (hint.empty()) hint = elsewhere(app, owner, typed);
+      return (owner ? owner->get_name() + ": " : std::string()) + "unknown option " + typed + hint;
+    }
+  }
+  const std::string where = command == nullptr ? "" : command->get_name() + ": ";
+  for (const auto* list : {&command_left_over, &top_left_over}) {
+    if (!list->empty()) {
+      return where + "unexpected argument '" + list->front() +
+             "' (every value follows its option, as in --epsilon 1)";
+    }
+  }
+  if (command == nullptr) {
+    return "no subcommand given; usage: dpselect " + subcommand_list(app) +
+           " [options] (dpselect --help describes each)";
+  }
+  return where + error.what() + " (see dpselect " + command->get_name() + " --help)";
 }
 
 constexpr const char* examples = R"(Examples:
@@ -52,6 +144,7 @@ int main(int argc, char** argv) {
   dpselect::cli::register_demo_command(app);
   dpselect::cli::register_audit_command(app);
 
+  using dpselect::cli::in_option_terms;
   using dpselect::cli::message_of;
   try {
     app.parse(argc, argv);
@@ -60,15 +153,15 @@ int main(int argc, char** argv) {
     if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
       return app.exit(error);  // --help, --version
     }
-    return report_error(std::string(error.what()) + " (see --help)", exit_bad_input);
+    return report_error(parse_error_message(app, error), exit_bad_input);
   } catch (const dpselect::cli::CliError& error) {
     return report_error(error.what(), exit_bad_input);
   } catch (const dpselect::InvalidArgument& error) {
-    return report_error(message_of(error), exit_bad_input);
+    return report_error(in_option_terms(app, message_of(error)), exit_bad_input);
   } catch (const dpselect::UsageError& error) {
     return report_error(message_of(error), exit_bad_input);
   } catch (const dpselect::BackendUnavailable& error) {
-    return report_error(message_of(error), exit_failure);
+    return report_error(in_option_terms(app, message_of(error)), exit_failure);
   } catch (const dpselect::CudaError& error) {
     return report_error(message_of(error), exit_failure);
   } catch (const std::bad_alloc&) {

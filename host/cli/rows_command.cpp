@@ -76,7 +76,7 @@ void add_rows_release(Record& item, const RowsOutcome& outcome) {
 }
 
 Record run_rows(const RowsOptions& options) {
-  const InputValues utilities = options.utilities.read();
+  const InputValues utilities = options.utilities.read(options.params.utility_bound);
   const std::uint64_t cols = column_count(options, utilities);
   const std::uint64_t rows = utilities.size() / cols;
   SelectionParams params = options.params;

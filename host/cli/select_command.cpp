@@ -21,7 +21,7 @@ struct SelectOptions {
 };
 
 Record run_select(const SelectOptions& options) {
-  const InputValues utilities = options.utilities.read();
+  const InputValues utilities = options.utilities.read(options.params.utility_bound);
   SelectionParams params = options.params;
   params.backend = options.release.backend;
   std::vector<ReleaseOutcome> outcomes =

@@ -231,7 +231,9 @@ void register_svt_command(CLI::App& app) {
       ->capture_default_str();
   command
       .add_option("--sensitivity", params.sensitivity,
-                  "largest change of any query answer between neighbouring datasets")
+                  "the most one person's data can change any query answer: between "
+                  "neighbouring datasets (the same but for one person's records) no answer "
+                  "moves by more")
       ->required()
       ->check(finite_positive());
   command.add_option("--threshold", params.threshold, "the public threshold T")

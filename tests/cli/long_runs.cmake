@@ -58,7 +58,7 @@ dpselect_cli_error(price_per_price_time_limit_counts_repeats
   ${pumpkin_args} --grid 0:1e3:1e-6 --mechanism permute-and-flip --backend cpu --repeat 1000)
 # With --force the limit is passed: the run gets as far as the library's first check, which
 # fails fast here (5 bids, --max-bidders 2) instead of the time limit.
-dpselect_cli_error(price_force_passes_the_time_limit "max_bidders"
+dpselect_cli_error(price_force_passes_the_time_limit "--max-bidders"
   ${pumpkin_args} ${huge_grid} --mechanism laplace --backend cpu --max-bidders 2 --force)
 
 # ---- pricing: the automatic grid sampler ----

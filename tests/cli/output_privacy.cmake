@@ -94,29 +94,36 @@ endfunction()
 
 # Once "got max |utility| 104988.123" (for price: the optimal revenue) and "shift or rescale
 # them": epsilon is the problem.
-string(CONCAT tiny_epsilon_regex "^dpselect: error: epsilon is too small for double-precision "
-  "noise on these utilities: the floating-point slack would reach epsilon; use a larger epsilon, "
-  "or give a public bound on \\|utility\\| \\(utility_bound; for pricing, max_bidders\\) so that "
+string(CONCAT tiny_epsilon_regex "^dpselect: error: --epsilon is too small for double-precision "
+  "noise on these utilities: the floating-point slack would reach --epsilon; use a larger "
+  "--epsilon, or give a public bound on \\|utility\\| \\(--utility-bound\\) so that "
+  "this is checked from the bound before any data is read\n$")
+string(CONCAT tiny_epsilon_price_regex "^dpselect: error: --epsilon is too small for "
+  "double-precision noise on these utilities: the floating-point slack would reach --epsilon; use "
+  "a larger --epsilon, or give a public --max-bidders so that "
   "this is checked from the bound before any data is read\n$")
 dpselect_privacy_error(select_tiny_epsilon "${tiny_epsilon_regex}"
   select --utilities privacy_utilities.txt --epsilon 1e-13 --sensitivity 1)
-dpselect_privacy_error(topk_tiny_epsilon "${tiny_epsilon_regex}"
+# topk hands the library the epsilon of one pick.
+string(REPLACE "--epsilon" "--epsilon / --k" tiny_epsilon_per_pick_regex "${tiny_epsilon_regex}")
+dpselect_privacy_error(topk_tiny_epsilon "${tiny_epsilon_per_pick_regex}"
   topk --utilities privacy_utilities.txt --epsilon 1e-13 --sensitivity 1 --k 1)
 dpselect_privacy_error(rows_tiny_epsilon "${tiny_epsilon_regex}"
   rows --utilities privacy_utilities.txt --epsilon 1e-13 --sensitivity 1 --cols 2)
-dpselect_privacy_error(price_grid_tiny_epsilon "${tiny_epsilon_regex}"
+dpselect_privacy_error(price_grid_tiny_epsilon "${tiny_epsilon_price_regex}"
   price --bids privacy_bids.txt --epsilon 1e-13 ${privacy_grid})
 # Once the slack computed from the number of bids.
-string(CONCAT tiny_epsilon_range_regex "^dpselect: error: epsilon is too small for "
+string(CONCAT tiny_epsilon_range_regex "^dpselect: error: --epsilon is too small for "
   "double-precision sampling of these prices: the floating-point slack \\(from the largest price "
-  "and the number of bidders\\) would reach epsilon; use a larger epsilon, or give a public "
-  "max_bidders so that the slack depends on the bound rather than on the bids\n$")
+  "and the number of bidders\\) would reach --epsilon; use a larger --epsilon, or give a public "
+  "--max-bidders so that the slack depends on the bound rather than on the bids\n$")
 dpselect_privacy_error(price_range_tiny_epsilon "${tiny_epsilon_range_regex}"
   price --bids privacy_bids.txt --epsilon 1e-13 --range 0.0625:1500)
 # A finite value beyond a public bound is data: named by its place, not quoted.
-string(CONCAT utility_beyond_bound_regex "^dpselect: error: utilities\\[0\\] must be finite or "
-  "-inf \\(excluded\\), within utility_bound when one is given, with a finite scaled score "
-  "\\(got a finite value beyond those limits\\)\n$")
+# (The command checks the bound as it reads the file; the library's own check, for C++ callers,
+# names utilities[i] and does not quote the value either: validation_test.cpp.)
+string(CONCAT utility_beyond_bound_regex "^dpselect: error: --utilities privacy_utilities\\.txt:4: "
+  "utility must be within --utility-bound 50000 in magnitude\n$")
 dpselect_privacy_error(select_utility_beyond_bound "${utility_beyond_bound_regex}"
   select ${privacy_select_args} --utility-bound 50000)
 dpselect_privacy_error(svt_query_beyond_value_bound
@@ -124,7 +131,7 @@ dpselect_privacy_error(svt_query_beyond_value_bound
   ${privacy_svt_args} --value-bound 50000)
 # The count of bids is not compared with the bound in the message.
 dpselect_privacy_error(price_more_bids_than_max_bidders
-  "^dpselect: error: bids must number at most max_bidders, 1000 \\(got more\\)\n$"
+  "^dpselect: error: bids must number at most --max-bidders 1000 \\(got more\\)\n$"
   ${privacy_price_args} ${privacy_grid} --max-bidders 1000)
 
 # A raw file's size and a .npy shape give the number of bidders (1013; 8107 bytes).
@@ -182,6 +189,6 @@ dpselect_cli_test(quiet_svt_none STDOUT_REGEX "^$"
   ARGS svt --queries svt_queries.txt --epsilon 1 --sensitivity 1 --threshold 50000 --quiet)
 dpselect_cli_test(quiet_with_diagnostics_prints_only_values STDOUT_REGEX "^3\n$"
   ARGS select --utilities dominant.txt ${select_args} --quiet --diagnostics)
-dpselect_cli_error(quiet_with_json "^dpselect: error: --json excludes --quiet \\(see --help\\)\n$"
+dpselect_cli_error(quiet_with_json "^dpselect: error: select: --json excludes --quiet \\(see dpselect select --help\\)\n$"
   select --utilities utilities.txt ${select_args} --quiet --json)
 dpselect_cli_error(demo_has_no_diagnostics_option "--diagnostics" demo --diagnostics)
