@@ -2,6 +2,7 @@
 #include <dpselect/dpselect.hpp>
 #include <dpselect/io.hpp>
 
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -17,8 +18,9 @@ int main() {
   context.charge_to(accountant);
   const double eps = dpselect::per_release_epsilon(100, 1.0, 1e-6, dpselect::ReleaseKind::exponential_mechanism);
   params.epsilon = eps;                                                        // 0.044, not 0.01
+  std::vector<std::uint64_t> picks;
   for (int i = 0; i < 100; ++i) {
-    auto pick = dpselect::select(context, std::span<const float>(utility), params);  // charged
+    picks.push_back(dpselect::select(context, std::span<const float>(utility), params).index);  // charged
   }
   dpselect::AccountedBound spent = accountant->spent();   // (<= 1, <= 1e-6) and the theorem used
   std::cout << "spent epsilon " << spent.epsilon << ", delta " << spent.delta << " by " << spent.route << '\n';
