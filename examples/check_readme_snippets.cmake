@@ -1,5 +1,6 @@
 # Fails unless every ```cpp and ```cmake block of README.md is, character for character, a marked
-# region of a compiled source, and every marked region is quoted in README.md. The README's code
+# region of a compiled source, and every marked region is quoted in README.md (the only other
+# code blocks allowed are ```sh). The README's code
 # therefore always compiles (CI builds and runs the examples) and cannot drift from it.
 #
 #   cmake -DREADME=README.md "-DSOURCE_DIRS=examples;tests/consumer" -P check_readme_snippets.cmake
@@ -134,13 +135,24 @@ endforeach()
 read_lines("${README}" lines)
 set(block_count 0)
 set(in_block FALSE)
+set(in_shell_block FALSE)
 set(line_number 0)
 foreach(line IN LISTS lines)
   math(EXPR line_number "${line_number} + 1")
-  if(NOT in_block AND line MATCHES "^```(cpp|cmake)[ ]*$")
+  if(in_shell_block)
+    if(line MATCHES "^```[ ]*$")
+      set(in_shell_block FALSE)
+    endif()
+  elseif(NOT in_block AND line MATCHES "^```(cpp|cmake)[ ]*$")
     set(in_block TRUE)
     set(block_line ${line_number})
     set(block_lines "")
+  elseif(NOT in_block AND line MATCHES "^```sh[ ]*$")
+    set(in_shell_block TRUE)
+  elseif(NOT in_block AND line MATCHES "^```")
+    # Unchecked code could hide behind any other label (c++, cuda, none): name it cpp, cmake or sh.
+    report_problem("${README}:${line_number}: a code block labelled other than cpp, cmake or sh")
+    set(in_shell_block TRUE)
   elseif(in_block AND line MATCHES "^```[ ]*$")
     set(in_block FALSE)
     math(EXPR block_count "${block_count} + 1")
