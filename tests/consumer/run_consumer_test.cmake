@@ -6,7 +6,7 @@ foreach(step
     "${CMAKE_COMMAND};--install;${DPSELECT_BUILD_DIR};--prefix;${prefix}"
     "${CMAKE_COMMAND};-S;${CONSUMER_SOURCE_DIR};-B;${WORK_DIR}/build;-G;${GENERATOR};-DCMAKE_PREFIX_PATH=${prefix};-DCMAKE_BUILD_TYPE=Release"
     "${CMAKE_COMMAND};--build;${WORK_DIR}/build"
-    "${WORK_DIR}/build/consumer")
+    "${WORK_DIR}/build/app")
   execute_process(COMMAND ${step} RESULT_VARIABLE result)
   if(NOT result EQUAL 0)
     message(FATAL_ERROR "install_consumer: step failed (${result}): ${step}")
