@@ -1,38 +1,6 @@
 # Tests of long runs and large outputs: progress on stderr, the per-price time limit and
 # --force, the automatic grid sampler, and topk --output. Included by CMakeLists.txt.
 
-# dpselect_cli_file_test(<name> [EXPECT_EXIT <status>] [STDOUT_REGEX <regex>]
-#                        [NOT_STDOUT_REGEX <regex>] [STDERR_REGEX <regex>]
-#                        [WRITTEN_FILE <name>] [WRITTEN_FILE_REGEX <regex>]
-#                        [WRITTEN_FILE_HEX_REGEX <regex>] [PREEXISTING_FILE <name>] ARGS <arg>...)
-# dpselect_cli_test with run_cli.cmake's file checks; file names are in this build folder (the
-# tests run in the source data folder, which they must not write to). Arguments may say @DIR@
-# for that folder.
-function(dpselect_cli_file_test name)
-  set(single_values EXPECT_EXIT STDOUT_REGEX NOT_STDOUT_REGEX STDERR_REGEX WRITTEN_FILE
-    WRITTEN_FILE_REGEX WRITTEN_FILE_HEX_REGEX PREEXISTING_FILE)
-  cmake_parse_arguments(PARSE_ARGV 1 test "" "${single_values}" "ARGS")
-  set(folder ${CMAKE_CURRENT_BINARY_DIR}/output_files)
-  file(MAKE_DIRECTORY ${folder})
-  foreach(file_variable WRITTEN_FILE PREEXISTING_FILE)
-    if(DEFINED test_${file_variable})
-      set(test_${file_variable} ${folder}/${test_${file_variable}})
-    endif()
-  endforeach()
-  list(TRANSFORM test_ARGS REPLACE "@DIR@" "${folder}")
-  list(JOIN test_ARGS "|" arguments)
-  set(definitions -DCLI=$<TARGET_FILE:dpselect_cli> "-DARGS=${arguments}")
-  foreach(variable IN LISTS single_values)
-    if(DEFINED test_${variable})
-      list(APPEND definitions "-D${variable}=${test_${variable}}")
-    endif()
-  endforeach()
-  add_test(NAME cli.${name}
-    COMMAND ${CMAKE_COMMAND} ${definitions} -P ${CMAKE_CURRENT_SOURCE_DIR}/run_cli.cmake
-    WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/data)
-  set_tests_properties(cli.${name} PROPERTIES LABELS "cli" TIMEOUT 120)
-endfunction()
-
 set(small_audit audit --only "pricing (exponential, add-remove)" --runs 2000 --selection-runs 1000)
 
 # ---- progress: silent when stderr is not a terminal (as here), plain lines with --progress ----
@@ -87,21 +55,21 @@ set(one_finite_topk topk --utilities one_finite.txt ${select_args} --k 1)
 string(HEX "{'descr': '<u8', 'fortran_order': False, " npy_dict_start)
 string(HEX "'shape': (1,)" shape_1)
 string(HEX "'shape': (3, 1)" shape_3_by_1)
-dpselect_cli_file_test(topk_output_npy
+dpselect_cli_test(topk_output_npy
   WRITTEN_FILE topk_one.npy
   WRITTEN_FILE_HEX_REGEX "^934e554d505901007600${npy_dict_start}${shape_1}[0-9a-f]*200a0200000000000000$"
   STDOUT_REGEX "indices file: [^\n]*topk_one\\.npy"
   NOT_STDOUT_REGEX "indices: "
   ARGS ${one_finite_topk} --output @DIR@/topk_one.npy)
-dpselect_cli_file_test(topk_output_npy_one_row_per_release
+dpselect_cli_test(topk_output_npy_one_row_per_release
   WRITTEN_FILE topk_three.npy
   WRITTEN_FILE_HEX_REGEX "${shape_3_by_1}[0-9a-f]*0a020000000000000002000000000000000200000000000000$"
   ARGS ${one_finite_topk} --repeat 3 --output @DIR@/topk_three.npy)
-dpselect_cli_file_test(topk_output_text
+dpselect_cli_test(topk_output_text
   WRITTEN_FILE topk_three.txt
   WRITTEN_FILE_REGEX "^2\n2\n2\n$"
   ARGS ${one_finite_topk} --repeat 3 --output @DIR@/topk_three.txt)
-dpselect_cli_file_test(topk_output_never_overwrites
+dpselect_cli_test(topk_output_never_overwrites
   EXPECT_EXIT 2
   PREEXISTING_FILE topk_existing.npy
   STDERR_REGEX "--output [^\n]*topk_existing\\.npy: the file exists already"
