@@ -161,6 +161,13 @@ namespace {
 void validate_options(const AuditOptions& options) {
   if (options.selection_runs == 0) throw InvalidArgument("dpselect: selection_runs must be >= 1 (got 0)");
   if (options.runs == 0) throw InvalidArgument("dpselect: runs must be >= 1 (got 0)");
+  // 2^40 releases per input are days of work on any machine; the bound keeps every count of
+  // releases (2 (selection_runs + runs), over all audits) far from overflowing.
+  constexpr std::uint64_t most_runs = std::uint64_t{1} << 40;
+  if (options.selection_runs > most_runs || options.runs > most_runs) {
+    throw InvalidArgument("dpselect: runs and selection_runs must be <= 2^40 (got " +
+                          std::to_string(std::max(options.runs, options.selection_runs)) + ")");
+  }
   if (!(options.confidence > 0.0 && options.confidence < 1.0)) {
     detail::throw_invalid("confidence", "in (0, 1)", options.confidence);
   }

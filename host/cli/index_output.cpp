@@ -85,9 +85,17 @@ IndexFile checked_index_file(const std::string& option, const std::string& path)
   } else {
     throw CliError(option + " must name a .npy or .txt file (got '" + path + "')");
   }
+  // lstat: a dangling symbolic link is a name that exists too (linking over it would fail).
   struct stat existing {};
-  if (stat(path.c_str(), &existing) == 0) {
+  if (lstat(path.c_str(), &existing) == 0) {
     throw CliError(option + " " + path + ": the file exists already; it is never overwritten (remove it or choose another name)");
+  }
+  // Checked now, before anything is read or released, rather than found when writing after it.
+  const std::size_t slash = path.rfind('/');
+  const std::string folder = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (access(folder.c_str(), W_OK | X_OK) != 0) {
+    throw CliError(option + " " + path + ": cannot write in the folder " + folder + ": " +
+                   std::strerror(errno));
   }
   return file;
 }

@@ -40,7 +40,8 @@ std::vector<std::uint64_t> parse_npy_shape(std::string_view field, const std::st
     if (item.empty()) continue;  // the trailing comma of "(10,)"
     std::optional<std::uint64_t> extent = parse_uint64(item);
     if (!extent) {
-      throw CliError(label + ": malformed .npy shape " + quoted_excerpt(field.substr(0, close + 1)));
+      // Not quoted: a shape is a count (of bids, say).
+      throw CliError(label + ": malformed .npy shape");
     }
     shape.push_back(*extent);
   }

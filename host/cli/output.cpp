@@ -1,9 +1,12 @@
 #include "output.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iterator>
+#include <stdexcept>
 
 #include "numbers.hpp"
 
@@ -226,7 +229,13 @@ void print(const Record& report, OutputMode mode) {
   const std::string out = mode == OutputMode::json    ? report.to_json()
                           : mode == OutputMode::quiet ? report.to_quiet()
                                                       : report.to_text();
-  std::fputs(out.c_str(), stdout);
+  // A lost report is a failure (status 1), not a success: the release was made and its budget
+  // spent, but nobody saw the answer.
+  if (std::fputs(out.c_str(), stdout) == EOF || std::fflush(stdout) != 0) {
+    throw std::runtime_error(std::string("the release was made but its report could not be written "
+                                         "to standard output: ") +
+                             std::strerror(errno));
+  }
 }
 
 }  // namespace dpselect::cli

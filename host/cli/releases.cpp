@@ -13,7 +13,8 @@ ReleaseOutcome outcome_of(const Selection& selection) {
 }
 
 ReleaseOutcome outcome_of(const PriceSelection& selection) {
-  return {selection.candidate, selection.price, selection.report, 0.0};
+  return {selection.candidate, selection.price, selection.report, 0.0,
+          selection.sampler_depends_on_data};
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {

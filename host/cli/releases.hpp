@@ -20,6 +20,9 @@ struct ReleaseOutcome {
   std::optional<double> price;  // the released price, for the pricing commands
   SelectionReport report;
   double seconds = 0.0;  // wall time of the release
+  // The automatic pricing sampler chose by the private number of bids, and the two samplers run
+  // on different backends (bid intervals always on the CPU): where it ran would tell which.
+  bool executed_on_withheld = false;
 };
 
 ReleaseOutcome outcome_of(const Selection& selection);

@@ -12,7 +12,12 @@ void add_release_item(Record& item, const ReleaseOutcome& outcome,
   const SelectionReport& report = outcome.report;
   item.add("index", outcome.index);
   if (outcome.price) item.add("price", *outcome.price);
-  item.add("executed_on", std::string(to_string(report.executed_on)));
+  if (outcome.executed_on_withheld) {
+    item.add("executed_on", std::string("withheld"),
+             "which backend ran would tell which sampler the number of bids chose");
+  } else {
+    item.add("executed_on", std::string(to_string(report.executed_on)));
+  }
   item.add("epsilon_spent", report.epsilon_spent);
   add_slack(item, "slack", "floating-point slack", report.slack, true, bound_option);
 }

@@ -103,12 +103,18 @@ Record run_top_k(const TopKOptions& options) {
 
   Record report = utility_report("dpselect topk: private top-k, k candidate indices in order",
                                  "topk", utilities, params.per_pick.utility_bound);
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    std::vector<std::string> indices;
-    for (const std::uint64_t index : outcomes[i].selection.indices) {
-      indices.push_back(format_number(index));
+  if (index_file) {
+    // The answer is the file: printing its k x repeat indices as well would defeat --output.
+    add_released_values(report, "indices written to", {index_file->path}, {index_file->path},
+                        false);
+  } else {
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+      std::vector<std::string> indices;
+      for (const std::uint64_t index : outcomes[i].selection.indices) {
+        indices.push_back(format_number(index));
+      }
+      add_released_values(report, "indices", indices, indices, i > 0);
     }
-    add_released_values(report, "indices", indices, indices, i > 0);
   }
   report.add("k", first.k);
   add_mechanism(report, first.per_pick);

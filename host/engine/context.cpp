@@ -337,12 +337,7 @@ Selection Release::finish(const ShardResult& merged) {
       bound_given ? params.utility_bound : merged.max_abs_utility, merged.candidates);
   slack.depends_on_data = !bound_given;
   if (!(slack.epsilon < params.epsilon)) {
-    // Neither max |utility| nor the slack computed from it is quoted: for pricing it is the optimal
-    // revenue. The remedy is epsilon (or a public bound, checked before any data is read).
-    throw InvalidArgument("dpselect: epsilon is too small for double-precision noise on these utilities: "
-                          "the floating-point slack would reach epsilon; use a larger epsilon, or give a "
-                          "public bound on |utility| (utility_bound; for pricing, max_bidders) so that "
-                          "this is checked from the bound before any data is read");
+    detail::throw_epsilon_too_small_for_slack();
   }
   SelectionReport report;
   report.mechanism = params.mechanism;

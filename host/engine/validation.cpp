@@ -21,6 +21,13 @@ void throw_invalid(std::string_view name, std::string_view requirement, double v
   throw InvalidArgument(message);
 }
 
+void throw_epsilon_too_small_for_slack() {
+  throw InvalidArgument("dpselect: epsilon is too small for double-precision noise on these utilities: "
+                        "the floating-point slack would reach epsilon; use a larger epsilon, or give a "
+                        "public bound on |utility| (utility_bound; for pricing, max_bidders) so that "
+                        "this is checked from the bound before any data is read");
+}
+
 void validate_positive_finite(std::string_view name, double value) {
   if (!std::isfinite(value) || !(value > 0.0)) throw_invalid(name, "finite and > 0", value);
 }

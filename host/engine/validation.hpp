@@ -16,6 +16,12 @@ std::string format_value(double value);
 // Throws InvalidArgument "dpselect: <name> must be <requirement> (got <value>)".
 [[noreturn]] void throw_invalid(std::string_view name, std::string_view requirement, double value);
 
+// The refusal of a release whose floating-point slack, computed from the data, would reach
+// epsilon. One message for every sampler: the automatic pricing sampler chooses by the private
+// number of bids, and a different wording per sampler would tell which one ran. Neither the
+// slack nor max |utility| is quoted (for pricing the latter is the optimal revenue).
+[[noreturn]] void throw_epsilon_too_small_for_slack();
+
 void validate_positive_finite(std::string_view name, double value);
 void validate_params(const SelectionParams& params);
 // validate_params, and with a public utility_bound, that the floating-point slack it implies

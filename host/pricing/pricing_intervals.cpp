@@ -122,11 +122,8 @@ PriceSelection select_grid_price_by_bid_intervals(Context& context, const Bids& 
   const FloatingPointSlack slack =
       bid_interval_slack(selection.epsilon, score_scale, revenue_bound, grid.step, grid_size, interval_bound);
   if (!(slack.epsilon < selection.epsilon)) {
-    // The slack is not quoted: without max_bidders it is computed from the number of bids.
-    throw InvalidArgument("dpselect: epsilon is too small for double-precision sampling of these prices: the "
-                          "floating-point slack (from the largest price and the number of bidders) would "
-                          "reach epsilon; use a larger epsilon, or give a public max_bidders so that the "
-                          "slack depends on the bound rather than on the bids");
+    // Not quoted: without max_bidders the slack is computed from the number of bids.
+    detail::throw_epsilon_too_small_for_slack();
   }
   // An interval's utility adds at most ln(grid size) / score_scale to its top revenue.
   if (selection.utility_bound > 0.0) {

@@ -51,7 +51,11 @@ enum class GridSampler {
   bid_intervals,
   // bid_intervals where it is much cheaper and allowed, per_price_noise otherwise (see
   // resolve_grid_sampler). The released price has the same distribution either way; only the
-  // work (and, with a fixed seed, which random bits are drawn) differs.
+  // work (and, with a fixed seed, which random bits are drawn) differs. Without max_bidders
+  // the choice reads the number of bids; one thing still follows it: a release refused because
+  // epsilon is too small for the data's floating-point slack is refused before its charge by
+  // bid intervals and after it by per-price noise, so with a budget in charge_to the spent
+  // budget of such a refusal tells which ran. Give max_bidders (or choose the sampler) there.
   automatic,
 };
 
@@ -153,7 +157,8 @@ struct PriceSelection {
   // The sampler that ran (per_price_noise for a list of prices, bid_intervals for a range).
   GridSampler sampler = GridSampler::per_price_noise;
   // True when `sampler` was chosen by comparing the grid with the (private) number of bids
-  // (public_grid_sampler gives nullopt): do not publish it then.
+  // (public_grid_sampler gives nullopt): do not publish it then, nor report.executed_on (bid
+  // intervals always run on the CPU, per-price noise on the GPU when one is usable).
   bool sampler_depends_on_data = false;
 };
 

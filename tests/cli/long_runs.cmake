@@ -61,6 +61,19 @@ dpselect_cli_test(topk_output_npy
   STDOUT_REGEX "indices file: [^\n]*topk_one\\.npy"
   NOT_STDOUT_REGEX "indices: "
   ARGS ${one_finite_topk} --output @DIR@/topk_one.npy)
+# The answer is the file: neither the text answer line nor --quiet lists the indices.
+dpselect_cli_test(topk_output_answer_names_the_file
+  WRITTEN_FILE topk_answer.txt
+  STDOUT_REGEX "^indices written to [^\n]*topk_answer\\.txt\n\n"
+  ARGS ${one_finite_topk} --output @DIR@/topk_answer.txt)
+dpselect_cli_test(topk_output_quiet_prints_only_the_file
+  WRITTEN_FILE topk_quiet.txt
+  STDOUT_REGEX "^[^\n]*topk_quiet\\.txt\n$"
+  ARGS ${one_finite_topk} --output @DIR@/topk_quiet.txt --quiet)
+# A folder that cannot take the file is refused before anything is released, not after.
+dpselect_cli_error(topk_output_missing_folder
+  "^dpselect: error: --output no_such_folder/indices\\.npy: cannot write in the folder no_such_folder: No such file or directory\n$"
+  ${one_finite_topk} --output no_such_folder/indices.npy)
 dpselect_cli_test(topk_output_npy_one_row_per_release
   WRITTEN_FILE topk_three.npy
   WRITTEN_FILE_HEX_REGEX "${shape_3_by_1}[0-9a-f]*0a020000000000000002000000000000000200000000000000$"
@@ -83,3 +96,9 @@ dpselect_cli_error(topk_too_many_indices_for_stdout
 dpselect_cli_error(topk_too_many_indices_for_stdout_with_repeat
   "--k 2 with --repeat 600000 would print more than 1000000 indices"
   topk --utilities utilities.txt ${select_args} --k 2 --repeat 600000)
+
+# Counts of audit releases stay far from overflowing (a progress total of 2 (selection + runs)
+# releases per audit, over every audit).
+dpselect_cli_error(audit_runs_beyond_their_limit
+  "^dpselect: error: --runs and --selection-runs must be <= 2\\^40 \\(got 2000000000000\\)\n$"
+  audit --only exponential --runs 2000000000000)

@@ -112,12 +112,12 @@ dpselect_privacy_error(rows_tiny_epsilon "${tiny_epsilon_regex}"
   rows --utilities privacy_utilities.txt --epsilon 1e-13 --sensitivity 1 --cols 2)
 dpselect_privacy_error(price_grid_tiny_epsilon "${tiny_epsilon_price_regex}"
   price --bids privacy_bids.txt --epsilon 1e-13 ${privacy_grid})
-# Once the slack computed from the number of bids.
-string(CONCAT tiny_epsilon_range_regex "^dpselect: error: --epsilon is too small for "
-  "double-precision sampling of these prices: the floating-point slack \\(from the largest price "
-  "and the number of bidders\\) would reach --epsilon; use a larger --epsilon, or give a public "
-  "--max-bidders so that the slack depends on the bound rather than on the bids\n$")
-dpselect_privacy_error(price_range_tiny_epsilon "${tiny_epsilon_range_regex}"
+dpselect_privacy_error(price_large_grid_tiny_epsilon "${tiny_epsilon_price_regex}"
+  price --bids privacy_bids.txt --epsilon 1e-13 --grid 0.0625:150000:0.0625)
+# Once the slack computed from the number of bids. One message whichever sampler ran: with the
+# sampler chosen from the private number of bids (1013), a grid above 64 x 1014 prices is
+# sampled by bid intervals and one below it per price, and the two refusals must not differ.
+dpselect_privacy_error(price_range_tiny_epsilon "${tiny_epsilon_price_regex}"
   price --bids privacy_bids.txt --epsilon 1e-13 --range 0.0625:1500)
 # A finite value beyond a public bound is data: named by its place, not quoted.
 # (The command checks the bound as it reads the file; the library's own check, for C++ callers,
@@ -192,3 +192,19 @@ dpselect_cli_test(quiet_with_diagnostics_prints_only_values STDOUT_REGEX "^3\n$"
 dpselect_cli_error(quiet_with_json "^dpselect: error: select: --json excludes --quiet \\(see dpselect select --help\\)\n$"
   select --utilities utilities.txt ${select_args} --quiet --json)
 dpselect_cli_error(demo_has_no_diagnostics_option "--diagnostics" demo --diagnostics)
+
+# Bid intervals always run on the CPU and per-price noise on the GPU when one is usable, so where
+# a release ran would tell which sampler the private number of bids chose: withheld then.
+dpselect_cli_test(privacy_price_backend_withheld_with_a_private_sampler
+  STDOUT_REGEX "executed on: withheld  \\(which backend ran would tell which sampler"
+  ARGS price --bids privacy_bids.txt --epsilon 1 --grid 0.0625:150000:0.0625)
+dpselect_cli_test(privacy_price_backend_shown_with_a_public_sampler
+  STDOUT_REGEX "executed on: (cpu|gpu)\n"
+  ARGS price --bids privacy_bids.txt --epsilon 1 --grid 0.0625:150000:0.0625 --max-bidders 2000)
+
+# A report that cannot be written is a failure (status 1), not a success: the release was made.
+if(EXISTS /dev/full)
+  dpselect_cli_test(report_lost_on_a_full_device EXPECT_EXIT 1 STDOUT_FILE /dev/full
+    STDERR_REGEX "^dpselect: error: the release was made but its report could not be written to standard output: No space left on device\n$"
+    ARGS select --utilities privacy_utilities.txt --epsilon 1 --sensitivity 1)
+endif()

@@ -2,6 +2,8 @@
 #   -DCLI=<binary> -DARGS=<arguments separated by |>
 #   -DINPUT_FILE=<file>        standard input of the ARGS run (not of the COMPARE_ARGS run);
 #                              default: none given
+#   -DSTDOUT_FILE=<file>       standard output of the ARGS run goes there (/dev/full: a failed
+#                              write); stdout then reads as empty
 #   -DEXPECT_EXIT=<status>     default 0. A non-zero status also requires an empty stdout (nothing
 #                              released) and exactly one stderr line starting "dpselect: error: ".
 #   -DSTDOUT_REGEX=<regex>     stdout must match
@@ -46,11 +48,14 @@ if(DEFINED PREEXISTING_FILE)
   file(WRITE "${PREEXISTING_FILE}" "${preexisting_contents}")
 endif()
 
+set(redirections "")
 if(DEFINED INPUT_FILE)
-  run_cli("${ARGS}" stdout stderr status INPUT_FILE "${INPUT_FILE}")
-else()
-  run_cli("${ARGS}" stdout stderr status)
+  list(APPEND redirections INPUT_FILE "${INPUT_FILE}")
 endif()
+if(DEFINED STDOUT_FILE)
+  list(APPEND redirections OUTPUT_FILE "${STDOUT_FILE}")
+endif()
+run_cli("${ARGS}" stdout stderr status ${redirections})
 if(NOT status STREQUAL EXPECT_EXIT)
   fail("exit status ${status}, expected ${EXPECT_EXIT}")
 endif()
