@@ -104,6 +104,20 @@ void add_released_values(Record& report, const std::string& label,
   report.add_answer(std::move(line), std::move(quiet_values));
 }
 
+void add_released_index_lists(Record& report, const std::vector<std::vector<std::uint64_t>>& releases,
+                              const std::optional<IndexFile>& file) {
+  if (file) {
+    add_released_values(report, "indices written to", {file->path}, {file->path}, false);
+    return;
+  }
+  for (std::size_t i = 0; i < releases.size(); ++i) {
+    std::vector<std::string> indices;
+    indices.reserve(releases[i].size());
+    for (const std::uint64_t index : releases[i]) indices.push_back(format_number(index));
+    add_released_values(report, "indices", indices, indices, i > 0);
+  }
+}
+
 void add_release_summary(Record& out, const ReleaseOptions& options,
                          const std::vector<ReleaseOutcome>& outcomes,
                          const std::string& bound_option) {

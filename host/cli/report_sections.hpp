@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common_options.hpp"
+#include "index_output.hpp"
 #include "input_files.hpp"
 #include "output.hpp"
 #include "releases.hpp"
@@ -64,6 +65,12 @@ std::vector<double> release_seconds(const std::vector<Outcome>& outcomes) {
 void add_released_values(Record& report, const std::string& label,
                          const std::vector<std::string>& text_values,
                          std::vector<std::string> quiet_values, bool separate);
+
+// Each release's index list as the answer: "indices a, b, c" per release (with --quiet one index
+// per line, releases apart by an empty line); or, when the lists went to --output `file`, the
+// file's name, since printing them too would defeat it.
+void add_released_index_lists(Record& report, const std::vector<std::vector<std::uint64_t>>& releases,
+                              const std::optional<IndexFile>& file);
 
 // Released indices as the values of Record::add_array.
 std::vector<Scalar> index_values(const std::vector<std::uint64_t>& indices);

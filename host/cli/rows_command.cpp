@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "common_options.hpp"
 #include "dpselect/rows.hpp"
+#include "index_output.hpp"
 #include "input_files.hpp"
 #include "numbers.hpp"
 #include "output.hpp"
@@ -19,6 +20,7 @@ struct RowsOptions {
   UtilityFile utilities;
   std::optional<std::uint64_t> cols;  // from the shape of a 2-D .npy when not given
   SelectionParams params;
+  std::string output;  // --output FILE (.npy or .txt): the indices go there, not to stdout
   ReleaseOptions release;
 };
 
@@ -60,7 +62,8 @@ std::vector<std::uint64_t> row_indices(const RowsOutcome& outcome) {
   return indices;
 }
 
-void add_rows_release(Record& item, const RowsOutcome& outcome) {
+// `indices_in_file`: the indices went to --output, so the report leaves them out.
+void add_rows_release(Record& item, const RowsOutcome& outcome, bool indices_in_file) {
   auto executed_on = static_cast<std::uint8_t>(ExecutedOn::none);
   double epsilon_spent = 0.0;
   FloatingPointSlack slack;
@@ -69,13 +72,17 @@ void add_rows_release(Record& item, const RowsOutcome& outcome) {
     epsilon_spent += row.report.epsilon_spent;
     accumulate_slack(slack, row.report.slack);
   }
-  item.add_array("indices", index_values(row_indices(outcome)), {}, "row", "index");
+  if (!indices_in_file) {
+    item.add_array("indices", index_values(row_indices(outcome)), {}, "row", "index");
+  }
   item.add("executed_on", std::string(to_string(static_cast<ExecutedOn>(executed_on))));
   item.add("epsilon_spent", epsilon_spent);
   add_slack(item, "slack", "floating-point slack of all rows", slack, true, "--utility-bound");
 }
 
 Record run_rows(const RowsOptions& options) {
+  std::optional<IndexFile> index_file;
+  if (!options.output.empty()) index_file = checked_index_file("--output", options.output);
   const InputValues utilities = options.utilities.read(options.params.utility_bound);
   const std::uint64_t cols = column_count(options, utilities);
   const std::uint64_t rows = utilities.size() / cols;
@@ -101,13 +108,10 @@ Record run_rows(const RowsOptions& options) {
 
   Record report = utility_report("dpselect rows: private selection of one index per row", "rows",
                                  utilities, params.utility_bound);
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    std::vector<std::string> indices;
-    for (const std::uint64_t index : row_indices(outcomes[i])) {
-      indices.push_back(format_number(index));
-    }
-    add_released_values(report, "indices", indices, indices, i > 0);
-  }
+  std::vector<std::vector<std::uint64_t>> released;
+  released.reserve(outcomes.size());
+  for (const RowsOutcome& outcome : outcomes) released.push_back(row_indices(outcome));
+  add_released_index_lists(report, released, index_file);
   report.add("rows", rows);
   add_mechanism(report, first);
   report.add("epsilon_per_row", first.epsilon_spent);
@@ -118,8 +122,16 @@ Record run_rows(const RowsOptions& options) {
   add_slack(report, "total_slack", "total floating-point slack", total_slack, false,
             "--utility-bound");
   add_run_settings(report, options.release);
+  if (index_file) {
+    write_index_file(*index_file, released);
+    report.add("indices_file", index_file->path,
+               index_file->format == IndexFileFormat::npy
+                   ? (outcomes.size() == 1 ? "uint64 array, the index of each row"
+                                           : "uint64 array, one row of row indices per release")
+                   : "one index per line in row order, rows lines per release");
+  }
   for (const RowsOutcome& outcome : outcomes) {
-    add_rows_release(report.add_list_item("releases", "release"), outcome);
+    add_rows_release(report.add_list_item("releases", "release"), outcome, index_file.has_value());
   }
   if (options.release.diagnostics) {
     add_release_timings(add_not_private_section(report, not_private_heading),
@@ -140,7 +152,8 @@ Releases one column index per row, each epsilon-DP when no utility moves by more
 they spend rows * epsilon together (basic composition); --repeat N spends N times that. Text
 output starts with the released indices in row order (one line per release); --quiet prints
 only the indices, one per line in row order, with an empty line between releases;
---diagnostics adds the run time of each release, which depends on the data and is NOT PRIVATE.)";
+--diagnostics adds the run time of each release, which depends on the data and is NOT PRIVATE.
+--output FILE.npy (or .txt) writes the indices to a file instead.)";
 
 }  // namespace
 
@@ -160,6 +173,11 @@ void register_rows_command(CLI::App& app) {
       ->required();
   add_utility_options(command, options->params);
   add_mechanism_option(command, options->params.mechanism);
+  command
+      .add_option("--output", options->output,
+                  "write the indices to FILE instead of the report: .npy (uint64; one row per "
+                  "release) or .txt (one per line); never overwrites an existing file")
+      ->type_name("FILE");
   complete_release_command(command, options->release, examples,
                            [options] { return run_rows(*options); });
 }

@@ -103,19 +103,10 @@ Record run_top_k(const TopKOptions& options) {
 
   Record report = utility_report("dpselect topk: private top-k, k candidate indices in order",
                                  "topk", utilities, params.per_pick.utility_bound);
-  if (index_file) {
-    // The answer is the file: printing its k x repeat indices as well would defeat --output.
-    add_released_values(report, "indices written to", {index_file->path}, {index_file->path},
-                        false);
-  } else {
-    for (std::size_t i = 0; i < outcomes.size(); ++i) {
-      std::vector<std::string> indices;
-      for (const std::uint64_t index : outcomes[i].selection.indices) {
-        indices.push_back(format_number(index));
-      }
-      add_released_values(report, "indices", indices, indices, i > 0);
-    }
-  }
+  std::vector<std::vector<std::uint64_t>> released;
+  released.reserve(outcomes.size());
+  for (const TopKOutcome& outcome : outcomes) released.push_back(outcome.selection.indices);
+  add_released_index_lists(report, released, index_file);
   report.add("k", first.k);
   add_mechanism(report, first.per_pick);
   report.add("epsilon_per_pick", first.per_pick.epsilon_spent);
@@ -130,10 +121,7 @@ Record run_top_k(const TopKOptions& options) {
             "--utility-bound");
   add_run_settings(report, options.release);
   if (index_file) {
-    std::vector<std::vector<std::uint64_t>> indices;
-    indices.reserve(outcomes.size());
-    for (TopKOutcome& outcome : outcomes) indices.push_back(std::move(outcome.selection.indices));
-    write_index_file(*index_file, indices);
+    write_index_file(*index_file, released);
     report.add("indices_file", index_file->path,
                index_file->format == IndexFileFormat::npy
                    ? (outcomes.size() == 1 ? "uint64 array of k indices, largest noisy score first"

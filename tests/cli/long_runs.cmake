@@ -102,3 +102,22 @@ dpselect_cli_error(topk_too_many_indices_for_stdout_with_repeat
 dpselect_cli_error(audit_runs_beyond_their_limit
   "^dpselect: error: --runs and --selection-runs must be <= 2\\^40 \\(got 2000000000000\\)\n$"
   audit --only exponential --runs 2000000000000)
+
+# ---- rows --output ----
+# rows_one_finite.txt: one finite candidate per row, so the picks are 1, 0, 1 whatever the noise.
+set(one_finite_rows rows --utilities rows_one_finite.txt --cols 2 ${select_args})
+dpselect_cli_test(rows_output_text
+  WRITTEN_FILE rows_picks.txt
+  WRITTEN_FILE_REGEX "^1\n0\n1\n$"
+  STDOUT_REGEX "^indices written to [^\n]*rows_picks\\.txt\n\n"
+  NOT_STDOUT_REGEX "row 0: index"
+  ARGS ${one_finite_rows} --output @DIR@/rows_picks.txt)
+string(HEX "'shape': (2, 3)" shape_2_by_3)
+dpselect_cli_test(rows_output_npy_one_row_per_release
+  WRITTEN_FILE rows_picks.npy
+  WRITTEN_FILE_HEX_REGEX "${shape_2_by_3}[0-9a-f]*0a010000000000000000000000000000000100000000000000010000000000000000000000000000000100000000000000$"
+  ARGS ${one_finite_rows} --repeat 2 --output @DIR@/rows_picks.npy)
+dpselect_cli_test(rows_output_never_overwrites EXPECT_EXIT 2
+  PREEXISTING_FILE rows_existing.txt
+  STDERR_REGEX "--output [^\n]*rows_existing\\.txt: the file exists already"
+  ARGS ${one_finite_rows} --output @DIR@/rows_existing.txt)
