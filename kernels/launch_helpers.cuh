@@ -1,5 +1,6 @@
-// Helpers shared by the grid-stride kernels of kernels/ (sparse vector, noise vectors, secure
-// noise): the grid size, and reading one result back. Device-only translation units include it.
+// Helpers shared by the kernels of kernels/: the grid size of the grid-stride kernels (sparse
+// vector, noise vectors, secure noise), reading one result back, and the staging buffer of the
+// host-array paths (selection, top-k, noise vectors). Device-only translation units include it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -26,5 +27,36 @@ T read_device_value(const T* source, cudaStream_t stream) {
   DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
   return value;
 }
+
+// The device buffer through which a host array is streamed: the largest of up to `wanted`
+// elements of T the device can hold now, halved on out-of-memory down to 2^16 elements (then
+// CudaError); freed in stream order. One chunk size for every host-array path, so none of them
+// fails where another would have halved.
+template <class T>
+class DeviceChunk {
+ public:
+  DeviceChunk(std::uint64_t wanted, cudaStream_t stream, const char* what) : stream_(stream) {
+    constexpr std::uint64_t kSmallestChunk = std::uint64_t{1} << 16;
+    for (elements_ = std::max<std::uint64_t>(wanted, 1);; elements_ /= 2) {
+      const cudaError_t status = cudaMallocAsync(reinterpret_cast<void**>(&data_), elements_ * sizeof(T), stream);
+      if (status == cudaSuccess) return;
+      if (status != cudaErrorMemoryAllocation || elements_ <= kSmallestChunk) {
+        throw_cuda_error(status, what, __FILE__, __LINE__);
+      }
+      static_cast<void>(cudaGetLastError());  // out of memory is not sticky: try half
+    }
+  }
+  DeviceChunk(const DeviceChunk&) = delete;
+  DeviceChunk& operator=(const DeviceChunk&) = delete;
+  ~DeviceChunk() { static_cast<void>(cudaFreeAsync(data_, stream_)); }
+
+  T* data() const { return data_; }
+  std::uint64_t elements() const { return elements_; }
+
+ private:
+  T* data_ = nullptr;
+  std::uint64_t elements_ = 0;
+  cudaStream_t stream_;
+};
 
 }  // namespace dpselect::detail

@@ -75,27 +75,13 @@ bool gpu_add_noise_host(std::span<double> values, const RandomKey& key, std::uin
                         const continuous::CoordinateNoise& noise) {
   // 512 MiB of doubles per chunk, halved while the device cannot hold it.
   constexpr std::uint64_t kChunkElements = std::uint64_t{1} << 26;
-  constexpr std::uint64_t kSmallestChunk = std::uint64_t{1} << 16;
   const std::uint64_t n = values.size();
   if (n == 0) return true;
   const OwnedStream owned_stream;
   const cudaStream_t cuda_stream = owned_stream.get();
-  double* chunk = nullptr;
-  std::uint64_t chunk_elements = std::min(n, kChunkElements);
-  for (;; chunk_elements /= 2) {
-    const cudaError_t status =
-        cudaMallocAsync(reinterpret_cast<void**>(&chunk), chunk_elements * sizeof(double), cuda_stream);
-    if (status == cudaSuccess) break;
-    if (status != cudaErrorMemoryAllocation || chunk_elements <= kSmallestChunk) {
-      throw_cuda_error(status, "cudaMallocAsync(noise chunk)", __FILE__, __LINE__);
-    }
-    static_cast<void>(cudaGetLastError());
-  }
-  struct ChunkGuard {
-    double* chunk;
-    cudaStream_t stream;
-    ~ChunkGuard() { static_cast<void>(cudaFreeAsync(chunk, stream)); }
-  } chunk_guard{chunk, cuda_stream};
+  const DeviceChunk<double> staging(std::min(n, kChunkElements), cuda_stream, "cudaMallocAsync(noise chunk)");
+  double* const chunk = staging.data();
+  const std::uint64_t chunk_elements = staging.elements();
   DeviceScratch failed(sizeof(unsigned int), cuda_stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(failed.as<unsigned int>(), 0, sizeof(unsigned int), cuda_stream));
   for (std::uint64_t offset = 0; offset < n; offset += chunk_elements) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "engine/gpu_backend.hpp"
+#include "launch_helpers.cuh"
 #include "dpselect/detail/fused_select_kernel.cuh"
 
 namespace dpselect::detail {
@@ -18,21 +19,6 @@ ShardResult evaluate_device_array(const NoiseSpec& spec, const T* utilities, Ind
                           stream);
 }
 
-// Allocates the largest chunk buffer (up to `wanted` elements) the device can hold now,
-// halving on out-of-memory down to a floor; throws CudaError below the floor.
-template <class T>
-std::uint64_t allocate_chunk(T** buffer, std::uint64_t wanted, cudaStream_t stream) {
-  constexpr std::uint64_t kSmallestChunk = std::uint64_t{1} << 16;
-  for (std::uint64_t elements = wanted;; elements /= 2) {
-    const cudaError_t status = cudaMallocAsync(reinterpret_cast<void**>(buffer), elements * sizeof(T), stream);
-    if (status == cudaSuccess) return elements;
-    if (status != cudaErrorMemoryAllocation || elements <= kSmallestChunk) {
-      throw_cuda_error(status, "cudaMallocAsync(chunk buffer)", __FILE__, __LINE__);
-    }
-    static_cast<void>(cudaGetLastError());
-  }
-}
-
 template <class T>
 ShardResult evaluate_host_array(const NoiseSpec& spec, const T* utilities, IndexRange range) {
   // 256 MiB of float per chunk: large enough to reach full bandwidth per launch.
@@ -41,13 +27,9 @@ ShardResult evaluate_host_array(const NoiseSpec& spec, const T* utilities, Index
   const cudaStream_t stream = owned_stream.get();
 
   const std::uint64_t n = range.size();
-  T* chunk = nullptr;
-  const std::uint64_t chunk_elements = allocate_chunk(&chunk, std::min(n, kChunkElements), stream);
-  struct ChunkGuard {
-    T* chunk;
-    cudaStream_t stream;
-    ~ChunkGuard() { static_cast<void>(cudaFreeAsync(chunk, stream)); }
-  } chunk_guard{chunk, stream};
+  const DeviceChunk<T> staging(std::min(n, kChunkElements), stream, "cudaMallocAsync(chunk buffer)");
+  T* const chunk = staging.data();
+  const std::uint64_t chunk_elements = staging.elements();
 
   const unsigned int grid = fused_select_grid<ArraySource<T>>(chunk_elements);
   DeviceScratch scratch((grid + 1) * sizeof(ShardResult), stream);

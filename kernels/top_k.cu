@@ -20,6 +20,7 @@
 
 #include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "launch_helpers.cuh"
 
 namespace dpselect::detail {
 namespace {
@@ -267,7 +268,8 @@ TopKShard top_k_device(const NoiseSpec& spec, const T* utilities, std::uint64_t 
   return read_back(buffers, k, stream);
 }
 
-// Host arrays: chunks of 2^26 utilities copied to the device, each folded into the running list.
+// Host arrays: chunks of up to 2^26 utilities (halved while the device cannot hold them) copied
+// to the device, each folded into the running list.
 template <class T>
 TopKShard top_k_host(const NoiseSpec& spec, const T* utilities, std::uint64_t n, unsigned int k) {
   constexpr std::uint64_t kChunkElements = std::uint64_t{1} << 26;
@@ -275,15 +277,15 @@ TopKShard top_k_host(const NoiseSpec& spec, const T* utilities, std::uint64_t n,
   const OwnedStream owned_stream;
   const cudaStream_t stream = owned_stream.get();
   allow_large_shared_memory<Source>();
-  const std::uint64_t chunk_elements = std::min(n, kChunkElements);
+  const DeviceChunk<T> chunk(std::min(n, kChunkElements), stream, "cudaMallocAsync(top-k chunk)");
+  const std::uint64_t chunk_elements = chunk.elements();
   const unsigned int grid = top_k_grid<Source>(chunk_elements);
   const TopKBuffers buffers(grid, k, stream);
-  DeviceScratch chunk(chunk_elements * sizeof(T), stream);
   for (std::uint64_t offset = 0; offset < n; offset += chunk_elements) {
     const std::uint64_t count = std::min(chunk_elements, n - offset);
-    DPSELECT_CUDA_TRY(cudaMemcpyAsync(chunk.as<T>(), utilities + offset, count * sizeof(T), cudaMemcpyHostToDevice,
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(chunk.data(), utilities + offset, count * sizeof(T), cudaMemcpyHostToDevice,
                                       stream));
-    enqueue_top_k(Source{chunk.as<const T>(), offset}, offset, count, spec, k, grid, buffers, stream);
+    enqueue_top_k(Source{chunk.data(), offset}, offset, count, spec, k, grid, buffers, stream);
   }
   return read_back(buffers, k, stream);
 }

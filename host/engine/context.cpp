@@ -79,6 +79,7 @@ void validate_device_utilities(const void* data, std::uint64_t size, std::uint64
     throw InvalidArgument("dpselect: utilities.data must be a device pointer (got nullptr)");
   }
   resolve_backend(Backend::Gpu);
+  validate_device_pointer(data, "utilities.data");
 }
 
 ReleaseState& ReleaseAccess::state(const Release& release) {

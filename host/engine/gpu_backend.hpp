@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "dpselect/context.hpp"
@@ -19,6 +20,13 @@ namespace dpselect::detail {
 // drawing a stream.
 void validate_device_utilities(const void* data, std::uint64_t size, std::uint64_t first_index,
                                Backend backend);
+
+// Throws InvalidArgument naming `name` unless `data` is memory the current device can read:
+// device or managed memory, pinned host memory, or pageable host memory where the device reports
+// pageable access (cudaDevAttrPageableMemoryAccess). Checked before any launch and any charge:
+// a kernel reading a plain host pointer raises cudaErrorIllegalAddress, which is sticky and
+// leaves the CUDA context unusable for the rest of the process. Call after resolve_backend.
+void validate_device_pointer(const void* data, std::string_view name);
 
 bool cuda_backend_compiled();
 // A CUDA device exists and its runtime initialises. Cached after the first call.

@@ -13,6 +13,9 @@ namespace {
 bool cuda_backend_compiled() { return false; }
 bool cuda_device_usable() { return false; }
 
+// Unreachable in practice: resolve_backend(Gpu) has thrown BackendUnavailable before.
+void validate_device_pointer(const void*, std::string_view) {}
+
 ShardResult gpu_evaluate_device(const NoiseSpec&, const float*, IndexRange, cuda_stream_t) {
   throw_unavailable();
 }

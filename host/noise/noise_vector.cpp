@@ -226,6 +226,7 @@ NoiseVectorReport add_noise(Context& context, DeviceSpan<double> values, const N
     throw InvalidArgument("dpselect: values.data must be a device pointer (got nullptr)");
   }
   detail::resolve_backend(Backend::Gpu);
+  if (values.size != 0) detail::validate_device_pointer(values.data, "values.data");
   const detail::DeviceValueScan scan = detail::gpu_scan_values(values.data, values.size, 0.0, stream);
   if (scan.first_invalid < values.size) throw_value(scan.first_invalid, scan.first_invalid_value);
   const double scale = calibrated_scale(params, values.size);

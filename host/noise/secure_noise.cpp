@@ -246,6 +246,7 @@ SecureNoiseReport add_secure_noise(Context& context, DeviceSpan<double> values, 
     throw InvalidArgument("dpselect: values.data must be a device pointer (got nullptr)");
   }
   detail::resolve_backend(Backend::Gpu);
+  if (values.size != 0) detail::validate_device_pointer(values.data, "values.data");
   const detail::DeviceValueScan scan = detail::gpu_secure_scan(
       values.data, values.size, params.inputs_on_grid ? plan.granularity : 0.0, stream);
   if (scan.first_invalid < values.size) {

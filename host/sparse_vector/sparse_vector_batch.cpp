@@ -132,6 +132,7 @@ SparseVectorBatch sparse_vector_batch(Context& context, DeviceSpan<const double>
     throw InvalidArgument("dpselect: values.data must be a device pointer (got nullptr)");
   }
   detail::resolve_backend(Backend::Gpu);
+  if (values.size != 0) detail::validate_device_pointer(values.data, "values.data");
   const detail::DeviceValueScan scan = detail::gpu_scan_values(values.data, values.size, params.value_bound, stream);
   if (scan.first_invalid < values.size) {
     detail::validate_sparse_value(params, scan.first_invalid_value, scan.first_invalid);  // throws

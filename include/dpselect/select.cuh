@@ -4,7 +4,13 @@
 //   __host__ __device__ Utility operator()(std::uint64_t index) const
 // (Utility convertible to double). The same functor runs on the CPU path when the release's
 // backend resolves to the CPU, with the same noise: the CPU and GPU return the same index for
-// the same key. Example:
+// the same key provided the functor returns the same bits on both. The library's own arithmetic
+// is written so that it does; a functor's is compiled with the flags of your translation unit,
+// and nvcc fuses a * b + c into one fused multiply-add on the device by default (--fmad=true)
+// while the host compiler may not (or may, under -ffp-contract=fast with FMA hardware): write
+// multiply-adds as explicit fma(), or compile with --fmad=false, and avoid functions whose last
+// bit differs between glibc and CUDA (sin, exp, pow). The privacy guarantee holds either way;
+// only the CPU = GPU identity of the chosen index needs it. Example:
 //   struct Quadratic { double peak; __host__ __device__ double operator()(std::uint64_t i) const {
 //       const double d = double(i) - peak; return -d * d; } };
 //   auto s = dpselect::select_functor(ctx, Quadratic{3e9}, {0, 1ull << 33}, params, stream);

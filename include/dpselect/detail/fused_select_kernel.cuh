@@ -147,10 +147,12 @@ inline unsigned int filling_grid(std::uint64_t resident, std::uint64_t needed) {
   return static_cast<unsigned int>(std::max<std::uint64_t>(1, std::min(resident, needed)));
 }
 
-// An upper bound on the quads that `count` consecutive candidates overlap, wherever they start.
+// An upper bound on the quads that `count` consecutive candidates overlap, wherever they start:
+// starting at offset o (0 <= o < 32) into its quad, they reach quad (o + count - 1) / 32, so at
+// most (31 + count - 1) / 32 + 1 quads.
 inline std::uint64_t quads_spanning(std::uint64_t count) {
-  const std::uint64_t groups = (count + noise::kCandidatesPerGroup - 1) / noise::kCandidatesPerGroup + 1;
-  return groups / kGroupsPerQuad + 1;
+  constexpr std::uint64_t candidates_per_quad = noise::kCandidatesPerGroup * kGroupsPerQuad;
+  return (count + candidates_per_quad - 2) / candidates_per_quad + 1;
 }
 
 // Enough resident blocks to fill the device, never more than the work needs.

@@ -2,8 +2,10 @@
 //
 // The CPU and GPU paths must compute the same noisy score for the same random bits, so the
 // shared math never lets a compiler fuse a multiply and an add on its own: on the device we
-// call the _rn intrinsics (never contracted by nvcc), on the host the library is compiled
-// with -ffp-contract=off and fused operations are written as std::fma explicitly.
+// call the _rn intrinsics (never contracted by nvcc); on the host, fused operations are written
+// as std::fma explicitly, and mul_rn / add_rn / sub_rn stay unfused in any translation unit,
+// whatever its flags: the library's own (-ffp-contract=off) or a consumer's that includes these
+// headers (GCC's default -ffp-contract=fast with -mfma, -march=native, or on aarch64).
 #pragma once
 
 #include <cstdint>
@@ -30,11 +32,31 @@
 
 namespace dpselect::detail {
 
+#if !defined(__CUDA_ARCH__)
+// `x`, hidden from the optimizer where the target has a fused multiply-add (__FP_FAST_FMA): a
+// product that passes through here cannot be contracted into the add that uses it, nor an add's
+// operand into the multiply that made it. An empty asm with a register operand costs no
+// instruction. Without hardware FMA there is nothing to contract, and the code stays as it was
+// (the library's own build: baseline x86-64, -ffp-contract=off).
+DPSELECT_FORCEINLINE double unfusable(double x) {
+#if defined(__FP_FAST_FMA) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__("" : "+x"(x));
+#elif defined(__aarch64__)
+  __asm__("" : "+w"(x));
+#else
+  __asm__("" : "+m"(x));
+#endif
+#endif
+  return x;
+}
+#endif
+
 DPSELECT_HD DPSELECT_FORCEINLINE double mul_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dmul_rn(a, b);
 #else
-  return a * b;
+  return unfusable(a * b);
 #endif
 }
 
@@ -42,7 +64,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE double add_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dadd_rn(a, b);
 #else
-  return a + b;
+  return unfusable(a) + unfusable(b);
 #endif
 }
 
@@ -50,7 +72,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE double sub_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dsub_rn(a, b);
 #else
-  return a - b;
+  return unfusable(a) - unfusable(b);
 #endif
 }
 

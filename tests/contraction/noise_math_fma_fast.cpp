@@ -1,0 +1,2 @@
+#define PROBE_SUFFIX fma_fast
+#include "noise_math_probe.inc"

@@ -1,0 +1,2 @@
+#define PROBE_SUFFIX unfused
+#include "noise_math_probe.inc"
