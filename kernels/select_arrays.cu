@@ -31,7 +31,7 @@ ShardResult evaluate_host_array(const NoiseSpec& spec, const T* utilities, Index
   T* const chunk = staging.data();
   const std::uint64_t chunk_elements = staging.elements();
 
-  const unsigned int grid = fused_select_grid<ArraySource<T>>(chunk_elements);
+  const unsigned int grid = fused_select_grid<ArraySource<T>>(chunk_elements, spec.key.generator);
   DeviceScratch scratch((grid + 1) * sizeof(ShardResult), stream);
   ShardResult* accumulator = scratch.as<ShardResult>();
   reset_accumulator_kernel<0><<<1, 1, 0, stream>>>(accumulator);

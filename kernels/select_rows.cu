@@ -1,10 +1,11 @@
 // Many releases in one launch: row r of a utility matrix is release r, with its own NoiseSpec
 // (stream, and scale when the rows have their own epsilons). With row_stride 0 every release
 // reads the same row (select_repeated). Each row is scored by a team of threads: one thread for
-// rows of up to 64 candidates, a warp up to kWarpTeamMaxColumns, a whole block for long ones, so a launch over 4096 x
-// 128k and one over 10^6 x 8 both keep the device busy without a per-row launch or merge kernel.
-// A few long rows (fewer than kRowsToFillDevice) instead run one release at a time through the
-// single-release pass, which spreads each row over the whole device.
+// rows of up to 64 candidates, a warp up to kWarpTeamMaxColumns, a whole block for longer ones,
+// so a launch over 4096 x 128k and one over 10^6 x 8 both keep the device busy without a
+// per-row launch or merge kernel. Warp and block teams read their row in tiles of 32 quads
+// (quad_tiles.cuh). Only a row so long that it alone fills the device runs as a single release,
+// spread over the whole device by the fused pass.
 // Scores are the same function of (key, stream, index, utility) as every other path, so each row
 // returns what a single release over it returns on any backend.
 #include <cuda_runtime.h>
@@ -25,21 +26,22 @@ namespace {
 constexpr int kRowsBlockThreads = 256;
 constexpr int kWarpThreads = 32;
 // A thread per row up to 2 quads of 32 candidates (the auditor's rows of a few candidates), a
-// warp per row up to 2 quads per lane, beyond that a block per row.
-constexpr std::uint64_t kThreadTeamMaxColumns = kGroupsPerQuad * noise::kCandidatesPerGroup * 2;
-constexpr std::uint64_t kWarpTeamMaxColumns = kWarpThreads * kGroupsPerQuad * noise::kCandidatesPerGroup * 2;
+// warp per row up to 2 tiles, beyond that a block per row.
+constexpr std::uint64_t kThreadTeamMaxColumns = kCandidatesPerQuad * 2;
+constexpr std::uint64_t kWarpTeamMaxColumns = kTileQuads * kCandidatesPerQuad * 2;
 // Rows per launch: bounds the device copies of the specs and results (~36 MiB).
 constexpr std::uint64_t kRowsPerLaunch = std::uint64_t{1} << 18;
-// Long rows are batched only when there are enough of them to fill the device with one block
-// each; fewer long rows run as single releases, each spread over the whole device by the fused
-// pass (the same scores: a row's result does not depend on how its candidates are split).
-constexpr std::uint64_t kRowsToFillDevice = 512;
 // Host rows larger than this are streamed through the device in chunks, one release at a time.
 constexpr std::uint64_t kCopyBytes = std::uint64_t{256} << 20;
 
-bool one_release_at_a_time(std::uint64_t rows, std::uint64_t cols, std::size_t element_bytes, bool on_host) {
-  if (on_host && cols * element_bytes > kCopyBytes) return true;
-  return cols > kWarpTeamMaxColumns && rows < kRowsToFillDevice;
+// A row runs as a single release only when the fused pass over it alone fills the device: then
+// nothing is lost by taking rows one at a time, while a block per row would leave a few blocks
+// to scan a long row each. Any shorter row is batched, even when the rows are too few to fill
+// the device: one launch beats a launch, an allocation and a synchronisation per row.
+template <class T>
+bool one_release_at_a_time(std::uint64_t cols, Generator generator, bool on_host) {
+  if (on_host && cols * sizeof(T) > kCopyBytes) return true;
+  return cols > kWarpTeamMaxColumns && fills_device<ArraySource<T>>(cols, generator);
 }
 
 // Reduces the team's accumulators; the merged result is valid in the team's lane 0.
@@ -76,76 +78,78 @@ struct TeamReduce<kRowsBlockThreads> {
   }
 };
 
-// Rows [0, rows) of this launch: row r reads utilities + r * row_stride, scored with specs[r];
-// results[r] is its unstamped ShardResult over candidates [0, cols).
-template <class T, int TeamThreads>
-__global__ void __launch_bounds__(kRowsBlockThreads)
+// As kSelectMinBlocksPerMultiprocessor (fused_select_kernel.cuh), with one block less for
+// Philox: a team also holds its row's NoiseSpec and loop state, which spill at 64 registers, so
+// 3 blocks (80 registers) over float, and 2 over double, whose utilities take 8 registers more
+// and spill at 80.
+template <class T, Generator G>
+inline constexpr int kRowsMinBlocksPerMultiprocessor = G == Generator::philox && sizeof(T) == 4 ? 3 : 2;
+
+// Rows [0, rows) of this launch: row r reads utilities + r * row_stride, scored with specs[r]
+// (whose generator is G); results[r] is its unstamped ShardResult over candidates [0, cols).
+template <class T, Generator G, int TeamThreads>
+__global__ void __launch_bounds__(kRowsBlockThreads, kRowsMinBlocksPerMultiprocessor<T, G>)
     select_rows_kernel(const T* utilities, std::uint64_t row_stride, std::uint64_t rows, std::uint64_t cols,
-                       const NoiseSpec* specs, ShardResult* results) {
+                       const NoiseSpec* __restrict__ specs, ShardResult* results) {
   constexpr int kTeamsPerBlock = kRowsBlockThreads / TeamThreads;
+  constexpr int kTeamWarps = TeamThreads < kWarpThreads ? 1 : TeamThreads / kWarpThreads;
   __shared__ typename TeamReduce<TeamThreads>::Storage storage;
   const int team = static_cast<int>(threadIdx.x) / TeamThreads;
-  const int lane = static_cast<int>(threadIdx.x) % TeamThreads;
+  const int member = static_cast<int>(threadIdx.x) % TeamThreads;
   const GroupRange groups{0, cols};
-  const std::uint64_t quads = quad_count(groups);
   const std::uint64_t row_step = static_cast<std::uint64_t>(gridDim.x) * kTeamsPerBlock;
-  // The row loop is uniform across a team, so every lane of a team reaches each reduction.
+  // The row loop is uniform across a team, so every member of a team reaches each reduction.
   for (std::uint64_t row = static_cast<std::uint64_t>(blockIdx.x) * kTeamsPerBlock + team; row < rows;
        row += row_step) {
-    const NoiseSpec spec = specs[row];
+    const NoiseSpec& spec = specs[row];
     const ArraySource<T> source{utilities + row * row_stride, 0};
     ShardAccumulator accumulator;
-    accumulator.result.executed_on = ExecutedOn::gpu;
-    for (std::uint64_t quad = static_cast<std::uint64_t>(lane); quad < quads; quad += TeamThreads) {
-      add_quad(accumulator, spec, groups, quad, source);
+    if constexpr (TeamThreads == 1) {
+      const std::uint64_t quads = quad_count(groups);
+      for (std::uint64_t quad = 0; quad < quads; ++quad) add_quad<G>(accumulator, spec, groups, quad, source);
+    } else {
+      __shared__ WarpTile tiles[kRowsBlockThreads / kWarpThreads];
+      add_tiles<G>(accumulator, spec, groups, source, static_cast<std::uint64_t>(member / kWarpThreads), kTeamWarps,
+                   tiles[threadIdx.x / kWarpThreads], threadIdx.x % kWarpThreads);
     }
-    const ShardResult total = TeamReduce<TeamThreads>::reduce(storage, team, accumulator.result);
-    if (lane == 0) results[row] = total;
+    ShardResult total = TeamReduce<TeamThreads>::reduce(storage, team, accumulator.result);
+    total.executed_on = ExecutedOn::gpu;
+    if (member == 0) results[row] = total;
   }
 }
 
-template <class T, int TeamThreads>
+template <class T, Generator G, int TeamThreads>
 unsigned int rows_grid(std::uint64_t rows) {
   const std::uint64_t teams_per_block = kRowsBlockThreads / TeamThreads;
-  return filling_grid(resident_blocks(select_rows_kernel<T, TeamThreads>, kRowsBlockThreads, 0),
+  return filling_grid(resident_blocks(select_rows_kernel<T, G, TeamThreads>, kRowsBlockThreads, 0),
                       (rows + teams_per_block - 1) / teams_per_block);
 }
 
+// One launch over `count` rows by teams of TeamThreads.
+template <class T, Generator G, int TeamThreads>
+void enqueue_rows(const T* first_row, std::uint64_t row_stride, std::uint64_t count, std::uint64_t cols,
+                  unsigned int grid, const NoiseSpec* specs, ShardResult* results, cudaStream_t stream) {
+  select_rows_kernel<T, G, TeamThreads>
+      <<<grid, kRowsBlockThreads, 0, stream>>>(first_row, row_stride, count, cols, specs, results);
+  DPSELECT_CUDA_TRY(cudaGetLastError());
+}
+
 // Scores every row of a matrix already in device memory, kRowsPerLaunch rows per launch, and
-// copies the results back. Synchronizes `stream`.
-template <class T>
-void evaluate_device_rows(std::span<const NoiseSpec> specs, const T* utilities, std::uint64_t row_stride,
-                          std::uint64_t cols, std::span<ShardResult> results, cudaStream_t stream) {
+// copies the results back. Synchronizes `stream`. Every row's key is the same (one context).
+template <class T, Generator G, int TeamThreads>
+void evaluate_device_rows_by(std::span<const NoiseSpec> specs, const T* utilities, std::uint64_t row_stride,
+                             std::uint64_t cols, std::span<ShardResult> results, cudaStream_t stream) {
   const std::uint64_t rows = specs.size();
-  if (one_release_at_a_time(rows, cols, sizeof(T), false)) {
-    for (std::uint64_t r = 0; r < rows; ++r) {
-      results[r] = gpu_evaluate_device(specs[r], utilities + r * row_stride, IndexRange{0, cols}, stream);
-    }
-    return;
-  }
   const std::uint64_t rows_per_launch = std::min(rows, kRowsPerLaunch);
   DeviceScratch device_specs(rows_per_launch * sizeof(NoiseSpec), stream);
   DeviceScratch device_results(rows_per_launch * sizeof(ShardResult), stream);
-  const int team_threads = cols <= kThreadTeamMaxColumns ? 1 : cols <= kWarpTeamMaxColumns ? kWarpThreads : kRowsBlockThreads;
-  const unsigned int grid = team_threads == 1              ? rows_grid<T, 1>(rows_per_launch)
-                            : team_threads == kWarpThreads ? rows_grid<T, kWarpThreads>(rows_per_launch)
-                                                           : rows_grid<T, kRowsBlockThreads>(rows_per_launch);
+  const unsigned int grid = rows_grid<T, G, TeamThreads>(rows_per_launch);
   for (std::uint64_t first = 0; first < rows; first += rows_per_launch) {
     const std::uint64_t count = std::min(rows_per_launch, rows - first);
     DPSELECT_CUDA_TRY(cudaMemcpyAsync(device_specs.as<NoiseSpec>(), specs.data() + first, count * sizeof(NoiseSpec),
                                       cudaMemcpyHostToDevice, stream));
-    const T* first_row = utilities + first * row_stride;
-    if (team_threads == 1) {
-      select_rows_kernel<T, 1><<<grid, kRowsBlockThreads, 0, stream>>>(
-          first_row, row_stride, count, cols, device_specs.as<NoiseSpec>(), device_results.as<ShardResult>());
-    } else if (team_threads == kWarpThreads) {
-      select_rows_kernel<T, kWarpThreads><<<grid, kRowsBlockThreads, 0, stream>>>(
-          first_row, row_stride, count, cols, device_specs.as<NoiseSpec>(), device_results.as<ShardResult>());
-    } else {
-      select_rows_kernel<T, kRowsBlockThreads><<<grid, kRowsBlockThreads, 0, stream>>>(
-          first_row, row_stride, count, cols, device_specs.as<NoiseSpec>(), device_results.as<ShardResult>());
-    }
-    DPSELECT_CUDA_TRY(cudaGetLastError());
+    enqueue_rows<T, G, TeamThreads>(utilities + first * row_stride, row_stride, count, cols, grid,
+                                    device_specs.as<NoiseSpec>(), device_results.as<ShardResult>(), stream);
     DPSELECT_CUDA_TRY(cudaMemcpyAsync(results.data() + first, device_results.as<ShardResult>(),
                                       count * sizeof(ShardResult), cudaMemcpyDeviceToHost, stream));
     // The host buffers of the next chunk's copies are distinct, but the device buffers are
@@ -154,13 +158,37 @@ void evaluate_device_rows(std::span<const NoiseSpec> specs, const T* utilities, 
   DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
 }
 
+template <class T>
+void evaluate_device_rows(std::span<const NoiseSpec> specs, const T* utilities, std::uint64_t row_stride,
+                          std::uint64_t cols, std::span<ShardResult> results, cudaStream_t stream) {
+  const std::uint64_t rows = specs.size();
+  if (rows == 0) return;
+  const Generator generator = specs.front().key.generator;
+  if (one_release_at_a_time<T>(cols, generator, false)) {
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      results[r] = gpu_evaluate_device(specs[r], utilities + r * row_stride, IndexRange{0, cols}, stream);
+    }
+    return;
+  }
+  with_generator(generator, [&](auto g) {
+    if (cols <= kThreadTeamMaxColumns) {
+      evaluate_device_rows_by<T, g(), 1>(specs, utilities, row_stride, cols, results, stream);
+    } else if (cols <= kWarpTeamMaxColumns) {
+      evaluate_device_rows_by<T, g(), kWarpThreads>(specs, utilities, row_stride, cols, results, stream);
+    } else {
+      evaluate_device_rows_by<T, g(), kRowsBlockThreads>(specs, utilities, row_stride, cols, results, stream);
+    }
+  });
+}
+
 // A matrix in host memory: copied to the device in blocks of whole rows (at most 256 MiB), or
 // once when every release reads the same row (row_stride 0).
 template <class T>
 void evaluate_host_rows(std::span<const NoiseSpec> specs, const T* utilities, std::uint64_t row_stride,
                         std::uint64_t cols, std::span<ShardResult> results) {
   const std::uint64_t rows = specs.size();
-  if (one_release_at_a_time(rows, cols, sizeof(T), true)) {
+  if (rows == 0) return;
+  if (one_release_at_a_time<T>(cols, specs.front().key.generator, true)) {
     for (std::uint64_t r = 0; r < rows; ++r) {
       results[r] = gpu_evaluate_host(specs[r], utilities + r * row_stride, IndexRange{0, cols});
     }

@@ -120,8 +120,11 @@ __device__ void write_kept(const BlockCandidates& slots, unsigned int k, RankedC
   }
 }
 
-template <class Source>
-__global__ void __launch_bounds__(kTopKThreads)
+// Three blocks' slots (64 KiB each) fit in a multiprocessor's shared memory, which allows 80
+// registers a thread: enough for either generator without spills (ptxas, left to itself, picks
+// 64 and spills with ChaCha20).
+template <class Source, Generator G>
+__global__ void __launch_bounds__(kTopKThreads, 3)
     top_k_blocks_kernel(Source source, GroupRange groups, NoiseSpec spec, unsigned int k,
                         RankedCandidate* block_lists, ShardResult* block_tallies) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -141,13 +144,13 @@ __global__ void __launch_bounds__(kTopKThreads)
        quad_base += quad_step) {
     const bool has_quad = quad_base + threadIdx.x < quads;
     const std::uint64_t quad = first_quad(groups) + quad_base + threadIdx.x;
-    const QuadBlocks blocks(spec, quad);  // past the range (has_quad false) computed but never used
+    const QuadBlocks<G> blocks(spec, quad);  // past the range (has_quad false) computed but never used
 #pragma unroll
     for (unsigned int j = 0; j < kGroupsPerQuad; ++j) {
       const std::uint64_t group = quad * kGroupsPerQuad + j;
       if (has_quad && group >= first_group && group < end_group) {
-        score_group(spec, group, blocks.group_block(spec, quad, j), groups.lane_begin(group), groups.lane_end(group),
-                    source, tally, sink);
+        score_group<GeneratorBlocks<G>>(spec, group, blocks.group_block(spec, quad, j), groups.lane_begin(group),
+                                        groups.lane_end(group), source, tally, sink);
       }
       end_round(slots, k);
     }
@@ -189,15 +192,21 @@ __global__ void __launch_bounds__(kTopKThreads)
 }
 
 template <class Source>
-unsigned int top_k_grid(std::uint64_t count) {
-  return filling_grid(resident_blocks(top_k_blocks_kernel<Source>, kTopKThreads, kSharedBytes),
-                      (quads_spanning(count) + kTopKThreads - 1) / kTopKThreads);
+unsigned int top_k_grid(std::uint64_t count, Generator generator) {
+  std::uint64_t resident = 0;
+  with_generator(generator, [&](auto g) {
+    resident = resident_blocks(top_k_blocks_kernel<Source, g()>, kTopKThreads, kSharedBytes);
+  });
+  return filling_grid(resident, (quads_spanning(count) + kTopKThreads - 1) / kTopKThreads);
 }
 
 template <class Source>
-void allow_large_shared_memory() {
-  DPSELECT_CUDA_TRY(cudaFuncSetAttribute(top_k_blocks_kernel<Source>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(kSharedBytes)));
+void allow_large_shared_memory(Generator generator) {
+  with_generator(generator, [&](auto g) {
+    DPSELECT_CUDA_TRY(cudaFuncSetAttribute(top_k_blocks_kernel<Source, g()>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(kSharedBytes)));
+  });
   DPSELECT_CUDA_TRY(cudaFuncSetAttribute(merge_lists_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(kSharedBytes)));
 }
@@ -236,8 +245,10 @@ class TopKBuffers {
 template <class Source>
 void enqueue_top_k(const Source& source, std::uint64_t begin, std::uint64_t count, const NoiseSpec& spec,
                    unsigned int k, unsigned int grid, const TopKBuffers& buffers, cudaStream_t stream) {
-  top_k_blocks_kernel<Source><<<grid, kTopKThreads, kSharedBytes, stream>>>(
-      source, GroupRange{begin, begin + count}, spec, k, buffers.block_lists(), buffers.block_tallies());
+  with_generator(spec.key.generator, [&](auto g) {
+    top_k_blocks_kernel<Source, g()><<<grid, kTopKThreads, kSharedBytes, stream>>>(
+        source, GroupRange{begin, begin + count}, spec, k, buffers.block_lists(), buffers.block_tallies());
+  });
   DPSELECT_CUDA_TRY(cudaGetLastError());
   // The running list and tally sit right after the blocks', so one merge reads all of them.
   merge_lists_kernel<<<1, kTopKThreads, kSharedBytes, stream>>>(
@@ -261,8 +272,8 @@ template <class T>
 TopKShard top_k_device(const NoiseSpec& spec, const T* utilities, std::uint64_t n, unsigned int k,
                        cudaStream_t stream) {
   using Source = ArraySource<T>;
-  allow_large_shared_memory<Source>();
-  const unsigned int grid = top_k_grid<Source>(n);
+  allow_large_shared_memory<Source>(spec.key.generator);
+  const unsigned int grid = top_k_grid<Source>(n, spec.key.generator);
   const TopKBuffers buffers(grid, k, stream);
   enqueue_top_k(Source{utilities, 0}, 0, n, spec, k, grid, buffers, stream);
   return read_back(buffers, k, stream);
@@ -276,10 +287,10 @@ TopKShard top_k_host(const NoiseSpec& spec, const T* utilities, std::uint64_t n,
   using Source = ArraySource<T>;
   const OwnedStream owned_stream;
   const cudaStream_t stream = owned_stream.get();
-  allow_large_shared_memory<Source>();
+  allow_large_shared_memory<Source>(spec.key.generator);
   const DeviceChunk<T> chunk(std::min(n, kChunkElements), stream, "cudaMallocAsync(top-k chunk)");
   const std::uint64_t chunk_elements = chunk.elements();
-  const unsigned int grid = top_k_grid<Source>(chunk_elements);
+  const unsigned int grid = top_k_grid<Source>(chunk_elements, spec.key.generator);
   const TopKBuffers buffers(grid, k, stream);
   for (std::uint64_t offset = 0; offset < n; offset += chunk_elements) {
     const std::uint64_t count = std::min(chunk_elements, n - offset);

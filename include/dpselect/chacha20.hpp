@@ -142,8 +142,16 @@ DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_random_block(const ChaChaK
                                                                    std::uint64_t position) {
   std::uint32_t out[16];
   chacha20_stream_block(key, stream, position / 4, out);
-  const unsigned first = 4 * static_cast<unsigned>(position % 4);
-  return RandomBlock{{out[first], out[first + 1], out[first + 2], out[first + 3]}};
+  // The quarter is picked with selects, not out[4 * (position % 4) + i]: a GPU keeps an array
+  // indexed at run time in local memory (a 64-byte stack frame in every kernel that calls this).
+  const unsigned quarter = static_cast<unsigned>(position % 4);
+  RandomBlock slice{};
+  for (unsigned i = 0; i < 4; ++i) {
+    const std::uint32_t first_half = (quarter & 1u) != 0 ? out[4 + i] : out[i];
+    const std::uint32_t second_half = (quarter & 1u) != 0 ? out[12 + i] : out[8 + i];
+    slice.word[i] = (quarter & 2u) != 0 ? second_half : first_half;
+  }
+  return slice;
 }
 
 }  // namespace dpselect

@@ -101,9 +101,13 @@ inline constexpr std::uint64_t kDetailPositionOffset = std::uint64_t{1} << 63;
 // release's stream gives the release's tag (ShardResult::release_tag), never noise.
 inline constexpr std::uint64_t kReleaseTagPosition = std::uint64_t{1} << 62;
 
+// Picks the word with selects rather than word[lane >> 1]: a GPU keeps an array indexed at run
+// time in local memory, and the survivors of a screened group are visited by a run-time lane.
 DPSELECT_HD DPSELECT_FORCEINLINE std::uint32_t screen_bits(const RandomBlock& group_block,
                                                            unsigned int lane) {
-  const std::uint32_t word = group_block.word[lane >> 1];
+  const std::uint32_t low_pair = (lane & 2u) != 0 ? group_block.word[1] : group_block.word[0];
+  const std::uint32_t high_pair = (lane & 2u) != 0 ? group_block.word[3] : group_block.word[2];
+  const std::uint32_t word = (lane & 4u) != 0 ? high_pair : low_pair;
   return (lane & 1u) != 0 ? (word & 0xFFFFu) : (word >> 16);
 }
 

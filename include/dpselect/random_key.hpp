@@ -63,6 +63,29 @@ DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock random_block(const RandomKey& key, 
 
 namespace detail {
 
+// random_block with the generator fixed at compile time: a GPU kernel compiled per generator
+// holds only that generator's key and code, not both (the ChaCha20 path alone needs 16 more
+// registers per thread). Same bits as random_block for a key of that generator.
+template <Generator G>
+struct GeneratorBlocks {
+  DPSELECT_HD DPSELECT_FORCEINLINE static RandomBlock at(const RandomKey& key, std::uint64_t stream,
+                                                         std::uint64_t position) {
+    if constexpr (G == Generator::philox) {
+      return philox_block(key.philox, stream, position);
+    } else {
+      return chacha20_random_block(key.chacha, stream, position);
+    }
+  }
+};
+
+// random_block itself: the generator read from the key at run time (the CPU passes).
+struct AnyGeneratorBlocks {
+  DPSELECT_HD DPSELECT_FORCEINLINE static RandomBlock at(const RandomKey& key, std::uint64_t stream,
+                                                         std::uint64_t position) {
+    return random_block(key, stream, position);
+  }
+};
+
 // Reads positions of one (key, stream) mostly in increasing order (the CPU loops). A miss computes
 // a batch of consecutive blocks around the position at once, in SIMD lanes (chacha20_batch.hpp,
 // philox_batch.hpp: several times faster per block than one at a time): with ChaCha20,

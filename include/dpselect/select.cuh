@@ -2,7 +2,9 @@
 //
 // The functor is a small, trivially copyable object with
 //   __host__ __device__ Utility operator()(std::uint64_t index) const
-// (Utility convertible to double). The same functor runs on the CPU path when the release's
+// (Utility convertible to double), a pure function of the index: the pass may call it more than
+// once for an index (again for the few candidates that pass the cheap screen), and nothing says
+// in which order or on which thread. The same functor runs on the CPU path when the release's
 // backend resolves to the CPU, with the same noise: the CPU and GPU return the same index for
 // the same key provided the functor returns the same bits on both. The library's own arithmetic
 // is written so that it does; a functor's is compiled with the flags of your translation unit,

@@ -98,9 +98,12 @@ DPSELECT_HD DPSELECT_FORCEINLINE double noise_upper_bound(Mechanism mechanism, s
 }
 
 // The standard noise of candidate `index` whose screen bits are `screen`.
+// Blocks is AnyGeneratorBlocks or, where the key's generator is known at compile time,
+// GeneratorBlocks<G> (random_key.hpp): the same bits.
+template <class Blocks = AnyGeneratorBlocks>
 DPSELECT_HD DPSELECT_FORCEINLINE double candidate_noise(const NoiseSpec& spec, std::uint64_t index,
                                                        std::uint32_t screen) {
-  const RandomBlock detail = random_block(spec.key, spec.stream, noise::kDetailPositionOffset + index);
+  const RandomBlock detail = Blocks::at(spec.key, spec.stream, noise::kDetailPositionOffset + index);
   const RandomBlock bits = noise::candidate_bits(screen, detail);
   switch (spec.mechanism) {
     case Mechanism::exponential: return noise::gumbel(bits);
@@ -127,55 +130,121 @@ DPSELECT_HD DPSELECT_FORCEINLINE void record_invalid(ShardResult& tally, std::ui
   }
 }
 
-// Scores candidates group*8 + [lane_begin, lane_end) (utility(index) returns u(index)): counts
-// them, checks and records their utilities in `tally`, and hands (score, index) to `sink` for
-// every candidate that can still rank. A Sink provides threshold() (a score strictly below it
-// can never be kept) and offer(score, index); excluded candidates are offered with -inf.
-// `group_block` is random_block(spec.key, spec.stream, group) (CPU loops read it through
-// SequentialBlocks, where one ChaCha20 block serves four groups). This is the definition of a
-// group's scoring; the CPU passes run host/engine/screened_group.hpp's score_groups, which gives the
-// same result bit for bit with vectorized screening.
-template <class Sink, class Utility>
-DPSELECT_HD DPSELECT_FORCEINLINE void score_group(const NoiseSpec& spec, std::uint64_t group,
-                                                  const RandomBlock& group_block, unsigned int lane_begin,
-                                                  unsigned int lane_end, const Utility& utility,
-                                                  ShardResult& tally, Sink& sink) {
-  for (unsigned int lane = lane_begin; lane < lane_end; ++lane) {
-    const std::uint64_t index = group * noise::kCandidatesPerGroup + lane;
-    const double u = static_cast<double>(utility(index));
+// The lanes [lane_begin, lane_end) of a group as a bit mask (bit l for lane l).
+DPSELECT_HD DPSELECT_FORCEINLINE unsigned int lane_mask(unsigned int lane_begin, unsigned int lane_end) {
+  return ((1u << lane_end) - 1u) & ~((1u << lane_begin) - 1u);
+}
+
+DPSELECT_HD DPSELECT_FORCEINLINE unsigned int lowest_lane(unsigned int lanes) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<unsigned int>(__ffs(static_cast<int>(lanes)) - 1);
+#else
+  return static_cast<unsigned int>(std::countr_zero(lanes));
+#endif
+}
+
+// Scores the candidates group*8 + l for the lanes l in `lanes` (a lane_mask), whose utilities are
+// utilities[l] (the other entries are not read): counts them, checks and records their utilities
+// in `tally`, and hands (score, index) to `sink` for every candidate that can still rank. A Sink
+// provides threshold() (a score strictly below it can never be kept) and offer(score, index);
+// excluded candidates are offered with -inf. `group_block` is random_block(spec.key, spec.stream,
+// group) (CPU loops read it through SequentialBlocks, where one ChaCha20 block serves four
+// groups); Blocks gives the detail blocks (candidate_noise). This is the definition of a group's
+// scoring; the CPU passes run host/engine/screened_group.hpp's score_groups, which gives the same
+// result bit for bit with vectorized screening.
+//
+// Two steps, so that on a GPU every lane of the common work is unrolled and register-resident:
+// the checks and the screen test of every lane, then, in lane order, the exact score of the few
+// lanes that passed. A lane passes the first test against the threshold at the start of the
+// group and takes it again against the current one before its exact score, and the threshold
+// only rises, so the offers are exactly those of testing and scoring each lane in turn. The
+// second step reads a passing lane's utility again with utility_of_lane(lane), so that the
+// eight utilities need not stay in registers across the exact scoring.
+template <class Blocks = AnyGeneratorBlocks, class Sink, class LaneUtility>
+DPSELECT_HD DPSELECT_FORCEINLINE void score_group_values(const NoiseSpec& spec, std::uint64_t group,
+                                                         const RandomBlock& group_block, unsigned int lanes,
+                                                         const double (&utilities)[noise::kCandidatesPerGroup],
+                                                         const LaneUtility& utility_of_lane, ShardResult& tally,
+                                                         Sink& sink) {
+  const std::uint64_t first_index = group * noise::kCandidatesPerGroup;
+  const double threshold = sink.threshold();
+  unsigned int may_rank = 0;
+  DPSELECT_UNROLL
+  for (unsigned int lane = 0; lane < noise::kCandidatesPerGroup; ++lane) {
+    if (((lanes >> lane) & 1u) == 0) continue;
+    const double u = utilities[lane];
     ++tally.candidates;
     if (is_nan(u) || u == kInfinity) {
-      record_invalid(tally, index, u);
+      record_invalid(tally, first_index + lane, u);
       continue;
     }
-    if (u == -kInfinity) {  // excluded candidate: can never be selected
-      sink.offer(-kInfinity, index);
+    if (u == -kInfinity) {  // excluded candidate: offered with -inf, can never be selected
+      may_rank |= 1u << lane;
       continue;
     }
     const double magnitude = u < 0 ? -u : u;
     if (magnitude > tally.max_abs_utility) tally.max_abs_utility = magnitude;
     const double scaled = mul_rn(spec.score_scale, magnitude);
     if (!(scaled <= kLargestScaledUtility) || !(magnitude <= spec.utility_limit)) {
-      record_invalid(tally, index, u);
+      record_invalid(tally, first_index + lane, u);
+      continue;
+    }
+    // Screening: the score is at most fma(c, u, bound) (rounding is monotone), so a candidate
+    // whose bound is below the threshold can never be kept, nor tie with what is kept.
+    const double bound = noise_upper_bound(spec.mechanism, noise::screen_bits(group_block, lane));
+    if (!(fma_rn(spec.score_scale, u, bound) < threshold)) may_rank |= 1u << lane;
+  }
+  while (may_rank != 0) {
+    const unsigned int lane = lowest_lane(may_rank);
+    may_rank &= may_rank - 1;
+    const double u = utility_of_lane(lane);
+    const std::uint64_t index = first_index + lane;
+    if (u == -kInfinity) {
+      sink.offer(-kInfinity, index);
       continue;
     }
     const std::uint32_t screen = noise::screen_bits(group_block, lane);
-    // Screening: the score is at most fma(c, u, bound) (rounding is monotone), so a candidate
-    // whose bound is below the threshold can never be kept, nor tie with what is kept.
     if (fma_rn(spec.score_scale, u, noise_upper_bound(spec.mechanism, screen)) < sink.threshold()) continue;
-    sink.offer(fma_rn(spec.score_scale, u, candidate_noise(spec, index, screen)), index);
+    sink.offer(fma_rn(spec.score_scale, u, candidate_noise<Blocks>(spec, index, screen)), index);
   }
+}
+
+// utility(group * 8 + lane) as a double: score_group's second read of a passing lane.
+template <class Utility>
+struct UtilityOfLane {
+  const Utility& utility;
+  std::uint64_t first_index;
+  DPSELECT_HD DPSELECT_FORCEINLINE double operator()(unsigned int lane) const {
+    return static_cast<double>(utility(first_index + lane));
+  }
+};
+
+// score_group_values over lanes [lane_begin, lane_end), reading utility(group*8 + l) for those
+// lanes only (twice for a lane that may rank: a utility must be a pure function of the index).
+template <class Blocks = AnyGeneratorBlocks, class Sink, class Utility>
+DPSELECT_HD DPSELECT_FORCEINLINE void score_group(const NoiseSpec& spec, std::uint64_t group,
+                                                  const RandomBlock& group_block, unsigned int lane_begin,
+                                                  unsigned int lane_end, const Utility& utility,
+                                                  ShardResult& tally, Sink& sink) {
+  const unsigned int lanes = lane_mask(lane_begin, lane_end);
+  const UtilityOfLane<Utility> utility_of_lane{utility, group * noise::kCandidatesPerGroup};
+  double utilities[noise::kCandidatesPerGroup];
+  DPSELECT_UNROLL
+  for (unsigned int lane = 0; lane < noise::kCandidatesPerGroup; ++lane) {
+    utilities[lane] = ((lanes >> lane) & 1u) != 0 ? utility_of_lane(lane) : 0.0;
+  }
+  score_group_values<Blocks>(spec, group, group_block, lanes, utilities, utility_of_lane, tally, sink);
 }
 
 // Per-thread running state of a fused single-pick pass: the tally and the best candidate.
 struct ShardAccumulator {
   ShardResult result;
 
-  template <class Utility>
+  template <class Blocks = AnyGeneratorBlocks, class Utility>
   DPSELECT_HD DPSELECT_FORCEINLINE void add_group(const NoiseSpec& spec, std::uint64_t group,
                                                   const RandomBlock& group_block, unsigned int lane_begin,
                                                   unsigned int lane_end, const Utility& utility) {
-    score_group(spec, group, group_block, lane_begin, lane_end, utility, result, *this);
+    score_group<Blocks>(spec, group, group_block, lane_begin, lane_end, utility, result, *this);
   }
 
   DPSELECT_HD DPSELECT_FORCEINLINE double threshold() const { return result.best_score; }
@@ -209,6 +278,11 @@ struct GroupRange {
     const std::uint64_t first = group * noise::kCandidatesPerGroup;
     return end - first < noise::kCandidatesPerGroup ? static_cast<unsigned int>(end - first)
                                                     : static_cast<unsigned int>(noise::kCandidatesPerGroup);
+  }
+  // Lanes of group `group` inside [begin, end) as a lane_mask: none for a group outside.
+  DPSELECT_HD DPSELECT_FORCEINLINE unsigned int lanes(std::uint64_t group) const {
+    if (group < first_group() || group - first_group() >= group_count()) return 0;
+    return lane_mask(lane_begin(group), lane_end(group));
   }
 };
 

@@ -2,9 +2,10 @@
 // materialised noise, no per-thread RNG state and no device-wide synchronisation. CUDA-only;
 // used by kernels/select_arrays.cu (utility arrays) and dpselect/select.cuh (user functors).
 //
-// Each thread walks a grid-stride loop over groups of 8 candidates keeping a ShardAccumulator
-// (which screens candidates that cannot win, noise.hpp), each block reduces with
-// cub::BlockReduce, and a one-block kernel merges the block results into a device-resident
+// Each thread keeps a ShardAccumulator (which screens candidates that cannot win, noise.hpp) over
+// quads of 32 candidates: utility arrays are read by warps, a tile of 32 quads at a time
+// (quad_tiles.cuh), functors by a grid-stride loop of one quad per thread. Each block reduces
+// with cub::BlockReduce, and a one-block kernel merges the block results into a device-resident
 // accumulator, so several launches (chunks of a host array) accumulate stream-ordered.
 #pragma once
 
@@ -16,89 +17,38 @@
 #include <cstdint>
 
 #include "dpselect/detail/cuda_check.cuh"
+#include "dpselect/detail/quad_tiles.cuh"
+#include "dpselect/detail/quads.cuh"
 #include "dpselect/shard_result.hpp"
-
 namespace dpselect::detail {
 
 inline constexpr int kSelectBlockThreads = 256;
 
-// Utility of global index i read from an array holding candidates [first_index, ...).
-template <class T>
-struct ArraySource {
-  const T* data;
-  std::uint64_t first_index;
-  __device__ __forceinline__ double operator()(std::uint64_t index) const {
-    return static_cast<double>(data[index - first_index]);
-  }
-};
+// Blocks of kSelectBlockThreads each multiprocessor should hold at once, which caps the registers
+// per thread (65,536 / (blocks x 256)): with Philox the pass fits in 64 registers, so 4 blocks
+// (32 warps); a ChaCha20 thread holds its quad's 64-byte block as well and needs about 100, so
+// 2 (16 warps, still 64 KiB of loads in flight per multiprocessor). Either way no spills
+// (bench/kernel_resources.sh). Left to itself, ptxas picks a cap of its own and spills.
+template <Generator G>
+inline constexpr int kSelectMinBlocksPerMultiprocessor = G == Generator::philox ? 4 : 2;
 
-// Utility of global index i computed by a user functor.
-template <class UtilityFn>
-struct FunctorSource {
-  UtilityFn utility;
-  __device__ __forceinline__ double operator()(std::uint64_t index) const {
-    return static_cast<double>(utility(index));
-  }
-};
-
-// Groups are taken four at a time: the "quad" q holds groups 4q .. 4q+3 (32 candidates). With
-// ChaCha20 the four group blocks of a quad are the four quarters of one 64-byte block (the
-// layout of random_block), so a thread computes one ChaCha20 block per 32 candidates rather than
-// one per 8: the generator's arithmetic, not memory, bounds a ChaCha20 pass on a GPU. With
-// Philox each group block is its own 16-byte block, computed when needed.
-inline constexpr std::uint64_t kGroupsPerQuad = 4;
-
-struct QuadBlocks {
-  std::uint32_t words[16];
-
-  __device__ __forceinline__ QuadBlocks(const NoiseSpec& spec, std::uint64_t quad) {
-    if (spec.key.generator == Generator::chacha20) chacha20_stream_block(spec.key.chacha, spec.stream, quad, words);
-  }
-  // random_block(spec.key, spec.stream, 4 quad + j).
-  __device__ __forceinline__ RandomBlock group_block(const NoiseSpec& spec, std::uint64_t quad, unsigned int j) const {
-    if (spec.key.generator == Generator::chacha20) {
-      return RandomBlock{{words[4 * j], words[4 * j + 1], words[4 * j + 2], words[4 * j + 3]}};
-    }
-    return philox_block(spec.key.philox, spec.stream, quad * kGroupsPerQuad + j);
-  }
-};
-
-// The quads that overlap the groups of `groups`.
-__device__ __forceinline__ std::uint64_t first_quad(const GroupRange& groups) {
-  return groups.first_group() / kGroupsPerQuad;
-}
-__device__ __forceinline__ std::uint64_t quad_count(const GroupRange& groups) {
-  return (groups.first_group() + groups.group_count() - 1) / kGroupsPerQuad - first_quad(groups) + 1;
-}
-
-// Scores the groups of quad `quad` that overlap `groups` (their candidates inside it only).
-template <class Source>
-__device__ __forceinline__ void add_quad(ShardAccumulator& accumulator, const NoiseSpec& spec, const GroupRange& groups,
-                                         std::uint64_t quad, const Source& source) {
-  const QuadBlocks blocks(spec, quad);
-  const std::uint64_t first_group = groups.first_group();
-  const std::uint64_t end_group = first_group + groups.group_count();
-  // Unrolled so that the block's words are indexed by constants and stay in registers.
-#pragma unroll
-  for (unsigned int j = 0; j < kGroupsPerQuad; ++j) {
-    const std::uint64_t group = quad * kGroupsPerQuad + j;
-    if (group < first_group || group >= end_group) continue;
-    accumulator.add_group(spec, group, blocks.group_block(spec, quad, j), groups.lane_begin(group),
-                          groups.lane_end(group), source);
-  }
-}
-
-// Each thread scores whole quads of 4 groups of 8 candidates in a grid-stride loop over the quads
-// overlapping [begin, end).
-template <class Source, int BlockThreads>
-__global__ void __launch_bounds__(BlockThreads)
+// One pass over the candidates of `groups` into one ShardResult per block; spec.key's generator
+// is G.
+template <class Source, Generator G, int BlockThreads>
+__global__ void __launch_bounds__(BlockThreads, kSelectMinBlocksPerMultiprocessor<G>)
     fused_select_kernel(Source source, GroupRange groups, NoiseSpec spec, ShardResult* block_results) {
   ShardAccumulator accumulator;
-  const std::uint64_t quads = quad_count(groups);
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * BlockThreads;
-  for (std::uint64_t offset = static_cast<std::uint64_t>(blockIdx.x) * BlockThreads + threadIdx.x; offset < quads;
-       offset += stride) {
-    add_quad(accumulator, spec, groups, first_quad(groups) + offset, source);
+  const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * BlockThreads + threadIdx.x;
+  const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * BlockThreads;
+  if constexpr (kIsArraySource<Source>) {
+    __shared__ WarpTile tiles[BlockThreads / kWarpLanes];
+    add_tiles<G>(accumulator, spec, groups, source, thread / kWarpLanes, threads / kWarpLanes,
+              tiles[threadIdx.x / kWarpLanes], threadIdx.x % kWarpLanes);
+  } else {
+    const std::uint64_t quads = quad_count(groups);
+    for (std::uint64_t offset = thread; offset < quads; offset += threads) {
+      add_quad<G>(accumulator, spec, groups, first_quad(groups) + offset, source);
+    }
   }
   using BlockReduce = cub::BlockReduce<ShardResult, BlockThreads>;
   __shared__ typename BlockReduce::TempStorage temp_storage;
@@ -151,16 +101,28 @@ inline unsigned int filling_grid(std::uint64_t resident, std::uint64_t needed) {
 // starting at offset o (0 <= o < 32) into its quad, they reach quad (o + count - 1) / 32, so at
 // most (31 + count - 1) / 32 + 1 quads.
 inline std::uint64_t quads_spanning(std::uint64_t count) {
-  constexpr std::uint64_t candidates_per_quad = noise::kCandidatesPerGroup * kGroupsPerQuad;
-  return (count + candidates_per_quad - 2) / candidates_per_quad + 1;
+  return (count + kCandidatesPerQuad - 2) / kCandidatesPerQuad + 1;
 }
 
 // Enough resident blocks to fill the device, never more than the work needs.
 template <class Source>
-unsigned int fused_select_grid(std::uint64_t count) {
+unsigned int fused_select_grid(std::uint64_t count, Generator generator) {
   const std::uint64_t needed = (quads_spanning(count) + kSelectBlockThreads - 1) / kSelectBlockThreads;
-  return filling_grid(
-      resident_blocks(fused_select_kernel<Source, kSelectBlockThreads>, kSelectBlockThreads, 0), needed);
+  std::uint64_t resident = 0;
+  with_generator(generator, [&](auto g) {
+    resident = resident_blocks(fused_select_kernel<Source, g(), kSelectBlockThreads>, kSelectBlockThreads, 0);
+  });
+  return filling_grid(resident, needed);
+}
+
+// Whether one pass over `count` candidates launches every block the device can hold.
+template <class Source>
+bool fills_device(std::uint64_t count, Generator generator) {
+  std::uint64_t resident = 0;
+  with_generator(generator, [&](auto g) {
+    resident = resident_blocks(fused_select_kernel<Source, g(), kSelectBlockThreads>, kSelectBlockThreads, 0);
+  });
+  return fused_select_grid<Source>(count, generator) >= resident;
 }
 
 // A non-blocking stream owned for the duration of one host call (the host-array and pricing
@@ -209,8 +171,10 @@ template <class Source>
 void enqueue_fused_select(const Source& source, std::uint64_t begin, std::uint64_t count,
                           const NoiseSpec& spec, unsigned int grid, ShardResult* block_results,
                           ShardResult* accumulator, cudaStream_t stream) {
-  fused_select_kernel<Source, kSelectBlockThreads>
-      <<<grid, kSelectBlockThreads, 0, stream>>>(source, GroupRange{begin, begin + count}, spec, block_results);
+  with_generator(spec.key.generator, [&](auto g) {
+    fused_select_kernel<Source, g(), kSelectBlockThreads>
+        <<<grid, kSelectBlockThreads, 0, stream>>>(source, GroupRange{begin, begin + count}, spec, block_results);
+  });
   DPSELECT_CUDA_TRY(cudaGetLastError());
   merge_block_results_kernel<kSelectBlockThreads>
       <<<1, kSelectBlockThreads, 0, stream>>>(block_results, grid, accumulator);
@@ -222,7 +186,7 @@ void enqueue_fused_select(const Source& source, std::uint64_t begin, std::uint64
 template <class Source>
 ShardResult run_fused_select(const Source& source, std::uint64_t begin, std::uint64_t count,
                              const NoiseSpec& spec, cudaStream_t stream) {
-  const unsigned int grid = fused_select_grid<Source>(count);
+  const unsigned int grid = fused_select_grid<Source>(count, spec.key.generator);
   DeviceScratch scratch((grid + 1) * sizeof(ShardResult), stream);
   ShardResult* accumulator = scratch.as<ShardResult>();
   ShardResult* block_results = accumulator + 1;

@@ -25,6 +25,15 @@
 #define DPSELECT_FORCEINLINE inline __attribute__((always_inline))
 #endif
 
+// Unrolls the next loop in device code, where an array stays in registers only when every access
+// indexes it by a constant. Nothing on the host, where such arrays cost nothing (and nvcc's host
+// pass would hand the pragma to a compiler that warns about it).
+#if defined(__CUDA_ARCH__)
+#define DPSELECT_UNROLL _Pragma("unroll")
+#else
+#define DPSELECT_UNROLL
+#endif
+
 #if !defined(__CUDA_ARCH__)
 #include <bit>
 #include <cmath>
