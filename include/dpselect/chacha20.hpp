@@ -134,16 +134,31 @@ DPSELECT_HD DPSELECT_FORCEINLINE void chacha20_stream_block(const ChaChaKey& key
   chacha20_block(key, static_cast<std::uint32_t>(block), nonce, out);
 }
 
+// Position 4 * block + Quarter from the words of block number `block`. The quarter is a
+// template argument so that device code indexes the words with constants: a block indexed at
+// run time lives in local memory (a stack frame and a round trip per word), not in registers.
+template <unsigned Quarter>
+DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_quarter(const std::uint32_t (&words)[16]) {
+  static_assert(Quarter < 4, "a ChaCha20 block holds four positions");
+  return RandomBlock{{words[4 * Quarter], words[4 * Quarter + 1], words[4 * Quarter + 2], words[4 * Quarter + 3]}};
+}
+
 // Block number `position` of stream `stream` (layout and injectivity at the top of the file).
 // Computes a whole 64-byte block and keeps a quarter: a caller reading consecutive positions
-// saves 3/4 of the work with chacha20_stream_block (detail::SequentialBlocks in random_key.hpp).
+// saves 3/4 of the work with chacha20_stream_block (detail::SequentialBlocks in random_key.hpp),
+// and a caller that knows position % 4 at compile time reads it with chacha20_quarter.
 DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_random_block(const ChaChaKey& key,
                                                                    std::uint64_t stream,
                                                                    std::uint64_t position) {
   std::uint32_t out[16];
   chacha20_stream_block(key, stream, position / 4, out);
-  const unsigned first = 4 * static_cast<unsigned>(position % 4);
-  return RandomBlock{{out[first], out[first + 1], out[first + 2], out[first + 3]}};
+  // Selected rather than indexed (out[4 * (position % 4) + i]), which keeps `out` in registers.
+  switch (position % 4) {
+    case 0: return chacha20_quarter<0>(out);
+    case 1: return chacha20_quarter<1>(out);
+    case 2: return chacha20_quarter<2>(out);
+    default: return chacha20_quarter<3>(out);
+  }
 }
 
 }  // namespace dpselect
