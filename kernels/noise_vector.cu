@@ -16,6 +16,9 @@ namespace {
 
 constexpr int kBlockThreads = 256;
 constexpr std::uint64_t kMaxBlocks = 8192;
+// A grid of the quad kernel covers as many coordinates as one of the coordinate kernel (still
+// several blocks per multiprocessor).
+constexpr std::uint64_t kMaxQuadBlocks = kMaxBlocks / continuous::kCoordinatesPerQuad;
 
 struct PhiloxFetch {
   PhiloxKey key;
@@ -86,9 +89,10 @@ template <unsigned CachedRows>
 void enqueue_add_noise_quads(double* values, std::uint64_t count, std::uint64_t first_coordinate, const ChaChaKey& key,
                              std::uint64_t stream, const continuous::CoordinateNoise& noise, unsigned int* failed,
                              cudaStream_t cuda_stream) {
-  add_noise_quads_kernel<CachedRows>
-      <<<grid_stride_blocks(quads_overlapping(first_coordinate, count), kBlockThreads, kMaxBlocks), kBlockThreads, 0,
-         cuda_stream>>>(values, count, first_coordinate, key, stream, noise, failed);
+  const unsigned int blocks = grid_stride_blocks(quads_overlapping(first_coordinate, count), kBlockThreads,
+                                                 kMaxQuadBlocks);
+  add_noise_quads_kernel<CachedRows><<<blocks, kBlockThreads, 0, cuda_stream>>>(values, count, first_coordinate, key,
+                                                                                 stream, noise, failed);
 }
 
 // count >= 1 (the callers return early on none).
