@@ -3,13 +3,13 @@
 // same score_group), so the GPU returns the CPU's k indices in the CPU's order.
 //
 // Pass 1: each block keeps its own candidates in shared memory (kTopKCapacity slots). Its threads
-// take 4 groups each (one ChaCha20 block) and score one group of 8 candidates each per round and append every score that is not below the
-// block's threshold; when the next round might not fit, the block keeps its k best (best first
-// under the library's order: higher score, then smaller index) and raises the threshold to the
-// k-th score. The kept entries stay sorted, so keeping sorts only the entries appended since
-// (bitonic) and merges the two sorted lists. Since the threshold only rises at these points, most
-// candidates are screened by their 16-bit bound alone, as in the single pick. Each block writes its
-// k best.
+// take 4 groups each (one ChaCha20 block), score one group of 8 candidates each per round and
+// append every score that is not below the block's threshold; when the next round might not fit,
+// the block keeps its k best (best first under the library's order: higher score, then smaller
+// index) and raises the threshold to the k-th score. The kept entries stay sorted, so keeping
+// sorts only the entries appended since (bitonic) and merges the two sorted lists. Since the
+// threshold only rises at these points, most candidates are screened by their 16-bit bound alone,
+// as in the single pick. Each block writes its k best.
 // Pass 2: one block merges the blocks' lists (and, for host arrays streamed in chunks, the list of
 // the chunks before) the same way.
 #include <cuda_runtime.h>

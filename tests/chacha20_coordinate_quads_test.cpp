@@ -105,7 +105,8 @@ void expect_same_noisy_values(const CoordinateNoise& noise, std::uint64_t quads)
       }
       ASSERT_TRUE(expected_ok);
       ASSERT_EQ(ok, expected_ok) << coordinate;
-      ASSERT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(expected)) << "coordinate " << coordinate;
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(expected))
+          << "coordinate " << coordinate;
       fewest_rows = std::min(fewest_rows, rows_read);
       past_cache += rows_read > CachedRows;
     }

@@ -94,7 +94,8 @@ void sort_and_keep(Slots& slots, unsigned int keep) {
     unsigned int j = first_rank - i;
     for (unsigned int r = 0; r < kKeptPerThread && first_rank + r < out; ++r) {
       const bool from_kept = merge_takes_a(kept, i, appended, j);
-      merged[first_rank + r] = from_kept ? Entry{kept.score[i], kept.index[i]} : Entry{appended.score[j], appended.index[j]};
+      merged[first_rank + r] =
+          from_kept ? Entry{kept.score[i], kept.index[i]} : Entry{appended.score[j], appended.index[j]};
       from_kept ? ++i : ++j;
     }
   }
