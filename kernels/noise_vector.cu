@@ -1,11 +1,13 @@
-// The GPU side of noise vectors (noise_vector.hpp): one grid-stride kernel that replaces each
-// value by value + noise, computed by the same __host__ __device__ samplers as the CPU pass
+// The GPU side of noise vectors (noise_vector.hpp): grid-stride kernels that replace each value by
+// value + noise, computed by the same __host__ __device__ samplers as the CPU pass
 // (continuous_noise.hpp), so the two give the same bits for the same (key, stream, coordinate).
+// With Philox a thread takes one coordinate; with ChaCha20 the four coordinates that share blocks.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 
 #include "engine/gpu_backend.hpp"
+#include "dpselect/detail/chacha20_coordinate_quads.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 #include "launch_helpers.cuh"
 
@@ -14,16 +16,9 @@ namespace {
 
 constexpr int kBlockThreads = 256;
 constexpr std::uint64_t kMaxBlocks = 8192;
-
-// Blocks by position for one generator: the kernel is compiled per generator, so the loop holds
-// only that generator's key and code (random_block(RandomKey) would carry both).
-struct ChaChaFetch {
-  ChaChaKey key;
-  std::uint64_t stream;
-  __device__ __forceinline__ RandomBlock at(std::uint64_t position) const {
-    return chacha20_random_block(key, stream, position);
-  }
-};
+// A grid of the quad kernel covers as many coordinates as one of the coordinate kernel (still
+// several blocks per multiprocessor).
+constexpr std::uint64_t kMaxQuadBlocks = kMaxBlocks / continuous::kCoordinatesPerQuad;
 
 struct PhiloxFetch {
   PhiloxKey key;
@@ -34,7 +29,7 @@ struct PhiloxFetch {
 };
 
 // Value i (of count, coordinate first_coordinate + i) gets its noise; a coordinate whose bits run
-// out becomes NaN and sets *failed.
+// out becomes NaN and sets *failed. For Philox: a 16-byte block per position, nothing to share.
 template <class Fetch>
 __global__ void add_noise_kernel(double* values, std::uint64_t count, std::uint64_t first_coordinate, Fetch fetch,
                                  continuous::CoordinateNoise noise, unsigned int* failed) {
@@ -46,16 +41,79 @@ __global__ void add_noise_kernel(double* values, std::uint64_t count, std::uint6
   }
 }
 
+// Coordinate 4 quad + Lane, when it lies in [first_coordinate, first_coordinate + count): the same
+// per-coordinate semantics as add_noise_kernel.
+template <unsigned Lane, unsigned CachedRows>
+__device__ __forceinline__ void add_lane_noise(const continuous::ChaChaCoordinateQuad<CachedRows>& blocks,
+                                               std::uint64_t quad, double* values, std::uint64_t count,
+                                               std::uint64_t first_coordinate,
+                                               const continuous::CoordinateNoise& noise, unsigned int* failed) {
+  const std::uint64_t coordinate = quad * continuous::kCoordinatesPerQuad + Lane;
+  if (coordinate < first_coordinate || coordinate - first_coordinate >= count) return;
+  const std::uint64_t i = coordinate - first_coordinate;
+  continuous::ChaChaQuadLane<CachedRows, Lane> fetch{blocks};
+  double out = 0.0;
+  if (!continuous::noisy_value(fetch, noise, coordinate, values[i], out)) atomicOr(failed, 1u);
+  values[i] = out;
+}
+
+// The quads that overlap coordinates [first_coordinate, first_coordinate + count), count >= 1.
+__host__ __device__ __forceinline__ std::uint64_t quads_overlapping(std::uint64_t first_coordinate,
+                                                                    std::uint64_t count) {
+  return (first_coordinate + count - 1) / continuous::kCoordinatesPerQuad -
+         first_coordinate / continuous::kCoordinatesPerQuad + 1;
+}
+
+// ChaCha20: a thread takes the four coordinates of a quad (chacha20_coordinate_quads.hpp), whose
+// blocks are the quarters of one 64-byte block per row: one block computed per row for four
+// coordinates, where a thread per coordinate would compute it four times and keep a quarter.
+template <unsigned CachedRows>
+__global__ void add_noise_quads_kernel(double* values, std::uint64_t count, std::uint64_t first_coordinate,
+                                       ChaChaKey key, std::uint64_t stream, continuous::CoordinateNoise noise,
+                                       unsigned int* failed) {
+  const std::uint64_t first_quad = first_coordinate / continuous::kCoordinatesPerQuad;
+  const std::uint64_t quads = quads_overlapping(first_coordinate, count);
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
+  for (std::uint64_t offset = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; offset < quads;
+       offset += stride) {
+    const std::uint64_t quad = first_quad + offset;
+    const continuous::ChaChaCoordinateQuad<CachedRows> blocks(key, stream, quad);
+    add_lane_noise<0>(blocks, quad, values, count, first_coordinate, noise, failed);
+    add_lane_noise<1>(blocks, quad, values, count, first_coordinate, noise, failed);
+    add_lane_noise<2>(blocks, quad, values, count, first_coordinate, noise, failed);
+    add_lane_noise<3>(blocks, quad, values, count, first_coordinate, noise, failed);
+  }
+}
+
+template <unsigned CachedRows>
+void enqueue_add_noise_quads(double* values, std::uint64_t count, std::uint64_t first_coordinate, const ChaChaKey& key,
+                             std::uint64_t stream, const continuous::CoordinateNoise& noise, unsigned int* failed,
+                             cudaStream_t cuda_stream) {
+  const unsigned int blocks = grid_stride_blocks(quads_overlapping(first_coordinate, count), kBlockThreads,
+                                                 kMaxQuadBlocks);
+  add_noise_quads_kernel<CachedRows><<<blocks, kBlockThreads, 0, cuda_stream>>>(values, count, first_coordinate, key,
+                                                                                 stream, noise, failed);
+}
+
+// count >= 1 (the callers return early on none).
 void enqueue_add_noise(double* values, std::uint64_t count, std::uint64_t first_coordinate, const RandomKey& key,
                        std::uint64_t stream, const continuous::CoordinateNoise& noise, unsigned int* failed,
                        cudaStream_t cuda_stream) {
-  const unsigned int blocks = grid_stride_blocks(count, kBlockThreads, kMaxBlocks);
   if (key.generator == Generator::philox) {
-    add_noise_kernel<<<blocks, kBlockThreads, 0, cuda_stream>>>(
+    add_noise_kernel<<<grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, cuda_stream>>>(
         values, count, first_coordinate, PhiloxFetch{key.philox, stream}, noise, failed);
   } else {
-    add_noise_kernel<<<blocks, kBlockThreads, 0, cuda_stream>>>(
-        values, count, first_coordinate, ChaChaFetch{key.chacha, stream}, noise, failed);
+    switch (continuous::rows_always_read(noise.shape)) {
+      case 1:
+        enqueue_add_noise_quads<1>(values, count, first_coordinate, key.chacha, stream, noise, failed, cuda_stream);
+        break;
+      case 2:
+        enqueue_add_noise_quads<2>(values, count, first_coordinate, key.chacha, stream, noise, failed, cuda_stream);
+        break;
+      default:
+        enqueue_add_noise_quads<4>(values, count, first_coordinate, key.chacha, stream, noise, failed, cuda_stream);
+        break;
+    }
   }
   DPSELECT_CUDA_TRY(cudaGetLastError());
 }

@@ -3,11 +3,13 @@
 // same score_group), so the GPU returns the CPU's k indices in the CPU's order.
 //
 // Pass 1: each block keeps its own candidates in shared memory (kTopKCapacity slots). Its threads
-// take 4 groups each (one ChaCha20 block) and score one group of 8 candidates each per round and append every score that is not below the
-// block's threshold; when the next round might not fit, the block sorts the slots (bitonic, best
-// first under the library's order: higher score, then smaller index), keeps k and raises the
-// threshold to the k-th score. Since the threshold only rises at these points, most candidates are
-// screened by their 16-bit bound alone, as in the single pick. Each block writes its k best.
+// take 4 groups each (one ChaCha20 block), score one group of 8 candidates each per round and
+// append every score that is not below the block's threshold; when the next round might not fit,
+// the block keeps its k best (best first under the library's order: higher score, then smaller
+// index) and raises the threshold to the k-th score. The kept entries stay sorted, so keeping
+// sorts only the entries appended since (bitonic) and merges the two sorted lists. Since the
+// threshold only rises at these points, most candidates are screened by their 16-bit bound alone,
+// as in the single pick. Each block writes its k best.
 // Pass 2: one block merges the blocks' lists (and, for host arrays streamed in chunks, the list of
 // the chunks before) the same way.
 #include <cuda_runtime.h>
@@ -20,6 +22,7 @@
 
 #include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "dpselect/detail/ranked_lists.hpp"
 #include "launch_helpers.cuh"
 
 namespace dpselect::detail {
@@ -35,14 +38,13 @@ struct BlockCandidates {
   double score[kTopKCapacity];
   std::uint64_t index[kTopKCapacity];
   unsigned int count;
-  double threshold;  // a score strictly below it can never be among the k kept
+  unsigned int sorted;  // slots [0, sorted) are sorted best first (the entries kept last time)
+  double threshold;     // a score strictly below it can never be among the k kept
 };
 constexpr std::size_t kSharedBytes = sizeof(BlockCandidates);
 
-__device__ __forceinline__ bool ranks_before(double score_a, std::uint64_t index_a, double score_b,
-                                             std::uint64_t index_b) {
-  return score_a > score_b || (score_a == score_b && index_a < index_b);
-}
+// The merge hands each thread this many consecutive ranks of the kept k.
+constexpr unsigned int kKeptPerThread = (kGpuTopKMax + kTopKThreads - 1) / kTopKThreads;
 
 // The Sink of score_group (shard_result.hpp) that appends to the block's slots.
 struct BlockSink {
@@ -59,58 +61,109 @@ struct BlockSink {
 __device__ void reset(BlockCandidates& slots) {
   if (threadIdx.x == 0) {
     slots.count = 0;
+    slots.sorted = 0;
     slots.threshold = -kInfinity;
   }
   __syncthreads();
 }
 
-// Sorts the slots best first, keeps `keep` and sets the threshold. Called by every thread of the
-// block, after a barrier that ends all appends.
-__device__ void sort_and_keep(BlockCandidates& slots, unsigned int keep) {
-  const unsigned int count = slots.count;
-  for (unsigned int i = count + threadIdx.x; i < kTopKCapacity; i += kTopKThreads) {
-    slots.score[i] = -kInfinity;  // padding ranks after every real entry (index kNoIndex)
-    slots.index[i] = kNoIndex;
-  }
-  __syncthreads();
-  for (unsigned int size = 2; size <= kTopKCapacity; size <<= 1) {
+// Sorts slots [first, count) best first, in place (ranked_lists.hpp's network on the next power of
+// two, the positions past `count` left out). Called by every thread of the block after a barrier
+// that ends all appends; ends with one. A warp takes 32 consecutive pairs of every stage, so the
+// stages that stay within 64 positions need only the warp's own barrier.
+__device__ void sort_appended(BlockCandidates& slots, unsigned int first, unsigned int count) {
+  const unsigned int n = count - first;
+  if (n < 2) return;  // nothing written, so the caller's barrier still orders every read
+  const unsigned int padded = next_power_of_two(n);
+  double* const score = slots.score + first;
+  std::uint64_t* const index = slots.index + first;
+  for (unsigned int size = 2; size <= padded; size <<= 1) {
     for (unsigned int stride = size / 2; stride > 0; stride >>= 1) {
-      for (unsigned int pair = threadIdx.x; pair < kTopKCapacity / 2; pair += kTopKThreads) {
-        const unsigned int low = 2 * pair - (pair & (stride - 1));
-        const unsigned int high = low + stride;
-        // Sub-sequences with (low & size) == 0 end best first, the others worst first, so that
-        // every merge step sees a bitonic sequence; the last (size = capacity) is best first.
-        const bool best_first = (low & size) == 0;
-        const bool high_ranks_first =
-            ranks_before(slots.score[high], slots.index[high], slots.score[low], slots.index[low]);
-        const bool low_ranks_first =
-            ranks_before(slots.score[low], slots.index[low], slots.score[high], slots.index[high]);
-        if (best_first ? high_ranks_first : low_ranks_first) {
-          const double score = slots.score[low];
-          const std::uint64_t index = slots.index[low];
-          slots.score[low] = slots.score[high];
-          slots.index[low] = slots.index[high];
-          slots.score[high] = score;
-          slots.index[high] = index;
+      for (unsigned int pair = threadIdx.x; pair < padded / 2; pair += kTopKThreads) {
+        const BitonicPair at = bitonic_pair(pair, size, stride);
+        if (at.high < n && ranks_before(score[at.high], index[at.high], score[at.low], index[at.low])) {
+          const double low_score = score[at.low];
+          const std::uint64_t low_index = index[at.low];
+          score[at.low] = score[at.high];
+          index[at.low] = index[at.high];
+          score[at.high] = low_score;
+          index[at.high] = low_index;
         }
       }
-      __syncthreads();
+      const unsigned int next_size = stride > 1 ? size : 2 * size;
+      if (next_size <= kWarpLocalSize && next_size <= padded) {
+        __syncwarp();
+      } else {
+        __syncthreads();
+      }
+    }
+  }
+}
+
+// Keeps the `keep` (1 <= keep <= kGpuTopKMax) best of the slots, best first, and sets the
+// threshold: sorts the entries appended since the last call and merges them with the sorted ones
+// (ranked_lists.hpp), the same k entries in the same order as sorting all the slots. Called by
+// every thread of the block, after a barrier that ends all appends.
+__device__ __forceinline__ void sort_and_keep(BlockCandidates& slots, unsigned int keep) {
+  const unsigned int count = slots.count;
+  const unsigned int sorted = slots.sorted;
+  sort_appended(slots, sorted, count);
+  const RankedList kept{slots.score, slots.index, sorted};
+  const RankedList appended{slots.score + sorted, slots.index + sorted, count - sorted};
+  const unsigned int out = count < keep ? count : keep;
+  // Each thread merges its ranks into registers (constant indices: unrolled) and writes them back
+  // once every thread has read its inputs.
+  const unsigned int first_rank = threadIdx.x * kKeptPerThread;
+  double score[kKeptPerThread];
+  std::uint64_t index[kKeptPerThread];
+  unsigned int i = 0;
+  unsigned int j = 0;
+  if (first_rank < out) {
+    i = merge_path_split(kept, appended, first_rank);
+    j = first_rank - i;
+  }
+#pragma unroll
+  for (unsigned int r = 0; r < kKeptPerThread; ++r) {
+    if (first_rank + r < out) {
+      const bool from_kept = merge_takes_a(kept, i, appended, j);
+      score[r] = from_kept ? kept.score[i] : appended.score[j];
+      index[r] = from_kept ? kept.index[i] : appended.index[j];
+      i += from_kept ? 1 : 0;
+      j += from_kept ? 0 : 1;
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (unsigned int r = 0; r < kKeptPerThread; ++r) {
+    if (first_rank + r < out) {
+      slots.score[first_rank + r] = score[r];
+      slots.index[first_rank + r] = index[r];
+      if (first_rank + r == keep - 1) slots.threshold = score[r];  // only when count >= keep
     }
   }
   if (threadIdx.x == 0) {
-    slots.count = count < keep ? count : keep;
-    slots.threshold = count < keep ? -kInfinity : slots.score[keep - 1];
+    slots.count = out;
+    slots.sorted = out;
+    if (count < keep) slots.threshold = -kInfinity;
   }
   __syncthreads();
 }
 
+// sort_and_keep as a call, for top_k_blocks_kernel: it holds its quad's ChaCha20 words and its
+// tally across the call, and inlined at each of the four rounds of a quad, the merge's registers
+// pushed those into local memory (ptxas: 104 bytes of spills). As a call, neither side's
+// registers constrain the other's.
+__device__ __noinline__ void sort_and_keep_call(BlockCandidates& slots, unsigned int keep) {
+  sort_and_keep(slots, keep);
+}
+
 // Ends a round: every thread reads the count before any thread appends again, so all take the
-// same branch; sorts when the next round might not fit.
-__device__ void end_round(BlockCandidates& slots, unsigned int keep) {
+// same branch. True when the next round might not fit: the caller then keeps k.
+__device__ __forceinline__ bool end_round(BlockCandidates& slots) {
   __syncthreads();
   const bool full = slots.count > kTopKCapacity - kOffersPerRound;
   __syncthreads();
-  if (full) sort_and_keep(slots, keep);
+  return full;
 }
 
 // Writes the block's k best (padded with (-inf, kNoIndex)) to out[0, k), after sort_and_keep.
@@ -120,42 +173,61 @@ __device__ void write_kept(const BlockCandidates& slots, unsigned int k, RankedC
   }
 }
 
-// Three blocks' slots (64 KiB each) fit in a multiprocessor's shared memory, which allows 80
-// registers a thread: enough for either generator without spills (ptxas, left to itself, picks
-// 64 and spills with ChaCha20).
+// Two blocks fit in a multiprocessor's shared memory (64 KiB of slots and 36 KiB of load tiles
+// each), which allows 128 registers a thread: no spills with either generator.
 template <class Source, Generator G>
-__global__ void __launch_bounds__(kTopKThreads, 3)
+__global__ void __launch_bounds__(kTopKThreads, 2)
     top_k_blocks_kernel(Source source, GroupRange groups, NoiseSpec spec, unsigned int k,
                         RankedCandidate* block_lists, ShardResult* block_tallies) {
+  using T = typename Source::value_type;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   BlockCandidates& slots = *reinterpret_cast<BlockCandidates*>(shared_bytes);
+  __shared__ WarpTile tiles[kTopKThreads / kWarpLanes];
+  WarpTile& tile = tiles[threadIdx.x / kWarpLanes];
+  const unsigned int lane = threadIdx.x % kWarpLanes;
   reset(slots);
   ShardResult tally;
   tally.executed_on = ExecutedOn::gpu;
   BlockSink sink{&slots};
-  const std::uint64_t first_group = groups.first_group();
-  const std::uint64_t end_group = first_group + groups.group_count();
   const std::uint64_t quads = quad_count(groups);
   const std::uint64_t quad_step = static_cast<std::uint64_t>(gridDim.x) * kTopKThreads;
-  // Each thread takes a quad of 4 groups (one ChaCha20 block, fused_select_kernel.cuh) and scores
-  // one of its groups per round, so a round still appends at most kOffersPerRound. The loops are
-  // uniform across the block (their bounds do not depend on the thread).
+  const bool vector_aligned = quads_are_vector_aligned(source);
+  // Each thread takes a quad of 4 groups (one ChaCha20 block, quads.cuh), which its warp stages
+  // through its tile as in the single pick (quad_tiles.cuh), and scores one of its groups per
+  // round, so a round still appends at most kOffersPerRound. The loops are uniform across the
+  // block (their bounds do not depend on the thread), and each round ends with a block barrier,
+  // which also keeps the next segment's stores behind this round's reads of the tile.
   for (std::uint64_t quad_base = static_cast<std::uint64_t>(blockIdx.x) * kTopKThreads; quad_base < quads;
        quad_base += quad_step) {
-    const bool has_quad = quad_base + threadIdx.x < quads;
-    const std::uint64_t quad = first_quad(groups) + quad_base + threadIdx.x;
-    const QuadBlocks<G> blocks(spec, quad);  // past the range (has_quad false) computed but never used
+    const std::uint64_t warp_base = quad_base + (threadIdx.x - lane);
+    const std::uint64_t warp_remaining = warp_base < quads ? quads - warp_base : 0;
+    const unsigned int warp_quads = warp_remaining < kTileQuads ? static_cast<unsigned int>(warp_remaining) : kTileQuads;
+    const std::uint64_t tile_first_quad = first_quad(groups) + warp_base;
+    const bool whole = tile_first_quad * kCandidatesPerQuad >= groups.begin &&
+                       (tile_first_quad + warp_quads) * kCandidatesPerQuad <= groups.end;
+    const std::uint64_t quad = tile_first_quad + lane;
+    const QuadBlocks<G> blocks(spec, quad);  // past the range (lane >= warp_quads) computed but never used
 #pragma unroll
     for (unsigned int j = 0; j < kGroupsPerQuad; ++j) {
-      const std::uint64_t group = quad * kGroupsPerQuad + j;
-      if (has_quad && group >= first_group && group < end_group) {
-        score_group<GeneratorBlocks<G>>(spec, group, blocks.group_block(spec, quad, j), groups.lane_begin(group),
-                                        groups.lane_end(group), source, tally, sink);
+      const unsigned int g = j % kGroupsPerSegment<T>;
+      if (g == 0 && warp_quads != 0) {  // uniform across the warp
+        stage_segment(source, groups, tile_first_quad, warp_quads, j / kGroupsPerSegment<T>, whole, vector_aligned,
+                      tile, lane);
+        __syncwarp();
       }
-      end_round(slots, k);
+      const std::uint64_t group = quad * kGroupsPerQuad + j;
+      const unsigned int lanes = lane >= warp_quads ? 0u : whole ? 0xFFu : groups.lanes(group);
+      if (lanes != 0) {
+        double utilities[noise::kCandidatesPerGroup];
+        read_group(tile, lane, g, T{}, utilities);
+        const TileRowUtilities<T> utility_of_lane{tile, lane, g * static_cast<unsigned int>(noise::kCandidatesPerGroup)};
+        score_group_values<GeneratorBlocks<G>>(spec, group, blocks.group_block(spec, quad, j), lanes, utilities,
+                                               utility_of_lane, tally, sink);
+      }
+      if (end_round(slots)) sort_and_keep_call(slots, k);
     }
   }
-  sort_and_keep(slots, k);
+  sort_and_keep_call(slots, k);
   write_kept(slots, k, block_lists + static_cast<std::uint64_t>(blockIdx.x) * k);
   using BlockReduce = cub::BlockReduce<ShardResult, kTopKThreads>;
   __shared__ typename BlockReduce::TempStorage reduce_storage;
@@ -179,7 +251,7 @@ __global__ void __launch_bounds__(kTopKThreads)
       const std::uint64_t i = round_base + j * kTopKThreads + threadIdx.x;
       if (i < entries) sink.offer(lists[i].score, lists[i].index);
     }
-    end_round(slots, k);
+    if (end_round(slots)) sort_and_keep(slots, k);
   }
   ShardResult tally;
   for (unsigned int b = threadIdx.x; b < tally_count; b += kTopKThreads) tally = merge(tally, tallies[b]);

@@ -134,24 +134,36 @@ DPSELECT_HD DPSELECT_FORCEINLINE void chacha20_stream_block(const ChaChaKey& key
   chacha20_block(key, static_cast<std::uint32_t>(block), nonce, out);
 }
 
+// Position 4 * block + Quarter from the words of block number `block`. The quarter is a
+// template argument so that device code indexes the words with constants: a block indexed at
+// run time lives in local memory (a stack frame and a round trip per word), not in registers.
+template <unsigned Quarter>
+DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_quarter(const std::uint32_t (&words)[16]) {
+  static_assert(Quarter < 4, "a ChaCha20 block holds four positions");
+  return RandomBlock{{words[4 * Quarter], words[4 * Quarter + 1], words[4 * Quarter + 2], words[4 * Quarter + 3]}};
+}
+
+// The same with the quarter known only at run time: selected, not indexed, so that the words
+// stay in registers.
+DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_quarter(const std::uint32_t (&words)[16], unsigned quarter) {
+  switch (quarter % 4) {
+    case 0: return chacha20_quarter<0>(words);
+    case 1: return chacha20_quarter<1>(words);
+    case 2: return chacha20_quarter<2>(words);
+    default: return chacha20_quarter<3>(words);
+  }
+}
+
 // Block number `position` of stream `stream` (layout and injectivity at the top of the file).
 // Computes a whole 64-byte block and keeps a quarter: a caller reading consecutive positions
-// saves 3/4 of the work with chacha20_stream_block (detail::SequentialBlocks in random_key.hpp).
+// saves 3/4 of the work with chacha20_stream_block (detail::SequentialBlocks in random_key.hpp),
+// and a caller that knows position % 4 at compile time reads it with chacha20_quarter.
 DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_random_block(const ChaChaKey& key,
                                                                    std::uint64_t stream,
                                                                    std::uint64_t position) {
   std::uint32_t out[16];
   chacha20_stream_block(key, stream, position / 4, out);
-  // The quarter is picked with selects, not out[4 * (position % 4) + i]: a GPU keeps an array
-  // indexed at run time in local memory (a 64-byte stack frame in every kernel that calls this).
-  const unsigned quarter = static_cast<unsigned>(position % 4);
-  RandomBlock slice{};
-  for (unsigned i = 0; i < 4; ++i) {
-    const std::uint32_t first_half = (quarter & 1u) != 0 ? out[4 + i] : out[i];
-    const std::uint32_t second_half = (quarter & 1u) != 0 ? out[12 + i] : out[8 + i];
-    slice.word[i] = (quarter & 2u) != 0 ? second_half : first_half;
-  }
-  return slice;
+  return chacha20_quarter(out, static_cast<unsigned>(position % 4));
 }
 
 }  // namespace dpselect

@@ -49,7 +49,9 @@ struct SamplerBits {
       --blocks_left;
       words_left = 4;
     }
-    return block.word[4 - words_left--];
+    const unsigned taken = 4 - words_left--;
+    // Selected rather than indexed (block.word[taken]), which keeps `block` in registers on a GPU.
+    return taken == 0 ? block.word[0] : taken == 1 ? block.word[1] : taken == 2 ? block.word[2] : block.word[3];
   }
 };
 

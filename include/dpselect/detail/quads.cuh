@@ -15,6 +15,7 @@ namespace dpselect::detail {
 // Utility of global index i read from an array holding candidates [first_index, ...).
 template <class T>
 struct ArraySource {
+  using value_type = T;
   const T* data;
   std::uint64_t first_index;
   __device__ __forceinline__ double operator()(std::uint64_t index) const {
@@ -47,9 +48,7 @@ inline constexpr std::uint64_t kCandidatesPerQuad = kGroupsPerQuad * noise::kCan
 template <Generator G>
 struct QuadBlocks;
 
-// ChaCha20: block `quad` computed once; group j's block is its quarter j, picked with selects
-// rather than words[4 j + i], since j may be known only at run time and a GPU keeps an array
-// indexed at run time in local memory.
+// ChaCha20: block `quad` computed once; group j's block is its quarter j.
 template <>
 struct QuadBlocks<Generator::chacha20> {
   std::uint32_t words[16];
@@ -59,14 +58,7 @@ struct QuadBlocks<Generator::chacha20> {
   }
   // random_block(spec.key, spec.stream, 4 quad + j).
   __device__ __forceinline__ RandomBlock group_block(const NoiseSpec&, std::uint64_t, unsigned int j) const {
-    RandomBlock block;
-#pragma unroll
-    for (unsigned int i = 0; i < 4; ++i) {
-      const std::uint32_t first_half = (j & 1u) != 0 ? words[4 + i] : words[i];
-      const std::uint32_t second_half = (j & 1u) != 0 ? words[12 + i] : words[8 + i];
-      block.word[i] = (j & 2u) != 0 ? second_half : first_half;
-    }
-    return block;
+    return chacha20_quarter(words, j);
   }
 };
 

@@ -35,7 +35,13 @@ struct SparseQueryNoise {
   double query_scale = 0.0;
 
   DPSELECT_HD DPSELECT_FORCEINLINE bool above(std::uint64_t index, double value, double noisy_threshold) const {
-    return sparse_vector_laplace(key, stream, index, query_scale, value) >= noisy_threshold;
+    return above_given_block(random_block(key, stream, index), value, noisy_threshold);
+  }
+  // The same decision from query i's block, random_block(key, stream, i), computed by the caller
+  // (the GPU computes one ChaCha20 block for four queries).
+  DPSELECT_HD DPSELECT_FORCEINLINE bool above_given_block(const RandomBlock& block, double value,
+                                                          double noisy_threshold) const {
+    return fma_rn(query_scale, noise::laplace(block), value) >= noisy_threshold;
   }
 };
 

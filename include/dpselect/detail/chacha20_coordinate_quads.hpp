@@ -1,0 +1,82 @@
+// The four coordinates of a noise vector that share ChaCha20 blocks, read as one unit: what lets a
+// GPU thread compute one 64-byte block for four coordinates instead of one per coordinate
+// (kernels/noise_vector.cu). Plain C++, so the CPU tests run the same code.
+//
+// Block j of coordinate i sits at position (j << 54) | i (continuous_noise.hpp), and position p is
+// quarter p % 4 of ChaCha20 block p / 4 (chacha20.hpp). So for every row j the coordinates
+// 4q .. 4q+3 (a "quad") read the four quarters of one block, (j << 52) | q, coordinate 4q + l
+// quarter l. A quad caches its first rows, computed once; a coordinate that reads further (a
+// rejection, continuous_noise.hpp) computes those blocks itself. Either way the fetch returns
+// exactly chacha20_random_block(key, stream, position): the samplers, and so the bits, are those
+// of every other path.
+#pragma once
+
+#include <cstdint>
+
+#include "dpselect/chacha20.hpp"
+#include "dpselect/continuous_noise.hpp"
+#include "dpselect/detail/host_device.hpp"
+
+namespace dpselect::continuous {
+
+inline constexpr std::uint64_t kCoordinatesPerQuad = 4;
+
+// Rows every sample of `shape` reads whatever its bits (continuous_noise.hpp): Laplace one block;
+// the normal one polar attempt (2); the generalized Gaussian its uniform, one polar attempt and
+// the Marsaglia-Tsang uniform (4). Caching more would hold registers for rows most quads never read.
+DPSELECT_HD DPSELECT_FORCEINLINE unsigned rows_always_read(NoiseShape shape) {
+  switch (shape) {
+    case NoiseShape::laplace: return 1;
+    case NoiseShape::normal: return 2;
+    case NoiseShape::generalized_gaussian: return 4;
+  }
+  return 1;
+}
+
+// Rows 0 .. CachedRows - 1 of quad `quad` (coordinates 4 quad .. 4 quad + 3), as whole blocks.
+template <unsigned CachedRows>
+struct ChaChaCoordinateQuad {
+  ChaChaKey key;
+  std::uint64_t stream;
+  std::uint32_t rows[CachedRows][16];
+
+  DPSELECT_HD DPSELECT_FORCEINLINE ChaChaCoordinateQuad(const ChaChaKey& quad_key, std::uint64_t quad_stream,
+                                                        std::uint64_t quad)
+      : key(quad_key), stream(quad_stream) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (unsigned row = 0; row < CachedRows; ++row) {
+      chacha20_stream_block(key, stream, coordinate_position(quad * kCoordinatesPerQuad, row) / 4, rows[row]);
+    }
+  }
+};
+
+// The Fetch of coordinate 4 quad + Lane (continuous::noisy_value): asked only for that coordinate's
+// positions, all of which are Lane modulo 4, so every block is read at the constant quarter Lane.
+template <unsigned CachedRows, unsigned Lane>
+struct ChaChaQuadLane {
+  static_assert(Lane < kCoordinatesPerQuad, "a quad has four coordinates");
+  const ChaChaCoordinateQuad<CachedRows>& quad;
+
+  DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock at(std::uint64_t position) const {
+    return from_row<0>(position >> kCoordinateColumnBits, position);
+  }
+
+ private:
+  // Row `row` compared with each cached row in turn (a template recursion, so every index is a
+  // constant: a row number used as an index would put the cache in local memory on a GPU).
+  template <unsigned Cached>
+  DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock from_row(std::uint64_t row, std::uint64_t position) const {
+    if constexpr (Cached < CachedRows) {
+      if (row == Cached) return chacha20_quarter<Lane>(quad.rows[Cached]);
+      return from_row<Cached + 1>(row, position);
+    } else {
+      std::uint32_t words[16];
+      chacha20_stream_block(quad.key, quad.stream, position / 4, words);
+      return chacha20_quarter<Lane>(words);
+    }
+  }
+};
+
+}  // namespace dpselect::continuous

@@ -1,0 +1,134 @@
+// The quad fetch of the ChaCha20 noise-vector kernel (detail/chacha20_coordinate_quads.hpp), run on
+// the CPU: every block it returns is chacha20_random_block's, cached row or not, and the noisy
+// values it gives are those of the one-block-at-a-time fetch for every noise shape, including
+// coordinates whose samples read past the cached rows; and every sample reads at least the
+// rows_always_read rows a quad caches for its shape.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <limits>
+
+#include "dpselect/chacha20.hpp"
+#include "dpselect/continuous_noise.hpp"
+#include "dpselect/detail/chacha20_coordinate_quads.hpp"
+
+namespace dpselect {
+namespace {
+
+using continuous::ChaChaCoordinateQuad;
+using continuous::ChaChaQuadLane;
+using continuous::CoordinateNoise;
+using continuous::NoiseShape;
+
+constexpr std::uint64_t kStream = 0x0123456789ABCDEFull;
+
+bool same_bits(const RandomBlock& a, const RandomBlock& b) {
+  return std::equal(std::begin(a.word), std::end(a.word), std::begin(b.word));
+}
+
+// Forwards to `inner` and records the rows asked for (continuous_noise.hpp's position layout).
+template <class Inner>
+struct RowRecorder {
+  Inner inner;
+  std::uint64_t rows_read = 0;
+  RandomBlock at(std::uint64_t position) {
+    const std::uint64_t row = position >> continuous::kCoordinateColumnBits;
+    rows_read = std::max(rows_read, row + 1);
+    return inner.at(position);
+  }
+};
+
+template <unsigned CachedRows, unsigned Lane>
+void expect_lane_blocks(const ChaChaKey& key, std::uint64_t quad) {
+  const ChaChaCoordinateQuad<CachedRows> blocks(key, kStream, quad);
+  const ChaChaQuadLane<CachedRows, Lane> lane{blocks};
+  const std::uint64_t coordinate = quad * continuous::kCoordinatesPerQuad + Lane;
+  for (const std::uint64_t row : {0, 1, 2, 3, 4, 5, 100, 1023}) {
+    const std::uint64_t position = continuous::coordinate_position(coordinate, row);
+    EXPECT_TRUE(same_bits(lane.at(position), chacha20_random_block(key, kStream, position)))
+        << "cached rows " << CachedRows << " lane " << Lane << " quad " << quad << " row " << row;
+  }
+}
+
+template <unsigned CachedRows>
+void expect_quad_blocks(const ChaChaKey& key) {
+  for (const std::uint64_t quad : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{12345},
+                                   continuous::kCoordinateLimit / continuous::kCoordinatesPerQuad - 1}) {
+    expect_lane_blocks<CachedRows, 0>(key, quad);
+    expect_lane_blocks<CachedRows, 1>(key, quad);
+    expect_lane_blocks<CachedRows, 2>(key, quad);
+    expect_lane_blocks<CachedRows, 3>(key, quad);
+  }
+}
+
+TEST(ChaCha20CoordinateQuads, EveryRowIsTheRandomBlockAtItsPosition) {
+  const ChaChaKey key = ChaChaKey::from_seed(11);
+  expect_quad_blocks<1>(key);
+  expect_quad_blocks<2>(key);
+  expect_quad_blocks<4>(key);
+}
+
+// Noisy value of coordinate 4 quad + Lane through the quad fetch, with the rows it read.
+template <unsigned CachedRows, unsigned Lane>
+bool quad_noisy_value(const ChaChaCoordinateQuad<CachedRows>& blocks, const CoordinateNoise& noise,
+                      std::uint64_t coordinate, double value, double& out, std::uint64_t& rows_read) {
+  RowRecorder<ChaChaQuadLane<CachedRows, Lane>> fetch{{blocks}};
+  const bool ok = continuous::noisy_value(fetch, noise, coordinate, value, out);
+  rows_read = fetch.rows_read;
+  return ok;
+}
+
+// Coordinates [0, 4 quads) of `noise` through ChaChaQuadLane<CachedRows, *> against KeyedBlocks.
+template <unsigned CachedRows>
+void expect_same_noisy_values(const CoordinateNoise& noise, std::uint64_t quads) {
+  const RandomKey key = RandomKey::from_seed(2027, Generator::chacha20);
+  const continuous::KeyedBlocks keyed{key, kStream};
+  std::uint64_t fewest_rows = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t past_cache = 0;
+  for (std::uint64_t quad = 0; quad < quads; ++quad) {
+    const ChaChaCoordinateQuad<CachedRows> blocks(key.chacha, kStream, quad);
+    for (unsigned lane = 0; lane < continuous::kCoordinatesPerQuad; ++lane) {
+      const std::uint64_t coordinate = quad * continuous::kCoordinatesPerQuad + lane;
+      const double value = static_cast<double>(coordinate % 97) * 0.25 - 12.0;
+      double expected = 0.0;
+      double got = 0.0;
+      std::uint64_t rows_read = 0;
+      const bool expected_ok = continuous::noisy_value(keyed, noise, coordinate, value, expected);
+      bool ok = false;
+      switch (lane) {
+        case 0: ok = quad_noisy_value<CachedRows, 0>(blocks, noise, coordinate, value, got, rows_read); break;
+        case 1: ok = quad_noisy_value<CachedRows, 1>(blocks, noise, coordinate, value, got, rows_read); break;
+        case 2: ok = quad_noisy_value<CachedRows, 2>(blocks, noise, coordinate, value, got, rows_read); break;
+        default: ok = quad_noisy_value<CachedRows, 3>(blocks, noise, coordinate, value, got, rows_read); break;
+      }
+      ASSERT_TRUE(expected_ok);
+      ASSERT_EQ(ok, expected_ok) << coordinate;
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(expected))
+          << "coordinate " << coordinate;
+      fewest_rows = std::min(fewest_rows, rows_read);
+      past_cache += rows_read > CachedRows;
+    }
+  }
+  // Every sample reads the rows a quad caches for its shape, and rejections read past them.
+  EXPECT_EQ(fewest_rows, continuous::rows_always_read(noise.shape));
+  if (noise.shape != NoiseShape::laplace) EXPECT_GT(past_cache, 0u);
+}
+
+TEST(ChaCha20CoordinateQuads, NoisyValuesEqualTheOneBlockFetch) {
+  const CoordinateNoise laplace = continuous::make_coordinate_noise(NoiseShape::laplace, 1.5, 2.0);
+  const CoordinateNoise normal = continuous::make_coordinate_noise(NoiseShape::normal, 0.75, 2.0);
+  const CoordinateNoise generalized = continuous::make_coordinate_noise(NoiseShape::generalized_gaussian, 2.0, 1.5);
+  const CoordinateNoise steep = continuous::make_coordinate_noise(NoiseShape::generalized_gaussian, 2.0, 32.0);
+  // The cache the kernel uses for each shape, and caches of other sizes (the bits do not depend on it).
+  expect_same_noisy_values<1>(laplace, 1000);
+  expect_same_noisy_values<2>(normal, 1000);
+  expect_same_noisy_values<4>(generalized, 1000);
+  expect_same_noisy_values<4>(steep, 1000);
+  expect_same_noisy_values<1>(generalized, 300);
+  expect_same_noisy_values<2>(laplace, 300);
+}
+
+}  // namespace
+}  // namespace dpselect
