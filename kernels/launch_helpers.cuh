@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "dpselect/detail/cuda_check.cuh"
+#include "dpselect/detail/device_memory_pool.cuh"
 
 namespace dpselect::detail {
 
@@ -30,20 +31,22 @@ T read_device_value(const T* source, cudaStream_t stream) {
 
 // The device buffer through which a host array is streamed: the largest of up to `wanted`
 // elements of T the device can hold now, halved on out-of-memory down to 2^16 elements (then
-// CudaError); freed in stream order. One chunk size for every host-array path, so none of them
-// fails where another would have halved.
+// CudaError); from the library's pool (device_memory_pool.cuh), freed in stream order. One chunk
+// size for every host-array path, so none of them fails where another would have halved.
 template <class T>
 class DeviceChunk {
  public:
   DeviceChunk(std::uint64_t wanted, cudaStream_t stream, const char* what) : stream_(stream) {
     constexpr std::uint64_t kSmallestChunk = std::uint64_t{1} << 16;
     for (elements_ = std::max<std::uint64_t>(wanted, 1);; elements_ /= 2) {
-      const cudaError_t status = cudaMallocAsync(reinterpret_cast<void**>(&data_), elements_ * sizeof(T), stream);
+      const cudaError_t status =
+          library_pool_malloc_async(reinterpret_cast<void**>(&data_), elements_ * sizeof(T), stream);
       if (status == cudaSuccess) return;
+      // The pool reports a full device as cudaErrorMemoryAllocation and leaves no error behind.
       if (status != cudaErrorMemoryAllocation || elements_ <= kSmallestChunk) {
+        data_ = nullptr;
         throw_cuda_error(status, what, __FILE__, __LINE__);
       }
-      static_cast<void>(cudaGetLastError());  // out of memory is not sticky: try half
     }
   }
   DeviceChunk(const DeviceChunk&) = delete;

@@ -9,6 +9,7 @@
 #include "dpselect/context.hpp"
 #include "dpselect/detail/secure_noise_core.hpp"
 #include "dpselect/continuous_noise.hpp"
+#include "dpselect/device_memory.hpp"
 #include "dpselect/detail/sparse_vector_noise.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/shard_result.hpp"
@@ -31,6 +32,16 @@ void validate_device_pointer(const void* data, std::string_view name);
 bool cuda_backend_compiled();
 // A CUDA device exists and its runtime initialises. Cached after the first call.
 bool cuda_device_usable();
+
+// The library's device memory pools (kernels/device_memory.cu, dpselect/device_memory.hpp); in a
+// CPU-only build there are none and these do nothing. With device_memory_mutex() held: sets the
+// release threshold of every pool created so far (later ones read release_threshold_setting()).
+void gpu_set_pool_release_threshold(std::uint64_t bytes);
+// Trims every pool to `bytes_to_keep` and frees the idle page-locked staging buffers.
+void gpu_trim_memory(std::uint64_t bytes_to_keep);
+// The number of CUDA devices, and what the pool of `device` (0 <= device < that number) holds.
+int gpu_device_count();
+DeviceMemoryUsage gpu_pool_usage(int device);
 
 // Utilities already in device memory, range.size() of them starting at `utilities`.
 ShardResult gpu_evaluate_device(const NoiseSpec& spec, const float* utilities, IndexRange range,

@@ -182,11 +182,17 @@ class OwnedStream {
   cudaStream_t stream_ = nullptr;
 };
 
-// Stream-ordered device scratch from the stream-ordered allocator.
+// The library's pool allocation (declared with the rest of the pool in device_memory_pool.cuh,
+// defined in the library: kernels/device_memory.cu).
+cudaError_t library_pool_malloc_async(void** pointer, std::size_t bytes, cudaStream_t stream);
+
+// Stream-ordered device scratch from the library's memory pool (dpselect/device_memory.hpp), which
+// keeps freed memory mapped up to its release threshold: a call's scratch reuses the last call's
+// pages instead of mapping fresh ones after every synchronisation.
 class DeviceScratch {
  public:
   DeviceScratch(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
-    DPSELECT_CUDA_TRY(cudaMallocAsync(&pointer_, bytes, stream));
+    DPSELECT_CUDA_TRY(library_pool_malloc_async(&pointer_, bytes, stream));
   }
   DeviceScratch(const DeviceScratch&) = delete;
   DeviceScratch& operator=(const DeviceScratch&) = delete;
