@@ -16,6 +16,7 @@
 #include "dpselect/detail/device_memory_pool.cuh"
 #include "engine/device_memory_setting.hpp"
 #include "engine/gpu_backend.hpp"
+#include "pinned_staging.cuh"
 
 namespace dpselect::detail {
 namespace {
@@ -121,6 +122,7 @@ void gpu_set_pool_release_threshold(std::uint64_t bytes) {
 void gpu_trim_memory(std::uint64_t bytes_to_keep) {
   const auto keep = static_cast<std::size_t>(std::min<std::uint64_t>(bytes_to_keep, std::numeric_limits<std::size_t>::max()));
   for_each_pool([keep](cudaMemPool_t pool) { DPSELECT_CUDA_TRY(cudaMemPoolTrimTo(pool, keep)); });
+  release_idle_pinned_staging();
 }
 
 int gpu_device_count() { return pool_table().devices; }

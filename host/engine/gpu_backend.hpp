@@ -42,6 +42,10 @@ void gpu_trim_memory(std::uint64_t bytes_to_keep);
 // The number of CUDA devices, and what the pool of `device` (0 <= device < that number) holds.
 int gpu_device_count();
 DeviceMemoryUsage gpu_pool_usage(int device);
+// Test hook: the bytes of each device chunk (0: the default of each path) and of each pinned
+// staging piece (0: the default) that host arrays stream through, so a test can force many chunks
+// over a small array. Not for production use: it applies to every later call of every thread.
+void set_host_streaming_bytes_for_testing(std::uint64_t chunk_bytes, std::uint64_t piece_bytes);
 
 // Utilities already in device memory, range.size() of them starting at `utilities`.
 ShardResult gpu_evaluate_device(const NoiseSpec& spec, const float* utilities, IndexRange range,
