@@ -52,13 +52,14 @@ ShardResult gpu_evaluate_device(const NoiseSpec& spec, const float* utilities, I
                                 cuda_stream_t stream);
 ShardResult gpu_evaluate_device(const NoiseSpec& spec, const double* utilities, IndexRange range,
                                 cuda_stream_t stream);
-// Utilities in host memory, streamed to the device in chunks that fit its free memory.
+// Utilities in host memory, streamed to the device in chunks that fit its free memory, each copy
+// overlapping the pass over the chunk before (kernels/host_streaming.cuh, on streams of its own).
 ShardResult gpu_evaluate_host(const NoiseSpec& spec, const float* utilities, IndexRange range);
 ShardResult gpu_evaluate_host(const NoiseSpec& spec, const double* utilities, IndexRange range);
 // Release r of a batch scores row r of a matrix (row r at utilities + r * row_stride; row_stride 0:
 // every release reads the same row) over candidates [0, cols) with specs[r], in one launch per
 // 2^18 rows (kernels/select_rows.cu). results[r] is unstamped. Device memory (ordered on `stream`,
-// which is synchronized) or host memory (copied in blocks of whole rows on a stream of its own).
+// which is synchronized) or host memory (streamed in blocks of whole rows on streams of its own).
 void gpu_evaluate_device_rows(std::span<const NoiseSpec> specs, const float* utilities, std::uint64_t row_stride,
                               std::uint64_t cols, std::span<ShardResult> results, cuda_stream_t stream);
 void gpu_evaluate_device_rows(std::span<const NoiseSpec> specs, const double* utilities, std::uint64_t row_stride,
@@ -70,7 +71,7 @@ void gpu_evaluate_host_rows(std::span<const NoiseSpec> specs, const double* util
 // One-shot Gumbel top-k on the GPU (kernels/top_k.cu), k <= kGpuTopKMax: the k best (score,
 // index) pairs of candidates [0, n), best first (padded with (-inf, kNoIndex) when fewer are
 // valid), and the tally of every candidate (unstamped; best_* unset). Device memory (ordered on
-// `stream`, which is synchronized) or host memory (copied in chunks on a stream of its own).
+// `stream`, which is synchronized) or host memory (streamed in chunks on streams of its own).
 inline constexpr std::uint64_t kGpuTopKMax = kGpuTopKMaxK;
 struct RankedCandidate {
   double score;
@@ -119,7 +120,7 @@ bool gpu_add_secure_noise(const SecureNoiseCore& core, double* values, std::uint
 bool gpu_add_noise(double* values, std::uint64_t count, std::uint64_t first_coordinate, const RandomKey& key,
                    std::uint64_t stream, const continuous::CoordinateNoise& noise, cuda_stream_t cuda_stream);
 // The same for values in host memory, copied to the device and back in chunks that fit its
-// free memory (on a stream of its own). Throws CudaError.
+// free memory (streamed both ways on streams of its own). Throws CudaError.
 bool gpu_add_noise_host(std::span<double> values, const RandomKey& key, std::uint64_t stream,
                         const continuous::CoordinateNoise& noise);
 
