@@ -5,6 +5,13 @@
 //                                         the 16-byte copy of its result to the host: the cost
 //                                         of a non-private arg-max (the lower bound to beat)
 //   gpu_memcpy_d2d/<type>/n:<n>           cudaMemcpyAsync device-to-device of the same bytes
+//   gpu_select_host/<type>/n:<n>          dpselect::select over a std::span in pageable host
+//                                         memory, Backend::Gpu: the array streamed through
+//                                         pinned staging, each chunk's copy overlapping the pass
+//                                         over the last (host clock)
+//   gpu_h2d_pinned/<type>/n:<n>           cudaMemcpyAsync of the same bytes from page-locked
+//                                         host memory: the bus's bandwidth, what
+//                                         gpu_select_host can at best reach
 //   gpu_read/<type>/n:<n>                 a plain read of the same bytes (16-byte loads)
 //   gpu_rows, gpu_repeated, gpu_pricing   batched_gpu_bench.cu
 //   gpu_functor/<mechanism>/<generator>/n:<n>   dpselect::select_functor (select.cuh) over a
@@ -40,10 +47,13 @@
 #include <cuda/std/cstdint>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -98,6 +108,60 @@ void bm_select_array(benchmark::State& state, dpselect::Mechanism mechanism, dps
                   [&](dpselect::Context& ctx, const dpselect::SelectionParams& params) {
                     return dpselect::select(ctx, span, params, env().stream);
                   });
+  });
+}
+
+// Host utilities, filled once per size and type (pageable memory, as a caller's array is).
+template <class T>
+const std::vector<T>& host_array(std::uint64_t n) {
+  static std::vector<T> host;
+  if (host.size() != n) {
+    host.assign(n, T{});
+    for (std::uint64_t i = 0; i < n; ++i) host[i] = static_cast<T>(static_cast<double>(splitmix64(kDataSeed + i) >> 40) * 0x1p-20);
+  }
+  return host;
+}
+
+// The whole call on the host clock: its copies and passes run on the library's own streams, not
+// on the benchmark's, so events there would not bracket them. No L2 flush: the data comes over
+// the bus.
+template <class T>
+void bm_select_host(benchmark::State& state, std::uint64_t n) {
+  guarded(state, [&](benchmark::State& st) {
+    const std::vector<T>& host = host_array<T>(n);
+    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed, dpselect::Generator::philox);
+    const dpselect::SelectionParams params = gpu_params(dpselect::Mechanism::exponential);
+    for (auto _ : st) {
+      const auto start = std::chrono::steady_clock::now();
+      const dpselect::Selection selection = dpselect::select(ctx, std::span<const T>(host), params);
+      const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+      if (selection.report.executed_on != dpselect::ExecutedOn::gpu || selection.index >= n) {
+        st.SkipWithError("selection did not run on the GPU or returned an index out of range");
+        break;
+      }
+      benchmark::DoNotOptimize(selection.index);
+      st.SetIterationTime(elapsed.count());
+    }
+    report(st, n, n * sizeof(T));
+  });
+}
+
+template <class T>
+void bm_h2d_pinned(benchmark::State& state, std::uint64_t n) {
+  guarded(state, [&](benchmark::State& st) {
+    GpuEnvironment& e = env();
+    const std::size_t bytes = n * sizeof(T);
+    void* pinned = nullptr;
+    BENCH_CUDA_CHECK(cudaMallocHost(&pinned, bytes));
+    const std::unique_ptr<void, cudaError_t (*)(void*)> release(pinned, cudaFreeHost);
+    std::memset(pinned, 0x3c, bytes);
+    void* device = copy_destination(bytes);
+    for (auto _ : st) {
+      record_start();
+      BENCH_CUDA_CHECK(cudaMemcpyAsync(device, pinned, bytes, cudaMemcpyHostToDevice, e.stream));
+      st.SetIterationTime(record_stop_seconds());
+    }
+    report(st, n, bytes);
   });
 }
 
@@ -292,6 +356,20 @@ void register_arrays(const char* type_name) {
 void register_all() {
   register_arrays<float>("float");
   register_arrays<double>("double");
+  for (const std::uint64_t n : {std::uint64_t{1} << 24, std::uint64_t{1} << 26, std::uint64_t{1} << 28}) {
+    benchmark::RegisterBenchmark(("gpu_select_host/float/" + size_label(n)).c_str(),
+                                 [n](benchmark::State& state) { bm_select_host<float>(state, n); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("gpu_select_host/double/" + size_label(n)).c_str(),
+                                 [n](benchmark::State& state) { bm_select_host<double>(state, n); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("gpu_h2d_pinned/float/" + size_label(n)).c_str(),
+                                 [n](benchmark::State& state) { bm_h2d_pinned<float>(state, n); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
   for (int log2n = 20; log2n <= 30; log2n += 2) {
     const std::uint64_t n = std::uint64_t{1} << log2n;
     benchmark::RegisterBenchmark(("gpu_sparse_vector/double/" + size_label(n)).c_str(),

@@ -1,6 +1,6 @@
 // Helpers shared by the kernels of kernels/: the grid size of the grid-stride kernels (sparse
-// vector, noise vectors, secure noise), reading one result back, and the staging buffer of the
-// host-array paths (selection, top-k, noise vectors). Device-only translation units include it.
+// vector, noise vectors, secure noise), reading one result back, and the device buffers of the
+// host-array paths (host_streaming.cuh). Device-only translation units include it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "dpselect/detail/cuda_check.cuh"
+#include "dpselect/detail/device_memory_pool.cuh"
 
 namespace dpselect::detail {
 
@@ -28,29 +29,40 @@ T read_device_value(const T* source, cudaStream_t stream) {
   return value;
 }
 
-// The device buffer through which a host array is streamed: the largest of up to `wanted`
-// elements of T the device can hold now, halved on out-of-memory down to 2^16 elements (then
-// CudaError); freed in stream order. One chunk size for every host-array path, so none of them
-// fails where another would have halved.
+// The device buffers through which a host array is streamed (host_streaming.cuh): `buffers`
+// buffers of the same number of elements, a whole number of `granule`s (rows, for a matrix): up
+// to `wanted`, halved while the device cannot hold them, down to 2^16 elements or one granule,
+// whichever is more (then CudaError). From the library's pool (device_memory_pool.cuh), freed in
+// stream order on `stream`. One sizing rule for every host-array path, so none of them fails
+// where another would have halved.
 template <class T>
 class DeviceChunk {
  public:
-  DeviceChunk(std::uint64_t wanted, cudaStream_t stream, const char* what) : stream_(stream) {
+  DeviceChunk(std::uint64_t wanted, cudaStream_t stream, const char* what, std::uint64_t granule = 1,
+              unsigned int buffers = 1)
+      : stream_(stream) {
     constexpr std::uint64_t kSmallestChunk = std::uint64_t{1} << 16;
-    for (elements_ = std::max<std::uint64_t>(wanted, 1);; elements_ /= 2) {
-      const cudaError_t status = cudaMallocAsync(reinterpret_cast<void**>(&data_), elements_ * sizeof(T), stream);
+    const std::uint64_t smallest_granules = std::max<std::uint64_t>(1, (kSmallestChunk + granule - 1) / granule);
+    for (std::uint64_t granules = std::max<std::uint64_t>(1, wanted / granule);;
+         granules = std::max(granules / 2, smallest_granules)) {
+      elements_ = granules * granule;
+      const cudaError_t status =
+          library_pool_malloc_async(reinterpret_cast<void**>(&data_), elements_ * buffers * sizeof(T), stream);
       if (status == cudaSuccess) return;
-      if (status != cudaErrorMemoryAllocation || elements_ <= kSmallestChunk) {
+      // The pool reports a full device as cudaErrorMemoryAllocation and leaves no error behind.
+      if (status != cudaErrorMemoryAllocation || granules <= smallest_granules) {
+        data_ = nullptr;
         throw_cuda_error(status, what, __FILE__, __LINE__);
       }
-      static_cast<void>(cudaGetLastError());  // out of memory is not sticky: try half
     }
   }
   DeviceChunk(const DeviceChunk&) = delete;
   DeviceChunk& operator=(const DeviceChunk&) = delete;
   ~DeviceChunk() { static_cast<void>(cudaFreeAsync(data_, stream_)); }
 
-  T* data() const { return data_; }
+  // Buffer `which` (0 <= which < buffers).
+  T* buffer(unsigned int which) const { return data_ + static_cast<std::uint64_t>(which) * elements_; }
+  // Elements of each buffer.
   std::uint64_t elements() const { return elements_; }
 
  private:

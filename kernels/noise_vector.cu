@@ -9,6 +9,7 @@
 #include "engine/gpu_backend.hpp"
 #include "dpselect/detail/chacha20_coordinate_quads.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "host_streaming.cuh"
 #include "launch_helpers.cuh"
 
 namespace dpselect::detail {
@@ -129,27 +130,21 @@ bool gpu_add_noise(double* values, std::uint64_t count, std::uint64_t first_coor
   return read_device_value(failed.as<unsigned int>(), cuda_stream) == 0;
 }
 
+// Chunks go up, get their noise and come back through the staging buffers (host_streaming.cuh):
+// while chunk i is computed, chunk i + 1 is on its way up and chunk i - 1 on its way back. Each
+// value's noise is that of its global coordinate, whatever the chunking.
 bool gpu_add_noise_host(std::span<double> values, const RandomKey& key, std::uint64_t stream,
                         const continuous::CoordinateNoise& noise) {
-  // 512 MiB of doubles per chunk, halved while the device cannot hold it.
-  constexpr std::uint64_t kChunkElements = std::uint64_t{1} << 26;
   const std::uint64_t n = values.size();
   if (n == 0) return true;
-  const OwnedStream owned_stream;
-  const cudaStream_t cuda_stream = owned_stream.get();
-  const DeviceChunk<double> staging(std::min(n, kChunkElements), cuda_stream, "cudaMallocAsync(noise chunk)");
-  double* const chunk = staging.data();
-  const std::uint64_t chunk_elements = staging.elements();
+  HostStreaming<double> streaming(n, 1, streaming_chunk_bytes(kDefaultStreamingChunkBytes),
+                                  StreamingDirection::round_trip, "cudaMallocFromPoolAsync(noise chunk)");
+  const cudaStream_t cuda_stream = streaming.compute_stream();
   DeviceScratch failed(sizeof(unsigned int), cuda_stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(failed.as<unsigned int>(), 0, sizeof(unsigned int), cuda_stream));
-  for (std::uint64_t offset = 0; offset < n; offset += chunk_elements) {
-    const std::uint64_t count = std::min(chunk_elements, n - offset);
-    DPSELECT_CUDA_TRY(cudaMemcpyAsync(chunk, values.data() + offset, count * sizeof(double), cudaMemcpyHostToDevice,
-                                      cuda_stream));
+  streaming.update_each(values.data(), [&](double* chunk, std::uint64_t offset, std::uint64_t count) {
     enqueue_add_noise(chunk, count, offset, key, stream, noise, failed.as<unsigned int>(), cuda_stream);
-    DPSELECT_CUDA_TRY(cudaMemcpyAsync(values.data() + offset, chunk, count * sizeof(double), cudaMemcpyDeviceToHost,
-                                      cuda_stream));
-  }
+  });
   return read_device_value(failed.as<unsigned int>(), cuda_stream) == 0;
 }
 

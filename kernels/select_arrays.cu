@@ -1,12 +1,12 @@
 // GPU selection over utility arrays in device memory, and over host arrays streamed through
-// the device in chunks.
+// the device in chunks, the upload of one overlapping the pass over the last.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 
 #include "engine/gpu_backend.hpp"
-#include "launch_helpers.cuh"
+#include "host_streaming.cuh"
 #include "dpselect/detail/fused_select_kernel.cuh"
 
 namespace dpselect::detail {
@@ -19,31 +19,23 @@ ShardResult evaluate_device_array(const NoiseSpec& spec, const T* utilities, Ind
                           stream);
 }
 
+// Chunks of the host array stream through the device (host_streaming.cuh), each folded into one
+// device-resident accumulator by a pass that reads it at its global indices.
 template <class T>
 ShardResult evaluate_host_array(const NoiseSpec& spec, const T* utilities, IndexRange range) {
-  // 256 MiB of float per chunk: large enough to reach full bandwidth per launch.
-  constexpr std::uint64_t kChunkElements = std::uint64_t{1} << 26;
-  const OwnedStream owned_stream;
-  const cudaStream_t stream = owned_stream.get();
-
-  const std::uint64_t n = range.size();
-  const DeviceChunk<T> staging(std::min(n, kChunkElements), stream, "cudaMallocAsync(chunk buffer)");
-  T* const chunk = staging.data();
-  const std::uint64_t chunk_elements = staging.elements();
-
-  const unsigned int grid = fused_select_grid<ArraySource<T>>(chunk_elements, spec.key.generator);
+  HostStreaming<T> streaming(range.size(), 1, streaming_chunk_bytes(kDefaultStreamingChunkBytes),
+                             StreamingDirection::to_device, "cudaMallocFromPoolAsync(selection chunk)");
+  const cudaStream_t stream = streaming.compute_stream();
+  const unsigned int grid = fused_select_grid<ArraySource<T>>(streaming.chunk_elements(), spec.key.generator);
   DeviceScratch scratch((grid + 1) * sizeof(ShardResult), stream);
   ShardResult* accumulator = scratch.as<ShardResult>();
   reset_accumulator_kernel<0><<<1, 1, 0, stream>>>(accumulator);
   DPSELECT_CUDA_TRY(cudaGetLastError());
-  for (std::uint64_t offset = 0; offset < n; offset += chunk_elements) {
-    const std::uint64_t count = std::min(chunk_elements, n - offset);
-    DPSELECT_CUDA_TRY(cudaMemcpyAsync(chunk, utilities + offset, count * sizeof(T),
-                                      cudaMemcpyHostToDevice, stream));
+  streaming.upload_each(utilities, [&](const T* chunk, std::uint64_t offset, std::uint64_t count) {
     const std::uint64_t first_index = range.begin + offset;
-    enqueue_fused_select(ArraySource<T>{chunk, first_index}, first_index, count, spec, grid,
-                         accumulator + 1, accumulator, stream);
-  }
+    enqueue_fused_select(ArraySource<T>{chunk, first_index}, first_index, count, spec, grid, accumulator + 1,
+                         accumulator, stream);
+  });
   ShardResult result;
   DPSELECT_CUDA_TRY(cudaMemcpyAsync(&result, accumulator, sizeof result, cudaMemcpyDeviceToHost, stream));
   DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));

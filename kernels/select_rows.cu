@@ -19,6 +19,7 @@
 
 #include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "host_streaming.cuh"
 
 namespace dpselect::detail {
 namespace {
@@ -181,8 +182,9 @@ void evaluate_device_rows(std::span<const NoiseSpec> specs, const T* utilities, 
   });
 }
 
-// A matrix in host memory: copied to the device in blocks of whole rows (at most 256 MiB), or
-// once when every release reads the same row (row_stride 0).
+// A matrix in host memory: blocks of whole rows (at most kCopyBytes, at least one row) stream
+// through the device (host_streaming.cuh), the next block's upload overlapping this block's
+// evaluate_device_rows; with row_stride 0 the one row every release reads goes up once.
 template <class T>
 void evaluate_host_rows(std::span<const NoiseSpec> specs, const T* utilities, std::uint64_t row_stride,
                         std::uint64_t cols, std::span<ShardResult> results) {
@@ -194,20 +196,17 @@ void evaluate_host_rows(std::span<const NoiseSpec> specs, const T* utilities, st
     }
     return;
   }
-  const OwnedStream owned_stream;
-  const cudaStream_t stream = owned_stream.get();
-  const std::uint64_t rows_per_copy =
-      row_stride == 0 ? rows : std::max<std::uint64_t>(1, std::min(rows, kCopyBytes / (row_stride * sizeof(T))));
-  const std::uint64_t copy_elements = row_stride == 0 ? cols : rows_per_copy * row_stride;
-  DeviceScratch device_utilities(copy_elements * sizeof(T), stream);
-  for (std::uint64_t first = 0; first < rows; first += rows_per_copy) {
-    const std::uint64_t count = std::min(rows_per_copy, rows - first);
-    const std::uint64_t elements = row_stride == 0 ? cols : count * row_stride;
-    DPSELECT_CUDA_TRY(cudaMemcpyAsync(device_utilities.as<T>(), utilities + first * row_stride, elements * sizeof(T),
-                                      cudaMemcpyHostToDevice, stream));
-    evaluate_device_rows(specs.subspan(first, count), device_utilities.as<const T>(), row_stride, cols,
-                         results.subspan(first, count), stream);
-  }
+  const std::uint64_t row_elements = row_stride == 0 ? cols : row_stride;
+  const std::uint64_t elements = row_stride == 0 ? cols : rows * row_stride;
+  HostStreaming<T> streaming(elements, row_elements, streaming_chunk_bytes(kCopyBytes), StreamingDirection::to_device,
+                             "cudaMallocFromPoolAsync(rows block)");
+  const cudaStream_t stream = streaming.compute_stream();
+  streaming.upload_each(utilities, [&](const T* block, std::uint64_t offset, std::uint64_t count) {
+    const std::uint64_t first = offset / row_elements;
+    const std::uint64_t block_rows = row_stride == 0 ? rows : count / row_elements;
+    evaluate_device_rows(specs.subspan(first, block_rows), block, row_stride, cols, results.subspan(first, block_rows),
+                         stream);
+  });
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 #include "dpselect/detail/ranked_lists.hpp"
+#include "host_streaming.cuh"
 #include "launch_helpers.cuh"
 
 namespace dpselect::detail {
@@ -351,25 +352,20 @@ TopKShard top_k_device(const NoiseSpec& spec, const T* utilities, std::uint64_t 
   return read_back(buffers, k, stream);
 }
 
-// Host arrays: chunks of up to 2^26 utilities (halved while the device cannot hold them) copied
-// to the device, each folded into the running list.
+// Host arrays: chunks streamed through the device (host_streaming.cuh), each folded into the
+// running list while the next one is on its way.
 template <class T>
 TopKShard top_k_host(const NoiseSpec& spec, const T* utilities, std::uint64_t n, unsigned int k) {
-  constexpr std::uint64_t kChunkElements = std::uint64_t{1} << 26;
   using Source = ArraySource<T>;
-  const OwnedStream owned_stream;
-  const cudaStream_t stream = owned_stream.get();
+  HostStreaming<T> streaming(n, 1, streaming_chunk_bytes(kDefaultStreamingChunkBytes), StreamingDirection::to_device,
+                             "cudaMallocFromPoolAsync(top-k chunk)");
+  const cudaStream_t stream = streaming.compute_stream();
   allow_large_shared_memory<Source>(spec.key.generator);
-  const DeviceChunk<T> chunk(std::min(n, kChunkElements), stream, "cudaMallocAsync(top-k chunk)");
-  const std::uint64_t chunk_elements = chunk.elements();
-  const unsigned int grid = top_k_grid<Source>(chunk_elements, spec.key.generator);
+  const unsigned int grid = top_k_grid<Source>(streaming.chunk_elements(), spec.key.generator);
   const TopKBuffers buffers(grid, k, stream);
-  for (std::uint64_t offset = 0; offset < n; offset += chunk_elements) {
-    const std::uint64_t count = std::min(chunk_elements, n - offset);
-    DPSELECT_CUDA_TRY(cudaMemcpyAsync(chunk.data(), utilities + offset, count * sizeof(T), cudaMemcpyHostToDevice,
-                                      stream));
-    enqueue_top_k(Source{chunk.data(), offset}, offset, count, spec, k, grid, buffers, stream);
-  }
+  streaming.upload_each(utilities, [&](const T* chunk, std::uint64_t offset, std::uint64_t count) {
+    enqueue_top_k(Source{chunk, offset}, offset, count, spec, k, grid, buffers, stream);
+  });
   return read_back(buffers, k, stream);
 }
 

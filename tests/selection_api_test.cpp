@@ -150,8 +150,8 @@ TEST_F(ReleaseApi, ScreeningNeverChangesTheAnswer) {
   }
 }
 
-// Host arrays larger than one device chunk (2^26 elements) stream through the GPU in several
-// chunks; the answer must equal that of two shards that each fit one chunk.
+// Host arrays larger than one device chunk (32 MiB) stream through the GPU in several chunks (256
+// MiB here); the answer must equal that of two shards, each also in several chunks.
 TEST_F(ReleaseApi, HostArrayLargerThanOneDeviceChunk) {
   const std::size_t n = (std::size_t{1} << 26) + 3;
   std::vector<float> u(n);

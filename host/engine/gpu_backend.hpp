@@ -9,6 +9,7 @@
 #include "dpselect/context.hpp"
 #include "dpselect/detail/secure_noise_core.hpp"
 #include "dpselect/continuous_noise.hpp"
+#include "dpselect/device_memory.hpp"
 #include "dpselect/detail/sparse_vector_noise.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/shard_result.hpp"
@@ -32,18 +33,33 @@ bool cuda_backend_compiled();
 // A CUDA device exists and its runtime initialises. Cached after the first call.
 bool cuda_device_usable();
 
+// The library's device memory pools (kernels/device_memory.cu, dpselect/device_memory.hpp); in a
+// CPU-only build there are none and these do nothing. With device_memory_mutex() held: sets the
+// release threshold of every pool created so far (later ones read release_threshold_setting()).
+void gpu_set_pool_release_threshold(std::uint64_t bytes);
+// Trims every pool to `bytes_to_keep` and frees the idle page-locked staging buffers.
+void gpu_trim_memory(std::uint64_t bytes_to_keep);
+// The number of CUDA devices, and what the pool of `device` (0 <= device < that number) holds.
+int gpu_device_count();
+DeviceMemoryUsage gpu_pool_usage(int device);
+// Test hook: the bytes of each device chunk (0: the default of each path) and of each pinned
+// staging piece (0: the default) that host arrays stream through, so a test can force many chunks
+// over a small array. Not for production use: it applies to every later call of every thread.
+void set_host_streaming_bytes_for_testing(std::uint64_t chunk_bytes, std::uint64_t piece_bytes);
+
 // Utilities already in device memory, range.size() of them starting at `utilities`.
 ShardResult gpu_evaluate_device(const NoiseSpec& spec, const float* utilities, IndexRange range,
                                 cuda_stream_t stream);
 ShardResult gpu_evaluate_device(const NoiseSpec& spec, const double* utilities, IndexRange range,
                                 cuda_stream_t stream);
-// Utilities in host memory, streamed to the device in chunks that fit its free memory.
+// Utilities in host memory, streamed to the device in chunks that fit its free memory, each copy
+// overlapping the pass over the chunk before (kernels/host_streaming.cuh, on streams of its own).
 ShardResult gpu_evaluate_host(const NoiseSpec& spec, const float* utilities, IndexRange range);
 ShardResult gpu_evaluate_host(const NoiseSpec& spec, const double* utilities, IndexRange range);
 // Release r of a batch scores row r of a matrix (row r at utilities + r * row_stride; row_stride 0:
 // every release reads the same row) over candidates [0, cols) with specs[r], in one launch per
 // 2^18 rows (kernels/select_rows.cu). results[r] is unstamped. Device memory (ordered on `stream`,
-// which is synchronized) or host memory (copied in blocks of whole rows on a stream of its own).
+// which is synchronized) or host memory (streamed in blocks of whole rows on streams of its own).
 void gpu_evaluate_device_rows(std::span<const NoiseSpec> specs, const float* utilities, std::uint64_t row_stride,
                               std::uint64_t cols, std::span<ShardResult> results, cuda_stream_t stream);
 void gpu_evaluate_device_rows(std::span<const NoiseSpec> specs, const double* utilities, std::uint64_t row_stride,
@@ -55,7 +71,7 @@ void gpu_evaluate_host_rows(std::span<const NoiseSpec> specs, const double* util
 // One-shot Gumbel top-k on the GPU (kernels/top_k.cu), k <= kGpuTopKMax: the k best (score,
 // index) pairs of candidates [0, n), best first (padded with (-inf, kNoIndex) when fewer are
 // valid), and the tally of every candidate (unstamped; best_* unset). Device memory (ordered on
-// `stream`, which is synchronized) or host memory (copied in chunks on a stream of its own).
+// `stream`, which is synchronized) or host memory (streamed in chunks on streams of its own).
 inline constexpr std::uint64_t kGpuTopKMax = kGpuTopKMaxK;
 struct RankedCandidate {
   double score;
@@ -104,7 +120,7 @@ bool gpu_add_secure_noise(const SecureNoiseCore& core, double* values, std::uint
 bool gpu_add_noise(double* values, std::uint64_t count, std::uint64_t first_coordinate, const RandomKey& key,
                    std::uint64_t stream, const continuous::CoordinateNoise& noise, cuda_stream_t cuda_stream);
 // The same for values in host memory, copied to the device and back in chunks that fit its
-// free memory (on a stream of its own). Throws CudaError.
+// free memory (streamed both ways on streams of its own). Throws CudaError.
 bool gpu_add_noise_host(std::span<double> values, const RandomKey& key, std::uint64_t stream,
                         const continuous::CoordinateNoise& noise);
 

@@ -13,6 +13,14 @@ namespace {
 bool cuda_backend_compiled() { return false; }
 bool cuda_device_usable() { return false; }
 
+// No device, so no pools: the threshold setting is recorded by the caller and applies to nothing.
+void gpu_set_pool_release_threshold(std::uint64_t) {}
+void gpu_trim_memory(std::uint64_t) {}
+int gpu_device_count() { return 0; }
+// Unreachable in practice: device_memory_usage has thrown BackendUnavailable before.
+DeviceMemoryUsage gpu_pool_usage(int) { throw_unavailable(); }
+void set_host_streaming_bytes_for_testing(std::uint64_t, std::uint64_t) {}
+
 // Unreachable in practice: resolve_backend(Gpu) has thrown BackendUnavailable before.
 void validate_device_pointer(const void*, std::string_view) {}
 

@@ -6,6 +6,7 @@
 #include "dpselect/accounting.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/continuous_noise.hpp"
+#include "dpselect/device_memory.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/generalized_gaussian.hpp"

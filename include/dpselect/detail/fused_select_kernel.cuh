@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "dpselect/detail/cuda_check.cuh"
+#include "dpselect/detail/device_memory_pool.cuh"
 #include "dpselect/detail/quad_tiles.cuh"
 #include "dpselect/detail/quads.cuh"
 #include "dpselect/shard_result.hpp"
@@ -144,11 +145,13 @@ class OwnedStream {
   cudaStream_t stream_ = nullptr;
 };
 
-// Stream-ordered device scratch from the stream-ordered allocator.
+// Stream-ordered device scratch from the library's memory pool (dpselect/device_memory.hpp), which
+// keeps freed memory mapped up to its release threshold: a call's scratch reuses the last call's
+// pages instead of mapping fresh ones after every synchronisation.
 class DeviceScratch {
  public:
   DeviceScratch(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
-    DPSELECT_CUDA_TRY(cudaMallocAsync(&pointer_, bytes, stream));
+    DPSELECT_CUDA_TRY(library_pool_malloc_async(&pointer_, bytes, stream));
   }
   DeviceScratch(const DeviceScratch&) = delete;
   DeviceScratch& operator=(const DeviceScratch&) = delete;
