@@ -67,7 +67,9 @@ while IFS=$'\t' read -r mangled registers stack_bytes local_bytes shared_bytes l
   demangled=$(c++filt "$mangled")
   # "void dpselect::detail::fused_select_kernel<dpselect::detail::ArraySource<float>, 256>(...)"
   # -> "fused_select_kernel<ArraySource<float>, 256>"
-  short=$(sed -E 's/\(anonymous namespace\):://g; s/^void //; s/\(.*$//; s/(dpselect::detail::|dpselect::|cub::CUB_[0-9_A-Z]+::detail::|cub::CUB_[0-9_A-Z]+::)//g' <<< "$demangled")
+  # Generator template arguments demangle as "(dpselect::Generator)0": named first (random_key.hpp
+  # declares chacha20 = 0, philox = 1), since the argument list is cut at the first parenthesis.
+  short=$(sed -E 's/\(dpselect::Generator\)0/chacha20/g; s/\(dpselect::Generator\)1/philox/g; s/\(anonymous namespace\):://g; s/^void //; s/\(.*$//; s/(dpselect::detail::|dpselect::|cub::CUB_[0-9_A-Z]+::detail::|cub::CUB_[0-9_A-Z]+::)//g' <<< "$demangled")
   printf '| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "${short:0:110}" "$registers" "$stack_bytes" \
     "$local_bytes" "$shared_bytes" "$l32" "$l64" "$l128" "$ldl" "$stl"
 done

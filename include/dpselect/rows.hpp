@@ -7,9 +7,10 @@
 // The matrix may live in host memory (HostMatrix; Backend::Cpu scores rows in parallel on all
 // cores, Backend::Gpu copies blocks of rows to the device) or in device memory (DeviceMatrix; GPU
 // only). On the GPU all rows run in one kernel launch (per 2^18 rows): a thread per row up to 64
-// columns, a warp per row up to 2048, a block per row beyond (fewer than 512 such long rows run
-// one release at a time, each over the whole device). select_repeated makes many releases over one row of
-// utilities, for Monte Carlo studies of a mechanism's output distribution (the privacy auditor).
+// columns, a warp per row up to 2048, a block per row beyond; only rows so long that one alone
+// fills the device (millions of columns) run one release at a time, each over the whole device.
+// select_repeated makes many releases over one row of utilities, for Monte Carlo studies of a
+// mechanism's output distribution (the privacy auditor).
 //
 // Example:
 //   dpselect::RowsSelection picks = dpselect::select_rows(ctx, dpselect::HostMatrix<const float>{
