@@ -200,12 +200,11 @@ __global__ void __launch_bounds__(kTopKThreads, 2)
   // which also keeps the next segment's stores behind this round's reads of the tile.
   for (std::uint64_t quad_base = static_cast<std::uint64_t>(blockIdx.x) * kTopKThreads; quad_base < quads;
        quad_base += quad_step) {
-    const std::uint64_t warp_base = quad_base + (threadIdx.x - lane);
-    const std::uint64_t warp_remaining = warp_base < quads ? quads - warp_base : 0;
-    const unsigned int warp_quads = warp_remaining < kTileQuads ? static_cast<unsigned int>(warp_remaining) : kTileQuads;
-    const std::uint64_t tile_first_quad = first_quad(groups) + warp_base;
-    const bool whole = tile_first_quad * kCandidatesPerQuad >= groups.begin &&
-                       (tile_first_quad + warp_quads) * kCandidatesPerQuad <= groups.end;
+    const TileExtent extent =
+        tile_extent(groups, first_quad(groups) + quad_base + (threadIdx.x - lane), first_quad(groups) + quads);
+    const std::uint64_t tile_first_quad = extent.first_quad;
+    const unsigned int warp_quads = extent.quads;
+    const bool whole = extent.whole;
     const std::uint64_t quad = tile_first_quad + lane;
     const QuadBlocks<G> blocks(spec, quad);  // past the range (lane >= warp_quads) computed but never used
 #pragma unroll

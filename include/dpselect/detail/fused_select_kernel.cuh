@@ -105,25 +105,31 @@ inline std::uint64_t quads_spanning(std::uint64_t count) {
   return (count + kCandidatesPerQuad - 2) / kCandidatesPerQuad + 1;
 }
 
-// Enough resident blocks to fill the device, never more than the work needs.
+// How many blocks of the pass the current device holds at once.
 template <class Source>
-unsigned int fused_select_grid(std::uint64_t count, Generator generator) {
-  const std::uint64_t needed = (quads_spanning(count) + kSelectBlockThreads - 1) / kSelectBlockThreads;
+std::uint64_t fused_select_resident_blocks(Generator generator) {
   std::uint64_t resident = 0;
   with_generator(generator, [&](auto g) {
     resident = resident_blocks(fused_select_kernel<Source, g(), kSelectBlockThreads>, kSelectBlockThreads, 0);
   });
-  return filling_grid(resident, needed);
+  return resident;
+}
+
+// Blocks a pass over `count` candidates needs: one quad per thread.
+inline std::uint64_t fused_select_blocks_needed(std::uint64_t count) {
+  return (quads_spanning(count) + kSelectBlockThreads - 1) / kSelectBlockThreads;
+}
+
+// Enough resident blocks to fill the device, never more than the work needs.
+template <class Source>
+unsigned int fused_select_grid(std::uint64_t count, Generator generator) {
+  return filling_grid(fused_select_resident_blocks<Source>(generator), fused_select_blocks_needed(count));
 }
 
 // Whether one pass over `count` candidates launches every block the device can hold.
 template <class Source>
 bool fills_device(std::uint64_t count, Generator generator) {
-  std::uint64_t resident = 0;
-  with_generator(generator, [&](auto g) {
-    resident = resident_blocks(fused_select_kernel<Source, g(), kSelectBlockThreads>, kSelectBlockThreads, 0);
-  });
-  return fused_select_grid<Source>(count, generator) >= resident;
+  return fused_select_blocks_needed(count) >= fused_select_resident_blocks<Source>(generator);
 }
 
 // A non-blocking stream owned for the duration of one host call (the host-array and pricing

@@ -137,6 +137,22 @@ __device__ __forceinline__ void read_group(const WarpTile& tile, unsigned int la
   }
 }
 
+// The quads a warp's tile holds: `quads` (at most 32) from first_quad, of which only the first
+// and the last quad of the whole range can be partial; `whole` when every candidate of them is
+// inside [groups.begin, groups.end) (then 128-bit loads are possible).
+struct TileExtent {
+  std::uint64_t first_quad;
+  unsigned int quads;
+  bool whole;
+};
+// The tile from quad `first` of the quads [.., end) that overlap `groups` (none when first >= end).
+__device__ __forceinline__ TileExtent tile_extent(const GroupRange& groups, std::uint64_t first, std::uint64_t end) {
+  const std::uint64_t remaining = first < end ? end - first : 0;
+  const unsigned int quads = remaining < kTileQuads ? static_cast<unsigned int>(remaining) : kTileQuads;
+  return TileExtent{first, quads,
+                    first * kCandidatesPerQuad >= groups.begin && (first + quads) * kCandidatesPerQuad <= groups.end};
+}
+
 // A staged utility of this lane's row read again: score_group_values' second read of a passing
 // lane (the row stays in place until the warp's next __syncwarp).
 template <class T>
@@ -161,13 +177,11 @@ __device__ __forceinline__ void add_tiles(ShardAccumulator& accumulator, const N
   const std::uint64_t first = first_quad(groups);
   const std::uint64_t end = first + quad_count(groups);
   const bool vector_aligned = quads_are_vector_aligned(source);
-  for (std::uint64_t tile_first_quad = first + warp * kTileQuads; tile_first_quad < end;
-       tile_first_quad += warps * kTileQuads) {
-    const std::uint64_t remaining = end - tile_first_quad;
-    const unsigned int quads = remaining < kTileQuads ? static_cast<unsigned int>(remaining) : kTileQuads;
-    // Only the first and the last quad of the range can be partial.
-    const bool whole = tile_first_quad * kCandidatesPerQuad >= groups.begin &&
-                       (tile_first_quad + quads) * kCandidatesPerQuad <= groups.end;
+  for (std::uint64_t tile_first = first + warp * kTileQuads; tile_first < end; tile_first += warps * kTileQuads) {
+    const TileExtent extent = tile_extent(groups, tile_first, end);
+    const std::uint64_t tile_first_quad = extent.first_quad;
+    const unsigned int quads = extent.quads;
+    const bool whole = extent.whole;
     const std::uint64_t quad = tile_first_quad + lane;
     const QuadBlocks<G> blocks(spec, quad);  // for lanes past `quads`: computed, never used
 #pragma unroll
