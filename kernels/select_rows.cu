@@ -3,8 +3,8 @@
 // reads the same row (select_repeated). Each row is scored by a team of threads: one thread for
 // rows of up to 64 candidates, a warp up to kWarpTeamMaxColumns, a whole block for longer ones,
 // so a launch over 4096 x 128k and one over 10^6 x 8 both keep the device busy without a
-// per-row launch or merge kernel. Warp and block teams read their row in tiles of 32 quads
-// (quad_tiles.cuh). Only a row so long that it alone fills the device runs as a single release,
+// per-row launch or merge kernel. Warp and block teams read their row in tiles of 32 groups
+// (warp_tiles.cuh). Only a row so long that it alone fills the device runs as a single release,
 // spread over the whole device by the fused pass.
 // Scores are the same function of (key, stream, index, utility) as every other path, so each row
 // returns what a single release over it returns on any backend.
@@ -26,10 +26,10 @@ namespace {
 
 constexpr int kRowsBlockThreads = 256;
 constexpr int kWarpThreads = 32;
-// A thread per row up to 2 quads of 32 candidates (the auditor's rows of a few candidates), a
+// A thread per row up to 2 groups of 32 candidates (the auditor's rows of a few candidates), a
 // warp per row up to 2 tiles, beyond that a block per row.
-constexpr std::uint64_t kThreadTeamMaxColumns = kCandidatesPerQuad * 2;
-constexpr std::uint64_t kWarpTeamMaxColumns = kTileQuads * kCandidatesPerQuad * 2;
+constexpr std::uint64_t kThreadTeamMaxColumns = noise::kCandidatesPerGroup * 2;
+constexpr std::uint64_t kWarpTeamMaxColumns = kTileCandidates * 2;
 // Rows per launch: bounds the device copies of the specs and results (~36 MiB).
 constexpr std::uint64_t kRowsPerLaunch = std::uint64_t{1} << 18;
 // Host rows larger than this are streamed through the device in chunks, one release at a time.
@@ -80,11 +80,10 @@ struct TeamReduce<kRowsBlockThreads> {
 };
 
 // As kSelectMinBlocksPerMultiprocessor (fused_select_kernel.cuh), with one block less for
-// Philox: a team also holds its row's NoiseSpec and loop state, which spill at 64 registers, so
-// 3 blocks (80 registers) over float, and 2 over double, whose utilities take 8 registers more
-// and spill at 80.
+// Philox: a team also holds its row's NoiseSpec and loop state, which spill at 80 registers, so
+// 2 blocks (128 registers) with either generator.
 template <class T, Generator G>
-inline constexpr int kRowsMinBlocksPerMultiprocessor = G == Generator::philox && sizeof(T) == 4 ? 3 : 2;
+inline constexpr int kRowsMinBlocksPerMultiprocessor = 2;
 
 // Rows [0, rows) of this launch: row r reads utilities + r * row_stride, scored with specs[r]
 // (whose generator is G); results[r] is its unstamped ShardResult over candidates [0, cols).
@@ -106,8 +105,11 @@ __global__ void __launch_bounds__(kRowsBlockThreads, kRowsMinBlocksPerMultiproce
     const ArraySource<T> source{utilities + row * row_stride, 0};
     ShardAccumulator accumulator;
     if constexpr (TeamThreads == 1) {
-      const std::uint64_t quads = quad_count(groups);
-      for (std::uint64_t quad = 0; quad < quads; ++quad) add_quad<G>(accumulator, spec, groups, quad, source);
+      // Two groups at most: each reads its own screen block.
+      for (std::uint64_t group = 0; group < groups.group_count(); ++group) {
+        add_group<G>(spec, group, group_screen<GeneratorBlocks<G>>(spec, group), groups.lanes(group), source,
+                     accumulator.result, accumulator);
+      }
     } else {
       __shared__ WarpTile tiles[kRowsBlockThreads / kWarpThreads];
       add_tiles<G>(accumulator, spec, groups, source, static_cast<std::uint64_t>(member / kWarpThreads), kTeamWarps,

@@ -1,15 +1,16 @@
 // One-shot Gumbel top-k on the GPU (top_k.hpp): the k candidates with the best noisy scores, in
 // one pass over the utilities and a one-block merge, with the scores of every other path (the
-// same score_group), so the GPU returns the CPU's k indices in the CPU's order.
+// same score_scanned_group), so the GPU returns the CPU's k indices in the CPU's order.
 //
-// Pass 1: each block keeps its own candidates in shared memory (kTopKCapacity slots). Its threads
-// take 4 groups each (one ChaCha20 block), score one group of 8 candidates each per round and
-// append every score that is not below the block's threshold; when the next round might not fit,
-// the block keeps its k best (best first under the library's order: higher score, then smaller
-// index) and raises the threshold to the k-th score. The kept entries stay sorted, so keeping
-// sorts only the entries appended since (bitonic) and merges the two sorted lists. Since the
-// threshold only rises at these points, most candidates are screened by their 16-bit bound alone,
-// as in the single pick. Each block writes its k best.
+// Pass 1: each block keeps its own candidates in shared memory (kTopKCapacity slots). Its warps
+// take tiles of 32 groups of 32 candidates (device_groups.cuh: one ChaCha20 block of screens a
+// tile), a lane's group each, and score a quarter of their group's lanes per round, appending every
+// score that is not below the block's threshold; when the next round might not fit, the block
+// keeps its k best (best first under the library's order: higher score, then smaller index) and
+// raises the threshold to the k-th score. The kept entries stay sorted, so keeping sorts only the
+// entries appended since (bitonic) and merges the two sorted lists. Since the threshold only
+// rises at these points, most groups are screened by their 16-bit bound alone, as in the single
+// pick. Each block writes its k best.
 // Pass 2: one block merges the blocks' lists (and, for host arrays streamed in chunks, the list of
 // the chunks before) the same way.
 #include <cuda_runtime.h>
@@ -31,8 +32,10 @@ namespace {
 
 constexpr int kTopKThreads = 256;
 constexpr unsigned int kTopKCapacity = 4096;
-// Appends per round at most: every thread scores one group.
-constexpr unsigned int kOffersPerRound = kTopKThreads * noise::kCandidatesPerGroup;
+// Lanes of its group a thread scores per round, and so the appends per round at most.
+constexpr unsigned int kLanesPerRound = 8;
+constexpr unsigned int kRoundsPerGroup = noise::kCandidatesPerGroup / kLanesPerRound;
+constexpr unsigned int kOffersPerRound = kTopKThreads * kLanesPerRound;
 static_assert(kTopKCapacity >= kGpuTopKMax + kOffersPerRound, "a round must fit after keeping k");
 
 struct BlockCandidates {
@@ -47,7 +50,7 @@ constexpr std::size_t kSharedBytes = sizeof(BlockCandidates);
 // The merge hands each thread this many consecutive ranks of the kept k.
 constexpr unsigned int kKeptPerThread = (kGpuTopKMax + kTopKThreads - 1) / kTopKThreads;
 
-// The Sink of score_group (shard_result.hpp) that appends to the block's slots.
+// The Sink of score_scanned_group (shard_result.hpp) that appends to the block's slots.
 struct BlockSink {
   BlockCandidates* slots;
   __device__ __forceinline__ double threshold() const { return slots->threshold; }
@@ -150,8 +153,8 @@ __device__ __forceinline__ void sort_and_keep(BlockCandidates& slots, unsigned i
   __syncthreads();
 }
 
-// sort_and_keep as a call, for top_k_blocks_kernel: it holds its quad's ChaCha20 words and its
-// tally across the call, and inlined at each of the four rounds of a quad, the merge's registers
+// sort_and_keep as a call, for top_k_blocks_kernel: it holds its tiles' ChaCha20 words and its
+// tally across the call, and inlined at each of the four rounds of a group, the merge's registers
 // pushed those into local memory (ptxas: 104 bytes of spills). As a call, neither side's
 // registers constrain the other's.
 __device__ __noinline__ void sort_and_keep_call(BlockCandidates& slots, unsigned int keep) {
@@ -180,50 +183,42 @@ template <class Source, Generator G>
 __global__ void __launch_bounds__(kTopKThreads, 2)
     top_k_blocks_kernel(Source source, GroupRange groups, NoiseSpec spec, unsigned int k,
                         RankedCandidate* block_lists, ShardResult* block_tallies) {
-  using T = typename Source::value_type;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   BlockCandidates& slots = *reinterpret_cast<BlockCandidates*>(shared_bytes);
   __shared__ WarpTile tiles[kTopKThreads / kWarpLanes];
-  WarpTile& tile = tiles[threadIdx.x / kWarpLanes];
+  WarpTile& warp_tile = tiles[threadIdx.x / kWarpLanes];
   const unsigned int lane = threadIdx.x % kWarpLanes;
   reset(slots);
   ShardResult tally;
   tally.executed_on = ExecutedOn::gpu;
   BlockSink sink{&slots};
-  const std::uint64_t quads = quad_count(groups);
-  const std::uint64_t quad_step = static_cast<std::uint64_t>(gridDim.x) * kTopKThreads;
-  const bool vector_aligned = quads_are_vector_aligned(source);
-  // Each thread takes a quad of 4 groups (one ChaCha20 block, quads.cuh), which its warp stages
-  // through its tile as in the single pick (quad_tiles.cuh), and scores one of its groups per
-  // round, so a round still appends at most kOffersPerRound. The loops are uniform across the
-  // block (their bounds do not depend on the thread), and each round ends with a block barrier,
-  // which also keeps the next segment's stores behind this round's reads of the tile.
-  for (std::uint64_t quad_base = static_cast<std::uint64_t>(blockIdx.x) * kTopKThreads; quad_base < quads;
-       quad_base += quad_step) {
-    const TileExtent extent =
-        tile_extent(groups, first_quad(groups) + quad_base + (threadIdx.x - lane), first_quad(groups) + quads);
-    const std::uint64_t tile_first_quad = extent.first_quad;
-    const unsigned int warp_quads = extent.quads;
-    const bool whole = extent.whole;
-    const std::uint64_t quad = tile_first_quad + lane;
-    const QuadBlocks<G> blocks(spec, quad);  // past the range (lane >= warp_quads) computed but never used
-#pragma unroll
-    for (unsigned int j = 0; j < kGroupsPerQuad; ++j) {
-      const unsigned int g = j % kGroupsPerSegment<T>;
-      if (g == 0 && warp_quads != 0) {  // uniform across the warp
-        stage_segment(source, groups, tile_first_quad, warp_quads, j / kGroupsPerSegment<T>, whole, vector_aligned,
-                      tile, lane);
-        __syncwarp();
-      }
-      const std::uint64_t group = quad * kGroupsPerQuad + j;
-      const unsigned int lanes = lane >= warp_quads ? 0u : whole ? 0xFFu : groups.lanes(group);
-      if (lanes != 0) {
-        double utilities[noise::kCandidatesPerGroup];
-        read_group(tile, lane, g, T{}, utilities);
-        const TileRowUtilities<T> utility_of_lane{tile, lane, g * static_cast<unsigned int>(noise::kCandidatesPerGroup)};
-        score_group_values<GeneratorBlocks<G>>(spec, group, blocks.group_block(spec, quad, j), lanes, utilities,
-                                               utility_of_lane, tally, sink);
-      }
+  constexpr unsigned int kWarps = kTopKThreads / kWarpLanes;
+  const std::uint64_t end = end_tile(groups);
+  const std::uint64_t block_first = first_tile(groups) + static_cast<std::uint64_t>(blockIdx.x) * kWarps;
+  const std::uint64_t tile_step = static_cast<std::uint64_t>(gridDim.x) * kWarps;
+  const std::uint64_t warp_first = block_first + threadIdx.x / kWarpLanes;
+  const bool vector_aligned = groups_are_vector_aligned(source);
+  TileScreens<G> screens;
+  // The block takes kWarps consecutive tiles at a time, a warp's tile staged as in the single pick
+  // (warp_tiles.cuh), and each lane scores 8 lanes of its group per round, so a round appends at
+  // most kOffersPerRound. The loops are uniform across the block (their bounds do not depend on
+  // the thread), and each round ends with a block barrier.
+  std::uint64_t step = 0;
+  for (std::uint64_t base = block_first; base < end; base += tile_step, ++step) {
+    const std::uint64_t tile = warp_first + step * tile_step;  // past the end for some warps: no lanes
+    const std::uint32_t screen = screens.next(spec, warp_first, tile_step, step, lane);
+    GroupScan scan;
+    if (tile < end) scan = scan_tile_group(spec, groups, source, tile, vector_aligned, warp_tile, lane, tally);
+    const std::uint64_t group = tile * kTileGroups + lane;
+    const double bound = group_noise_upper_bound(spec.mechanism, screen);
+    const UtilityOfLane<Source> utility_of_lane{source, group * noise::kCandidatesPerGroup};
+#pragma unroll 1
+    for (unsigned int round = 0; round < kRoundsPerGroup; ++round) {
+      // The group's screen is taken again against each round's threshold: still exact, since the
+      // largest utility bounds every lane's.
+      const unsigned int window = ((1u << kLanesPerRound) - 1u) << (round * kLanesPerRound);
+      const GroupScan part{scan.largest_utility, scan.valid & window, scan.excluded & window};
+      score_scanned_group<GeneratorBlocks<G>>(spec, group, screen, bound, part, utility_of_lane, sink);
       if (end_round(slots)) sort_and_keep_call(slots, k);
     }
   }
@@ -269,7 +264,8 @@ unsigned int top_k_grid(std::uint64_t count, Generator generator) {
   with_generator(generator, [&](auto g) {
     resident = resident_blocks(top_k_blocks_kernel<Source, g()>, kTopKThreads, kSharedBytes);
   });
-  return filling_grid(resident, (quads_spanning(count) + kTopKThreads - 1) / kTopKThreads);
+  constexpr std::uint64_t warps = kTopKThreads / kWarpLanes;
+  return filling_grid(resident, (tiles_spanning(count) + warps - 1) / warps);
 }
 
 template <class Source>

@@ -10,41 +10,71 @@
 #include <vector>
 
 #include "dpselect/detail/fused_select_kernel.cuh"
-#include "dpselect/detail/quad_tiles.cuh"
+#include "dpselect/detail/warp_tiles.cuh"
+#include "dpselect/random_key.hpp"
 
 namespace {
 
-using dpselect::detail::kGroupsPerQuad;
-using dpselect::detail::quads_spanning;
-using dpselect::noise::kCandidatesPerGroup;
+using dpselect::detail::kTileCandidates;
+using dpselect::detail::tiles_spanning;
 
-// The quads candidates [first, first + count) overlap, counted directly.
-std::uint64_t quads_overlapped(std::uint64_t first, std::uint64_t count) {
-  constexpr std::uint64_t per_quad = kCandidatesPerGroup * kGroupsPerQuad;
-  return (first + count - 1) / per_quad - first / per_quad + 1;
+// The tiles candidates [first, first + count) overlap, counted directly.
+std::uint64_t tiles_overlapped(std::uint64_t first, std::uint64_t count) {
+  return (first + count - 1) / kTileCandidates - first / kTileCandidates + 1;
 }
 
-TEST(LaunchShape, QuadsSpanningBoundsEveryStart) {
-  // Every start offset within a quad and the counts around one, two and several quads.
-  for (std::uint64_t count = 1; count <= 200; ++count) {
-    for (std::uint64_t first = 0; first < 64; ++first) {
-      ASSERT_LE(quads_overlapped(first, count), quads_spanning(count))
-          << count << " candidates from " << first;
+TEST(LaunchShape, TilesSpanningBoundsEveryStart) {
+  // Every start offset within a tile and the counts around one, two and several tiles.
+  for (std::uint64_t count = 1; count <= 3 * kTileCandidates; count += count < 64 ? 1 : 7) {
+    for (std::uint64_t first = 0; first < 2 * kTileCandidates; ++first) {
+      ASSERT_LE(tiles_overlapped(first, count), tiles_spanning(count)) << count << " candidates from " << first;
     }
   }
 }
 
-TEST(LaunchShape, QuadsSpanningIsTightSomewhere) {
-  // 9 candidates from index 31 overlap quads 0 and 1 (the case once counted as 1).
-  EXPECT_EQ(quads_overlapped(31, 9), 2u);
-  EXPECT_EQ(quads_spanning(9), 2u);
-  EXPECT_EQ(quads_spanning(1), 1u);
-  EXPECT_EQ(quads_spanning(32), 2u);  // from index 1: quads 0 and 1
-  EXPECT_EQ(quads_spanning(33), 2u);
-  EXPECT_EQ(quads_spanning(34), 3u);  // from index 31: quads 0, 1 and 2
+TEST(LaunchShape, TilesSpanningIsTightSomewhere) {
+  EXPECT_EQ(tiles_overlapped(1023, 2), 2u);
+  EXPECT_EQ(tiles_spanning(2), 2u);
+  EXPECT_EQ(tiles_spanning(1), 1u);
+  EXPECT_EQ(tiles_spanning(1024), 2u);  // from index 1: tiles 0 and 1
+  EXPECT_EQ(tiles_spanning(1025), 2u);
+  EXPECT_EQ(tiles_spanning(1026), 3u);  // from index 1023: tiles 0, 1 and 2
 }
 
-// --- Warp tiles (quad_tiles.cuh) -------------------------------------------------------------
+TEST(LaunchShape, TilesOfARangeAndTheirWholeness) {
+  const dpselect::detail::GroupRange range{1000, 5000};  // groups 31 .. 156, tiles 0 .. 4
+  EXPECT_EQ(dpselect::detail::first_tile(range), 0u);
+  EXPECT_EQ(dpselect::detail::end_tile(range), 5u);
+  EXPECT_FALSE(dpselect::detail::tile_is_whole(range, 0));
+  EXPECT_TRUE(dpselect::detail::tile_is_whole(range, 1));
+  EXPECT_TRUE(dpselect::detail::tile_is_whole(range, 3));
+  EXPECT_FALSE(dpselect::detail::tile_is_whole(range, 4));
+  const dpselect::detail::GroupRange aligned{2048, 4096};
+  EXPECT_EQ(dpselect::detail::first_tile(aligned), 2u);
+  EXPECT_EQ(dpselect::detail::end_tile(aligned), 4u);
+  EXPECT_TRUE(dpselect::detail::tile_is_whole(aligned, 2));
+  EXPECT_TRUE(dpselect::detail::tile_is_whole(aligned, 3));
+}
+
+// TileScreens<chacha20> hands lane l of tile c the half (l odd: low) of word l / 2 of ChaCha20
+// block c: that must be exactly group 32c + l's screen as every other path reads it.
+TEST(LaunchShape, ATilesScreensFillOneChaChaBlock) {
+  dpselect::detail::NoiseSpec spec{};
+  spec.key = dpselect::RandomKey::from_seed(99, dpselect::Generator::chacha20);
+  spec.stream = 12345;
+  for (const std::uint64_t tile : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{77}, std::uint64_t{1} << 40}) {
+    std::uint32_t words[16];
+    dpselect::chacha20_stream_block(spec.key.chacha, spec.stream, tile, words);
+    for (unsigned lane = 0; lane < dpselect::detail::kWarpLanes; ++lane) {
+      const std::uint32_t word = words[lane / 2];
+      const std::uint32_t screen = (lane & 1u) != 0 ? (word & 0xFFFFu) : (word >> 16);
+      EXPECT_EQ(screen, dpselect::detail::group_screen(spec, tile * dpselect::detail::kTileGroups + lane))
+          << "tile " << tile << ", lane " << lane;
+    }
+  }
+}
+
+// --- Warp tiles (warp_tiles.cuh) -------------------------------------------------------------
 
 namespace tiles = dpselect::detail;
 constexpr unsigned kLanes = tiles::kWarpLanes;
@@ -54,35 +84,35 @@ constexpr unsigned kLanes = tiles::kWarpLanes;
 // 16 words fall in 16 different bank pairs.
 constexpr unsigned kBankGroups = 8;
 
-TEST(QuadTiles, VectorLoadsCoverTheSegmentOnce) {
+TEST(WarpTiles, VectorLoadsCoverTheSegmentOnce) {
   std::set<std::pair<unsigned, unsigned>> seen;
   for (unsigned k = 0; k < tiles::kSegmentVectors; ++k) {
     for (unsigned lane = 0; lane < kLanes; ++lane) {
       const tiles::TileSlot slot = tiles::vector_slot(k, lane);
-      ASSERT_LT(slot.row, tiles::kTileQuads);
+      ASSERT_LT(slot.row, tiles::kTileGroups);
       ASSERT_LT(slot.column, tiles::kSegmentVectors);
       ASSERT_TRUE(seen.emplace(slot.row, slot.column).second) << "load " << k << ", lane " << lane;
     }
   }
-  EXPECT_EQ(seen.size(), std::size_t{tiles::kTileQuads} * tiles::kSegmentVectors);
+  EXPECT_EQ(seen.size(), std::size_t{tiles::kTileGroups} * tiles::kSegmentVectors);
 }
 
 // Vector offset, from the tile's first candidate, that a lane's k-th vector load reads.
 template <class T>
 unsigned global_vector(unsigned k, unsigned lane, unsigned segment) {
-  constexpr unsigned quad_vectors = tiles::kCandidatesPerQuad * sizeof(T) / 16;
+  constexpr unsigned group_vectors = dpselect::noise::kCandidatesPerGroup * sizeof(T) / 16;
   const tiles::TileSlot slot = tiles::vector_slot(k, lane);
-  return slot.row * quad_vectors + segment * tiles::kSegmentVectors + slot.column;
+  return slot.row * group_vectors + segment * tiles::kSegmentVectors + slot.column;
 }
 
-TEST(QuadTiles, EachVectorLoadReadsWholeLinesInOrder) {
-  // float: one 512-byte run per warp-wide load; double (two segments a quad): runs of 8 vectors,
+TEST(WarpTiles, EachVectorLoadReadsWholeLinesInOrder) {
+  // float: one 512-byte run per warp-wide load; double (two segments a group): runs of 8 vectors,
   // each a whole 128-byte line.
   for (unsigned k = 0; k < tiles::kSegmentVectors; ++k) {
     for (unsigned lane = 1; lane < kLanes; ++lane) {
       EXPECT_EQ(global_vector<float>(k, lane, 0), global_vector<float>(k, lane - 1, 0) + 1);
     }
-    for (unsigned segment = 0; segment < tiles::kSegmentsPerQuad<double>; ++segment) {
+    for (unsigned segment = 0; segment < tiles::kSegmentsPerGroup<double>; ++segment) {
       for (unsigned lane = 0; lane < kLanes; ++lane) {
         const unsigned vector = global_vector<double>(k, lane, segment);
         if (lane % 8 == 0) {
@@ -95,7 +125,7 @@ TEST(QuadTiles, EachVectorLoadReadsWholeLinesInOrder) {
   }
 }
 
-TEST(QuadTiles, VectorStoresAndRowReadsAreFreeOfBankConflicts) {
+TEST(WarpTiles, VectorStoresAndRowReadsAreFreeOfBankConflicts) {
   for (unsigned k = 0; k < tiles::kSegmentVectors; ++k) {
     for (unsigned quarter = 0; quarter < 4; ++quarter) {
       std::set<unsigned> groups;
@@ -127,7 +157,7 @@ void expect_scalar_loads_cover_once_without_conflicts() {
       std::set<unsigned> banks;
       for (unsigned lane = first; lane < first + lanes_per_wavefront; ++lane) {
         const tiles::TileSlot slot = tiles::item_slot<T>(k, lane);
-        ASSERT_LT(slot.row, tiles::kTileQuads);
+        ASSERT_LT(slot.row, tiles::kTileGroups);
         ASSERT_LT(slot.column, tiles::kSegmentItems<T>);
         ASSERT_TRUE(seen.emplace(slot.row, slot.column).second) << "load " << k << ", lane " << lane;
         const unsigned byte = (slot.row * tiles::kTileRowItems<T> + slot.column) * sizeof(T);
@@ -135,37 +165,36 @@ void expect_scalar_loads_cover_once_without_conflicts() {
         // Consecutive lanes read consecutive utilities.
         if (lane > 0) {
           const tiles::TileSlot previous = tiles::item_slot<T>(k, lane - 1);
-          const unsigned offset = slot.row * tiles::kCandidatesPerQuad + slot.column;
-          const unsigned previous_offset = previous.row * tiles::kCandidatesPerQuad + previous.column;
+          const unsigned offset = slot.row * dpselect::noise::kCandidatesPerGroup + slot.column;
+          const unsigned previous_offset = previous.row * dpselect::noise::kCandidatesPerGroup + previous.column;
           if (slot.row == previous.row) EXPECT_EQ(offset, previous_offset + 1);
         }
       }
       EXPECT_EQ(banks.size(), lanes_per_wavefront) << "store " << k;
     }
   }
-  EXPECT_EQ(seen.size(), std::size_t{tiles::kTileQuads} * tiles::kSegmentItems<T>);
+  EXPECT_EQ(seen.size(), std::size_t{tiles::kTileGroups} * tiles::kSegmentItems<T>);
 }
 
-TEST(QuadTiles, ScalarLoadsCoverTheSegmentOnceWithoutConflicts) {
+TEST(WarpTiles, ScalarLoadsCoverTheSegmentOnceWithoutConflicts) {
   expect_scalar_loads_cover_once_without_conflicts<float>();
   expect_scalar_loads_cover_once_without_conflicts<double>();
 }
 
-TEST(QuadTiles, SegmentsSplitQuadsIntoWholeGroups) {
-  EXPECT_EQ(tiles::kSegmentsPerQuad<float> * tiles::kSegmentItems<float>, tiles::kCandidatesPerQuad);
-  EXPECT_EQ(tiles::kSegmentsPerQuad<double> * tiles::kSegmentItems<double>, tiles::kCandidatesPerQuad);
-  EXPECT_EQ(tiles::kGroupsPerSegment<float>, 4u);
-  EXPECT_EQ(tiles::kGroupsPerSegment<double>, 2u);
+TEST(WarpTiles, SegmentsSplitGroupsIntoChunks) {
+  EXPECT_EQ(tiles::kSegmentsPerGroup<float> * tiles::kSegmentItems<float>, dpselect::noise::kCandidatesPerGroup);
+  EXPECT_EQ(tiles::kSegmentsPerGroup<double> * tiles::kSegmentItems<double>, dpselect::noise::kCandidatesPerGroup);
+  EXPECT_EQ(tiles::kChunksPerSegment<float>, 4u);
+  EXPECT_EQ(tiles::kChunksPerSegment<double>, 2u);
   EXPECT_EQ(sizeof(tiles::WarpTile), 4608u);
 }
 
-TEST(QuadTiles, GroupLanesInsideARange) {
-  const dpselect::detail::GroupRange range{13, 70};  // groups 1 .. 8
-  EXPECT_EQ(range.lanes(0), 0u);
-  EXPECT_EQ(range.lanes(1), 0xE0u);  // candidates 13, 14, 15
-  EXPECT_EQ(range.lanes(2), 0xFFu);
-  EXPECT_EQ(range.lanes(8), 0x3Fu);  // candidates 64 .. 69
-  EXPECT_EQ(range.lanes(9), 0u);
+TEST(WarpTiles, GroupLanesInsideARange) {
+  const dpselect::detail::GroupRange range{13, 70};  // groups 0 .. 2
+  EXPECT_EQ(range.lanes(0), 0xFFFFE000u);  // candidates 13 .. 31
+  EXPECT_EQ(range.lanes(1), 0xFFFFFFFFu);
+  EXPECT_EQ(range.lanes(2), 0x3Fu);  // candidates 64 .. 69
+  EXPECT_EQ(range.lanes(3), 0u);
   EXPECT_EQ(range.lanes(1000), 0u);
 }
 

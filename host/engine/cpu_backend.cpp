@@ -24,14 +24,12 @@ ShardResult accumulate_groups(IndexRange range, ScoreGroups score_groups) {
 
 template <class T>
 ShardResult evaluate_array(const NoiseSpec& spec, const T* utilities, IndexRange range) {
-  const auto utility = [utilities, begin = range.begin](std::uint64_t index) {
-    return static_cast<double>(utilities[index - begin]);
-  };
   const ScreenBounds bounds(spec.mechanism);
   return accumulate_groups(range, [&](const GroupRange& groups, std::uint64_t first, std::uint64_t last,
                                     ShardAccumulator& accumulator) {
-    SequentialBlocks group_blocks(spec.key, spec.stream);
-    score_groups(spec, bounds, groups, first, last, group_blocks, utility, accumulator.result, accumulator);
+    SequentialBlocks screen_blocks(spec.key, spec.stream);
+    score_groups(spec, bounds, groups, first, last, screen_blocks, utilities, range.begin, accumulator.result,
+                 accumulator);
   });
 }
 
@@ -56,9 +54,9 @@ ShardResult cpu_evaluate_generated(const NoiseSpec& spec, IndexRange range, Fill
     thread_local std::vector<double> buffer;
     buffer.resize(kChunkCandidates);
     fill(functor, first_index, end_index - first_index, buffer.data());
-    const auto utility = [&](std::uint64_t index) { return buffer[index - first_index]; };
-    SequentialBlocks group_blocks(spec.key, spec.stream);
-    score_groups(spec, bounds, groups, first, last, group_blocks, utility, accumulator.result, accumulator);
+    SequentialBlocks screen_blocks(spec.key, spec.stream);
+    score_groups(spec, bounds, groups, first, last, screen_blocks, buffer.data(), first_index, accumulator.result,
+                 accumulator);
   });
 }
 

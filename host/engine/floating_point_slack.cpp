@@ -1,13 +1,16 @@
 // Floating-point slack of a noisy-max release (DESIGN.md §4).
 //
 // Write s_i = c*u_i for the exact scaled utilities (c = eps/(2 Delta) or eps/Delta) and
-// N_i for exact noise from a continuous uniform. The implementation computes
-// S_i = fma(c~, u_i, N~_i) where c~ is c rounded once and N~_i is the noise of noise.hpp.
-// Couple N~_i with N_i through the same uniform. Outside the bad event B (some continuous
-// v_i < 2^-88; P(B) <= n * 2^-87) every computed score is within
-//     eta = 2^-39 + 2^-53 * (max_i |c~ u_i| + 89)
-// of c~ u_i + N_i: 2^-39 is the noise error (noise.hpp) and the second term is the fma's one
-// rounding, |score| <= |c~ u| + 89.
+// N_i for exact noise from continuous uniforms. The implementation computes
+// S_i = fma(c~, u_i, N~_i) where c~ is c rounded once and N~_i is the noise of the group-maximum
+// construction (shard_result.hpp, exponential_race.hpp): a transform of the race time
+// T_i = E_V / 32 (+ E'_i), from the uniforms V of i's group and W_i. Couple N~_i with N_i through
+// the same uniforms. Outside the bad event B (some continuous uniform's v < 2^-88; two draws per
+// candidate, so P(B) <= n * 2^-86) every computed score is within
+//     eta = 2^-38 + 2^-53 * (max_i |c~ u_i| + 93)
+// of c~ u_i + N_i: 2^-38 bounds the race noise's error (docs/group_maximum.md, section 5: the
+// uniforms' 2^-40, the race time's roundings and the transforms' logarithms) and the second term
+// is the fma's one rounding, |score| <= |c~ u| + 93.
 //
 // If the implementation outputs r outside B, then r would win the exact mechanism with its
 // score raised by 2*eta. For Gumbel, exponential and Laplace noise the density f satisfies
@@ -19,7 +22,7 @@
 // both, so the utility bound grows by Delta) gives
 //     P~_D(R) <= e^{eps~ + 4 eta} P~_D'(R) + (1 + e^{eps~ + 4 eta}) P(B),
 // and eps~ <= eps (1 + 2^-52) covers the rounding of c. Hence
-//     slack.epsilon = 4 eta + eps * 2^-52,   slack.delta = (1 + e^{eps + slack.epsilon}) n 2^-87.
+//     slack.epsilon = 4 eta + eps * 2^-52,   slack.delta = (1 + e^{eps + slack.epsilon}) n 2^-86.
 #include "engine/floating_point_slack.hpp"
 
 #include <cmath>
@@ -35,9 +38,9 @@ FloatingPointSlack floating_point_slack(double epsilon, double score_scale, doub
   // derived one.
   const long double largest_score =
       static_cast<long double>(score_scale) * (static_cast<long double>(max_abs_utility) + sensitivity);
-  const long double eta = noise::kNoiseErrorBound + 0x1p-53L * (largest_score + noise::kMaxAbsNoise);
+  const long double eta = noise::kRaceNoiseErrorBound + 0x1p-53L * (largest_score + noise::kMaxAbsRaceNoise);
   const long double slack_epsilon = 4.0L * eta + static_cast<long double>(epsilon) * 0x1p-52L;
-  const long double bad_event = static_cast<long double>(candidates) * noise::kBadEventProbability;
+  const long double bad_event = static_cast<long double>(candidates) * noise::kRaceBadEventProbability;
   const long double slack_delta = (1.0L + std::exp(static_cast<long double>(epsilon) + slack_epsilon)) * bad_event;
   constexpr long double kRoundUp = 1.0L + 0x1p-40L;
   return FloatingPointSlack{static_cast<double>(slack_epsilon * kRoundUp),
@@ -55,8 +58,8 @@ FloatingPointSlack floating_point_slack(double epsilon, double score_scale, doub
 // Stage 1 picks interval r by Gumbel-max over its log-mass
 //     l_r = c~ k P + g_r,   g_r = ln sum_{t<L} e^{-a t} = ln(-expm1(-a L)) - ln(-expm1(-a)),
 // a = c~ k step. The computed score fma(c~, w_r, G~_r) with w_r = k P + g_r / c~ is within
-//     eta1 = 2^-39 + 2^-50 (S + 89 + ln M) + e_g
-// of l_r + G_r: the noise (2^-39), five roundings of terms at most S + ln M + 89 (2^-50 covers
+//     eta1 = 2^-38 + 2^-50 (S + 93 + ln M) + e_g
+// of l_r + G_r: the race noise (2^-38), five roundings of terms at most S + ln M + 93 (2^-50 covers
 // them with room), and e_g, the error of g_r. Since x h'(x) <= 1 for h(x) = ln(-expm1(-x)), the
 // relative error of a and a L (3 roundings) moves each logarithm by at most 3 2^-53 absolute;
 // expm1 and log (<= 2 ulp each, glibc) add 2^-51 (|h| + 1). With |h| <= |ln(c~ step)| + 1
@@ -69,7 +72,8 @@ FloatingPointSlack floating_point_slack(double epsilon, double score_scale, doub
 // Per output, the implementation is within e^{+-lambda} of the exact mechanism, outside the bad
 // event B: lambda = 2 eta1 + 2 * 2^-52 S + rho2 (the linearity error enters both stages). As
 // before, slack.epsilon = 2 lambda + eps 2^-52 and slack.delta = (1 + e^{eps + slack.epsilon}) P(B),
-// where P(B) <= (runs + 4 * 128) 2^-87 (each uniform's tail) + 2^-128 (128 rejections)
+// where P(B) <= runs 2^-86 (stage 1's two uniforms per interval) + 4 * 128 2^-87 (stage 2's
+//             uniforms' tails) + 2^-128 (128 rejections)
 //             + 4 * 128 * (2^-1000 (digits of rate > 700) + 2^-111 (the 2^-127 lattice of v)).
 // `runs` must not depend on the data in a public report: the caller passes max_bidders + 1.
 FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double revenue_bound, double grid_step,
@@ -80,12 +84,13 @@ FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double
       std::fabs(std::log(static_cast<long double>(score_scale) * static_cast<long double>(grid_step)));
   const long double error_of_g = 0x1p-49L + 0x1p-50L * (log_rate_floor + 2.0L);
   const long double eta1 =
-      noise::kNoiseErrorBound + 0x1p-50L * (largest_score + noise::kMaxAbsNoise + log_grid) + error_of_g;
+      noise::kRaceNoiseErrorBound + 0x1p-50L * (largest_score + noise::kMaxAbsRaceNoise + log_grid) + error_of_g;
   const long double rho2 = 2.0L * kGeometricDigitsPerAttempt * kDigitRelativeError;
   const long double lambda = 2.0L * eta1 + 2.0L * 0x1p-52L * largest_score + rho2;
   const long double slack_epsilon = 2.0L * lambda + static_cast<long double>(epsilon) * 0x1p-52L;
   const long double draws = static_cast<long double>(kGeometricDigitsPerAttempt) * kMaxGeometricAttempts;
-  const long double bad_event = (static_cast<long double>(runs) + draws) * noise::kBadEventProbability +
+  const long double bad_event = static_cast<long double>(runs) * noise::kRaceBadEventProbability +
+                                draws * noise::kBadEventProbability +
                                 0x1p-128L + draws * (0x1p-1000L + 0x1p-111L);
   const long double slack_delta = (1.0L + std::exp(static_cast<long double>(epsilon) + slack_epsilon)) * bad_event;
   constexpr long double kRoundUp = 1.0L + 0x1p-40L;

@@ -1,4 +1,4 @@
-// The CPU path's driver: the groups of 8 candidates of a range, in fixed chunks, on all cores
+// The CPU path's driver: the groups of 32 candidates of a range, in fixed chunks, on all cores
 // (OpenMP), each thread with its own state, merged at the end. Chunks are scheduled
 // dynamically, but the states merge associatively, so the answer never depends on the thread
 // count or schedule.
@@ -15,9 +15,10 @@
 
 namespace dpselect::detail {
 
-// Groups of 8 candidates one worker scores at a time: large enough to amortize scheduling,
-// small enough that the buffer of a generated range stays in L1/L2.
-inline constexpr std::uint64_t kChunkGroups = 1024;
+// Groups of 32 candidates one worker scores at a time: large enough to amortize scheduling,
+// small enough that the buffer of a generated range stays in L2, and the screens of exactly one
+// batch of ChaCha20 blocks (kChaChaBatchBlocks x 32 groups), so no batch is computed twice.
+inline constexpr std::uint64_t kChunkGroups = 256;
 inline constexpr std::uint64_t kChunkCandidates = kChunkGroups * noise::kCandidatesPerGroup;
 
 // Runs score_groups(groups, first_group, end_group, state) over the groups of `range` in

@@ -50,14 +50,13 @@ detail::TopKShard cpu_top_k(const detail::NoiseSpec& spec, std::span<const T> ut
   TopKState initial;
   initial.k = k;
   initial.tally.executed_on = ExecutedOn::cpu;
-  const auto utility = [data = utilities.data()](std::uint64_t index) { return static_cast<double>(data[index]); };
   // The k-th best score only rises, as score_groups' screening requires of a threshold.
   const detail::ScreenBounds bounds(spec.mechanism);
   TopKState top = detail::parallel_groups(
       IndexRange{0, utilities.size()}, initial,
       [&](const detail::GroupRange& groups, std::uint64_t first, std::uint64_t last, TopKState& state) {
-        detail::SequentialBlocks group_blocks(spec.key, spec.stream);
-        detail::score_groups(spec, bounds, groups, first, last, group_blocks, utility, state.tally, state);
+        detail::SequentialBlocks screen_blocks(spec.key, spec.stream);
+        detail::score_groups(spec, bounds, groups, first, last, screen_blocks, utilities.data(), 0, state.tally, state);
       },
       [](TopKState& total, const TopKState& part) {
         total.tally = merge(total.tally, part.tally);

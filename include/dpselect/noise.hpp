@@ -84,76 +84,92 @@ DPSELECT_HD DPSELECT_FORCEINLINE double laplace(const RandomBlock& bits) {
   return u.sign ? -e : e;
 }
 
-// --- Where a candidate's 128 bits come from, and the cheap bound that screens it -------------
+// --- Where a candidate's noise comes from: the group-maximum screen ---------------------------
 //
-// Candidate i of a release on stream s draws its 128 bits in two parts:
-//   top 16 bits (sign, tail selector, X's top 14 bits): half-word (i mod 8) of the "group block"
-//       at position i / 8 of stream s: word (i mod 8) / 2, high half for even i;
-//   low 112 bits: the top 112 bits of the "detail block" at position 2^63 + i of stream s.
-// The 16 screen bits alone bound the candidate's noise from above (v >= X_top * 2^-15). A
-// candidate whose bound cannot reach the best score seen so far cannot be the arg-max, so the
-// detail block and the logarithms are computed only for the few that can: one Philox block per
-// 8 candidates instead of one per candidate, and the same result bit for bit.
+// Candidates form groups of 32 by global index (group g holds 32g .. 32g + 31). A group's 32
+// uniforms are drawn in the exponential race's form (docs/group_maximum.md, exponential_race.hpp):
+// V, whose root V^(1/32) is the group's largest uniform, the position J of that maximum, and W_j
+// for each other candidate j (its uniform is W_j V^(1/32)). Their bits, per release stream:
+//   V's top 16 bits, the group's "screen" (sign, tail selector, X's top 14 bits): half-word
+//       (g mod 8) of the "screen block" at position g / 8: word (g mod 8) / 2, the high half for
+//       even g. One 128-bit block per 256 candidates, one ChaCha20 block per 1,024;
+//   V's low 112 bits and J: the "race block" at position 2^61 + g: its top 112 bits continue V
+//       (race_bits), its next 5 bits are J (race_leader_lane);
+//   W_j of candidate i: the "candidate block" at position 2^63 + i, all 128 bits.
+// The screen alone bounds the noise of every candidate of the group (group_noise_upper_bound,
+// shard_result.hpp). A group whose bound cannot lift its best utility to the best score seen so
+// far holds no arg-max, so only the groups that can draw anything more: 16 bits per 32
+// candidates for the rest, and the same result bit for bit as drawing every candidate's noise.
+// V and each W_j keep the tail resolution of split_uniform; the race's transforms
+// (exponential_race.hpp) add at most 2^-39 + 2^-44 to the error above, and its largest noise
+// is -ln(2^-133) < 93 (a leader's T_J = E_V / 32 >= 2^-128 / 32).
 
-inline constexpr std::uint64_t kCandidatesPerGroup = 8;
+inline constexpr std::uint64_t kCandidatesPerGroup = 32;
+inline constexpr std::uint64_t kGroupsPerScreenBlock = 8;
+inline constexpr std::uint64_t kRacePositionOffset = std::uint64_t{1} << 61;
 inline constexpr std::uint64_t kDetailPositionOffset = std::uint64_t{1} << 63;
-// Group blocks use positions below 2^60 and detail blocks 2^63 and above; position 2^62 of a
-// release's stream gives the release's tag (ShardResult::release_tag), never noise.
+// Screen blocks use positions below 2^55, race blocks [2^61, 2^61 + 2^58) and candidate blocks
+// 2^63 and above; position 2^62 of a release's stream gives the release's tag
+// (ShardResult::release_tag), never noise.
 inline constexpr std::uint64_t kReleaseTagPosition = std::uint64_t{1} << 62;
 
-// Picks the word with selects rather than word[lane >> 1]: a GPU keeps an array indexed at run
-// time in local memory, and the survivors of a screened group are visited by a run-time lane.
-DPSELECT_HD DPSELECT_FORCEINLINE std::uint32_t screen_bits(const RandomBlock& group_block,
-                                                           unsigned int lane) {
-  const std::uint32_t low_pair = (lane & 2u) != 0 ? group_block.word[1] : group_block.word[0];
-  const std::uint32_t high_pair = (lane & 2u) != 0 ? group_block.word[3] : group_block.word[2];
-  const std::uint32_t word = (lane & 4u) != 0 ? high_pair : low_pair;
-  return (lane & 1u) != 0 ? (word & 0xFFFFu) : (word >> 16);
+// Bounds of the race's noise (the selection engine's), for the floating-point slack: every
+// transform of a race time is within 2^-39 + 2^-44 < 2^-38 of its exact value outside the bad
+// events (docs/group_maximum.md, section 5), and at most -ln(2^-133) = 92.2 in magnitude.
+inline constexpr double kRaceNoiseErrorBound = 0x1p-38;
+inline constexpr double kMaxAbsRaceNoise = 93.0;
+// Per candidate: its own W and its group's V, each a draw with a 2^-87 bad event.
+inline constexpr double kRaceBadEventProbability = 0x1p-86;
+
+// The screen block's position for group g, and g's 16 screen bits in it (g mod 8 picks them).
+// Picks the word with selects rather than word[slot >> 1]: a GPU keeps an array indexed at run
+// time in local memory.
+DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t screen_position(std::uint64_t group) {
+  return group / kGroupsPerScreenBlock;
+}
+DPSELECT_HD DPSELECT_FORCEINLINE std::uint32_t screen_bits(const RandomBlock& screen_block, unsigned int slot) {
+  const std::uint32_t low_pair = (slot & 2u) != 0 ? screen_block.word[1] : screen_block.word[0];
+  const std::uint32_t high_pair = (slot & 2u) != 0 ? screen_block.word[3] : screen_block.word[2];
+  const std::uint32_t word = (slot & 4u) != 0 ? high_pair : low_pair;
+  return (slot & 1u) != 0 ? (word & 0xFFFFu) : (word >> 16);
 }
 
-DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock candidate_bits(std::uint32_t screen,
-                                                            const RandomBlock& detail) {
-  return RandomBlock{{(screen << 16) | (detail.word[0] >> 16),
-                      (detail.word[0] << 16) | (detail.word[1] >> 16),
-                      (detail.word[1] << 16) | (detail.word[2] >> 16),
-                      (detail.word[2] << 16) | (detail.word[3] >> 16)}};
+// V's 128 bits: the screen on top of the race block's top 112 bits.
+DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock race_bits(std::uint32_t screen, const RandomBlock& race_block) {
+  return RandomBlock{{(screen << 16) | (race_block.word[0] >> 16),
+                      (race_block.word[0] << 16) | (race_block.word[1] >> 16),
+                      (race_block.word[1] << 16) | (race_block.word[2] >> 16),
+                      (race_block.word[2] << 16) | (race_block.word[3] >> 16)}};
 }
 
-// Upper bounds of each transform given only the screen bits. Each exceeds every value the
-// transform can return for such bits by at least kScreenMargin, far more than the transforms'
-// rounding (< 2^-45 absolute), so `noise <= bound` holds for the computed doubles.
+// J, the lane of the group's largest uniform: the 5 bits after V's in the race block.
+DPSELECT_HD DPSELECT_FORCEINLINE unsigned int race_leader_lane(const RandomBlock& race_block) {
+  return (race_block.word[3] >> 11) & 31u;
+}
+
+// The screen's "bucket": its tail selector and the top 8 of X's 14 bits (screen bits 14..6).
+// The group's noise bound depends on the screen through its bucket only, so a 512-entry table
+// holds every bound (the CPU path's ScreenBounds).
+inline constexpr unsigned int kScreenBuckets = 512;
+DPSELECT_HD DPSELECT_FORCEINLINE unsigned int screen_bucket(std::uint32_t screen) { return (screen >> 6) & 0x1FFu; }
+
+// Margin of the screen's bounds over the computed noise: far more than the race transforms'
+// rounding and non-monotonicity (a few ulps of values below 93, exponential_race.hpp).
 inline constexpr double kScreenMargin = 0x1p-20;
-inline constexpr double kLn2 = 0.69314718055994530942;
-inline constexpr double kMinusLogLn2 = 0.36651292058166432701;  // -ln(ln 2)
 
-// Bound on -ln v when v >= top * 2^-15: (15 - floor(log2 top)) ln 2; no bound below 2^-15.
-DPSELECT_HD DPSELECT_FORCEINLINE double minus_log_v_bound(std::uint32_t top) {
-  if (top == 0) return kMaxAbsNoise;
-#if defined(__CUDA_ARCH__)
-  const int floor_log2 = 31 - __clz(top);
-#else
-  const int floor_log2 = 31 - std::countl_zero(top);
-#endif
-  return detail::add_rn(detail::mul_rn(static_cast<double>(15 - floor_log2), kLn2), kScreenMargin);
-}
-
-DPSELECT_HD DPSELECT_FORCEINLINE bool screen_sign(std::uint32_t screen) { return (screen >> 15) != 0; }
-DPSELECT_HD DPSELECT_FORCEINLINE bool screen_upper(std::uint32_t screen) { return ((screen >> 14) & 1u) != 0; }
-DPSELECT_HD DPSELECT_FORCEINLINE std::uint32_t screen_top(std::uint32_t screen) { return screen & 0x3FFFu; }
-
-// Upper half: E = -ln(1 - v) <= ln 2. Lower half: E = -ln v.
-DPSELECT_HD DPSELECT_FORCEINLINE double exponential_upper_bound(std::uint32_t screen) {
-  return screen_upper(screen) ? kLn2 + kScreenMargin : minus_log_v_bound(screen_top(screen));
-}
-
-// Upper half: E >= v, so G = -ln E <= -ln v. Lower half: E >= ln 2, so G <= -ln ln 2.
-DPSELECT_HD DPSELECT_FORCEINLINE double gumbel_upper_bound(std::uint32_t screen) {
-  return screen_upper(screen) ? minus_log_v_bound(screen_top(screen)) : kMinusLogLn2 + kScreenMargin;
-}
-
-// Negative sign: L = -E <= 0.
-DPSELECT_HD DPSELECT_FORCEINLINE double laplace_upper_bound(std::uint32_t screen) {
-  return screen_sign(screen) ? kScreenMargin : exponential_upper_bound(screen);
+// A lower bound of E_V = -ln V for every V whose screen lies in `bucket`, as computed by
+// exponential(split_uniform(race_bits(...))); 0 when the bucket allows E_V down to 0. With X's
+// top 8 bits b, v lies in [b 2^-9, (b + 1) 2^-9]:
+//   upper half (V = 1 - v): E_V = -ln(1 - v) >= -ln(1 - b 2^-9), no bound for b = 0
+//       (probability 2^-9 per group: such a group is always scored);
+//   lower half (V = v): E_V = -ln v >= -ln((b + 1) 2^-9), at least ln 2.
+// The factor 1 - 2^-40 covers the logarithms' and v's roundings (a few ulps).
+DPSELECT_HD DPSELECT_FORCEINLINE double race_exponential_lower_bound(unsigned int bucket) {
+  const unsigned int top = bucket & 0xFFu;
+  const double exact = (bucket >> 8) != 0
+                           ? (top == 0 ? 0.0 : -detail::portable_log1m(detail::mul_rn(static_cast<double>(top), 0x1p-9)))
+                           : -detail::portable_log(detail::mul_rn(static_cast<double>(top + 1), 0x1p-9));
+  return detail::mul_rn(exact, 1.0 - 0x1p-40);
 }
 
 }  // namespace dpselect::noise

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "dpselect/detail/exponential_race.hpp"
 #include "dpselect/detail/host_device.hpp"
 #include "dpselect/noise.hpp"
 #include "dpselect/random_key.hpp"
@@ -88,28 +89,65 @@ struct NoiseSpec {
 // rejects far smaller ones); it keeps every score finite, so screening never hides an overflow.
 inline constexpr double kLargestScaledUtility = 0x1p1000;
 
-// Upper bound of candidate noise from its screen bits (noise.hpp).
-DPSELECT_HD DPSELECT_FORCEINLINE double noise_upper_bound(Mechanism mechanism, std::uint32_t screen) {
+// A mechanism's standard noise at race time t (exponential_race.hpp): Gumbel for the exponential
+// mechanism (Dwork & Roth 2014, Thm 3.10, by the Gumbel-max trick), exponential for
+// permute-and-flip (McKenna & Sheldon 2020), Laplace for report-noisy-max (Dwork & Roth 2014,
+// Claim 3.9). Decreasing in t.
+DPSELECT_HD DPSELECT_FORCEINLINE double race_noise(Mechanism mechanism, double race_time) {
   switch (mechanism) {
-    case Mechanism::exponential: return noise::gumbel_upper_bound(screen);
-    case Mechanism::permute_and_flip: return noise::exponential_upper_bound(screen);
-    default: return noise::laplace_upper_bound(screen);
+    case Mechanism::exponential: return gumbel_from_race(race_time);
+    case Mechanism::permute_and_flip: return exponential_from_race(race_time);
+    default: return laplace_from_race(race_time);
   }
 }
 
-// The standard noise of candidate `index` whose screen bits are `screen`.
-// Blocks is AnyGeneratorBlocks or, where the key's generator is known at compile time,
-// GeneratorBlocks<G> (random_key.hpp): the same bits.
+// An upper bound of the noise of every candidate of a group whose screen is `screen`
+// (noise.hpp): the noise at the smallest leader time the screen allows, plus kScreenMargin;
+// +inf where the screen allows any (2^-10 of the groups).
+DPSELECT_HD DPSELECT_FORCEINLINE double group_noise_upper_bound(Mechanism mechanism, std::uint32_t screen) {
+  const double e_v = noise::race_exponential_lower_bound(noise::screen_bucket(screen));
+  return e_v == 0.0 ? kInfinity : add_rn(race_noise(mechanism, race_leader(e_v)), noise::kScreenMargin);
+}
+
+// Group g's 16 screen bits. Blocks is AnyGeneratorBlocks or, where the key's generator is known
+// at compile time, GeneratorBlocks<G> (random_key.hpp): the same bits.
 template <class Blocks = AnyGeneratorBlocks>
-DPSELECT_HD DPSELECT_FORCEINLINE double candidate_noise(const NoiseSpec& spec, std::uint64_t index,
-                                                       std::uint32_t screen) {
-  const RandomBlock detail = Blocks::at(spec.key, spec.stream, noise::kDetailPositionOffset + index);
-  const RandomBlock bits = noise::candidate_bits(screen, detail);
-  switch (spec.mechanism) {
-    case Mechanism::exponential: return noise::gumbel(bits);
-    case Mechanism::permute_and_flip: return noise::exponential(bits);
-    default: return noise::laplace(bits);
-  }
+DPSELECT_HD DPSELECT_FORCEINLINE std::uint32_t group_screen(const NoiseSpec& spec, std::uint64_t group) {
+  return noise::screen_bits(Blocks::at(spec.key, spec.stream, noise::screen_position(group)),
+                            static_cast<unsigned int>(group % noise::kGroupsPerScreenBlock));
+}
+
+// A group's drawn race: the leader's race time T_J = E_V / 32 and its lane J.
+struct GroupRace {
+  double leader_time;
+  unsigned int leader_lane;
+};
+
+template <class Blocks = AnyGeneratorBlocks>
+DPSELECT_HD DPSELECT_FORCEINLINE GroupRace group_race(const NoiseSpec& spec, std::uint64_t group,
+                                                      std::uint32_t screen) {
+  const RandomBlock race_block = Blocks::at(spec.key, spec.stream, noise::kRacePositionOffset + group);
+  const double e_v = noise::exponential(noise::race_bits(screen, race_block));
+  return GroupRace{race_leader(e_v), noise::race_leader_lane(race_block)};
+}
+
+// The race time of a follower (a lane other than the leader's) of candidate `index`: T_J + E'_j.
+template <class Blocks = AnyGeneratorBlocks>
+DPSELECT_HD DPSELECT_FORCEINLINE double follower_time(const NoiseSpec& spec, const GroupRace& race,
+                                                      std::uint64_t index) {
+  const RandomBlock w = Blocks::at(spec.key, spec.stream, noise::kDetailPositionOffset + index);
+  return race_follower_time(race.leader_time, noise::exponential(w));
+}
+
+// The standard noise of candidate `index`, drawn in full: the definition the screened passes
+// reproduce bit for bit.
+template <class Blocks = AnyGeneratorBlocks>
+DPSELECT_HD DPSELECT_FORCEINLINE double candidate_noise(const NoiseSpec& spec, std::uint64_t index) {
+  const std::uint64_t group = index / noise::kCandidatesPerGroup;
+  const GroupRace race = group_race<Blocks>(spec, group, group_screen<Blocks>(spec, group));
+  const unsigned int lane = static_cast<unsigned int>(index % noise::kCandidatesPerGroup);
+  return race_noise(spec.mechanism,
+                    lane == race.leader_lane ? race.leader_time : follower_time<Blocks>(spec, race, index));
 }
 
 // Noisy score of candidate `index` with finite utility `utility`: score_scale * utility +
@@ -117,10 +155,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE double candidate_noise(const NoiseSpec& spec, s
 // passes compute exactly this for every candidate that can win.
 DPSELECT_HD DPSELECT_FORCEINLINE double noisy_score(const NoiseSpec& spec, std::uint64_t index,
                                                    double utility) {
-  const RandomBlock group = random_block(spec.key, spec.stream, index / noise::kCandidatesPerGroup);
-  const std::uint32_t screen =
-      noise::screen_bits(group, static_cast<unsigned int>(index % noise::kCandidatesPerGroup));
-  return fma_rn(spec.score_scale, utility, candidate_noise(spec, index, screen));
+  return fma_rn(spec.score_scale, utility, candidate_noise(spec, index));
 }
 
 DPSELECT_HD DPSELECT_FORCEINLINE void record_invalid(ShardResult& tally, std::uint64_t index, double value) {
@@ -130,10 +165,11 @@ DPSELECT_HD DPSELECT_FORCEINLINE void record_invalid(ShardResult& tally, std::ui
   }
 }
 
-// The lanes [lane_begin, lane_end) of a group as a bit mask (bit l for lane l).
+// The lanes [lane_begin, lane_end) of a group as a bit mask (bit l for lane l); lane_end <= 32.
 DPSELECT_HD DPSELECT_FORCEINLINE unsigned int lane_mask(unsigned int lane_begin, unsigned int lane_end) {
-  return ((1u << lane_end) - 1u) & ~((1u << lane_begin) - 1u);
+  return static_cast<unsigned int>(((std::uint64_t{1} << lane_end) - 1u) & ~((std::uint64_t{1} << lane_begin) - 1u));
 }
+inline constexpr unsigned int kWholeGroup = 0xFFFFFFFFu;  // every lane
 
 DPSELECT_HD DPSELECT_FORCEINLINE unsigned int lowest_lane(unsigned int lanes) {
 #if defined(__CUDA_ARCH__)
@@ -143,73 +179,96 @@ DPSELECT_HD DPSELECT_FORCEINLINE unsigned int lowest_lane(unsigned int lanes) {
 #endif
 }
 
-// Scores the candidates group*8 + l for the lanes l in `lanes` (a lane_mask), whose utilities are
-// utilities[l] (the other entries are not read): counts them, checks and records their utilities
-// in `tally`, and hands (score, index) to `sink` for every candidate that can still rank. A Sink
-// provides threshold() (a score strictly below it can never be kept) and offer(score, index);
-// excluded candidates are offered with -inf. `group_block` is random_block(spec.key, spec.stream,
-// group) (CPU loops read it through SequentialBlocks, where one ChaCha20 block serves four
-// groups); Blocks gives the detail blocks (candidate_noise). This is the definition of a group's
-// scoring; the CPU passes run host/engine/screened_group.hpp's score_groups, which gives the same
-// result bit for bit with vectorized screening.
-//
-// Two steps, so that on a GPU every lane of the common work is unrolled and register-resident:
-// the checks and the screen test of every lane, then, in lane order, the exact score of the few
-// lanes that passed. A lane passes the first test against the threshold at the start of the
-// group and takes it again against the current one before its exact score, and the threshold
-// only rises, so the offers are exactly those of testing and scoring each lane in turn. The
-// second step reads a passing lane's utility again with utility_of_lane(lane), so that the
-// eight utilities need not stay in registers across the exact scoring.
-template <class Blocks = AnyGeneratorBlocks, class Sink, class LaneUtility>
-DPSELECT_HD DPSELECT_FORCEINLINE void score_group_values(const NoiseSpec& spec, std::uint64_t group,
-                                                         const RandomBlock& group_block, unsigned int lanes,
-                                                         const double (&utilities)[noise::kCandidatesPerGroup],
-                                                         const LaneUtility& utility_of_lane, ShardResult& tally,
-                                                         Sink& sink) {
-  const std::uint64_t first_index = group * noise::kCandidatesPerGroup;
-  const double threshold = sink.threshold();
-  unsigned int may_rank = 0;
-  DPSELECT_UNROLL
-  for (unsigned int lane = 0; lane < noise::kCandidatesPerGroup; ++lane) {
-    if (((lanes >> lane) & 1u) == 0) continue;
-    const double u = utilities[lane];
-    ++tally.candidates;
-    if (is_nan(u) || u == kInfinity) {
-      record_invalid(tally, first_index + lane, u);
-      continue;
-    }
-    if (u == -kInfinity) {  // excluded candidate: offered with -inf, can never be selected
-      may_rank |= 1u << lane;
-      continue;
-    }
-    const double magnitude = u < 0 ? -u : u;
-    if (magnitude > tally.max_abs_utility) tally.max_abs_utility = magnitude;
-    const double scaled = mul_rn(spec.score_scale, magnitude);
-    if (!(scaled <= kLargestScaledUtility) || !(magnitude <= spec.utility_limit)) {
-      record_invalid(tally, first_index + lane, u);
-      continue;
-    }
-    // Screening: the score is at most fma(c, u, bound) (rounding is monotone), so a candidate
-    // whose bound is below the threshold can never be kept, nor tie with what is kept.
-    const double bound = noise_upper_bound(spec.mechanism, noise::screen_bits(group_block, lane));
-    if (!(fma_rn(spec.score_scale, u, bound) < threshold)) may_rank |= 1u << lane;
+// What the first look at a group's utilities finds, for score_scanned_group.
+struct GroupScan {
+  double largest_utility = -kInfinity;  // over `valid`
+  unsigned int valid = 0;               // lanes with a finite utility within the limits
+  unsigned int excluded = 0;            // lanes whose utility is -inf
+};
+
+// The first look at candidate `index` (lane `lane` of its group) with utility u: counts it,
+// checks and records its utility in `tally`, and notes it in `scan`.
+DPSELECT_HD DPSELECT_FORCEINLINE void scan_candidate(const NoiseSpec& spec, std::uint64_t index, unsigned int lane,
+                                                     double u, ShardResult& tally, GroupScan& scan) {
+  ++tally.candidates;
+  if (is_nan(u) || u == kInfinity) {
+    record_invalid(tally, index, u);
+    return;
   }
-  while (may_rank != 0) {
-    const unsigned int lane = lowest_lane(may_rank);
-    may_rank &= may_rank - 1;
+  if (u == -kInfinity) {  // excluded candidate: offered with -inf, can never be selected
+    scan.excluded |= 1u << lane;
+    return;
+  }
+  const double magnitude = u < 0 ? -u : u;
+  if (magnitude > tally.max_abs_utility) tally.max_abs_utility = magnitude;
+  const double scaled = mul_rn(spec.score_scale, magnitude);
+  if (!(scaled <= kLargestScaledUtility) || !(magnitude <= spec.utility_limit)) {
+    record_invalid(tally, index, u);
+    return;
+  }
+  scan.valid |= 1u << lane;
+  if (u > scan.largest_utility) scan.largest_utility = u;
+}
+
+// The scan of a whole group (32 lanes inside the range) whose utilities are all finite, with
+// largest value `largest` and largest magnitude `largest_magnitude`: what scan_candidate finds
+// lane by lane when every one is within the limits (-0.0 and +0.0 compare equal, so the largest
+// |u| is the same). Returns false, changing nothing, when one is not: then scan lane by lane.
+DPSELECT_HD DPSELECT_FORCEINLINE bool scan_ordinary_group(const NoiseSpec& spec, double largest,
+                                                          double largest_magnitude, ShardResult& tally,
+                                                          GroupScan& scan) {
+  if (!(largest_magnitude <= spec.utility_limit) ||
+      !(mul_rn(spec.score_scale, largest_magnitude) <= kLargestScaledUtility)) {
+    return false;
+  }
+  tally.candidates += noise::kCandidatesPerGroup;
+  if (largest_magnitude > tally.max_abs_utility) tally.max_abs_utility = largest_magnitude;
+  scan = GroupScan{largest, kWholeGroup, 0u};
+  return true;
+}
+
+// Offers (score, index) to `sink` for every scanned candidate of group `group` that can still
+// rank. A Sink provides threshold() (a score strictly below it can never be kept) and
+// offer(score, index), and the threshold only rises; excluded candidates are offered with -inf
+// while nothing is kept. `screen` is the group's screen and `bound` its group_noise_upper_bound
+// (the CPU reads it from a table, the GPU computes it: the same value). utility_of_lane(lane)
+// reads a lane's utility again: it must return what the scan saw.
+//
+// This is the definition of a group's scoring (docs/group_maximum.md): the group is skipped when
+// even its best utility plus the bound of its largest noise is below the threshold (rounding is
+// monotone, so fma(c, u, noise) <= fma(c, u_max, bound) for each candidate). Otherwise its race
+// is drawn: the leader's noise is exact at once, and each follower, whose noise is at most the
+// leader's, draws its W only if the leader's noise could lift it to the threshold. A candidate is
+// left out only when its exact score would be below the threshold, so the offers that matter
+// are exactly those of scoring every candidate in full (candidate_noise).
+template <class Blocks = AnyGeneratorBlocks, class Sink, class LaneUtility>
+DPSELECT_HD DPSELECT_FORCEINLINE void score_scanned_group(const NoiseSpec& spec, std::uint64_t group,
+                                                          std::uint32_t screen, double bound, const GroupScan& scan,
+                                                          const LaneUtility& utility_of_lane, Sink& sink) {
+  const std::uint64_t first_index = group * noise::kCandidatesPerGroup;
+  if (scan.excluded != 0 && sink.threshold() == -kInfinity) {
+    for (unsigned int lanes = scan.excluded; lanes != 0; lanes &= lanes - 1) {
+      sink.offer(-kInfinity, first_index + lowest_lane(lanes));
+    }
+  }
+  if (scan.valid == 0 || fma_rn(spec.score_scale, scan.largest_utility, bound) < sink.threshold()) return;
+  const GroupRace race = group_race<Blocks>(spec, group, screen);
+  const double leader_noise = race_noise(spec.mechanism, race.leader_time);
+  const double follower_bound = add_rn(leader_noise, noise::kScreenMargin);
+  for (unsigned int lanes = scan.valid; lanes != 0; lanes &= lanes - 1) {
+    const unsigned int lane = lowest_lane(lanes);
     const double u = utility_of_lane(lane);
     const std::uint64_t index = first_index + lane;
-    if (u == -kInfinity) {
-      sink.offer(-kInfinity, index);
-      continue;
+    if (lane == race.leader_lane) {
+      sink.offer(fma_rn(spec.score_scale, u, leader_noise), index);
+    } else if (!(fma_rn(spec.score_scale, u, follower_bound) < sink.threshold())) {
+      sink.offer(fma_rn(spec.score_scale, u, race_noise(spec.mechanism, follower_time<Blocks>(spec, race, index))),
+                 index);
     }
-    const std::uint32_t screen = noise::screen_bits(group_block, lane);
-    if (fma_rn(spec.score_scale, u, noise_upper_bound(spec.mechanism, screen)) < sink.threshold()) continue;
-    sink.offer(fma_rn(spec.score_scale, u, candidate_noise<Blocks>(spec, index, screen)), index);
   }
 }
 
-// utility(group * 8 + lane) as a double: score_group's second read of a passing lane.
+// utility(group * 32 + lane) as a double: score_scanned_group's second read of a lane.
 template <class Utility>
 struct UtilityOfLane {
   const Utility& utility;
@@ -219,33 +278,35 @@ struct UtilityOfLane {
   }
 };
 
-// score_group_values over lanes [lane_begin, lane_end), reading utility(group*8 + l) for those
-// lanes only (twice for a lane that may rank: a utility must be a pure function of the index).
-template <class Blocks = AnyGeneratorBlocks, class Sink, class Utility>
-DPSELECT_HD DPSELECT_FORCEINLINE void score_group(const NoiseSpec& spec, std::uint64_t group,
-                                                  const RandomBlock& group_block, unsigned int lane_begin,
-                                                  unsigned int lane_end, const Utility& utility,
-                                                  ShardResult& tally, Sink& sink) {
-  const unsigned int lanes = lane_mask(lane_begin, lane_end);
-  const UtilityOfLane<Utility> utility_of_lane{utility, group * noise::kCandidatesPerGroup};
-  double utilities[noise::kCandidatesPerGroup];
-  DPSELECT_UNROLL
-  for (unsigned int lane = 0; lane < noise::kCandidatesPerGroup; ++lane) {
-    utilities[lane] = ((lanes >> lane) & 1u) != 0 ? utility_of_lane(lane) : 0.0;
+// scan_candidate over the lanes `lanes` (a lane_mask) of group `group`, in increasing order,
+// reading utility(group*32 + l) for those lanes only.
+template <class Utility>
+DPSELECT_HD DPSELECT_FORCEINLINE GroupScan scan_group(const NoiseSpec& spec, std::uint64_t group, unsigned int lanes,
+                                                      const Utility& utility, ShardResult& tally) {
+  const std::uint64_t first_index = group * noise::kCandidatesPerGroup;
+  GroupScan scan;
+  for (unsigned int rest = lanes; rest != 0; rest &= rest - 1) {
+    const unsigned int lane = lowest_lane(rest);
+    scan_candidate(spec, first_index + lane, lane, static_cast<double>(utility(first_index + lane)), tally, scan);
   }
-  score_group_values<Blocks>(spec, group, group_block, lanes, utilities, utility_of_lane, tally, sink);
+  return scan;
+}
+
+// Scans and scores the lanes `lanes` of group `group`: a utility is read once by the scan and
+// again if it is scored, so it must be a pure function of the index. The functor path and the
+// CPU's partial groups.
+template <class Blocks = AnyGeneratorBlocks, class Sink, class Utility>
+DPSELECT_HD DPSELECT_FORCEINLINE void score_group(const NoiseSpec& spec, std::uint64_t group, std::uint32_t screen,
+                                                  unsigned int lanes, const Utility& utility, ShardResult& tally,
+                                                  Sink& sink) {
+  const GroupScan scan = scan_group(spec, group, lanes, utility, tally);
+  score_scanned_group<Blocks>(spec, group, screen, group_noise_upper_bound(spec.mechanism, screen), scan,
+                              UtilityOfLane<Utility>{utility, group * noise::kCandidatesPerGroup}, sink);
 }
 
 // Per-thread running state of a fused single-pick pass: the tally and the best candidate.
 struct ShardAccumulator {
   ShardResult result;
-
-  template <class Blocks = AnyGeneratorBlocks, class Utility>
-  DPSELECT_HD DPSELECT_FORCEINLINE void add_group(const NoiseSpec& spec, std::uint64_t group,
-                                                  const RandomBlock& group_block, unsigned int lane_begin,
-                                                  unsigned int lane_end, const Utility& utility) {
-    score_group<Blocks>(spec, group, group_block, lane_begin, lane_end, utility, result, *this);
-  }
 
   DPSELECT_HD DPSELECT_FORCEINLINE double threshold() const { return result.best_score; }
 
@@ -257,7 +318,7 @@ struct ShardAccumulator {
   }
 };
 
-// The groups of 8 candidates (global index / 8) that overlap the candidates [begin, end), with
+// The groups of 32 candidates (global index / 32) that overlap the candidates [begin, end), with
 // the lanes of each that lie inside; end > begin.
 struct GroupRange {
   std::uint64_t begin;  // first candidate

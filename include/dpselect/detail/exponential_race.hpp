@@ -12,8 +12,9 @@
 //     Gumbel (exponential mechanism)       -ln T
 //     exponential (permute-and-flip)       -ln(1 - e^-T)
 //     Laplace (report-noisy-max)           -ln(2 (1 - e^-T)) for T < ln 2, else ln 2 - T.
-// The engine does not draw its noise this way yet: these are the building blocks, tested for
-// accuracy against long double and for the joint law (tests/exponential_race_test.cpp).
+// The selection engine draws every candidate's noise this way (shard_result.hpp); these building
+// blocks are tested for accuracy against long double and for the joint law
+// (tests/exponential_race_test.cpp).
 #pragma once
 
 #include "dpselect/detail/host_device.hpp"
@@ -44,8 +45,11 @@ DPSELECT_HD DPSELECT_FORCEINLINE double one_minus_exp_minus(double t) {
 
 // T_J and T_j of a group from E_V and E'_j.
 DPSELECT_HD DPSELECT_FORCEINLINE double race_leader(double e_v) { return mul_rn(e_v, 1.0 / kRaceGroupSize); }
+DPSELECT_HD DPSELECT_FORCEINLINE double race_follower_time(double leader_time, double e_prime) {
+  return add_rn(leader_time, e_prime);
+}
 DPSELECT_HD DPSELECT_FORCEINLINE double race_follower(double e_v, double e_prime) {
-  return add_rn(race_leader(e_v), e_prime);
+  return race_follower_time(race_leader(e_v), e_prime);
 }
 
 // The standard noises of a race time t > 0 (a normal double).

@@ -2,9 +2,10 @@
 // materialised noise, no per-thread RNG state and no device-wide synchronisation. CUDA-only;
 // used by kernels/select_arrays.cu (utility arrays) and dpselect/select.cuh (user functors).
 //
-// Each thread keeps a ShardAccumulator (which screens candidates that cannot win, noise.hpp) over
-// quads of 32 candidates: utility arrays are read by warps, a tile of 32 quads at a time
-// (quad_tiles.cuh), functors by a grid-stride loop of one quad per thread. Each block reduces
+// Each thread keeps a ShardAccumulator (which screens groups that cannot win, shard_result.hpp)
+// over groups of 32 candidates, a warp taking a tile of 32 groups at a time (device_groups.cuh):
+// utility arrays are staged through shared memory (warp_tiles.cuh), functors called by each lane
+// for its own group. Each block reduces
 // with cub::BlockReduce, and a one-block kernel merges the block results into a device-resident
 // accumulator, so several launches (chunks of a host array) accumulate stream-ordered.
 #pragma once
@@ -18,20 +19,21 @@
 
 #include "dpselect/detail/cuda_check.cuh"
 #include "dpselect/detail/device_memory_pool.cuh"
-#include "dpselect/detail/quad_tiles.cuh"
-#include "dpselect/detail/quads.cuh"
+#include "dpselect/detail/device_groups.cuh"
+#include "dpselect/detail/warp_tiles.cuh"
 #include "dpselect/shard_result.hpp"
 namespace dpselect::detail {
 
 inline constexpr int kSelectBlockThreads = 256;
 
 // Blocks of kSelectBlockThreads each multiprocessor should hold at once, which caps the registers
-// per thread (65,536 / (blocks x 256)): with Philox the pass fits in 64 registers, so 4 blocks
-// (32 warps); a ChaCha20 thread holds its quad's 64-byte block as well and needs about 100, so
-// 2 (16 warps, still 64 KiB of loads in flight per multiprocessor). Either way no spills
-// (bench/kernel_resources.sh). Left to itself, ptxas picks a cap of its own and spills.
+// per thread (65,536 / (blocks x 256)): with Philox the pass fits in 80 registers, so 3 blocks
+// (24 warps; at 64 it spills); a ChaCha20 thread holds the 64-byte block of its warp's coming
+// tiles as well and needs about 124, so 2 (16 warps, still 64 KiB of loads in flight per
+// multiprocessor). Either way no spills (bench/kernel_resources.sh). Left to itself, ptxas picks
+// a cap of its own and spills.
 template <Generator G>
-inline constexpr int kSelectMinBlocksPerMultiprocessor = G == Generator::philox ? 4 : 2;
+inline constexpr int kSelectMinBlocksPerMultiprocessor = G == Generator::philox ? 3 : 2;
 
 // One pass over the candidates of `groups` into one ShardResult per block; spec.key's generator
 // is G.
@@ -44,12 +46,10 @@ __global__ void __launch_bounds__(BlockThreads, kSelectMinBlocksPerMultiprocesso
   if constexpr (kIsArraySource<Source>) {
     __shared__ WarpTile tiles[BlockThreads / kWarpLanes];
     add_tiles<G>(accumulator, spec, groups, source, thread / kWarpLanes, threads / kWarpLanes,
-              tiles[threadIdx.x / kWarpLanes], threadIdx.x % kWarpLanes);
+                 tiles[threadIdx.x / kWarpLanes], threadIdx.x % kWarpLanes);
   } else {
-    const std::uint64_t quads = quad_count(groups);
-    for (std::uint64_t offset = thread; offset < quads; offset += threads) {
-      add_quad<G>(accumulator, spec, groups, first_quad(groups) + offset, source);
-    }
+    add_source_tiles<G>(spec, groups, source, thread / kWarpLanes, threads / kWarpLanes, threadIdx.x % kWarpLanes,
+                        accumulator.result, accumulator);
   }
   using BlockReduce = cub::BlockReduce<ShardResult, BlockThreads>;
   __shared__ typename BlockReduce::TempStorage temp_storage;
@@ -98,11 +98,11 @@ inline unsigned int filling_grid(std::uint64_t resident, std::uint64_t needed) {
   return static_cast<unsigned int>(std::max<std::uint64_t>(1, std::min(resident, needed)));
 }
 
-// An upper bound on the quads that `count` consecutive candidates overlap, wherever they start:
-// starting at offset o (0 <= o < 32) into its quad, they reach quad (o + count - 1) / 32, so at
-// most (31 + count - 1) / 32 + 1 quads.
-inline std::uint64_t quads_spanning(std::uint64_t count) {
-  return (count + kCandidatesPerQuad - 2) / kCandidatesPerQuad + 1;
+// An upper bound on the tiles that `count` consecutive candidates overlap, wherever they start:
+// starting at offset o (0 <= o < 1024) into its tile, they reach tile (o + count - 1) / 1024, so
+// at most (1023 + count - 1) / 1024 + 1 tiles.
+inline std::uint64_t tiles_spanning(std::uint64_t count) {
+  return (count + kTileCandidates - 2) / kTileCandidates + 1;
 }
 
 // How many blocks of the pass the current device holds at once.
@@ -115,9 +115,10 @@ std::uint64_t fused_select_resident_blocks(Generator generator) {
   return resident;
 }
 
-// Blocks a pass over `count` candidates needs: one quad per thread.
+// Blocks a pass over `count` candidates needs: one tile per warp.
 inline std::uint64_t fused_select_blocks_needed(std::uint64_t count) {
-  return (quads_spanning(count) + kSelectBlockThreads - 1) / kSelectBlockThreads;
+  constexpr std::uint64_t warps_per_block = kSelectBlockThreads / kWarpLanes;
+  return (tiles_spanning(count) + warps_per_block - 1) / warps_per_block;
 }
 
 // Enough resident blocks to fill the device, never more than the work needs.
