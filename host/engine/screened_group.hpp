@@ -77,43 +77,57 @@ struct PortableGroupMath {
 };
 
 #if defined(__SSE2__)
-// Eight (float) or sixteen (double) SSE2 vectors of the x86-64 baseline: maxima, minima and a
-// mask of the values that are not finite (x - x is NaN exactly for NaN and +-inf), no branches.
+// Eight (float) or sixteen (double) SSE2 vectors of the x86-64 baseline, reduced as balanced
+// trees so that no chain of dependent instructions runs through the group (a running maximum
+// would wait on each load in turn): maxima, minima and a sum of x - x, which is NaN exactly when
+// some x is NaN or infinite. No branches.
 struct Sse2GroupMath {
+  template <class Vector, class Max, class Min, class Sub, class Add>
+  static void reduce(Vector (&v)[8], Vector& high, Vector& low, Vector& not_finite, Max max, Min min, Sub sub,
+                     Add add) {
+    Vector d[8];
+    for (unsigned i = 0; i < 8; ++i) d[i] = sub(v[i], v[i]);
+    high = max(max(max(v[0], v[1]), max(v[2], v[3])), max(max(v[4], v[5]), max(v[6], v[7])));
+    low = min(min(min(v[0], v[1]), min(v[2], v[3])), min(min(v[4], v[5]), min(v[6], v[7])));
+    not_finite = add(add(add(d[0], d[1]), add(d[2], d[3])), add(add(d[4], d[5]), add(d[6], d[7])));
+  }
+
   static GroupSummary summarize(const float* u) {
-    __m128 high = _mm_loadu_ps(u);
-    __m128 low = high;
-    __m128 not_finite = _mm_setzero_ps();
-    for (unsigned i = 0; i < noise::kCandidatesPerGroup; i += 4) {
-      const __m128 v = _mm_loadu_ps(u + i);
-      high = _mm_max_ps(high, v);
-      low = _mm_min_ps(low, v);
-      not_finite = _mm_or_ps(not_finite, _mm_cmpunord_ps(_mm_sub_ps(v, v), _mm_sub_ps(v, v)));
-    }
+    __m128 v[8];
+    for (unsigned i = 0; i < 8; ++i) v[i] = _mm_loadu_ps(u + 4 * i);
+    __m128 high;
+    __m128 low;
+    __m128 not_finite;
+    reduce(v, high, low, not_finite, _mm_max_ps, _mm_min_ps, _mm_sub_ps, _mm_add_ps);
     high = _mm_max_ps(high, _mm_movehl_ps(high, high));
     high = _mm_max_ss(high, _mm_shuffle_ps(high, high, 1));
     low = _mm_min_ps(low, _mm_movehl_ps(low, low));
     low = _mm_min_ss(low, _mm_shuffle_ps(low, low, 1));
     const double largest = static_cast<double>(_mm_cvtss_f32(high));
     const double smallest = static_cast<double>(_mm_cvtss_f32(low));
-    return GroupSummary{_mm_movemask_ps(not_finite) == 0, largest, largest > -smallest ? largest : -smallest};
+    return GroupSummary{_mm_movemask_ps(_mm_cmpunord_ps(not_finite, not_finite)) == 0, largest,
+                        largest > -smallest ? largest : -smallest};
   }
 
   static GroupSummary summarize(const double* u) {
-    __m128d high = _mm_loadu_pd(u);
-    __m128d low = high;
-    __m128d not_finite = _mm_setzero_pd();
-    for (unsigned i = 0; i < noise::kCandidatesPerGroup; i += 2) {
-      const __m128d v = _mm_loadu_pd(u + i);
-      high = _mm_max_pd(high, v);
-      low = _mm_min_pd(low, v);
-      not_finite = _mm_or_pd(not_finite, _mm_cmpunord_pd(_mm_sub_pd(v, v), _mm_sub_pd(v, v)));
+    __m128d high_parts[2];
+    __m128d low_parts[2];
+    __m128d not_finite_parts[2];
+    for (unsigned half = 0; half < 2; ++half) {
+      __m128d v[8];
+      for (unsigned i = 0; i < 8; ++i) v[i] = _mm_loadu_pd(u + 16 * half + 2 * i);
+      reduce(v, high_parts[half], low_parts[half], not_finite_parts[half], _mm_max_pd, _mm_min_pd, _mm_sub_pd,
+             _mm_add_pd);
     }
+    __m128d high = _mm_max_pd(high_parts[0], high_parts[1]);
+    __m128d low = _mm_min_pd(low_parts[0], low_parts[1]);
+    const __m128d not_finite = _mm_add_pd(not_finite_parts[0], not_finite_parts[1]);
     high = _mm_max_sd(high, _mm_unpackhi_pd(high, high));
     low = _mm_min_sd(low, _mm_unpackhi_pd(low, low));
     const double largest = _mm_cvtsd_f64(high);
     const double smallest = _mm_cvtsd_f64(low);
-    return GroupSummary{_mm_movemask_pd(not_finite) == 0, largest, largest > -smallest ? largest : -smallest};
+    return GroupSummary{_mm_movemask_pd(_mm_cmpunord_pd(not_finite, not_finite)) == 0, largest,
+                        largest > -smallest ? largest : -smallest};
   }
 };
 using BaselineGroupMath = Sse2GroupMath;
@@ -130,6 +144,8 @@ using BaselineGroupMath = PortableGroupMath;
 // of the current threshold: then its fused test fails too. Screen blocks come from
 // `screen_blocks` (a SequentialBlocks: one ChaCha20 block serves 32 groups), race and candidate
 // blocks from DetailBlocks.
+inline constexpr std::uint64_t kPrefetchGroups = 32;
+
 template <class Math, class DetailBlocks = AnyGeneratorBlocks, class T, class Sink, class ScreenBlocks>
 inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds, const GroupRange& groups,
                                std::uint64_t first, std::uint64_t last, ScreenBlocks& screen_blocks, const T* data,
@@ -144,7 +160,14 @@ inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds
     const std::uint64_t first_index = g * kLanes;
     const unsigned int lanes = groups.lanes(g);
     GroupSummary summary{false, 0.0, 0.0};
-    if (lanes == kWholeGroup) summary = Math::summarize(data + (first_index - data_first_index));
+    if (lanes == kWholeGroup) {
+      const T* const group_data = data + (first_index - data_first_index);
+      // A group's scalar work between its loads leaves few misses in flight: ask for the lines
+      // kPrefetchGroups groups ahead (past the end of the range: a hint, never a fault).
+      __builtin_prefetch(group_data + kPrefetchGroups * kLanes);
+      if constexpr (sizeof(T) == 8) __builtin_prefetch(group_data + kPrefetchGroups * kLanes + 16);
+      summary = Math::summarize(group_data);
+    }
     GroupScan scan;
     if (!summary.finite || !scan_ordinary_group(spec, summary.largest, summary.largest_magnitude, tally, scan)) {
       // A partial group, or a NaN, infinite or too large utility that score_group records or
