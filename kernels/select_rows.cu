@@ -97,6 +97,8 @@ __global__ void __launch_bounds__(kRowsBlockThreads, kRowsMinBlocksPerMultiproce
   const int team = static_cast<int>(threadIdx.x) / TeamThreads;
   const int member = static_cast<int>(threadIdx.x) % TeamThreads;
   const GroupRange groups{0, cols};
+  __shared__ ScreenBoundTable bounds;  // every row of a launch has one mechanism (one release kind)
+  if constexpr (TeamThreads != 1) bounds.fill(rows != 0 ? specs[0].mechanism : Mechanism::exponential);
   const std::uint64_t row_step = static_cast<std::uint64_t>(gridDim.x) * kTeamsPerBlock;
   // The row loop is uniform across a team, so every member of a team reaches each reduction.
   for (std::uint64_t row = static_cast<std::uint64_t>(blockIdx.x) * kTeamsPerBlock + team; row < rows;
@@ -112,8 +114,8 @@ __global__ void __launch_bounds__(kRowsBlockThreads, kRowsMinBlocksPerMultiproce
       }
     } else {
       __shared__ WarpTile tiles[kRowsBlockThreads / kWarpThreads];
-      add_tiles<G>(accumulator, spec, groups, source, static_cast<std::uint64_t>(member / kWarpThreads), kTeamWarps,
-                   tiles[threadIdx.x / kWarpThreads], threadIdx.x % kWarpThreads);
+      add_tiles<G>(accumulator, spec, bounds, groups, source, static_cast<std::uint64_t>(member / kWarpThreads),
+                   kTeamWarps, tiles[threadIdx.x / kWarpThreads], threadIdx.x % kWarpThreads);
     }
     ShardResult total = TeamReduce<TeamThreads>::reduce(storage, team, accumulator.result);
     total.executed_on = ExecutedOn::gpu;

@@ -189,6 +189,8 @@ __global__ void __launch_bounds__(kTopKThreads, 2)
   WarpTile& warp_tile = tiles[threadIdx.x / kWarpLanes];
   const unsigned int lane = threadIdx.x % kWarpLanes;
   reset(slots);
+  __shared__ ScreenBoundTable bounds;
+  bounds.fill(spec.mechanism);
   ShardResult tally;
   tally.executed_on = ExecutedOn::gpu;
   BlockSink sink{&slots};
@@ -210,7 +212,7 @@ __global__ void __launch_bounds__(kTopKThreads, 2)
     GroupScan scan;
     if (tile < end) scan = scan_tile_group(spec, groups, source, tile, vector_aligned, warp_tile, lane, tally);
     const std::uint64_t group = tile * kTileGroups + lane;
-    const double bound = group_noise_upper_bound(spec.mechanism, screen);
+    const double bound = bounds.of(spec, screen);
     const UtilityOfLane<Source> utility_of_lane{source, group * noise::kCandidatesPerGroup};
 #pragma unroll 1
     for (unsigned int round = 0; round < kRoundsPerGroup; ++round) {

@@ -43,13 +43,15 @@ __global__ void __launch_bounds__(BlockThreads, kSelectMinBlocksPerMultiprocesso
   ShardAccumulator accumulator;
   const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * BlockThreads + threadIdx.x;
   const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * BlockThreads;
+  __shared__ ScreenBoundTable bounds;
+  bounds.fill(spec.mechanism);
   if constexpr (kIsArraySource<Source>) {
     __shared__ WarpTile tiles[BlockThreads / kWarpLanes];
-    add_tiles<G>(accumulator, spec, groups, source, thread / kWarpLanes, threads / kWarpLanes,
+    add_tiles<G>(accumulator, spec, bounds, groups, source, thread / kWarpLanes, threads / kWarpLanes,
                  tiles[threadIdx.x / kWarpLanes], threadIdx.x % kWarpLanes);
   } else {
-    add_source_tiles<G>(spec, groups, source, thread / kWarpLanes, threads / kWarpLanes, threadIdx.x % kWarpLanes,
-                        accumulator.result, accumulator);
+    add_source_tiles<G>(spec, bounds, groups, source, thread / kWarpLanes, threads / kWarpLanes,
+                        threadIdx.x % kWarpLanes, accumulator.result, accumulator);
   }
   using BlockReduce = cub::BlockReduce<ShardResult, BlockThreads>;
   __shared__ typename BlockReduce::TempStorage temp_storage;

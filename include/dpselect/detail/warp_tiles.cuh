@@ -189,7 +189,8 @@ __device__ __forceinline__ GroupScan scan_tile_group(const NoiseSpec& spec, cons
 // shuffle.
 template <Generator G, class T>
 __device__ __forceinline__ void add_tiles(ShardAccumulator& accumulator, const NoiseSpec& spec,
-                                          const GroupRange& groups, const ArraySource<T>& source,
+                                          const ScreenBoundTable& bounds, const GroupRange& groups,
+                                          const ArraySource<T>& source,
                                           std::uint64_t warp, std::uint64_t warps, WarpTile& warp_tile,
                                           unsigned int lane) {
   const std::uint64_t first = first_tile(groups) + warp;
@@ -203,8 +204,8 @@ __device__ __forceinline__ void add_tiles(ShardAccumulator& accumulator, const N
                                            accumulator.result);
     const std::uint64_t group = tile * kTileGroups + lane;
     const UtilityOfLane<ArraySource<T>> utility_of_lane{source, group * noise::kCandidatesPerGroup};
-    score_scanned_group<GeneratorBlocks<G>>(spec, group, screen, group_noise_upper_bound(spec.mechanism, screen),
-                                            scan, utility_of_lane, accumulator);
+    score_scanned_group<GeneratorBlocks<G>>(spec, group, screen, bounds.of(spec, screen), scan, utility_of_lane,
+                                            accumulator);
   }
 }
 
