@@ -110,7 +110,8 @@ inline constexpr std::uint64_t kRacePositionOffset = std::uint64_t{1} << 61;
 inline constexpr std::uint64_t kDetailPositionOffset = std::uint64_t{1} << 63;
 // Screen blocks use positions below 2^55, race blocks [2^61, 2^61 + 2^58) and candidate blocks
 // 2^63 and above; position 2^62 of a release's stream gives the release's tag
-// (ShardResult::release_tag), never noise.
+// (ShardResult::release_tag), never noise, and a bid-interval pricing release draws its
+// within-interval stage from positions 2^60 + (0 .. 511) (truncated_geometric.hpp).
 inline constexpr std::uint64_t kReleaseTagPosition = std::uint64_t{1} << 62;
 
 // Bounds of the race's noise (the selection engine's), for the floating-point slack: every
@@ -124,7 +125,7 @@ inline constexpr double kRaceBadEventProbability = 0x1p-86;
 // The screen block's position for group g, and g's 16 screen bits in it (g mod 8 picks them).
 // Picks the word with selects rather than word[slot >> 1]: a GPU keeps an array indexed at run
 // time in local memory.
-DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t screen_position(std::uint64_t group) {
+DPSELECT_HD DPSELECT_FORCEINLINE constexpr std::uint64_t screen_position(std::uint64_t group) {
   return group / kGroupsPerScreenBlock;
 }
 DPSELECT_HD DPSELECT_FORCEINLINE std::uint32_t screen_bits(const RandomBlock& screen_block, unsigned int slot) {

@@ -61,14 +61,21 @@ inline std::uint64_t digit_from_uniform(const noise::SplitUniform& u, double rat
 
 namespace dpselect::detail {
 
-// Random positions of the within-interval stage: [2^61, 2^61 + 4 * kMaxGeometricAttempts) of the
-// release's stream, unused by the candidate layout of noise.hpp (group blocks < 2^60, the
-// release tag at 2^62, detail blocks >= 2^63).
-inline constexpr std::uint64_t kGeometricPositionOffset = std::uint64_t{1} << 61;
+// Random positions of the within-interval stage: [2^60, 2^60 + 4 * kMaxGeometricAttempts) of the
+// release's stream, which its first stage (the selection engine over the intervals) never reads:
+// noise.hpp's screen blocks lie below 2^55, race blocks in [2^61, 2^61 + 2^58), the release tag
+// at 2^62 and candidate blocks at 2^63 and above (static_asserts below).
+inline constexpr std::uint64_t kGeometricPositionOffset = std::uint64_t{1} << 60;
 inline constexpr int kGeometricDigitsPerAttempt = 4;  // 16-bit digits: lengths up to 2^64
 // Each attempt is accepted with probability >= 1/2, so 128 rejections in a row have
 // probability <= 2^-128; the release then fails (counted in the floating-point delta).
 inline constexpr int kMaxGeometricAttempts = 128;
+static_assert(noise::screen_position((noise::kDetailPositionOffset - 1) / noise::kCandidatesPerGroup) <
+                  kGeometricPositionOffset,
+              "the within-interval draws must not overlap the screen blocks");
+static_assert(kGeometricPositionOffset + std::uint64_t{kGeometricDigitsPerAttempt} * kMaxGeometricAttempts <=
+                  noise::kRacePositionOffset,
+              "the within-interval draws must not overlap the race blocks");
 
 // t in [0, length) with P(t) proportional to e^{-rate * t}, length >= 1. Writes
 // t = sum_i d_i 2^{16 i}: the digits of a geometric variable are independent truncated
