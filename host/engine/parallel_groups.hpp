@@ -22,17 +22,20 @@ inline constexpr std::uint64_t kChunkGroups = 256;
 inline constexpr std::uint64_t kChunkCandidates = kChunkGroups * noise::kCandidatesPerGroup;
 
 // Runs score_groups(groups, first_group, end_group, state) over the groups of `range` in
-// kChunkGroups pieces, each thread starting from a copy of `initial`, then folds every thread's
-// state into `initial` with merge_into(total, state). A throwing piece stops the pass and the
-// exception is rethrown here.
+// kChunkGroups pieces aligned by global group index (a shard's first and last pieces may be
+// shorter), each thread starting from a copy of `initial`, then folds every thread's state into
+// `initial` with merge_into(total, state). A throwing piece stops the pass and the exception is
+// rethrown here.
 template <class State, class ScoreGroups, class MergeInto>
 State parallel_groups(IndexRange range, State initial, ScoreGroups score_groups, MergeInto merge_into) {
   const GroupRange groups{range.begin, range.end};
-  const std::uint64_t group_count = groups.group_count();
-  const std::uint64_t chunks = (group_count + kChunkGroups - 1) / kChunkGroups;
+  const std::uint64_t first_group = groups.first_group();
+  const std::uint64_t end_group = first_group + groups.group_count();
+  const std::uint64_t first_chunk = first_group / kChunkGroups;
+  const std::uint64_t chunks = (end_group - 1) / kChunkGroups - first_chunk + 1;
   auto run_chunk = [&](std::uint64_t chunk, State& state) {
-    const std::uint64_t first = groups.first_group() + chunk * kChunkGroups;
-    const std::uint64_t last = first + std::min(kChunkGroups, group_count - chunk * kChunkGroups);
+    const std::uint64_t first = std::max(first_group, (first_chunk + chunk) * kChunkGroups);
+    const std::uint64_t last = std::min(end_group, (first_chunk + chunk + 1) * kChunkGroups);
     score_groups(groups, first, last, state);
   };
   if (chunks == 1) {  // small inputs: no thread start-up

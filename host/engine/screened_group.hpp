@@ -6,7 +6,7 @@
 // plus a bound of its largest noise cannot reach the threshold. Here a group whose 32 utilities
 // are all ordinary (finite and within the limits) is checked, counted and summarised (largest
 // utility, largest magnitude) with SSE2 arithmetic in the utilities' own type, and tested with
-// its bound read from a table by its screen's bucket, using only a multiply and an add with a
+// its bound read from a table by its screen's bound slot, using only a multiply and an add with a
 // margin that covers their roundings. A group that passes goes to score_scanned_group, which
 // repeats the exact fused test and scores what can rank; any other group goes to score_group.
 #pragma once
@@ -22,18 +22,18 @@
 
 namespace dpselect::detail {
 
-// group_noise_upper_bound(mechanism, screen) for every screen, by its bucket (noise.hpp).
+// group_noise_upper_bound(mechanism, screen) for every screen, by its bound slot (noise.hpp).
 class ScreenBounds {
  public:
   explicit ScreenBounds(Mechanism mechanism) {
-    for (std::uint32_t bucket = 0; bucket < noise::kScreenBuckets; ++bucket) {
-      bounds_[bucket] = group_noise_upper_bound(mechanism, bucket << 6);
+    for (std::uint32_t slot = 0; slot < noise::kScreenBoundSlots; ++slot) {
+      bounds_[slot] = group_noise_upper_bound(mechanism, screen_of_bound_slot(slot));
     }
   }
-  double of(std::uint32_t screen) const { return bounds_[noise::screen_bucket(screen)]; }
+  double of(std::uint32_t screen) const { return bounds_[noise::screen_bound_slot(screen)]; }
 
  private:
-  double bounds_[noise::kScreenBuckets] = {};
+  double bounds_[noise::kScreenBoundSlots] = {};
 };
 
 // A margin that makes the unfused test `(c * u) + b < threshold - margin` (two roundings, then
@@ -135,6 +135,9 @@ using BaselineGroupMath = Sse2GroupMath;
 using BaselineGroupMath = PortableGroupMath;
 #endif
 
+// Groups ahead whose utilities score_groups_using asks the memory system for.
+inline constexpr std::uint64_t kPrefetchGroups = 32;
+
 // For g in [first, last): score_group(spec, g, its screen, groups.lanes(g), utility, tally,
 // sink) with utility(i) = data[i - data_first_index], bit for bit: the same tally (count, largest
 // |utility|, invalid utilities) and the same offers that matter. In a whole group of ordinary
@@ -144,8 +147,6 @@ using BaselineGroupMath = PortableGroupMath;
 // of the current threshold: then its fused test fails too. Screen blocks come from
 // `screen_blocks` (a SequentialBlocks: one ChaCha20 block serves 32 groups), race and candidate
 // blocks from DetailBlocks.
-inline constexpr std::uint64_t kPrefetchGroups = 32;
-
 template <class Math, class DetailBlocks = AnyGeneratorBlocks, class T, class Sink, class ScreenBlocks>
 inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds, const GroupRange& groups,
                                std::uint64_t first, std::uint64_t last, ScreenBlocks& screen_blocks, const T* data,
@@ -163,9 +164,11 @@ inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds
     if (lanes == kWholeGroup) {
       const T* const group_data = data + (first_index - data_first_index);
       // A group's scalar work between its loads leaves few misses in flight: ask for the lines
-      // kPrefetchGroups groups ahead (past the end of the range: a hint, never a fault).
-      __builtin_prefetch(group_data + kPrefetchGroups * kLanes);
-      if constexpr (sizeof(T) == 8) __builtin_prefetch(group_data + kPrefetchGroups * kLanes + 16);
+      // kPrefetchGroups groups ahead, within [first, last), where `data` is valid.
+      if (g + kPrefetchGroups < last) {
+        __builtin_prefetch(group_data + kPrefetchGroups * kLanes);
+        if constexpr (sizeof(T) == 8) __builtin_prefetch(group_data + kPrefetchGroups * kLanes + 16);
+      }
       summary = Math::summarize(group_data);
     }
     GroupScan scan;

@@ -148,28 +148,41 @@ DPSELECT_HD DPSELECT_FORCEINLINE unsigned int race_leader_lane(const RandomBlock
   return (race_block.word[3] >> 11) & 31u;
 }
 
-// The screen's "bucket": its tail selector and the top 8 of X's 14 bits (screen bits 14..6).
-// The group's noise bound depends on the screen through its bucket only, so a 512-entry table
-// holds every bound (the CPU path's ScreenBounds).
+// The screen's bound slot: its "bucket", the tail selector and the top 8 of X's 14 bits (screen
+// bits 14..6), except that the upper half's bucket of b = 0 (v below 2^-9, where the bound
+// grows fastest and one bucket would leave 2^-9 of the groups unbounded) is split by X's other 6
+// bits. The group's noise bound depends on the screen through its slot only, so a 576-entry
+// table holds every bound (the CPU path's ScreenBounds, the GPU's ScreenBoundTable).
 inline constexpr unsigned int kScreenBuckets = 512;
-DPSELECT_HD DPSELECT_FORCEINLINE unsigned int screen_bucket(std::uint32_t screen) { return (screen >> 6) & 0x1FFu; }
+inline constexpr unsigned int kUnboundedBucket = 256;  // upper half, b = 0
+inline constexpr unsigned int kScreenBoundSlots = kScreenBuckets + 64;
+DPSELECT_HD DPSELECT_FORCEINLINE unsigned int screen_bound_slot(std::uint32_t screen) {
+  const unsigned int bucket = (screen >> 6) & 0x1FFu;
+  return bucket == kUnboundedBucket ? kScreenBuckets + (screen & 0x3Fu) : bucket;
+}
 
 // Margin of the screen's bounds over the computed noise: far more than the race transforms'
 // rounding and non-monotonicity (a few ulps of values below 93, exponential_race.hpp).
 inline constexpr double kScreenMargin = 0x1p-20;
 
-// A lower bound of E_V = -ln V for every V whose screen lies in `bucket`, as computed by
-// exponential(split_uniform(race_bits(...))); 0 when the bucket allows E_V down to 0. With X's
+// A lower bound of E_V = -ln V for every V whose screen has bound slot `slot`, as computed by
+// exponential(split_uniform(race_bits(...))); 0 when the slot allows E_V down to 0. With X's
 // top 8 bits b, v lies in [b 2^-9, (b + 1) 2^-9]:
-//   upper half (V = 1 - v): E_V = -ln(1 - v) >= -ln(1 - b 2^-9), no bound for b = 0
-//       (probability 2^-9 per group: such a group is always scored);
+//   upper half (V = 1 - v): E_V = -ln(1 - v) >= -ln(1 - b 2^-9); for b = 0, with X's top 14
+//       bits t, >= -ln(1 - t 2^-15), and no bound for t = 0 (probability 2^-15 per group: such
+//       a group is always scored);
 //   lower half (V = v): E_V = -ln v >= -ln((b + 1) 2^-9), at least ln 2.
 // The factor 1 - 2^-40 covers the logarithms' and v's roundings (a few ulps).
-DPSELECT_HD DPSELECT_FORCEINLINE double race_exponential_lower_bound(unsigned int bucket) {
-  const unsigned int top = bucket & 0xFFu;
-  const double exact = (bucket >> 8) != 0
-                           ? (top == 0 ? 0.0 : -detail::portable_log1m(detail::mul_rn(static_cast<double>(top), 0x1p-9)))
-                           : -detail::portable_log(detail::mul_rn(static_cast<double>(top + 1), 0x1p-9));
+DPSELECT_HD DPSELECT_FORCEINLINE double race_exponential_lower_bound(unsigned int slot) {
+  double exact;
+  if (slot >= kScreenBuckets) {
+    const unsigned int top = slot - kScreenBuckets;
+    exact = top == 0 ? 0.0 : -detail::portable_log1m(detail::mul_rn(static_cast<double>(top), 0x1p-15));
+  } else if ((slot >> 8) != 0) {
+    exact = -detail::portable_log1m(detail::mul_rn(static_cast<double>(slot & 0xFFu), 0x1p-9));
+  } else {
+    exact = -detail::portable_log(detail::mul_rn(static_cast<double>(slot + 1), 0x1p-9));
+  }
   return detail::mul_rn(exact, 1.0 - 0x1p-40);
 }
 

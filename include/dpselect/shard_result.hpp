@@ -103,10 +103,16 @@ DPSELECT_HD DPSELECT_FORCEINLINE double race_noise(Mechanism mechanism, double r
 
 // An upper bound of the noise of every candidate of a group whose screen is `screen`
 // (noise.hpp): the noise at the smallest leader time the screen allows, plus kScreenMargin;
-// +inf where the screen allows any (2^-10 of the groups).
+// +inf where the screen allows any (2^-15 of the groups).
 DPSELECT_HD DPSELECT_FORCEINLINE double group_noise_upper_bound(Mechanism mechanism, std::uint32_t screen) {
-  const double e_v = noise::race_exponential_lower_bound(noise::screen_bucket(screen));
+  const double e_v = noise::race_exponential_lower_bound(noise::screen_bound_slot(screen));
   return e_v == 0.0 ? kInfinity : add_rn(race_noise(mechanism, race_leader(e_v)), noise::kScreenMargin);
+}
+
+// A screen whose bound slot is `slot` (the inverse of noise::screen_bound_slot): what the bound
+// tables are filled from.
+DPSELECT_HD DPSELECT_FORCEINLINE std::uint32_t screen_of_bound_slot(unsigned int slot) {
+  return slot >= noise::kScreenBuckets ? (noise::kUnboundedBucket << 6) | (slot - noise::kScreenBuckets) : slot << 6;
 }
 
 // Group g's 16 screen bits. Blocks is AnyGeneratorBlocks or, where the key's generator is known

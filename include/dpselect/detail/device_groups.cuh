@@ -105,24 +105,24 @@ struct TileScreens<Generator::philox> {
   }
 };
 
-// group_noise_upper_bound for every screen bucket of one mechanism, in the block's shared memory:
+// group_noise_upper_bound for every screen bound slot of one mechanism, in the block's shared memory:
 // each group's bound is then one load instead of two logarithms in double precision (about 150
 // instructions a group, a fifth of the pass's time budget at the memory roofline).
 struct ScreenBoundTable {
-  double bounds[noise::kScreenBuckets];
+  double bounds[noise::kScreenBoundSlots];
   Mechanism mechanism;
 
   // Called by every thread of the block; ends with a block barrier.
   __device__ __forceinline__ void fill(Mechanism for_mechanism) {
-    for (unsigned int bucket = threadIdx.x; bucket < noise::kScreenBuckets; bucket += blockDim.x) {
-      bounds[bucket] = group_noise_upper_bound(for_mechanism, bucket << 6);
+    for (unsigned int slot = threadIdx.x; slot < noise::kScreenBoundSlots; slot += blockDim.x) {
+      bounds[slot] = group_noise_upper_bound(for_mechanism, screen_of_bound_slot(slot));
     }
     if (threadIdx.x == 0) mechanism = for_mechanism;
     __syncthreads();
   }
   // group_noise_upper_bound(spec.mechanism, screen), from the table when it holds that mechanism.
   __device__ __forceinline__ double of(const NoiseSpec& spec, std::uint32_t screen) const {
-    return spec.mechanism == mechanism ? bounds[noise::screen_bucket(screen)]
+    return spec.mechanism == mechanism ? bounds[noise::screen_bound_slot(screen)]
                                        : group_noise_upper_bound(spec.mechanism, screen);
   }
 };
