@@ -331,6 +331,75 @@ TEST(DistributedSelectErrors, NanUtilityOnOneRankFailsEveryRankAfterTheCharge) {
   EXPECT_EQ(ledger.charged(), 1u);
 }
 
+template <class T>
+void check_top_k() {
+  dmpi::DistributedContext distributed = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed);
+  dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed);
+  for (std::uint64_t n : {std::uint64_t{7}, std::uint64_t{1000}, std::uint64_t{40009}}) {
+    const std::vector<T> whole = utilities<T>(n);
+    const IndexRange mine = shard_of(0, n, world_rank(), world_size());
+    // k = 1, k above the smallest non-empty shard, k = n.
+    for (std::uint64_t k : {std::uint64_t{1}, std::uint64_t{5}, std::uint64_t{100}, n}) {
+      if (k > n) continue;
+      for (bool monotone : {false, true}) {
+        dpselect::TopKParams p;
+        p.per_pick = params_for(dpselect::Mechanism::exponential, monotone);
+        p.per_pick.epsilon = 0.1;
+        p.k = k;
+        const dpselect::TopKSelection d =
+            dmpi::select_top_k(distributed, std::span<const T>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+        const dpselect::TopKSelection s = dpselect::select_top_k(single, std::span<const T>(whole), p);
+        SCOPED_TRACE("n " + std::to_string(n) + ", k " + std::to_string(k));
+        EXPECT_EQ(d.indices, s.indices);
+        expect_same(Selection{d.indices.empty() ? 0 : d.indices.front(), d.report.per_pick},
+                    Selection{s.indices.empty() ? 0 : s.indices.front(), s.report.per_pick});
+        EXPECT_EQ(d.report.k, s.report.k);
+        EXPECT_EQ(d.report.epsilon_total_basic, s.report.epsilon_total_basic);
+        EXPECT_EQ(d.report.rho, s.report.rho);
+      }
+    }
+  }
+}
+
+TEST(DistributedTopK, FloatShardsEqualOneProcess) { check_top_k<float>(); }
+TEST(DistributedTopK, DoubleShardsEqualOneProcess) { check_top_k<double>(); }
+
+TEST(DistributedTopK, KBeyondTheCandidatesFailsEveryRankBeforeCharge) {
+  Ledger ledger;
+  const std::vector<float> whole = utilities<float>(50);
+  const IndexRange mine = shard_of(0, whole.size(), world_rank(), world_size());
+  dpselect::TopKParams p;
+  p.per_pick = params_for(dpselect::Mechanism::exponential, false);
+  p.per_pick.epsilon = 0.01;
+  p.k = 51;
+  // The same message as one process's.
+  std::string single_message;
+  try {
+    dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed);
+    dpselect::select_top_k(single, std::span<const float>(whole), p);
+  } catch (const dpselect::InvalidArgument& e) {
+    single_message = e.what();
+  }
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] {
+        dmpi::select_top_k(ledger.context, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+      },
+      single_message);
+  EXPECT_FALSE(single_message.empty());
+  EXPECT_EQ(ledger.charged(), 0u);
+  // A good one charges k picks once, to rank 0's ledger.
+  p.k = 10;
+  dmpi::select_top_k(ledger.context, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+  EXPECT_EQ(ledger.charged(), 10u);
+  expect_same_error<dpselect::BudgetExceeded>(
+      [&] {
+        p.per_pick.epsilon = 0.1;  // 10 more picks at 0.1 would exceed the budget of 1
+        dmpi::select_top_k(ledger.context, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+      },
+      "");
+  EXPECT_EQ(ledger.charged(), 10u);
+}
+
 // Rank 0 prints as usual; the other ranks print only their failures, prefixed with their rank.
 class FailurePrinter : public testing::EmptyTestEventListener {
  public:

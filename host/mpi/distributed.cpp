@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "dpselect/chacha20.hpp"
+#include "dpselect/top_k.hpp"
 #include "dpselect/detail/release_access.hpp"
+#include "engine/cpu_backend.hpp"
 #include "engine/validation.hpp"
 #include "random/os_entropy.hpp"
 
@@ -225,9 +227,15 @@ std::shared_ptr<PrivacyAccountant> DistributedContext::accountant() const {
 
 namespace detail {
 
-Release begin_distributed_release(DistributedContext& context, const SelectionParams& params, IndexRange shard,
-                                  std::string local_error) {
-  DistributedContext::State& s = context.state();
+struct Access {
+  static DistributedContext::State& state(const DistributedContext& context) { return context.state(); }
+};
+
+// begin_distributed_release, charging `charge` to the ledger; `top_k` (nullptr: none) is checked
+// against the number of candidates of all the shards together, as one process checks k.
+Release begin_release_charging(DistributedContext& context, const SelectionParams& params, IndexRange shard,
+                               std::string local_error, const PrivacyCharge& charge, const std::uint64_t* top_k) {
+  DistributedContext::State& s = Access::state(context);
   // 1. Rank 0's params, to check that every rank passed the same.
   ParamsImage root_params = image_of(params);
   MPI_Bcast(&root_params, static_cast<int>(sizeof root_params), MPI_BYTE, 0, s.comm);
@@ -296,13 +304,16 @@ Release begin_distributed_release(DistributedContext& context, const SelectionPa
     candidates += c.end - c.begin;
     coverage += dpselect::detail::coverage_fingerprint(IndexRange{c.begin, c.end});
   }
+  if (top_k != nullptr && (*top_k == 0 || *top_k > candidates)) {
+    throw InvalidArgument("dpselect: k must be between 1 and the number of candidates, " + std::to_string(candidates) +
+                          " (got " + std::to_string(*top_k) + ")");
+  }
 
   // 5. Rank 0 charges the job's ledger; its decision reaches every rank before any stream.
   std::int32_t charged = none;
   std::string refusal;
   if (s.rank == 0) {
     if (const std::shared_ptr<PrivacyAccountant> ledger = context.accountant()) {
-      const PrivacyCharge charge{release_kind(params.mechanism), params.epsilon, 0.0, 1};
       charged = catch_error([&] { ledger->charge(std::span(&charge, 1)); }, refusal);
     }
   }
@@ -315,8 +326,15 @@ Release begin_distributed_release(DistributedContext& context, const SelectionPa
   return dpselect::detail::ContextAccess::begin_charged_release(s.local, params);
 }
 
-Selection finish_distributed_release(DistributedContext& context, Release& release, const ShardResult& mine) {
-  DistributedContext::State& s = context.state();
+Release begin_distributed_release(DistributedContext& context, const SelectionParams& params, IndexRange shard,
+                                  std::string local_error) {
+  // What Context::begin_release charges: one release of the mechanism's kind at epsilon.
+  const PrivacyCharge charge{release_kind(params.mechanism), params.epsilon, 0.0, 1};
+  return begin_release_charging(context, params, shard, std::move(local_error), charge, nullptr);
+}
+
+// The merge of every rank's tally, checked to cover every shard exactly once.
+ShardResult merged_tally(DistributedContext::State& s, const ShardResult& mine) {
   ShardResult merged;
   MPI_Allreduce(&mine, &merged, 1, s.shard_type, s.merge, s.comm);
   // The merge is the same on every rank, so every rank decides alike from here on.
@@ -325,7 +343,11 @@ Selection finish_distributed_release(DistributedContext& context, Release& relea
                      " candidates but the ranks' shards hold " + std::to_string(s.expected_candidates) +
                      "; every shard must be merged exactly once");
   }
-  return release.finish(merged);
+  return merged;
+}
+
+Selection finish_distributed_release(DistributedContext& context, Release& release, const ShardResult& mine) {
+  return release.finish(merged_tally(Access::state(context), mine));
 }
 
 }  // namespace detail
@@ -358,6 +380,97 @@ Selection select(DistributedContext& context, std::span<const float> shard, std:
 Selection select(DistributedContext& context, std::span<const double> shard, std::uint64_t first_index,
                  const SelectionParams& params) {
   return select_host(context, shard, first_index, params);
+}
+
+namespace {
+
+using dpselect::detail::RankedCandidate;
+static_assert(std::is_trivially_copyable_v<RankedCandidate>, "RankedCandidate travels as raw bytes");
+
+// The library's order: higher score first; equal scores: smaller index first.
+bool ranks_before(const RankedCandidate& a, const RankedCandidate& b) {
+  return a.score > b.score || (a.score == b.score && a.index < b.index);
+}
+
+template <class T>
+TopKSelection top_k_host(DistributedContext& context, std::span<const T> shard, std::uint64_t first_index,
+                         const TopKParams& params) {
+  const SelectionParams& per_pick = params.per_pick;
+  // This rank's checks beyond begin_distributed_release's, in one process's order and words.
+  std::string local_error;
+  if (first_index > dpselect::detail::kIndexLimit || shard.size() > dpselect::detail::kIndexLimit - first_index) {
+    local_error = "dpselect: rank " + std::to_string(context.rank()) +
+                  "'s shard must end at or below 2^63 (got first_index " + std::to_string(first_index) + " and " +
+                  std::to_string(shard.size()) + " utilities)";
+  } else if (per_pick.mechanism != Mechanism::exponential) {
+    local_error = "dpselect: top-k mechanism must be exponential (one-shot Gumbel top-k equals peeling EM only for "
+                  "Gumbel noise; got " + std::string(to_string(per_pick.mechanism)) + ")";
+  } else if (per_pick.backend == Backend::Gpu) {
+    local_error = "dpselect: a distributed top-k runs its shards on the CPU so far (got backend Gpu)";
+  }
+  // Every rank must ask for the same k: compare with rank 0's.
+  DistributedContext::State& s = detail::Access::state(context);
+  std::uint64_t root_k = params.k;
+  MPI_Bcast(&root_k, 1, MPI_UINT64_T, 0, s.comm);
+  if (local_error.empty() && root_k != params.k) {
+    local_error = "dpselect: k must be the same on every rank (rank " + std::to_string(context.rank()) + " has " +
+                  std::to_string(params.k) + ", rank 0 " + std::to_string(root_k) + ")";
+  }
+  const IndexRange range = local_error.empty() ? IndexRange{first_index, first_index + shard.size()} : IndexRange{};
+  // k rounds of peeling EM at epsilon' (Durfee & Rogers 2019): k exponential-mechanism picks, once.
+  const PrivacyCharge picks{ReleaseKind::exponential_mechanism, per_pick.epsilon, 0.0, params.k};
+  Release release = detail::begin_release_charging(context, per_pick, range, std::move(local_error), picks, &params.k);
+
+  dpselect::detail::TopKShard mine;
+  if (!shard.empty()) {
+    dpselect::detail::ReleaseAccess::claim(release, range);
+    mine = dpselect::detail::cpu_top_k_shard(dpselect::detail::ReleaseAccess::noise_spec(release), shard, first_index,
+                                             params.k);
+    mine.tally = dpselect::detail::ReleaseAccess::stamped(release, range, mine.tally);
+  }
+  // The k best of the whole range are among the ranks' k best: gather them all on every rank.
+  const int count = static_cast<int>(mine.top.size() * sizeof(RankedCandidate));
+  std::vector<int> counts(static_cast<std::size_t>(s.size));
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, s.comm);
+  std::vector<int> offsets(counts.size(), 0);
+  for (std::size_t r = 1; r < counts.size(); ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
+  std::vector<RankedCandidate> all((offsets.back() + counts.back()) / sizeof(RankedCandidate));
+  MPI_Allgatherv(mine.top.data(), count, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE, s.comm);
+  std::sort(all.begin(), all.end(), ranks_before);
+  if (all.size() > params.k) all.resize(params.k);
+
+  // As in one process: the tally carries the best candidate so finish() applies the usual checks.
+  ShardResult tally = detail::merged_tally(s, mine.tally);
+  if (!all.empty()) {
+    tally.best_score = all.front().score;
+    tally.best_index = all.front().index;
+  }
+  const Selection first = release.finish(tally);
+  if (all.size() < params.k || all.back().score == -dpselect::detail::kInfinity) {
+    throw InvalidArgument("dpselect: k must not exceed the number of candidates that are not excluded (-inf) (got " +
+                          std::to_string(params.k) + ")");
+  }
+  TopKSelection selection;
+  selection.indices.reserve(all.size());
+  for (const RankedCandidate& r : all) selection.indices.push_back(r.index);
+  selection.report.per_pick = first.report;
+  selection.report.k = params.k;
+  const double k = static_cast<double>(params.k);
+  selection.report.epsilon_total_basic = k * per_pick.epsilon;   // as select_top_k (top_k.hpp)
+  selection.report.rho = k * per_pick.epsilon * per_pick.epsilon / 8.0;
+  return selection;
+}
+
+}  // namespace
+
+TopKSelection select_top_k(DistributedContext& context, std::span<const float> shard, std::uint64_t first_index,
+                           const TopKParams& params) {
+  return top_k_host(context, shard, first_index, params);
+}
+
+TopKSelection select_top_k(DistributedContext& context, std::span<const double> shard, std::uint64_t first_index,
+                           const TopKParams& params) {
+  return top_k_host(context, shard, first_index, params);
 }
 
 }  // namespace dpselect::mpi

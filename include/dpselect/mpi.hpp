@@ -50,6 +50,7 @@
 #include "dpselect/random_key.hpp"
 #include "dpselect/select_functor.hpp"
 #include "dpselect/shard_result.hpp"
+#include "dpselect/top_k.hpp"
 #include "dpselect/types.hpp"
 
 namespace dpselect::mpi {
@@ -57,6 +58,7 @@ namespace dpselect::mpi {
 class DistributedContext;
 
 namespace detail {
+struct Access;  // host/mpi/distributed.cpp's way into a DistributedContext
 // The collective preamble of every distributed release: checks params and shard on every rank
 // and the tiling of the shards, agrees on one outcome, charges rank 0's ledger, then begins the
 // release (one stream on every rank). `local_error` is this rank's own finding (empty: none),
@@ -99,11 +101,10 @@ class DistributedContext {
   void charge_to(std::shared_ptr<PrivacyAccountant> accountant);
   std::shared_ptr<PrivacyAccountant> accountant() const;  // rank 0's ledger; nullptr elsewhere
 
+  struct State;  // opaque: defined in host/mpi/distributed.cpp
+
  private:
-  friend Release detail::begin_distributed_release(DistributedContext&, const SelectionParams&, IndexRange,
-                                                   std::string);
-  friend Selection detail::finish_distributed_release(DistributedContext&, Release&, const ShardResult&);
-  struct State;
+  friend struct detail::Access;
   DistributedContext(MPI_Comm comm, RandomKey key, bool fixed_seed);
   State& state() const;
   std::unique_ptr<State> state_;
@@ -136,5 +137,16 @@ Selection select_functor(DistributedContext& context, const UtilityFn& utility, 
   if (shard.size() != 0) mine = evaluate_functor_on_cpu(release, utility, shard);
   return detail::finish_distributed_release(context, release, mine);
 }
+
+// Collective. One-shot top-k (top_k.hpp) over the concatenation of every rank's shard, as select()
+// above: every rank returns the same indices, bit for bit select_top_k over the whole array in one
+// process with the same key and stream. Each rank runs its shard on the CPU (Backend::Gpu is an
+// InvalidArgument so far), keeps its own k best, and every rank merges the gathered lists in the
+// library's order (higher noisy score, then smaller index). Charges rank 0's ledger k
+// exponential-mechanism picks at the per-pick epsilon, once. Traffic: up to 16 k bytes per rank.
+TopKSelection select_top_k(DistributedContext& context, std::span<const float> shard, std::uint64_t first_index,
+                           const TopKParams& params);
+TopKSelection select_top_k(DistributedContext& context, std::span<const double> shard, std::uint64_t first_index,
+                           const TopKParams& params);
 
 }  // namespace dpselect::mpi
