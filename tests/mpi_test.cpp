@@ -178,6 +178,19 @@ TEST(DistributedSelect, OsKeyAgreesOnEveryRank) {
   EXPECT_EQ(d.report.candidates, whole.size());
 }
 
+TEST(DistributedSelect, MoveAssignmentFreesTheOldContextAndKeepsTheNew) {
+  dmpi::DistributedContext context = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, 1);
+  context = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed);
+  dmpi::DistributedContext moved = std::move(context);
+  EXPECT_THROW(context.rank(), dpselect::UsageError);
+  const std::vector<float> whole = utilities<float>(300);
+  const IndexRange mine = shard_of(0, whole.size(), world_rank(), world_size());
+  const SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  const Selection d = dmpi::select(moved, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+  dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed);
+  expect_same(d, dpselect::select(single, std::span<const float>(whole), p));
+}
+
 // Runs `call` on every rank and checks that every rank threw E with the same message, which
 // contains `part`.
 template <class E, class Call>

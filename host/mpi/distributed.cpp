@@ -145,6 +145,17 @@ struct DistributedContext::State {
 
   State(MPI_Comm dup, int rank, int size, Context local, bool fixed_seed)
       : comm(dup), rank(rank), size(size), local(std::move(local)), fixed_seed(fixed_seed) {}
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  // Here rather than in ~DistributedContext, so a move assignment frees what it overwrites.
+  ~State() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    if (merge != MPI_OP_NULL) MPI_Op_free(&merge);
+    if (shard_type != MPI_DATATYPE_NULL) MPI_Type_free(&shard_type);
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
 };
 
 namespace {
@@ -189,15 +200,7 @@ DistributedContext DistributedContext::with_fixed_seed(MPI_Comm comm, std::uint6
 DistributedContext::DistributedContext(DistributedContext&&) noexcept = default;
 DistributedContext& DistributedContext::operator=(DistributedContext&&) noexcept = default;
 
-DistributedContext::~DistributedContext() {
-  if (state_ == nullptr) return;
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) return;
-  MPI_Op_free(&state_->merge);
-  MPI_Type_free(&state_->shard_type);
-  MPI_Comm_free(&state_->comm);
-}
+DistributedContext::~DistributedContext() = default;
 
 DistributedContext::State& DistributedContext::state() const {
   if (state_ == nullptr) {

@@ -88,7 +88,9 @@ class DistributedContext {
   DistributedContext& operator=(DistributedContext&&) noexcept;
   DistributedContext(const DistributedContext&) = delete;
   DistributedContext& operator=(const DistributedContext&) = delete;
-  ~DistributedContext();  // frees the duplicated communicator (not collective in Open MPI's sense)
+  // Frees the duplicated communicator: MPI_Comm_free is collective, so destroy the context on
+  // every rank, before MPI_Finalize (after it, the destructor frees nothing).
+  ~DistributedContext();
 
   int rank() const;
   int size() const;
