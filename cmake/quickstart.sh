@@ -23,9 +23,10 @@ task=$1
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # What each task needs from Debian: the build tools, CLI11 for the command, and for the tests
-# GoogleTest and Google Benchmark. The CUDA Toolkit is optional and never installed here.
+# GoogleTest, Google Benchmark and Open MPI (the optional dpselect::mpi target and its `mpi`
+# tests, run under mpiexec). The CUDA Toolkit is optional and never installed here.
 packages=(cmake ninja-build g++ libcli11-dev)
-[[ $task == test ]] && packages+=(libgtest-dev libbenchmark-dev)
+[[ $task == test ]] && packages+=(libgtest-dev libbenchmark-dev libopenmpi-dev openmpi-bin)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

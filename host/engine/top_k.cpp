@@ -45,18 +45,21 @@ struct TopKState {
   }
 };
 
+// Candidates [first_index, first_index + utilities.size()); utilities non-empty.
 template <class T>
-detail::TopKShard cpu_top_k(const detail::NoiseSpec& spec, std::span<const T> utilities, std::uint64_t k) {
+detail::TopKShard cpu_top_k(const detail::NoiseSpec& spec, std::span<const T> utilities, std::uint64_t first_index,
+                            std::uint64_t k) {
   TopKState initial;
   initial.k = k;
   initial.tally.executed_on = ExecutedOn::cpu;
   // The k-th best score only rises, as score_groups' screening requires of a threshold.
   const detail::ScreenBounds bounds(spec.mechanism);
   TopKState top = detail::parallel_groups(
-      IndexRange{0, utilities.size()}, initial,
+      IndexRange{first_index, first_index + utilities.size()}, initial,
       [&](const detail::GroupRange& groups, std::uint64_t first, std::uint64_t last, TopKState& state) {
         detail::SequentialBlocks screen_blocks(spec.key, spec.stream);
-        detail::score_groups(spec, bounds, groups, first, last, screen_blocks, utilities.data(), 0, state.tally, state);
+        detail::score_groups(spec, bounds, groups, first, last, screen_blocks, utilities.data(), first_index, state.tally,
+                             state);
       },
       [](TopKState& total, const TopKState& part) {
         total.tally = merge(total.tally, part.tally);
@@ -117,7 +120,7 @@ TopKSelection top_k(Context& context, Utilities utilities, const TopKParams& par
     top = detail::gpu_top_k_device(spec, utilities.data, n, params.k, stream...);
   } else {
     top = backend == Backend::Gpu ? detail::gpu_top_k_host(spec, utilities.data(), n, params.k)
-                                  : cpu_top_k(spec, utilities, params.k);
+                                  : cpu_top_k(spec, utilities, 0, params.k);
   }
   // The tally carries the best candidate so finish() applies the usual checks and the slack
   // (and throws for invalid utilities, which may have left the list short or empty).
@@ -146,6 +149,17 @@ TopKSelection top_k(Context& context, Utilities utilities, const TopKParams& par
 }
 
 }  // namespace
+
+namespace detail {
+TopKShard cpu_top_k_shard(const NoiseSpec& spec, std::span<const float> utilities, std::uint64_t first_index,
+                          std::uint64_t k) {
+  return cpu_top_k(spec, utilities, first_index, k);
+}
+TopKShard cpu_top_k_shard(const NoiseSpec& spec, std::span<const double> utilities, std::uint64_t first_index,
+                          std::uint64_t k) {
+  return cpu_top_k(spec, utilities, first_index, k);
+}
+}  // namespace detail
 
 TopKSelection select_top_k(Context& context, std::span<const float> utilities, const TopKParams& params) {
   return top_k(context, utilities, params);

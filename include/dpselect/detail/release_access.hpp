@@ -44,6 +44,10 @@ struct ContextAccess {
 // Throws InvalidArgument unless begin < end <= 2^63.
 void validate_range(IndexRange range);
 
+// The fingerprint of one evaluated range that ShardResult::coverage sums (a distributed release
+// computes what the merge of all ranks' shards must hold).
+std::uint64_t coverage_fingerprint(IndexRange range);
+
 // `requested` with Auto resolved against this machine; throws BackendUnavailable for Gpu when no
 // usable device (or no CUDA backend) exists. Entry points call it before drawing a stream.
 Backend resolve_backend(Backend requested);

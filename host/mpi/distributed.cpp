@@ -1,0 +1,479 @@
+// dpselect::mpi: one release sharded over the ranks of an MPI communicator (include/dpselect/mpi.hpp).
+#include "dpselect/mpi.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "dpselect/chacha20.hpp"
+#include "dpselect/top_k.hpp"
+#include "dpselect/detail/release_access.hpp"
+#include "engine/cpu_backend.hpp"
+#include "engine/validation.hpp"
+#include "random/os_entropy.hpp"
+
+namespace dpselect::mpi {
+
+static_assert(std::is_trivially_copyable_v<ShardResult>, "ShardResult travels as raw bytes");
+static_assert(std::is_trivially_copyable_v<RandomKey>, "RandomKey travels as raw bytes");
+
+namespace {
+
+// The user-defined reduction: dpselect::merge, element by element. merge is associative and
+// commutative and does no arithmetic that rounds, so every reduction order gives the same bits.
+void merge_op(void* in, void* inout, int* len, MPI_Datatype*) {
+  for (int i = 0; i < *len; ++i) {
+    ShardResult a;
+    ShardResult b;
+    std::memcpy(&a, static_cast<const char*>(in) + i * sizeof(ShardResult), sizeof a);
+    std::memcpy(&b, static_cast<const char*>(inout) + i * sizeof(ShardResult), sizeof b);
+    const ShardResult merged = merge(a, b);
+    std::memcpy(static_cast<char*>(inout) + i * sizeof(ShardResult), &merged, sizeof merged);
+  }
+}
+
+// What a rank found, as one number that travels in the allgather, and back as an exception.
+enum ErrorKind : std::int32_t { none = 0, invalid_argument, backend_unavailable, usage_error, budget_exceeded, other };
+
+[[noreturn]] void throw_error(std::int32_t kind, const std::string& message) {
+  switch (kind) {
+    case invalid_argument: throw InvalidArgument(message);
+    case backend_unavailable: throw BackendUnavailable(message);
+    case usage_error: throw UsageError(message);
+    case budget_exceeded: throw BudgetExceeded(message);
+    default: throw std::runtime_error(message);
+  }
+}
+
+// Runs `check`; returns the kind and message of what it threw (none: nothing).
+template <class Check>
+std::int32_t catch_error(Check&& check, std::string& message) {
+  try {
+    check();
+    return none;
+  } catch (const InvalidArgument& e) {
+    message = e.what();
+    return invalid_argument;
+  } catch (const BackendUnavailable& e) {
+    message = e.what();
+    return backend_unavailable;
+  } catch (const UsageError& e) {
+    message = e.what();
+    return usage_error;
+  } catch (const BudgetExceeded& e) {
+    message = e.what();
+    return budget_exceeded;
+  } catch (const std::exception& e) {
+    message = e.what();
+    return other;
+  }
+}
+
+// Sends `message` from `root` to every rank.
+std::string broadcast_message(MPI_Comm comm, int root, int rank, const std::string& message) {
+  std::uint64_t length = rank == root ? message.size() : 0;
+  MPI_Bcast(&length, 1, MPI_UINT64_T, root, comm);
+  std::string out = rank == root ? message : std::string(length, '\0');
+  if (length != 0) MPI_Bcast(out.data(), static_cast<int>(length), MPI_CHAR, root, comm);
+  return out;
+}
+
+// The parameters every rank must share, in a form that compares bit for bit.
+struct ParamsImage {
+  double epsilon;
+  double sensitivity;
+  double utility_bound;
+  std::int32_t mechanism;
+  std::int32_t monotone;
+  std::int32_t backend;
+  std::int32_t padding;
+};
+
+ParamsImage image_of(const SelectionParams& p) {
+  ParamsImage image{};
+  image.epsilon = p.epsilon;
+  image.sensitivity = p.sensitivity;
+  image.utility_bound = p.utility_bound;
+  image.mechanism = static_cast<std::int32_t>(p.mechanism);
+  image.monotone = p.monotone ? 1 : 0;
+  image.backend = static_cast<std::int32_t>(p.backend);
+  return image;
+}
+
+// One rank's shard and what it found, as it travels in the allgather.
+struct ShardClaim {
+  std::uint64_t begin;
+  std::uint64_t end;
+  std::int32_t error;
+  std::int32_t rank;
+};
+
+RandomKey key_from_os_entropy(Generator generator) {
+  if (generator == Generator::philox) {
+    PhiloxKey key;
+    dpselect::detail::fill_from_os_entropy(&key, sizeof key);
+    return key;
+  }
+  std::uint8_t bytes[32];
+  dpselect::detail::fill_from_os_entropy(bytes, sizeof bytes);
+  return ChaChaKey::from_bytes(bytes);
+}
+
+std::string range_text(std::uint64_t begin, std::uint64_t end) {
+  return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+}
+
+}  // namespace
+
+struct DistributedContext::State {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 1;
+  Context local;
+  bool fixed_seed = false;
+  MPI_Datatype shard_type = MPI_DATATYPE_NULL;
+  MPI_Op merge = MPI_OP_NULL;
+  mutable std::mutex accountant_mutex;
+  std::shared_ptr<PrivacyAccountant> accountant;  // rank 0 only; guarded by accountant_mutex
+  // What the merge of the release in progress must hold: every rank's shard, exactly once.
+  std::uint64_t expected_candidates = 0;
+  std::uint64_t expected_coverage = 0;
+
+  State(MPI_Comm dup, int rank, int size, Context local, bool fixed_seed)
+      : comm(dup), rank(rank), size(size), local(std::move(local)), fixed_seed(fixed_seed) {}
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  // Here rather than in ~DistributedContext, so a move assignment frees what it overwrites.
+  ~State() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    if (merge != MPI_OP_NULL) MPI_Op_free(&merge);
+    if (shard_type != MPI_DATATYPE_NULL) MPI_Type_free(&shard_type);
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+};
+
+namespace {
+
+RandomKey broadcast_key(MPI_Comm comm, RandomKey key) {
+  MPI_Bcast(&key, static_cast<int>(sizeof key), MPI_BYTE, 0, comm);
+  return key;
+}
+
+}  // namespace
+
+DistributedContext::DistributedContext(MPI_Comm comm, RandomKey key, bool fixed_seed) {
+  MPI_Comm dup = MPI_COMM_NULL;
+  MPI_Comm_dup(comm, &dup);
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(dup, &rank);
+  MPI_Comm_size(dup, &size);
+  // Only rank 0's key counts; the others' are overwritten by the broadcast.
+  const RandomKey shared = broadcast_key(dup, key);
+  state_ = std::make_unique<State>(dup, rank, size, Context::with_shared_key(shared, 0), fixed_seed);
+  // One ShardResult is one element of a contiguous type, so no MPI implementation can split it
+  // between the calls of the reduction operator.
+  MPI_Type_contiguous(static_cast<int>(sizeof(ShardResult)), MPI_BYTE, &state_->shard_type);
+  MPI_Type_commit(&state_->shard_type);
+  MPI_Op_create(&merge_op, /*commute=*/1, &state_->merge);
+}
+
+DistributedContext::DistributedContext(MPI_Comm comm, Generator generator)
+    : DistributedContext(comm, [&] {
+        int rank = 0;
+        MPI_Comm_rank(comm, &rank);
+        // Only rank 0 draws; the others send nothing but must still pass a non-zero placeholder.
+        return rank == 0 ? key_from_os_entropy(generator) : RandomKey::from_seed(1, generator);
+      }(), false) {}
+
+DistributedContext DistributedContext::with_fixed_seed(MPI_Comm comm, std::uint64_t seed, Generator generator) {
+  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, comm);
+  return DistributedContext(comm, RandomKey::from_seed(seed, generator), true);
+}
+
+DistributedContext::DistributedContext(DistributedContext&&) noexcept = default;
+DistributedContext& DistributedContext::operator=(DistributedContext&&) noexcept = default;
+
+DistributedContext::~DistributedContext() = default;
+
+DistributedContext::State& DistributedContext::state() const {
+  if (state_ == nullptr) {
+    throw UsageError("dpselect: this distributed context was moved from; use the context it was moved to");
+  }
+  return *state_;
+}
+
+int DistributedContext::rank() const { return state().rank; }
+int DistributedContext::size() const { return state().size; }
+MPI_Comm DistributedContext::communicator() const { return state().comm; }
+Generator DistributedContext::generator() const { return state().local.generator(); }
+bool DistributedContext::is_fixed_seed() const { return state().fixed_seed; }
+
+void DistributedContext::charge_to(std::shared_ptr<PrivacyAccountant> accountant) {
+  State& s = state();
+  if (s.rank != 0) return;
+  const std::lock_guard lock(s.accountant_mutex);
+  s.accountant = std::move(accountant);
+}
+
+std::shared_ptr<PrivacyAccountant> DistributedContext::accountant() const {
+  const State& s = state();
+  const std::lock_guard lock(s.accountant_mutex);
+  return s.accountant;
+}
+
+namespace detail {
+
+struct Access {
+  static DistributedContext::State& state(const DistributedContext& context) { return context.state(); }
+};
+
+// begin_distributed_release, charging `charge` to the ledger; `top_k` (nullptr: none) is checked
+// against the number of candidates of all the shards together, as one process checks k.
+Release begin_release_charging(DistributedContext& context, const SelectionParams& params, IndexRange shard,
+                               std::string local_error, const PrivacyCharge& charge, const std::uint64_t* top_k) {
+  DistributedContext::State& s = Access::state(context);
+  // 1. Rank 0's params, to check that every rank passed the same.
+  ParamsImage root_params = image_of(params);
+  MPI_Bcast(&root_params, static_cast<int>(sizeof root_params), MPI_BYTE, 0, s.comm);
+
+  // 2. This rank's own checks.
+  std::string message = std::move(local_error);
+  std::int32_t error = message.empty() ? none : invalid_argument;
+  if (error == none) {
+    error = catch_error(
+        [&] {
+          dpselect::detail::validate_release_params(params);
+          const ParamsImage mine = image_of(params);
+          if (std::memcmp(&mine, &root_params, sizeof mine) != 0) {
+            throw InvalidArgument("dpselect: params must be the same on every rank (rank " +
+                                  std::to_string(s.rank) + "'s differ from rank 0's)");
+          }
+          dpselect::detail::resolve_backend(params.backend);
+          if (shard.begin > shard.end) {
+            throw InvalidArgument("dpselect: rank " + std::to_string(s.rank) +
+                                  "'s shard must have begin <= end (got " + range_text(shard.begin, shard.end) + ")");
+          }
+          if (shard.end > dpselect::detail::kIndexLimit) {
+            throw InvalidArgument("dpselect: rank " + std::to_string(s.rank) + "'s shard must end at or below 2^63 (got " +
+                                  range_text(shard.begin, shard.end) + ")");
+          }
+        },
+        message);
+  }
+
+  // 3. Every rank learns every shard and every finding; the lowest failing rank's message wins.
+  const ShardClaim claim{shard.begin, shard.end, error, s.rank};
+  std::vector<ShardClaim> claims(static_cast<std::size_t>(s.size));
+  MPI_Allgather(&claim, static_cast<int>(sizeof claim), MPI_BYTE, claims.data(), static_cast<int>(sizeof claim), MPI_BYTE, s.comm);
+  for (const ShardClaim& c : claims) {
+    if (c.error != none) throw_error(c.error, broadcast_message(s.comm, c.rank, s.rank, message));
+  }
+
+  // 4. The shards must tile one contiguous range exactly once: the same check on every rank.
+  std::vector<ShardClaim> nonempty;
+  for (const ShardClaim& c : claims) {
+    if (c.end > c.begin) nonempty.push_back(c);
+  }
+  if (nonempty.empty()) {
+    throw InvalidArgument("dpselect: the shards must hold at least one candidate (got every rank's shard empty)");
+  }
+  std::sort(nonempty.begin(), nonempty.end(), [](const ShardClaim& a, const ShardClaim& b) {
+    return a.begin < b.begin || (a.begin == b.begin && a.rank < b.rank);
+  });
+  std::uint64_t candidates = 0;
+  std::uint64_t coverage = 0;
+  for (std::size_t i = 0; i < nonempty.size(); ++i) {
+    const ShardClaim& c = nonempty[i];
+    if (i > 0) {
+      const ShardClaim& previous = nonempty[i - 1];
+      if (c.begin < previous.end) {
+        throw InvalidArgument("dpselect: the shards of rank " + std::to_string(previous.rank) + " " +
+                              range_text(previous.begin, previous.end) + " and rank " + std::to_string(c.rank) + " " +
+                              range_text(c.begin, c.end) +
+                              " overlap; evaluating a candidate twice would reuse its noise");
+      }
+      if (c.begin > previous.end) {
+        throw InvalidArgument("dpselect: the shards must tile one contiguous range (got candidates " +
+                              range_text(previous.end, c.begin) + " on no rank)");
+      }
+    }
+    candidates += c.end - c.begin;
+    coverage += dpselect::detail::coverage_fingerprint(IndexRange{c.begin, c.end});
+  }
+  if (top_k != nullptr && (*top_k == 0 || *top_k > candidates)) {
+    throw InvalidArgument("dpselect: k must be between 1 and the number of candidates, " + std::to_string(candidates) +
+                          " (got " + std::to_string(*top_k) + ")");
+  }
+
+  // 5. Rank 0 charges the job's ledger; its decision reaches every rank before any stream.
+  std::int32_t charged = none;
+  std::string refusal;
+  if (s.rank == 0) {
+    if (const std::shared_ptr<PrivacyAccountant> ledger = context.accountant()) {
+      charged = catch_error([&] { ledger->charge(std::span(&charge, 1)); }, refusal);
+    }
+  }
+  MPI_Bcast(&charged, 1, MPI_INT32_T, 0, s.comm);
+  if (charged != none) throw_error(charged, broadcast_message(s.comm, 0, s.rank, refusal));
+
+  // 6. Every rank draws the same stream: the ranks have begun the same releases in the same order.
+  s.expected_candidates = candidates;
+  s.expected_coverage = coverage;
+  return dpselect::detail::ContextAccess::begin_charged_release(s.local, params);
+}
+
+Release begin_distributed_release(DistributedContext& context, const SelectionParams& params, IndexRange shard,
+                                  std::string local_error) {
+  // What Context::begin_release charges: one release of the mechanism's kind at epsilon.
+  const PrivacyCharge charge{release_kind(params.mechanism), params.epsilon, 0.0, 1};
+  return begin_release_charging(context, params, shard, std::move(local_error), charge, nullptr);
+}
+
+// The merge of every rank's tally, checked to cover every shard exactly once.
+ShardResult merged_tally(DistributedContext::State& s, const ShardResult& mine) {
+  ShardResult merged;
+  MPI_Allreduce(&mine, &merged, 1, s.shard_type, s.merge, s.comm);
+  // The merge is the same on every rank, so every rank decides alike from here on.
+  if (merged.candidates != s.expected_candidates || merged.coverage != s.expected_coverage) {
+    throw UsageError("dpselect: the merged shards cover " + std::to_string(merged.candidates) +
+                     " candidates but the ranks' shards hold " + std::to_string(s.expected_candidates) +
+                     "; every shard must be merged exactly once");
+  }
+  return merged;
+}
+
+Selection finish_distributed_release(DistributedContext& context, Release& release, const ShardResult& mine) {
+  return release.finish(merged_tally(Access::state(context), mine));
+}
+
+}  // namespace detail
+
+namespace {
+
+template <class T>
+Selection select_host(DistributedContext& context, std::span<const T> shard, std::uint64_t first_index,
+                      const SelectionParams& params) {
+  std::string local_error;
+  if (first_index > dpselect::detail::kIndexLimit || shard.size() > dpselect::detail::kIndexLimit - first_index) {
+    local_error = "dpselect: rank " + std::to_string(context.rank()) +
+                  "'s shard must end at or below 2^63 (got first_index " + std::to_string(first_index) + " and " +
+                  std::to_string(shard.size()) + " utilities)";
+  }
+  const IndexRange range = local_error.empty() ? IndexRange{first_index, first_index + shard.size()} : IndexRange{};
+  Release release = detail::begin_distributed_release(context, params, range, std::move(local_error));
+  ShardResult mine;
+  if (!shard.empty()) mine = release.evaluate(shard, first_index);
+  return detail::finish_distributed_release(context, release, mine);
+}
+
+}  // namespace
+
+Selection select(DistributedContext& context, std::span<const float> shard, std::uint64_t first_index,
+                 const SelectionParams& params) {
+  return select_host(context, shard, first_index, params);
+}
+
+Selection select(DistributedContext& context, std::span<const double> shard, std::uint64_t first_index,
+                 const SelectionParams& params) {
+  return select_host(context, shard, first_index, params);
+}
+
+namespace {
+
+using dpselect::detail::RankedCandidate;
+static_assert(std::is_trivially_copyable_v<RankedCandidate>, "RankedCandidate travels as raw bytes");
+
+// The library's order: higher score first; equal scores: smaller index first.
+bool ranks_before(const RankedCandidate& a, const RankedCandidate& b) {
+  return a.score > b.score || (a.score == b.score && a.index < b.index);
+}
+
+template <class T>
+TopKSelection top_k_host(DistributedContext& context, std::span<const T> shard, std::uint64_t first_index,
+                         const TopKParams& params) {
+  const SelectionParams& per_pick = params.per_pick;
+  // This rank's checks beyond begin_distributed_release's, in one process's order and words.
+  std::string local_error;
+  if (first_index > dpselect::detail::kIndexLimit || shard.size() > dpselect::detail::kIndexLimit - first_index) {
+    local_error = "dpselect: rank " + std::to_string(context.rank()) +
+                  "'s shard must end at or below 2^63 (got first_index " + std::to_string(first_index) + " and " +
+                  std::to_string(shard.size()) + " utilities)";
+  } else if (per_pick.mechanism != Mechanism::exponential) {
+    local_error = "dpselect: top-k mechanism must be exponential (one-shot Gumbel top-k equals peeling EM only for "
+                  "Gumbel noise; got " + std::string(to_string(per_pick.mechanism)) + ")";
+  } else if (per_pick.backend == Backend::Gpu) {
+    local_error = "dpselect: a distributed top-k runs its shards on the CPU so far (got backend Gpu)";
+  }
+  // Every rank must ask for the same k: compare with rank 0's.
+  DistributedContext::State& s = detail::Access::state(context);
+  std::uint64_t root_k = params.k;
+  MPI_Bcast(&root_k, 1, MPI_UINT64_T, 0, s.comm);
+  if (local_error.empty() && root_k != params.k) {
+    local_error = "dpselect: k must be the same on every rank (rank " + std::to_string(context.rank()) + " has " +
+                  std::to_string(params.k) + ", rank 0 " + std::to_string(root_k) + ")";
+  }
+  const IndexRange range = local_error.empty() ? IndexRange{first_index, first_index + shard.size()} : IndexRange{};
+  // k rounds of peeling EM at epsilon' (Durfee & Rogers 2019): k exponential-mechanism picks, once.
+  const PrivacyCharge picks{ReleaseKind::exponential_mechanism, per_pick.epsilon, 0.0, params.k};
+  Release release = detail::begin_release_charging(context, per_pick, range, std::move(local_error), picks, &params.k);
+
+  dpselect::detail::TopKShard mine;
+  if (!shard.empty()) {
+    dpselect::detail::ReleaseAccess::claim(release, range);
+    mine = dpselect::detail::cpu_top_k_shard(dpselect::detail::ReleaseAccess::noise_spec(release), shard, first_index,
+                                             params.k);
+    mine.tally = dpselect::detail::ReleaseAccess::stamped(release, range, mine.tally);
+  }
+  // The k best of the whole range are among the ranks' k best: gather them all on every rank.
+  const int count = static_cast<int>(mine.top.size() * sizeof(RankedCandidate));
+  std::vector<int> counts(static_cast<std::size_t>(s.size));
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, s.comm);
+  std::vector<int> offsets(counts.size(), 0);
+  for (std::size_t r = 1; r < counts.size(); ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
+  std::vector<RankedCandidate> all((offsets.back() + counts.back()) / sizeof(RankedCandidate));
+  MPI_Allgatherv(mine.top.data(), count, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE, s.comm);
+  std::sort(all.begin(), all.end(), ranks_before);
+  if (all.size() > params.k) all.resize(params.k);
+
+  // As in one process: the tally carries the best candidate so finish() applies the usual checks.
+  ShardResult tally = detail::merged_tally(s, mine.tally);
+  if (!all.empty()) {
+    tally.best_score = all.front().score;
+    tally.best_index = all.front().index;
+  }
+  const Selection first = release.finish(tally);
+  if (all.size() < params.k || all.back().score == -dpselect::detail::kInfinity) {
+    throw InvalidArgument("dpselect: k must not exceed the number of candidates that are not excluded (-inf) (got " +
+                          std::to_string(params.k) + ")");
+  }
+  TopKSelection selection;
+  selection.indices.reserve(all.size());
+  for (const RankedCandidate& r : all) selection.indices.push_back(r.index);
+  selection.report.per_pick = first.report;
+  selection.report.k = params.k;
+  const double k = static_cast<double>(params.k);
+  selection.report.epsilon_total_basic = k * per_pick.epsilon;   // as select_top_k (top_k.hpp)
+  selection.report.rho = k * per_pick.epsilon * per_pick.epsilon / 8.0;
+  return selection;
+}
+
+}  // namespace
+
+TopKSelection select_top_k(DistributedContext& context, std::span<const float> shard, std::uint64_t first_index,
+                           const TopKParams& params) {
+  return top_k_host(context, shard, first_index, params);
+}
+
+TopKSelection select_top_k(DistributedContext& context, std::span<const double> shard, std::uint64_t first_index,
+                           const TopKParams& params) {
+  return top_k_host(context, shard, first_index, params);
+}
+
+}  // namespace dpselect::mpi

@@ -1,0 +1,154 @@
+// One private release sharded over the ranks of an MPI communicator, with the answer of one
+// process: every rank passes its shard of the candidates (a slice of a host array, or a
+// sub-range of a functor's index space, with its global first index), and every rank returns
+// the same Selection, bit for bit the one select() / select_functor() returns in one process
+// over the whole range with the same key and stream.
+//
+// Optional target dpselect::mpi (built when CMake finds MPI); the core library does not depend
+// on MPI. Every function here is COLLECTIVE over the context's communicator: all ranks call it,
+// in the same order, with the same params.
+//
+// Trust assumption. Rank 0 draws the secret key from the OS CSPRNG and sends it to every rank
+// over the communicator (MPI_Bcast). Whoever can read the communicator's transport (the network
+// between nodes, shared memory on a node, the MPI runtime itself) learns the key, and with it
+// every noise value of every release of this context. Use it only where the ranks and their
+// interconnect are as trusted as one process's memory (one job in one cluster, a private
+// fabric, or an MPI transport with encryption). The merged ShardResults travel the same way and
+// are secret as well (shard_result.hpp). Only the returned Selection may be published.
+//
+// The ledger. A distributed release is charged ONCE, to the accountant given to charge_to() on
+// rank 0 (the accountant passed on the other ranks is ignored), after every rank has validated
+// its parameters and shard and before any rank draws a stream. Rank 0's decision is broadcast:
+// a refusal makes every rank throw the same BudgetExceeded, and no rank draws a stream. Why not
+// each rank charging its own accountant: then P ledgers each record the one release, a shared
+// accountant is charged P times, and ledgers that drift apart refuse on some ranks only, which
+// would leave the ranks' streams out of step.
+//
+// Errors. Validation is collective: when the parameters, the backend or the shard of any rank
+// are bad (or the shards do not tile one contiguous range exactly once, or the params differ
+// between ranks), every rank throws the same exception (InvalidArgument, BackendUnavailable,
+// UsageError) with the message of the lowest failing rank, before any charge or stream. Errors
+// found in the data during the pass (a NaN utility, too small an epsilon for the slack) come
+// from finish() on the merged result, which is the same on every rank, so every rank throws the
+// same error then too; the release stays charged (as in one process).
+//
+// Example (each rank holds utilities[first, first + mine.size()) of one array):
+//   dpselect::mpi::DistributedContext ctx(MPI_COMM_WORLD);        // collective; key from rank 0
+//   dpselect::Selection s = dpselect::mpi::select(ctx, std::span<const float>(mine), first, p);
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "dpselect/accounting.hpp"
+#include "dpselect/context.hpp"
+#include "dpselect/errors.hpp"
+#include "dpselect/random_key.hpp"
+#include "dpselect/select_functor.hpp"
+#include "dpselect/shard_result.hpp"
+#include "dpselect/top_k.hpp"
+#include "dpselect/types.hpp"
+
+namespace dpselect::mpi {
+
+class DistributedContext;
+
+namespace detail {
+struct Access;  // host/mpi/distributed.cpp's way into a DistributedContext
+// The collective preamble of every distributed release: checks params and shard on every rank
+// and the tiling of the shards, agrees on one outcome, charges rank 0's ledger, then begins the
+// release (one stream on every rank). `local_error` is this rank's own finding (empty: none),
+// for checks only the caller can make. Throws the same exception on every rank.
+Release begin_distributed_release(DistributedContext& context, const SelectionParams& params, IndexRange shard,
+                                  std::string local_error);
+// Allreduces the shards' results with dpselect::merge, checks that the merge covers every
+// rank's shard exactly once, and finishes the release (the same Selection on every rank).
+Selection finish_distributed_release(DistributedContext& context, Release& release, const ShardResult& mine);
+}  // namespace detail
+
+class DistributedContext {
+ public:
+  // Collective. A ChaCha20 context (or `generator`) keyed with a key that rank 0 draws from the
+  // OS CSPRNG and broadcasts (see the trust assumption above). Works on a duplicate of `comm`,
+  // so its messages never mix with the caller's; destroy it before MPI_Finalize.
+  explicit DistributedContext(MPI_Comm comm, Generator generator = Generator::chacha20);
+
+  // Collective. NOT PRIVATE: a reproducible context for tests and experiments, keyed with
+  // RandomKey::from_seed(seed, generator) (rank 0's seed is broadcast). Anyone who knows the
+  // seed predicts every noise value; never use it for real data. Its releases equal those of
+  // Context::with_fixed_seed(seed, generator) in one process.
+  static DistributedContext with_fixed_seed(MPI_Comm comm, std::uint64_t seed,
+                                            Generator generator = Generator::chacha20);
+
+  DistributedContext(DistributedContext&&) noexcept;
+  DistributedContext& operator=(DistributedContext&&) noexcept;
+  DistributedContext(const DistributedContext&) = delete;
+  DistributedContext& operator=(const DistributedContext&) = delete;
+  // Frees the duplicated communicator: MPI_Comm_free is collective, so destroy the context on
+  // every rank, before MPI_Finalize (after it, the destructor frees nothing).
+  ~DistributedContext();
+
+  int rank() const;
+  int size() const;
+  MPI_Comm communicator() const;  // the duplicate this context works on
+  Generator generator() const;
+  bool is_fixed_seed() const;
+
+  // The job's ledger: on rank 0, every distributed release of this context is charged to
+  // `accountant` (nullptr: none); on the other ranks the argument is ignored. Not collective.
+  void charge_to(std::shared_ptr<PrivacyAccountant> accountant);
+  std::shared_ptr<PrivacyAccountant> accountant() const;  // rank 0's ledger; nullptr elsewhere
+
+  struct State;  // opaque: defined in host/mpi/distributed.cpp
+
+ private:
+  friend struct detail::Access;
+  DistributedContext(MPI_Comm comm, RandomKey key, bool fixed_seed);
+  State& state() const;
+  std::unique_ptr<State> state_;
+};
+
+// Collective. One release over the concatenation of every rank's shard: this rank's utilities are
+// candidates [first_index, first_index + shard.size()). Shards may be uneven or empty; the
+// non-empty ones must tile one contiguous range exactly once (in any rank order). Equals
+// select(context, whole, params) in one process when the shards tile [0, whole.size()).
+// Backend::Gpu runs this rank's shard on its GPU (Auto: when one is usable).
+Selection select(DistributedContext& context, std::span<const float> shard, std::uint64_t first_index,
+                 const SelectionParams& params);
+Selection select(DistributedContext& context, std::span<const double> shard, std::uint64_t first_index,
+                 const SelectionParams& params);
+
+// Collective. One release over the union of every rank's `shard` of the functor's index space (on
+// the CPU; Backend::Gpu is an error, as in select_functor.hpp). An empty shard (begin == end)
+// contributes nothing. Equals select_functor(context, utility, union, params) in one process.
+template <class UtilityFn>
+Selection select_functor(DistributedContext& context, const UtilityFn& utility, IndexRange shard,
+                         const SelectionParams& params) {
+  std::string local_error;
+  if (params.backend == Backend::Gpu) {
+    local_error =
+        "dpselect: backend Gpu needs dpselect/select.cuh to evaluate a functor (got the CPU-only "
+        "header select_functor.hpp)";
+  }
+  Release release = detail::begin_distributed_release(context, params, shard, std::move(local_error));
+  ShardResult mine;
+  if (shard.size() != 0) mine = evaluate_functor_on_cpu(release, utility, shard);
+  return detail::finish_distributed_release(context, release, mine);
+}
+
+// Collective. One-shot top-k (top_k.hpp) over the concatenation of every rank's shard, as select()
+// above: every rank returns the same indices, bit for bit select_top_k over the whole array in one
+// process with the same key and stream. Each rank runs its shard on the CPU (Backend::Gpu is an
+// InvalidArgument so far), keeps its own k best, and every rank merges the gathered lists in the
+// library's order (higher noisy score, then smaller index). Charges rank 0's ledger k
+// exponential-mechanism picks at the per-pick epsilon, once. Traffic: up to 16 k bytes per rank.
+TopKSelection select_top_k(DistributedContext& context, std::span<const float> shard, std::uint64_t first_index,
+                           const TopKParams& params);
+TopKSelection select_top_k(DistributedContext& context, std::span<const double> shard, std::uint64_t first_index,
+                           const TopKParams& params);
+
+}  // namespace dpselect::mpi

@@ -1,0 +1,448 @@
+// dpselect::mpi (issue 17): every distributed release equals the one-process release with the
+// same key and stream, bit for bit, and a bad value on one rank fails every rank alike before any
+// charge or stream. Run under mpiexec with 1, 3 and 4 ranks (tests/CMakeLists.txt); every rank
+// runs every test, and the process fails when any rank fails.
+#include <mpi.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dpselect/dpselect.hpp"
+#include "dpselect/mpi.hpp"
+#include "dpselect/select_functor.hpp"
+
+namespace {
+
+using dpselect::IndexRange;
+using dpselect::Selection;
+using dpselect::SelectionParams;
+namespace dmpi = dpselect::mpi;
+
+constexpr std::uint64_t kSeed = 0x5eed17;
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+int world_size() {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+// The rank that gets the bad value: rank 2 of 4 (or 3), the last rank when fewer.
+int bad_rank() { return world_size() > 2 ? 2 : world_size() - 1; }
+
+// Uneven cuts of [begin, begin + n): rank r's share grows as (r + 1)^2, and rank 1 is empty when
+// there are 3 ranks or more.
+IndexRange shard_of(std::uint64_t begin, std::uint64_t n, int rank, int size) {
+  std::vector<std::uint64_t> weight(static_cast<std::size_t>(size));
+  std::uint64_t total = 0;
+  for (int r = 0; r < size; ++r) {
+    weight[r] = (size >= 3 && r == 1) ? 0 : static_cast<std::uint64_t>((r + 1) * (r + 1));
+    total += weight[r];
+  }
+  std::uint64_t first = begin;
+  std::uint64_t cumulative = 0;
+  for (int r = 0; r <= rank; ++r) {
+    const std::uint64_t start = begin + n * cumulative / total;
+    cumulative += weight[r];
+    const std::uint64_t stop = begin + n * cumulative / total;
+    if (r == rank) return IndexRange{start, stop};
+    first = stop;
+  }
+  return IndexRange{first, first};
+}
+
+void expect_same(const Selection& distributed, const Selection& single) {
+  EXPECT_EQ(distributed.index, single.index);
+  const dpselect::SelectionReport& a = distributed.report;
+  const dpselect::SelectionReport& b = single.report;
+  EXPECT_EQ(a.mechanism, b.mechanism);
+  EXPECT_EQ(a.epsilon_spent, b.epsilon_spent);
+  EXPECT_EQ(a.sensitivity, b.sensitivity);
+  EXPECT_EQ(a.monotone, b.monotone);
+  EXPECT_EQ(a.noise_scale, b.noise_scale);
+  EXPECT_EQ(a.executed_on, b.executed_on);
+  EXPECT_EQ(a.candidates, b.candidates);
+  EXPECT_EQ(a.slack.epsilon, b.slack.epsilon);
+  EXPECT_EQ(a.slack.delta, b.slack.delta);
+  EXPECT_EQ(a.slack.depends_on_data, b.slack.depends_on_data);
+  EXPECT_EQ(a.stream, b.stream);
+  EXPECT_EQ(a.generator, b.generator);
+}
+
+// Every rank must hold the same index: compare with rank 0's.
+void expect_same_on_every_rank(const Selection& s) {
+  std::uint64_t mine[2] = {s.index, s.report.stream};
+  std::uint64_t low[2];
+  std::uint64_t high[2];
+  MPI_Allreduce(mine, low, 2, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(mine, high, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(low[0], high[0]);
+  EXPECT_EQ(low[1], high[1]);
+}
+
+// Public, data-free utilities with many near ties, so the noise decides.
+template <class T>
+std::vector<T> utilities(std::uint64_t n) {
+  std::vector<T> u(n);
+  for (std::uint64_t i = 0; i < n; ++i) u[i] = static_cast<T>((i * 2654435761u) % 97) / T(8);
+  return u;
+}
+
+struct Hashed {
+  double operator()(std::uint64_t i) const {
+    std::uint64_t z = i * 0x9e3779b97f4a7c15ULL;
+    z ^= z >> 29;
+    return static_cast<double>(z % 1000) / 100.0;
+  }
+};
+
+SelectionParams params_for(dpselect::Mechanism mechanism, bool monotone) {
+  SelectionParams p;
+  p.mechanism = mechanism;
+  p.epsilon = 0.75;
+  p.sensitivity = 1.0;
+  p.monotone = monotone;
+  p.backend = dpselect::Backend::Cpu;
+  return p;
+}
+
+const dpselect::Mechanism kMechanisms[] = {dpselect::Mechanism::exponential, dpselect::Mechanism::permute_and_flip,
+                                           dpselect::Mechanism::laplace_noisy_max};
+
+template <class T>
+void check_arrays(dpselect::Generator generator) {
+  dmpi::DistributedContext distributed = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed, generator);
+  dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed, generator);
+  // Sizes around the group of 32 and a prime; several releases in a row keep the streams in step.
+  for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{33}, std::uint64_t{10007}, std::uint64_t{65536}}) {
+    const std::vector<T> whole = utilities<T>(n);
+    for (dpselect::Mechanism mechanism : kMechanisms) {
+      for (bool monotone : {false, true}) {
+        const SelectionParams p = params_for(mechanism, monotone);
+        const IndexRange mine = shard_of(0, n, world_rank(), world_size());
+        const Selection d = dmpi::select(distributed, std::span<const T>(whole.data() + mine.begin, mine.size()),
+                                         mine.begin, p);
+        const Selection s = dpselect::select(single, std::span<const T>(whole), p);
+        SCOPED_TRACE("n " + std::to_string(n));
+        expect_same(d, s);
+        expect_same_on_every_rank(d);
+      }
+    }
+  }
+}
+
+TEST(DistributedSelect, FloatShardsEqualOneProcess) { check_arrays<float>(dpselect::Generator::chacha20); }
+TEST(DistributedSelect, DoubleShardsEqualOneProcess) { check_arrays<double>(dpselect::Generator::chacha20); }
+TEST(DistributedSelect, PhiloxShardsEqualOneProcess) { check_arrays<float>(dpselect::Generator::philox); }
+
+TEST(DistributedSelect, FunctorRangeAbove2To32EqualsOneProcess) {
+  dmpi::DistributedContext distributed = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed);
+  dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed);
+  const IndexRange whole{(std::uint64_t{1} << 32) - 4099, (std::uint64_t{1} << 32) + 300001};
+  for (dpselect::Mechanism mechanism : kMechanisms) {
+    const SelectionParams p = params_for(mechanism, false);
+    const IndexRange mine = shard_of(whole.begin, whole.size(), world_rank(), world_size());
+    const Selection d = dmpi::select_functor(distributed, Hashed{}, mine, p);
+    const Selection s = dpselect::select_functor(single, Hashed{}, whole, p);
+    expect_same(d, s);
+    expect_same_on_every_rank(d);
+  }
+  // Near 2^63, the top of the index space.
+  const IndexRange top{(std::uint64_t{1} << 63) - 100000, std::uint64_t{1} << 63};
+  const SelectionParams p = params_for(dpselect::Mechanism::exponential, true);
+  const Selection d = dmpi::select_functor(distributed, Hashed{}, shard_of(top.begin, top.size(), world_rank(),
+                                                                           world_size()), p);
+  expect_same(d, dpselect::select_functor(single, Hashed{}, top, p));
+}
+
+TEST(DistributedSelect, OsKeyAgreesOnEveryRank) {
+  dmpi::DistributedContext distributed(MPI_COMM_WORLD);
+  EXPECT_FALSE(distributed.is_fixed_seed());
+  EXPECT_EQ(distributed.generator(), dpselect::Generator::chacha20);
+  const std::vector<float> whole = utilities<float>(5000);
+  const IndexRange mine = shard_of(0, whole.size(), world_rank(), world_size());
+  const Selection d = dmpi::select(distributed, std::span<const float>(whole.data() + mine.begin, mine.size()),
+                                   mine.begin, params_for(dpselect::Mechanism::exponential, false));
+  expect_same_on_every_rank(d);
+  EXPECT_EQ(d.report.candidates, whole.size());
+}
+
+TEST(DistributedSelect, MoveAssignmentFreesTheOldContextAndKeepsTheNew) {
+  dmpi::DistributedContext context = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, 1);
+  context = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed);
+  dmpi::DistributedContext moved = std::move(context);
+  EXPECT_THROW(context.rank(), dpselect::UsageError);
+  const std::vector<float> whole = utilities<float>(300);
+  const IndexRange mine = shard_of(0, whole.size(), world_rank(), world_size());
+  const SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  const Selection d = dmpi::select(moved, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+  dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed);
+  expect_same(d, dpselect::select(single, std::span<const float>(whole), p));
+}
+
+// Runs `call` on every rank and checks that every rank threw E with the same message, which
+// contains `part`.
+template <class E, class Call>
+void expect_same_error(Call&& call, const std::string& part) {
+  std::string message;
+  try {
+    call();
+    ADD_FAILURE() << "no exception";
+  } catch (const E& e) {
+    message = e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "another exception: " << e.what();
+  }
+  EXPECT_NE(message.find(part), std::string::npos) << message;
+  // Rank 0's message, compared on every rank.
+  std::uint64_t length = message.size();
+  MPI_Bcast(&length, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  std::string root(length, '\0');
+  if (world_rank() == 0) root = message;
+  MPI_Bcast(root.data(), static_cast<int>(length), MPI_CHAR, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(message, root);
+}
+
+struct Ledger {
+  dmpi::DistributedContext context = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed);
+  std::shared_ptr<dpselect::PrivacyAccountant> accountant =
+      std::make_shared<dpselect::PrivacyAccountant>(dpselect::PrivacyBound{1.0, 0.0});
+  Ledger() { context.charge_to(accountant); }
+  // Rank 0's count of charged releases, on every rank.
+  std::uint64_t charged() {
+    std::uint64_t count = world_rank() == 0 ? accountant->release_count() : 0;
+    MPI_Bcast(&count, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    return count;
+  }
+};
+
+// After a refused release, the next good one must use stream 0: the refusal drew none.
+void expect_next_release_on_stream_zero(Ledger& ledger) {
+  const std::vector<float> whole = utilities<float>(100);
+  const IndexRange mine = shard_of(0, whole.size(), world_rank(), world_size());
+  SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  p.epsilon = 0.25;
+  const Selection d = dmpi::select(ledger.context, std::span<const float>(whole.data() + mine.begin, mine.size()),
+                                   mine.begin, p);
+  dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed);
+  expect_same(d, dpselect::select(single, std::span<const float>(whole), p));
+  EXPECT_EQ(d.report.stream, 0u);
+  EXPECT_EQ(ledger.charged(), 1u);
+}
+
+TEST(DistributedSelectErrors, BadEpsilonOnOneRankFailsEveryRankBeforeCharge) {
+  Ledger ledger;
+  const std::vector<float> whole = utilities<float>(1000);
+  const IndexRange mine = shard_of(0, whole.size(), world_rank(), world_size());
+  SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  if (world_rank() == bad_rank()) p.epsilon = std::numeric_limits<double>::quiet_NaN();
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] {
+        dmpi::select(ledger.context, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+      },
+      "epsilon");
+  EXPECT_EQ(ledger.charged(), 0u);
+  expect_next_release_on_stream_zero(ledger);
+}
+
+TEST(DistributedSelectErrors, DifferentParamsOnOneRankFailEveryRank) {
+  if (world_size() == 1) GTEST_SKIP() << "needs two ranks";
+  Ledger ledger;
+  const std::vector<float> whole = utilities<float>(1000);
+  const IndexRange mine = shard_of(0, whole.size(), world_rank(), world_size());
+  SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  if (world_rank() == bad_rank()) p.epsilon = 0.5;  // valid, but not rank 0's
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] {
+        dmpi::select(ledger.context, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+      },
+      "rank " + std::to_string(bad_rank()) + "'s differ");
+  EXPECT_EQ(ledger.charged(), 0u);
+  expect_next_release_on_stream_zero(ledger);
+}
+
+TEST(DistributedSelectErrors, BadShardOnOneRankFailsEveryRank) {
+  Ledger ledger;
+  // Rank bad_rank() claims a shard that reaches past 2^63.
+  const std::vector<float> some(10, 1.0f);
+  std::uint64_t first = 10 * static_cast<std::uint64_t>(world_rank());
+  if (world_rank() == bad_rank()) first = (std::uint64_t{1} << 63) - 5;
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] { dmpi::select(ledger.context, std::span<const float>(some), first, params_for(dpselect::Mechanism::exponential, false)); },
+      "rank " + std::to_string(bad_rank()) + "'s shard");
+  EXPECT_EQ(ledger.charged(), 0u);
+  expect_next_release_on_stream_zero(ledger);
+}
+
+TEST(DistributedSelectErrors, OverlappingOrGappedShardsFailEveryRank) {
+  if (world_size() == 1) GTEST_SKIP() << "needs two ranks";
+  Ledger ledger;
+  const SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  // Rank r holds [10 r, 10 r + 10); the bad rank starts 5 early (overlap), then 5 late (gap).
+  const int r = world_rank();
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] {
+        dmpi::select_functor(ledger.context, Hashed{}, IndexRange{10u * r - (r == bad_rank() ? 5u : 0u), 10u * r + 10u}, p);
+      },
+      "overlap");
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] {
+        dmpi::select_functor(ledger.context, Hashed{}, IndexRange{10u * r + (r == bad_rank() ? 5u : 0u), 10u * r + 10u}, p);
+      },
+      "on no rank");
+  EXPECT_EQ(ledger.charged(), 0u);
+  expect_next_release_on_stream_zero(ledger);
+}
+
+TEST(DistributedSelectErrors, AllShardsEmptyFailsEveryRank) {
+  Ledger ledger;
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] { dmpi::select(ledger.context, std::span<const float>(), 0, params_for(dpselect::Mechanism::exponential, false)); },
+      "at least one candidate");
+  EXPECT_EQ(ledger.charged(), 0u);
+}
+
+TEST(DistributedSelectErrors, BudgetRefusalOnRankZeroFailsEveryRank) {
+  Ledger ledger;
+  const std::vector<float> whole = utilities<float>(1000);
+  const IndexRange mine = shard_of(0, whole.size(), world_rank(), world_size());
+  SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  p.epsilon = 2.0;  // the ledger holds 1.0
+  expect_same_error<dpselect::BudgetExceeded>(
+      [&] {
+        dmpi::select(ledger.context, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+      },
+      "");
+  EXPECT_EQ(ledger.charged(), 0u);
+  expect_next_release_on_stream_zero(ledger);
+}
+
+TEST(DistributedSelectErrors, NanUtilityOnOneRankFailsEveryRankAfterTheCharge) {
+  Ledger ledger;
+  std::vector<float> whole = utilities<float>(1000);
+  const IndexRange bad_shard = shard_of(0, whole.size(), bad_rank(), world_size());
+  whole[bad_shard.begin + bad_shard.size() / 2] = std::numeric_limits<float>::quiet_NaN();
+  const IndexRange mine = shard_of(0, whole.size(), world_rank(), world_size());
+  const SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] {
+        dmpi::select(ledger.context, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+      },
+      "utilities[" + std::to_string(bad_shard.begin + bad_shard.size() / 2) + "]");
+  // Found in the data during the pass: charged, as in one process.
+  EXPECT_EQ(ledger.charged(), 1u);
+}
+
+template <class T>
+void check_top_k() {
+  dmpi::DistributedContext distributed = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed);
+  dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed);
+  for (std::uint64_t n : {std::uint64_t{7}, std::uint64_t{1000}, std::uint64_t{40009}}) {
+    const std::vector<T> whole = utilities<T>(n);
+    const IndexRange mine = shard_of(0, n, world_rank(), world_size());
+    // k = 1, k above the smallest non-empty shard, k = n.
+    for (std::uint64_t k : {std::uint64_t{1}, std::uint64_t{5}, std::uint64_t{100}, n}) {
+      if (k > n) continue;
+      for (bool monotone : {false, true}) {
+        dpselect::TopKParams p;
+        p.per_pick = params_for(dpselect::Mechanism::exponential, monotone);
+        p.per_pick.epsilon = 0.1;
+        p.k = k;
+        const dpselect::TopKSelection d =
+            dmpi::select_top_k(distributed, std::span<const T>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+        const dpselect::TopKSelection s = dpselect::select_top_k(single, std::span<const T>(whole), p);
+        SCOPED_TRACE("n " + std::to_string(n) + ", k " + std::to_string(k));
+        EXPECT_EQ(d.indices, s.indices);
+        expect_same(Selection{d.indices.empty() ? 0 : d.indices.front(), d.report.per_pick},
+                    Selection{s.indices.empty() ? 0 : s.indices.front(), s.report.per_pick});
+        EXPECT_EQ(d.report.k, s.report.k);
+        EXPECT_EQ(d.report.epsilon_total_basic, s.report.epsilon_total_basic);
+        EXPECT_EQ(d.report.rho, s.report.rho);
+      }
+    }
+  }
+}
+
+TEST(DistributedTopK, FloatShardsEqualOneProcess) { check_top_k<float>(); }
+TEST(DistributedTopK, DoubleShardsEqualOneProcess) { check_top_k<double>(); }
+
+TEST(DistributedTopK, KBeyondTheCandidatesFailsEveryRankBeforeCharge) {
+  Ledger ledger;
+  const std::vector<float> whole = utilities<float>(50);
+  const IndexRange mine = shard_of(0, whole.size(), world_rank(), world_size());
+  dpselect::TopKParams p;
+  p.per_pick = params_for(dpselect::Mechanism::exponential, false);
+  p.per_pick.epsilon = 0.01;
+  p.k = 51;
+  // The same message as one process's.
+  std::string single_message;
+  try {
+    dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed);
+    dpselect::select_top_k(single, std::span<const float>(whole), p);
+  } catch (const dpselect::InvalidArgument& e) {
+    single_message = e.what();
+  }
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] {
+        dmpi::select_top_k(ledger.context, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+      },
+      single_message);
+  EXPECT_FALSE(single_message.empty());
+  EXPECT_EQ(ledger.charged(), 0u);
+  // A good one charges k picks once, to rank 0's ledger.
+  p.k = 10;
+  dmpi::select_top_k(ledger.context, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+  EXPECT_EQ(ledger.charged(), 10u);
+  expect_same_error<dpselect::BudgetExceeded>(
+      [&] {
+        p.per_pick.epsilon = 0.1;  // 10 more picks at 0.1 would exceed the budget of 1
+        dmpi::select_top_k(ledger.context, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
+      },
+      "");
+  EXPECT_EQ(ledger.charged(), 10u);
+}
+
+// Rank 0 prints as usual; the other ranks print only their failures, prefixed with their rank.
+class FailurePrinter : public testing::EmptyTestEventListener {
+ public:
+  explicit FailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const testing::TestPartResult& result) override {
+    if (result.failed()) {
+      std::cerr << "[rank " << rank_ << "] " << (result.file_name() ? result.file_name() : "") << ":"
+                << result.line_number() << ": " << result.summary() << std::endl;
+    }
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  testing::InitGoogleTest(&argc, argv);
+  const int rank = world_rank();
+  if (rank != 0) {
+    testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new FailurePrinter(rank));
+  }
+  const int mine = RUN_ALL_TESTS();
+  int any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0 && any != mine) std::cerr << "dpselect mpi tests: another rank failed\n";
+  MPI_Finalize();
+  return any;
+}
