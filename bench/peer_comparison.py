@@ -559,42 +559,45 @@ def render(runner: Runner, sizes: list[int], header: dict[str, object]) -> str:
         out.append(f"| {row.label} | " + " | ".join(cells) + " |")
     # speed-ups over the NumPy composite, and times over NumPy's non-private argmax
     by_key = {r.key: r for r in runner.rows}
-    base = by_key.get("numpy_composite_em")
-    floor = by_key.get("numpy_argmax")
+
+    def ratio_row(label, reference, row, ratio, meets, target_text):
+        cells = []
+        for n in sizes:
+            a, b = reference.cells.get(n), row.cells.get(n)
+            if a and b and a.seconds and b.seconds:
+                r = ratio(a.seconds, b.seconds)
+                cells.append(f"**{r:.{2 if ratio is over else 1}f}×** ({'meets' if meets(r) else 'misses'} {target_text})")
+            else:
+                cells.append("—")
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+
+    def speed_up(reference_seconds, seconds):
+        return reference_seconds / seconds
+
+    def over(reference_seconds, seconds):
+        return seconds / reference_seconds
+
     target = runner.args.target
-    for key, label in (("dpselect_em_chacha20", "**speed-up of dpselect EM (ChaCha20, all cores) over the NumPy composite**"),
-                       ("dpselect_em_philox", "**speed-up of dpselect EM (Philox, all cores) over the NumPy composite**"),
-                       ("dpselect_em_chacha20_1thread",
-                        "**speed-up of dpselect EM (ChaCha20, 1 thread) over the NumPy composite (1 thread)**")):
-        row = by_key.get(key)
-        if row is None or base is None:
-            continue
-        cells = []
-        for n in sizes:
-            a, b = base.cells.get(n), row.cells.get(n)
-            if a and b and a.seconds and b.seconds:
-                s = a.seconds / b.seconds
-                cells.append(f"**{s:.1f}×** ({'meets' if s >= target else 'below'} ≥{target:g}×)")
-            else:
-                cells.append("—")
-        out.append(f"| {label} | " + " | ".join(cells) + " |")
     floor_target = runner.args.floor_target
-    for key, label in (("dpselect_em_chacha20",
-                        "**dpselect EM (ChaCha20, all cores) time over NumPy's non-private argmax (1 core)**"),
-                       ("dpselect_em_philox",
-                        "**dpselect EM (Philox, all cores) time over NumPy's non-private argmax (1 core)**")):
-        row = by_key.get(key)
-        if row is None or floor is None:
-            continue
-        cells = []
-        for n in sizes:
-            a, b = floor.cells.get(n), row.cells.get(n)
-            if a and b and a.seconds and b.seconds:
-                s = b.seconds / a.seconds
-                cells.append(f"**{s:.2f}×** ({'meets' if s <= floor_target else 'above'} ≤{floor_target:g}×)")
-            else:
-                cells.append("—")
-        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    for reference_key, key, label, ratio, meets, target_text in (
+            ("numpy_composite_em", "dpselect_em_chacha20",
+             "**speed-up of dpselect EM (ChaCha20, all cores) over the NumPy composite**",
+             speed_up, lambda r: r >= target, f"≥{target:g}×"),
+            ("numpy_composite_em", "dpselect_em_philox",
+             "**speed-up of dpselect EM (Philox, all cores) over the NumPy composite**",
+             speed_up, lambda r: r >= target, f"≥{target:g}×"),
+            ("numpy_composite_em", "dpselect_em_chacha20_1thread",
+             "**speed-up of dpselect EM (ChaCha20, 1 thread) over the NumPy composite (1 thread)**",
+             speed_up, lambda r: r >= target, f"≥{target:g}×"),
+            ("numpy_argmax", "dpselect_em_chacha20",
+             "**dpselect EM (ChaCha20, all cores) time over NumPy's non-private argmax (1 core)**",
+             over, lambda r: r <= floor_target, f"≤{floor_target:g}×"),
+            ("numpy_argmax", "dpselect_em_philox",
+             "**dpselect EM (Philox, all cores) time over NumPy's non-private argmax (1 core)**",
+             over, lambda r: r <= floor_target, f"≤{floor_target:g}×")):
+        reference, row = by_key.get(reference_key), by_key.get(key)
+        if reference is not None and row is not None:
+            ratio_row(label, reference, row, ratio, meets, target_text)
     out.append("")
     out.append("Cells: median wall time per release · candidates per second. "
                "“—”: not measured, with the reason.")

@@ -109,8 +109,8 @@ __global__ void __launch_bounds__(kRowsBlockThreads, kRowsMinBlocksPerMultiproce
     if constexpr (TeamThreads == 1) {
       // Two groups at most: each reads its own screen block.
       for (std::uint64_t group = 0; group < groups.group_count(); ++group) {
-        add_group<G>(spec, group, group_screen<GeneratorBlocks<G>>(spec, group), groups.lanes(group), source,
-                     accumulator.result, accumulator);
+        score_group<GeneratorBlocks<G>>(spec, group, group_screen<GeneratorBlocks<G>>(spec, group),
+                                        groups.lanes(group), source, accumulator.result, accumulator);
       }
     } else {
       __shared__ WarpTile tiles[kRowsBlockThreads / kWarpThreads];

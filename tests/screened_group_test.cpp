@@ -53,6 +53,10 @@ std::uint32_t screen_in_slot(std::uint32_t slot, std::uint32_t sign, std::uint32
   return (sign << 15) | (slot >= noise::kScreenBuckets ? screen : screen | low_six);
 }
 
+// The race blocks that give a slot's smallest (zeros) and largest (ones) v.
+constexpr RandomBlock zeros{{0u, 0u, 0u, 0u}};
+constexpr RandomBlock ones{{~0u, ~0u, ~0u, ~0u}};
+
 // Slot 256 is the one no screen has: its bucket's screens have slots 512 .. 575.
 bool slot_in_use(std::uint32_t slot) { return slot != noise::kUnboundedBucket; }
 
@@ -71,8 +75,6 @@ TEST(ScreenBounds, BoundHoldsForEverySlotAndRaceBlock) {
   // leader's noise is largest in the upper (lower) half, so where a bound that is too tight
   // fails first.
   std::mt19937_64 rng(101);
-  const RandomBlock zeros{{0u, 0u, 0u, 0u}};
-  const RandomBlock ones{{~0u, ~0u, ~0u, ~0u}};
   for (const Mechanism mechanism : kMechanisms) {
     for (std::uint32_t slot = 0; slot < noise::kScreenBoundSlots; ++slot) {
       if (!slot_in_use(slot)) continue;
@@ -105,8 +107,6 @@ TEST(ScreenBounds, BoundIsTightAtTheSlotEdges) {
   // slot's edge): then screening would stay exact but skip nothing. At the edge of each slot
   // the bound must be within a few margins of the largest noise found there. Only the upper
   // half's screens with X's top 14 bits all 0 (v down to 0) have no bound: 2^-15 of the groups.
-  const RandomBlock zeros{{0u, 0u, 0u, 0u}};
-  const RandomBlock ones{{~0u, ~0u, ~0u, ~0u}};
   for (const Mechanism mechanism : kMechanisms) {
     for (std::uint32_t slot = 0; slot < noise::kScreenBoundSlots; ++slot) {
       if (!slot_in_use(slot)) continue;

@@ -11,6 +11,7 @@
 
 #include "dpselect/chacha20.hpp"
 #include "dpselect/top_k.hpp"
+#include "dpselect/detail/ranked_lists.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "engine/cpu_backend.hpp"
 #include "engine/validation.hpp"
@@ -357,15 +358,18 @@ Selection finish_distributed_release(DistributedContext& context, Release& relea
 
 namespace {
 
+// This rank's finding when its shard of `size` utilities from `first_index` ends beyond 2^63;
+// empty otherwise.
+std::string shard_end_error(const DistributedContext& context, std::uint64_t first_index, std::uint64_t size) {
+  if (first_index <= dpselect::detail::kIndexLimit && size <= dpselect::detail::kIndexLimit - first_index) return {};
+  return "dpselect: rank " + std::to_string(context.rank()) + "'s shard must end at or below 2^63 (got first_index " +
+         std::to_string(first_index) + " and " + std::to_string(size) + " utilities)";
+}
+
 template <class T>
 Selection select_host(DistributedContext& context, std::span<const T> shard, std::uint64_t first_index,
                       const SelectionParams& params) {
-  std::string local_error;
-  if (first_index > dpselect::detail::kIndexLimit || shard.size() > dpselect::detail::kIndexLimit - first_index) {
-    local_error = "dpselect: rank " + std::to_string(context.rank()) +
-                  "'s shard must end at or below 2^63 (got first_index " + std::to_string(first_index) + " and " +
-                  std::to_string(shard.size()) + " utilities)";
-  }
+  std::string local_error = shard_end_error(context, first_index, shard.size());
   const IndexRange range = local_error.empty() ? IndexRange{first_index, first_index + shard.size()} : IndexRange{};
   Release release = detail::begin_distributed_release(context, params, range, std::move(local_error));
   ShardResult mine;
@@ -390,9 +394,9 @@ namespace {
 using dpselect::detail::RankedCandidate;
 static_assert(std::is_trivially_copyable_v<RankedCandidate>, "RankedCandidate travels as raw bytes");
 
-// The library's order: higher score first; equal scores: smaller index first.
+// The library's order (ranked_lists.hpp): higher score first; equal scores: smaller index first.
 bool ranks_before(const RankedCandidate& a, const RankedCandidate& b) {
-  return a.score > b.score || (a.score == b.score && a.index < b.index);
+  return dpselect::detail::ranks_before(a.score, a.index, b.score, b.index);
 }
 
 template <class T>
@@ -400,15 +404,11 @@ TopKSelection top_k_host(DistributedContext& context, std::span<const T> shard, 
                          const TopKParams& params) {
   const SelectionParams& per_pick = params.per_pick;
   // This rank's checks beyond begin_distributed_release's, in one process's order and words.
-  std::string local_error;
-  if (first_index > dpselect::detail::kIndexLimit || shard.size() > dpselect::detail::kIndexLimit - first_index) {
-    local_error = "dpselect: rank " + std::to_string(context.rank()) +
-                  "'s shard must end at or below 2^63 (got first_index " + std::to_string(first_index) + " and " +
-                  std::to_string(shard.size()) + " utilities)";
-  } else if (per_pick.mechanism != Mechanism::exponential) {
+  std::string local_error = shard_end_error(context, first_index, shard.size());
+  if (local_error.empty() && per_pick.mechanism != Mechanism::exponential) {
     local_error = "dpselect: top-k mechanism must be exponential (one-shot Gumbel top-k equals peeling EM only for "
                   "Gumbel noise; got " + std::string(to_string(per_pick.mechanism)) + ")";
-  } else if (per_pick.backend == Backend::Gpu) {
+  } else if (local_error.empty() && per_pick.backend == Backend::Gpu) {
     local_error = "dpselect: a distributed top-k runs its shards on the CPU so far (got backend Gpu)";
   }
   // Every rank must ask for the same k: compare with rank 0's.

@@ -20,9 +20,6 @@
 #pragma once
 
 #include <cstdint>
-#if !defined(__CUDA_ARCH__)
-#include <bit>
-#endif
 
 #include "dpselect/detail/host_device.hpp"
 #include "dpselect/detail/portable_log.hpp"

@@ -9,6 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#if !defined(__CUDA_ARCH__)
+#include <bit>
+#endif
 
 #include "dpselect/detail/exponential_race.hpp"
 #include "dpselect/detail/host_device.hpp"

@@ -127,14 +127,6 @@ struct ScreenBoundTable {
   }
 };
 
-// Scores the lanes `lanes` of group `group` (screen `screen`) with utilities from a functor or
-// any source, one candidate at a time.
-template <Generator G, class Sink, class Source>
-__device__ __forceinline__ void add_group(const NoiseSpec& spec, std::uint64_t group, std::uint32_t screen,
-                                          unsigned int lanes, const Source& source, ShardResult& tally, Sink& sink) {
-  if (lanes != 0) score_group<GeneratorBlocks<G>>(spec, group, screen, lanes, source, tally, sink);
-}
-
 // Scores the candidates of `groups` tile by tile with utilities from `source` read one at a time
 // (functors): this warp takes the tiles first_tile + warp, + warps, ... Every lane of the warp
 // calls it with the same arguments but `lane`.
