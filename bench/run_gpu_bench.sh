@@ -10,6 +10,8 @@
 #   RUN_TESTS=1 bench/run_gpu_bench.sh          # first the test suite (GPU tests included)
 #   RUN_AUDIT=1 bench/run_gpu_bench.sh          # then the full-size audit of the single-pick
 #                                               # mechanisms (10^8 releases per input, docs/audit.md)
+#   SKIP_BUILD=1 bench/run_gpu_bench.sh         # use build/default as it is (built elsewhere for
+#                                               # the GPU's architecture and copied, say)
 #
 # Extra arguments are passed to both benchmark binaries (e.g. --benchmark_repetitions=3).
 set -euo pipefail
@@ -42,7 +44,7 @@ fi
 mkdir -p "${OUT_DIR}"
 echo "== results go to ${OUT_DIR}"
 
-COMMIT="$(git rev-parse HEAD 2> /dev/null || echo unknown)"
+COMMIT="${DPSELECT_COMMIT:-$(git rev-parse HEAD 2> /dev/null || echo unknown)}"  # a copy without .git names it
 DIRTY=""
 if [[ -n "$(git status --porcelain --untracked-files=no 2> /dev/null || true)" ]]; then
   DIRTY=" (working tree modified)"
@@ -68,14 +70,20 @@ if command -v nvidia-smi > /dev/null 2>&1; then
   cat "${OUT_DIR}/nvidia-smi.csv"
 fi
 
-echo "== configure and build (preset default)"
-cmake --preset default
+if [[ -n "${SKIP_BUILD:-}" ]]; then
+  echo "== SKIP_BUILD: using ${BUILD_DIR} as it is"
+else
+  echo "== configure and build (preset default)"
+  cmake --preset default
+  if [[ -n "${RUN_TESTS:-}" ]]; then
+    cmake --build --preset default
+  else
+    cmake --build --preset default --target dpselect_bench_gpu dpselect_bench_cpu dpselect_cli
+  fi
+fi
 if [[ -n "${RUN_TESTS:-}" ]]; then
-  cmake --build --preset default
   echo "== ctest (preset default; GPU tests included)"
   ctest --preset default --output-on-failure 2>&1 | tee "${OUT_DIR}/ctest.txt"
-else
-  cmake --build --preset default --target dpselect_bench_gpu dpselect_bench_cpu dpselect_cli
 fi
 
 run_one() {
