@@ -5,8 +5,8 @@
     python3 bench/perf_table.py --write    # replace it in README.md (between the perf-table markers)
 
 Each row names one benchmark; its numbers come from the newest run (the JSON's context date)
-that measured it: the median when the run had repetitions, else the single run. Rows never measured say so, so the table shows what is missing (the GPU
-rows until an H200 run lands in bench/results/).
+that measured it: the median when the run had repetitions, else the single run. Rows never
+measured say so, so the table shows what is missing.
 """
 import argparse
 import json

@@ -4,6 +4,8 @@
 //                                          Backend::Cpu (all OpenMP threads)
 //   cpu_functor/<mechanism>/n:<n>          dpselect::select_functor over a cheap quadratic
 //                                          utility computed on the fly, Backend::Cpu
+//   cpu_repeated/double/n:8/releases:<r>   select_repeated: r releases over one row of 8
+//                                          (the auditor's shape), Backend::Cpu
 //   cpu_noise/<transform>                  one Philox block -> one noise draw, single thread
 //   cpu_noise/chacha20_block               one ChaCha20 position (a quarter of a 20-round
 //                                          block) per item, single thread, for comparison
@@ -157,6 +159,26 @@ void bm_rows(benchmark::State& state, std::uint64_t rows, std::uint64_t cols) {
   }
 }
 
+// select_repeated: many releases over one short row (the auditor's shape), Backend::Cpu. Per
+// release this is mostly bookkeeping, so it times the cost of a release, not of a candidate.
+void bm_repeated(benchmark::State& state, std::uint64_t cols, std::uint64_t releases) {
+  try {
+    std::vector<double> row(cols);
+    for (std::uint64_t i = 0; i < cols; ++i) row[i] = static_cast<double>(i % 3);
+    dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
+    const dpselect::SelectionParams params = cpu_params(dpselect::Mechanism::exponential);
+    for (auto _ : state) {
+      const dpselect::RowsSelection picks =
+          dpselect::select_repeated(ctx, std::span<const double>(row), params, releases);
+      benchmark::DoNotOptimize(picks.selections.data());
+    }
+    state.counters["releases_per_s"] =
+        benchmark::Counter(static_cast<double>(releases), benchmark::Counter::kIsIterationInvariantRate);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
 // Raw transforms, one thread. Each iteration draws a batch of kBatch blocks at consecutive
 // positions of one stream, as the selection loop does.
 constexpr std::uint64_t kBatch = 1024;
@@ -247,6 +269,10 @@ void register_all() {
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   }
+  benchmark::RegisterBenchmark("cpu_repeated/double/n:8/releases:65536",
+                               [](benchmark::State& state) { bm_repeated(state, 8, 65536); })
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("cpu_noise/philox_block", bm_noise<Transform::philox_block>);
   benchmark::RegisterBenchmark("cpu_noise/chacha20_block", bm_noise<Transform::chacha20_block>);
   benchmark::RegisterBenchmark("cpu_noise/uniform_open", bm_noise<Transform::uniform_open>);

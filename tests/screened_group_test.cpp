@@ -31,9 +31,10 @@ constexpr Mechanism kMechanisms[] = {Mechanism::exponential, Mechanism::permute_
 
 TEST(ScreenBounds, TableEqualsGroupNoiseUpperBoundForEveryScreen) {
   // The table is indexed by bound slot only; a bound that depended on other screen bits (the
-  // sign; X's low 6 bits outside the upper half's bucket 0) would differ somewhere in here.
+  // sign; X's low 6 bits outside the upper half's bucket 0) would differ somewhere in here, and
+  // so would a per-process table handed out for the wrong mechanism.
   for (const Mechanism mechanism : kMechanisms) {
-    const ScreenBounds bounds(mechanism);
+    const ScreenBounds& bounds = screen_bounds(mechanism);
     for (std::uint32_t screen = 0; screen < 65536; ++screen) {
       ASSERT_EQ(double_bits(bounds.of(screen)), double_bits(group_noise_upper_bound(mechanism, screen)))
           << "mechanism " << static_cast<int>(mechanism) << " screen " << screen;

@@ -24,7 +24,7 @@ ShardResult accumulate_groups(IndexRange range, ScoreGroups score_groups) {
 
 template <class T>
 ShardResult evaluate_array(const NoiseSpec& spec, const T* utilities, IndexRange range) {
-  const ScreenBounds bounds(spec.mechanism);
+  const ScreenBounds& bounds = screen_bounds(spec.mechanism);
   return accumulate_groups(range, [&](const GroupRange& groups, std::uint64_t first, std::uint64_t last,
                                     ShardAccumulator& accumulator) {
     SequentialBlocks screen_blocks(spec.key, spec.stream);
@@ -45,7 +45,7 @@ ShardResult cpu_evaluate_array(const NoiseSpec& spec, const double* utilities, I
 
 ShardResult cpu_evaluate_generated(const NoiseSpec& spec, IndexRange range, FillUtilities fill,
                                    const void* functor) {
-  const ScreenBounds bounds(spec.mechanism);
+  const ScreenBounds& bounds = screen_bounds(spec.mechanism);
   return accumulate_groups(range, [&](const GroupRange& groups, std::uint64_t first, std::uint64_t last,
                                     ShardAccumulator& accumulator) {
     // The candidates of groups [first, last) that lie in the range, computed in one call.

@@ -36,6 +36,24 @@ class ScreenBounds {
   double bounds_[noise::kScreenBoundSlots] = {};
 };
 
+// The table of a mechanism, built once per process: it depends on nothing else, and building it
+// (576 bounds) costs far more than scoring a row of a few candidates, so a release that built its
+// own spent most of its time there (select_repeated, the auditor).
+inline const ScreenBounds& screen_bounds(Mechanism mechanism) {
+  static const ScreenBounds exponential(Mechanism::exponential);
+  static const ScreenBounds permute_and_flip(Mechanism::permute_and_flip);
+  static const ScreenBounds laplace_noisy_max(Mechanism::laplace_noisy_max);
+  switch (mechanism) {
+    case Mechanism::exponential:
+      return exponential;
+    case Mechanism::permute_and_flip:
+      return permute_and_flip;
+    case Mechanism::laplace_noisy_max:
+      break;
+  }
+  return laplace_noisy_max;
+}
+
 // A margin that makes the unfused test `(c * u) + b < threshold - margin` (two roundings, then
 // one more in the subtraction) imply the fused screen test `fma_rn(c, u, b) < threshold` for
 // every |c * u| <= scaled_magnitude and |b| <= bound_magnitude. Each rounding moves a value by

@@ -53,7 +53,7 @@ detail::TopKShard cpu_top_k(const detail::NoiseSpec& spec, std::span<const T> ut
   initial.k = k;
   initial.tally.executed_on = ExecutedOn::cpu;
   // The k-th best score only rises, as score_groups' screening requires of a threshold.
-  const detail::ScreenBounds bounds(spec.mechanism);
+  const detail::ScreenBounds& bounds = detail::screen_bounds(spec.mechanism);
   TopKState top = detail::parallel_groups(
       IndexRange{first_index, first_index + utilities.size()}, initial,
       [&](const detail::GroupRange& groups, std::uint64_t first, std::uint64_t last, TopKState& state) {
