@@ -12,7 +12,9 @@
 #include <limits>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dpselect/dpselect.hpp"
@@ -309,7 +311,7 @@ TEST(DistributedSelectErrors, AllShardsEmptyFailsEveryRank) {
   Ledger ledger;
   expect_same_error<dpselect::InvalidArgument>(
       [&] { dmpi::select(ledger.context, std::span<const float>(), 0, params_for(dpselect::Mechanism::exponential, false)); },
-      "at least one candidate");
+      "must hold at least one of the candidates");
   EXPECT_EQ(ledger.charged(), 0u);
 }
 
@@ -445,4 +447,173 @@ int main(int argc, char** argv) {
   if (rank == 0 && any != mine) std::cerr << "dpselect mpi tests: another rank failed\n";
   MPI_Finalize();
   return any;
+}
+
+// --- Rows and repeated releases spread over the ranks -------------------------------------------
+
+void expect_same_rows(const dpselect::RowsSelection& distributed, const dpselect::RowsSelection& single) {
+  ASSERT_EQ(distributed.selections.size(), single.selections.size());
+  for (std::size_t r = 0; r < single.selections.size(); ++r) {
+    SCOPED_TRACE("row " + std::to_string(r));
+    expect_same(distributed.selections[r], single.selections[r]);
+    expect_same_on_every_rank(distributed.selections[r]);
+  }
+}
+
+template <class T>
+void check_rows(dpselect::Generator generator) {
+  dmpi::DistributedContext distributed = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed, generator);
+  dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed, generator);
+  // Row counts below and above the rank count (some ranks hold no rows); widths around a group.
+  for (const auto [rows, cols] : {std::pair<std::uint64_t, std::uint64_t>{2, 33}, {13, 100}, {40, 7}}) {
+    const std::vector<T> matrix = utilities<T>(rows * cols);
+    for (dpselect::Mechanism mechanism : kMechanisms) {
+      const SelectionParams p = params_for(mechanism, false);
+      const IndexRange mine = shard_of(0, rows, world_rank(), world_size());
+      const dpselect::RowsSelection d = dmpi::select_rows(
+          distributed, dpselect::HostMatrix<const T>{matrix.data() + mine.begin * cols, mine.size(), cols},
+          mine.begin, p);
+      const dpselect::RowsSelection s =
+          dpselect::select_rows(single, dpselect::HostMatrix<const T>{matrix.data(), rows, cols}, p);
+      SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols));
+      expect_same_rows(d, s);
+    }
+  }
+  // The streams stay in step after the batches: a single release next.
+  const std::vector<T> whole = utilities<T>(500);
+  const IndexRange mine = shard_of(0, whole.size(), world_rank(), world_size());
+  const SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  expect_same(dmpi::select(distributed, std::span<const T>(whole.data() + mine.begin, mine.size()), mine.begin, p),
+              dpselect::select(single, std::span<const T>(whole), p));
+}
+
+TEST(DistributedRows, FloatBlocksEqualOneProcess) { check_rows<float>(dpselect::Generator::chacha20); }
+TEST(DistributedRows, DoubleBlocksEqualOneProcess) { check_rows<double>(dpselect::Generator::chacha20); }
+TEST(DistributedRows, PhiloxBlocksEqualOneProcess) { check_rows<float>(dpselect::Generator::philox); }
+
+TEST(DistributedRows, RepeatedReleasesEqualOneProcess) {
+  dmpi::DistributedContext distributed = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed);
+  dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed);
+  const std::vector<double> row = utilities<double>(40);
+  for (const std::uint64_t releases : {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{1001}}) {
+    const SelectionParams p = params_for(dpselect::Mechanism::permute_and_flip, true);
+    SCOPED_TRACE("releases " + std::to_string(releases));
+    expect_same_rows(dmpi::select_repeated(distributed, std::span<const double>(row), p, releases),
+                     dpselect::select_repeated(single, std::span<const double>(row), p, releases));
+  }
+}
+
+TEST(DistributedRowsErrors, BadEpsilonOnOneRankFailsEveryRankBeforeCharge) {
+  Ledger ledger;
+  const std::vector<float> matrix = utilities<float>(12 * 10);
+  const IndexRange mine = shard_of(0, 12, world_rank(), world_size());
+  SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  p.epsilon = 0.01;
+  if (world_rank() == bad_rank()) p.epsilon = -1.0;
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] {
+        dmpi::select_rows(ledger.context,
+                          dpselect::HostMatrix<const float>{matrix.data() + mine.begin * 10, mine.size(), 10},
+                          mine.begin, p);
+      },
+      "epsilon");
+  EXPECT_EQ(ledger.charged(), 0u);
+  expect_next_release_on_stream_zero(ledger);
+}
+
+TEST(DistributedRowsErrors, DifferentWidthOnOneRankFailsEveryRankBeforeCharge) {
+  if (world_size() == 1) GTEST_SKIP() << "needs two ranks";
+  Ledger ledger;
+  const std::vector<float> matrix = utilities<float>(12 * 11);
+  // Every rank holds rows here (shard_of leaves rank 1 empty from 3 ranks on: give it one row).
+  const std::uint64_t first = static_cast<std::uint64_t>(world_rank()) * 2;
+  const std::uint64_t cols = world_rank() == bad_rank() ? 11 : 10;
+  SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  p.epsilon = 0.01;
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] { dmpi::select_rows(ledger.context, dpselect::HostMatrix<const float>{matrix.data(), 2, cols}, first, p); },
+      "cols must be the same on every rank holding rows");
+  EXPECT_EQ(ledger.charged(), 0u);
+  expect_next_release_on_stream_zero(ledger);
+}
+
+TEST(DistributedRowsErrors, OverlappingBlocksFailEveryRankBeforeCharge) {
+  if (world_size() == 1) GTEST_SKIP() << "needs two ranks";
+  Ledger ledger;
+  const std::vector<float> matrix = utilities<float>(3 * 10);
+  SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  p.epsilon = 0.01;
+  // Every rank claims rows [0, 3): the rows would be released once per rank.
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] { dmpi::select_rows(ledger.context, dpselect::HostMatrix<const float>{matrix.data(), 3, 10}, 0, p); },
+      "overlap");
+  EXPECT_EQ(ledger.charged(), 0u);
+  expect_next_release_on_stream_zero(ledger);
+}
+
+TEST(DistributedRowsErrors, ADifferentRepeatedRowOnOneRankFailsEveryRankBeforeCharge) {
+  if (world_size() == 1) GTEST_SKIP() << "needs two ranks";
+  Ledger ledger;
+  std::vector<double> row = utilities<double>(20);
+  if (world_rank() == bad_rank()) row[7] += 1.0;
+  SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  p.epsilon = 0.01;
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] { dmpi::select_repeated(ledger.context, std::span<const double>(row), p, 10); },
+      "must be the same row on every rank");
+  EXPECT_EQ(ledger.charged(), 0u);
+  expect_next_release_on_stream_zero(ledger);
+}
+
+TEST(DistributedRowsErrors, BudgetRefusalFailsEveryRankAndDrawsNoStream) {
+  Ledger ledger;
+  const std::vector<double> row = utilities<double>(20);
+  SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  p.epsilon = 0.1;  // 11 releases of 0.1 exceed the ledger's 1.0
+  expect_same_error<dpselect::BudgetExceeded>(
+      [&] { dmpi::select_repeated(ledger.context, std::span<const double>(row), p, 11); }, "");
+  EXPECT_EQ(ledger.charged(), 0u);
+  expect_next_release_on_stream_zero(ledger);
+}
+
+TEST(DistributedRowsErrors, NanInOneRanksRowFailsEveryRankNamingTheRow) {
+  Ledger ledger;
+  std::vector<float> matrix = utilities<float>(9 * 10);
+  const IndexRange bad_rows = shard_of(0, 9, bad_rank(), world_size());
+  const std::uint64_t bad_row = bad_rows.size() != 0 ? bad_rows.begin : 0;
+  matrix[bad_row * 10 + 4] = std::numeric_limits<float>::quiet_NaN();
+  const IndexRange mine = shard_of(0, 9, world_rank(), world_size());
+  SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  p.epsilon = 0.01;
+  expect_same_error<dpselect::InvalidArgument>(
+      [&] {
+        dmpi::select_rows(ledger.context,
+                          dpselect::HostMatrix<const float>{matrix.data() + mine.begin * 10, mine.size(), 10},
+                          mine.begin, p);
+      },
+      "utilities[4] must be finite or -inf (excluded), within utility_bound when one is given, with a finite scaled "
+      "score (got nan) in row " + std::to_string(bad_row));
+  // Found in the data during the pass: charged (9 releases), as in one process.
+  EXPECT_EQ(ledger.charged(), 9u);
+}
+
+// --- A pass that throws on one rank ------------------------------------------------------------
+
+struct ThrowsOnBadRank {
+  std::uint64_t bad_index;
+  double operator()(std::uint64_t i) const {
+    if (i == bad_index) throw std::runtime_error("utility failed at index " + std::to_string(i));
+    return static_cast<double>(i % 7);
+  }
+};
+
+TEST(DistributedSelectErrors, APassThatThrowsOnOneRankFailsEveryRankInsteadOfHanging) {
+  dmpi::DistributedContext distributed = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed);
+  const std::uint64_t n = 4000;
+  const IndexRange bad_shard = shard_of(0, n, bad_rank(), world_size());
+  const ThrowsOnBadRank utility{bad_shard.begin + bad_shard.size() / 2};
+  const SelectionParams p = params_for(dpselect::Mechanism::exponential, false);
+  expect_same_error<std::runtime_error>(
+      [&] { dmpi::select_functor(distributed, utility, shard_of(0, n, world_rank(), world_size()), p); },
+      "utility failed at index " + std::to_string(utility.bad_index));
 }

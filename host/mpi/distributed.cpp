@@ -1,8 +1,10 @@
 // dpselect::mpi: one release sharded over the ranks of an MPI communicator (include/dpselect/mpi.hpp).
 #include "dpselect/mpi.hpp"
+#include "mpi/collective.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -37,51 +39,6 @@ void merge_op(void* in, void* inout, int* len, MPI_Datatype*) {
   }
 }
 
-// What a rank found, as one number that travels in the allgather, and back as an exception.
-enum ErrorKind : std::int32_t { none = 0, invalid_argument, backend_unavailable, usage_error, budget_exceeded, other };
-
-[[noreturn]] void throw_error(std::int32_t kind, const std::string& message) {
-  switch (kind) {
-    case invalid_argument: throw InvalidArgument(message);
-    case backend_unavailable: throw BackendUnavailable(message);
-    case usage_error: throw UsageError(message);
-    case budget_exceeded: throw BudgetExceeded(message);
-    default: throw std::runtime_error(message);
-  }
-}
-
-// Runs `check`; returns the kind and message of what it threw (none: nothing).
-template <class Check>
-std::int32_t catch_error(Check&& check, std::string& message) {
-  try {
-    check();
-    return none;
-  } catch (const InvalidArgument& e) {
-    message = e.what();
-    return invalid_argument;
-  } catch (const BackendUnavailable& e) {
-    message = e.what();
-    return backend_unavailable;
-  } catch (const UsageError& e) {
-    message = e.what();
-    return usage_error;
-  } catch (const BudgetExceeded& e) {
-    message = e.what();
-    return budget_exceeded;
-  } catch (const std::exception& e) {
-    message = e.what();
-    return other;
-  }
-}
-
-// Sends `message` from `root` to every rank.
-std::string broadcast_message(MPI_Comm comm, int root, int rank, const std::string& message) {
-  std::uint64_t length = rank == root ? message.size() : 0;
-  MPI_Bcast(&length, 1, MPI_UINT64_T, root, comm);
-  std::string out = rank == root ? message : std::string(length, '\0');
-  if (length != 0) MPI_Bcast(out.data(), static_cast<int>(length), MPI_CHAR, root, comm);
-  return out;
-}
 
 // The parameters every rank must share, in a form that compares bit for bit.
 struct ParamsImage {
@@ -124,40 +81,9 @@ RandomKey key_from_os_entropy(Generator generator) {
   return ChaChaKey::from_bytes(bytes);
 }
 
-std::string range_text(std::uint64_t begin, std::uint64_t end) {
-  return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
-}
 
 }  // namespace
 
-struct DistributedContext::State {
-  MPI_Comm comm = MPI_COMM_NULL;
-  int rank = 0;
-  int size = 1;
-  Context local;
-  bool fixed_seed = false;
-  MPI_Datatype shard_type = MPI_DATATYPE_NULL;
-  MPI_Op merge = MPI_OP_NULL;
-  mutable std::mutex accountant_mutex;
-  std::shared_ptr<PrivacyAccountant> accountant;  // rank 0 only; guarded by accountant_mutex
-  // What the merge of the release in progress must hold: every rank's shard, exactly once.
-  std::uint64_t expected_candidates = 0;
-  std::uint64_t expected_coverage = 0;
-
-  State(MPI_Comm dup, int rank, int size, Context local, bool fixed_seed)
-      : comm(dup), rank(rank), size(size), local(std::move(local)), fixed_seed(fixed_seed) {}
-  State(const State&) = delete;
-  State& operator=(const State&) = delete;
-  // Here rather than in ~DistributedContext, so a move assignment frees what it overwrites.
-  ~State() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (finalized) return;
-    if (merge != MPI_OP_NULL) MPI_Op_free(&merge);
-    if (shard_type != MPI_DATATYPE_NULL) MPI_Type_free(&shard_type);
-    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-  }
-};
 
 namespace {
 
@@ -231,14 +157,38 @@ std::shared_ptr<PrivacyAccountant> DistributedContext::accountant() const {
 
 namespace detail {
 
-struct Access {
-  static DistributedContext::State& state(const DistributedContext& context) { return context.state(); }
-};
+[[noreturn]] void throw_error(std::int32_t kind, const std::string& message) {
+  switch (kind) {
+    case invalid_argument: throw InvalidArgument(message);
+    case backend_unavailable: throw BackendUnavailable(message);
+    case usage_error: throw UsageError(message);
+    case budget_exceeded: throw BudgetExceeded(message);
+    default: throw std::runtime_error(message);
+  }
+}
 
-// begin_distributed_release, charging `charge` to the ledger; `top_k` (nullptr: none) is checked
-// against the number of candidates of all the shards together, as one process checks k.
-Release begin_release_charging(DistributedContext& context, const SelectionParams& params, IndexRange shard,
-                               std::string local_error, const PrivacyCharge& charge, const std::uint64_t* top_k) {
+std::string range_text(std::uint64_t begin, std::uint64_t end) {
+  // Appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on "[" + std::to_string(...).
+  std::string text = "[";
+  text += std::to_string(begin);
+  text += ", ";
+  text += std::to_string(end);
+  text += ")";
+  return text;
+}
+
+
+std::string broadcast_message(MPI_Comm comm, int root, int rank, const std::string& message) {
+  std::uint64_t length = rank == root ? message.size() : 0;
+  MPI_Bcast(&length, 1, MPI_UINT64_T, root, comm);
+  std::string out = rank == root ? message : std::string(length, '\0');
+  if (length != 0) MPI_Bcast(out.data(), static_cast<int>(length), MPI_CHAR, root, comm);
+  return out;
+}
+
+AgreedShards agree_and_charge(DistributedContext& context, const SelectionParams& params, IndexRange shard,
+                              std::string local_error, const ChargeRule& rule, const char* unit,
+                              const std::uint64_t* top_k, std::uint64_t max_total) {
   DistributedContext::State& s = Access::state(context);
   // 1. Rank 0's params, to check that every rank passed the same.
   ParamsImage root_params = image_of(params);
@@ -283,13 +233,14 @@ Release begin_release_charging(DistributedContext& context, const SelectionParam
     if (c.end > c.begin) nonempty.push_back(c);
   }
   if (nonempty.empty()) {
-    throw InvalidArgument("dpselect: the shards must hold at least one candidate (got every rank's shard empty)");
+    throw InvalidArgument(std::string("dpselect: the shards must hold at least one of the ") + unit +
+                          " (got every rank's shard empty)");
   }
   std::sort(nonempty.begin(), nonempty.end(), [](const ShardClaim& a, const ShardClaim& b) {
     return a.begin < b.begin || (a.begin == b.begin && a.rank < b.rank);
   });
-  std::uint64_t candidates = 0;
-  std::uint64_t coverage = 0;
+  AgreedShards agreed;
+  agreed.begin = nonempty.front().begin;
   for (std::size_t i = 0; i < nonempty.size(); ++i) {
     const ShardClaim& c = nonempty[i];
     if (i > 0) {
@@ -298,18 +249,22 @@ Release begin_release_charging(DistributedContext& context, const SelectionParam
         throw InvalidArgument("dpselect: the shards of rank " + std::to_string(previous.rank) + " " +
                               range_text(previous.begin, previous.end) + " and rank " + std::to_string(c.rank) + " " +
                               range_text(c.begin, c.end) +
-                              " overlap; evaluating a candidate twice would reuse its noise");
+                              " overlap; evaluating one twice would reuse its noise");
       }
       if (c.begin > previous.end) {
-        throw InvalidArgument("dpselect: the shards must tile one contiguous range (got candidates " +
+        throw InvalidArgument(std::string("dpselect: the shards must tile one contiguous range (got ") + unit + " " +
                               range_text(previous.end, c.begin) + " on no rank)");
       }
     }
-    candidates += c.end - c.begin;
-    coverage += dpselect::detail::coverage_fingerprint(IndexRange{c.begin, c.end});
+    agreed.total += c.end - c.begin;
+    agreed.coverage += dpselect::detail::coverage_fingerprint(IndexRange{c.begin, c.end});
   }
-  if (top_k != nullptr && (*top_k == 0 || *top_k > candidates)) {
-    throw InvalidArgument("dpselect: k must be between 1 and the number of candidates, " + std::to_string(candidates) +
+  if (agreed.total > max_total) {
+    throw InvalidArgument(std::string("dpselect: the shards must hold at most ") + std::to_string(max_total) + " " +
+                          unit + " together (got " + std::to_string(agreed.total) + ")");
+  }
+  if (top_k != nullptr && (*top_k == 0 || *top_k > agreed.total)) {
+    throw InvalidArgument("dpselect: k must be between 1 and the number of candidates, " + std::to_string(agreed.total) +
                           " (got " + std::to_string(*top_k) + ")");
   }
 
@@ -318,17 +273,32 @@ Release begin_release_charging(DistributedContext& context, const SelectionParam
   std::string refusal;
   if (s.rank == 0) {
     if (const std::shared_ptr<PrivacyAccountant> ledger = context.accountant()) {
+      PrivacyCharge charge = rule.charge;
+      if (rule.one_per_unit) charge.count = agreed.total;
       charged = catch_error([&] { ledger->charge(std::span(&charge, 1)); }, refusal);
     }
   }
   MPI_Bcast(&charged, 1, MPI_INT32_T, 0, s.comm);
   if (charged != none) throw_error(charged, broadcast_message(s.comm, 0, s.rank, refusal));
+  return agreed;
+}
 
-  // 6. Every rank draws the same stream: the ranks have begun the same releases in the same order.
-  s.expected_candidates = candidates;
-  s.expected_coverage = coverage;
+namespace {
+
+// agree_and_charge, then one release on every rank: the ranks have begun the same releases in
+// the same order, so each draws the same stream.
+Release begin_release_charging(DistributedContext& context, const SelectionParams& params, IndexRange shard,
+                               std::string local_error, const PrivacyCharge& charge, const std::uint64_t* top_k) {
+  const AgreedShards agreed =
+      agree_and_charge(context, params, shard, std::move(local_error), ChargeRule{charge}, "candidates", top_k,
+                       dpselect::detail::kIndexLimit);
+  DistributedContext::State& s = Access::state(context);
+  s.expected_candidates = agreed.total;
+  s.expected_coverage = agreed.coverage;
   return dpselect::detail::ContextAccess::begin_charged_release(s.local, params);
 }
+
+}  // namespace
 
 Release begin_distributed_release(DistributedContext& context, const SelectionParams& params, IndexRange shard,
                                   std::string local_error) {
@@ -350,30 +320,49 @@ ShardResult merged_tally(DistributedContext::State& s, const ShardResult& mine) 
   return merged;
 }
 
+void agree_on_pass(DistributedContext& context, std::exception_ptr failure) {
+  DistributedContext::State& s = Access::state(context);
+  std::string message;
+  const std::int32_t kind = failure ? catch_error([&] { std::rethrow_exception(failure); }, message) : none;
+  std::int32_t first_failing = kind != none ? s.rank : s.size;
+  MPI_Allreduce(MPI_IN_PLACE, &first_failing, 1, MPI_INT32_T, MPI_MIN, s.comm);
+  if (first_failing == s.size) return;
+  std::int32_t failing_kind = kind;
+  MPI_Bcast(&failing_kind, 1, MPI_INT32_T, first_failing, s.comm);
+  throw_error(failing_kind, broadcast_message(s.comm, first_failing, s.rank, message));
+}
+
 Selection finish_distributed_release(DistributedContext& context, Release& release, const ShardResult& mine) {
   return release.finish(merged_tally(Access::state(context), mine));
+}
+
+std::string shard_end_error(const DistributedContext& context, std::uint64_t first, std::uint64_t count,
+                            const char* first_name, const char* unit) {
+  if (first <= dpselect::detail::kIndexLimit && count <= dpselect::detail::kIndexLimit - first) return {};
+  return "dpselect: rank " + std::to_string(context.rank()) + "'s shard must end at or below 2^63 (got " + first_name +
+         " " + std::to_string(first) + " and " + std::to_string(count) + " " + unit + ")";
 }
 
 }  // namespace detail
 
 namespace {
 
-// This rank's finding when its shard of `size` utilities from `first_index` ends beyond 2^63;
-// empty otherwise.
-std::string shard_end_error(const DistributedContext& context, std::uint64_t first_index, std::uint64_t size) {
-  if (first_index <= dpselect::detail::kIndexLimit && size <= dpselect::detail::kIndexLimit - first_index) return {};
-  return "dpselect: rank " + std::to_string(context.rank()) + "'s shard must end at or below 2^63 (got first_index " +
-         std::to_string(first_index) + " and " + std::to_string(size) + " utilities)";
-}
+using detail::shard_end_error;
 
 template <class T>
 Selection select_host(DistributedContext& context, std::span<const T> shard, std::uint64_t first_index,
                       const SelectionParams& params) {
-  std::string local_error = shard_end_error(context, first_index, shard.size());
+  std::string local_error = shard_end_error(context, first_index, shard.size(), "first_index", "utilities");
   const IndexRange range = local_error.empty() ? IndexRange{first_index, first_index + shard.size()} : IndexRange{};
   Release release = detail::begin_distributed_release(context, params, range, std::move(local_error));
   ShardResult mine;
-  if (!shard.empty()) mine = release.evaluate(shard, first_index);
+  std::exception_ptr failure;
+  try {
+    if (!shard.empty()) mine = release.evaluate(shard, first_index);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  detail::agree_on_pass(context, failure);
   return detail::finish_distributed_release(context, release, mine);
 }
 
@@ -404,7 +393,7 @@ TopKSelection top_k_host(DistributedContext& context, std::span<const T> shard, 
                          const TopKParams& params) {
   const SelectionParams& per_pick = params.per_pick;
   // This rank's checks beyond begin_distributed_release's, in one process's order and words.
-  std::string local_error = shard_end_error(context, first_index, shard.size());
+  std::string local_error = shard_end_error(context, first_index, shard.size(), "first_index", "utilities");
   if (local_error.empty() && per_pick.mechanism != Mechanism::exponential) {
     local_error = "dpselect: top-k mechanism must be exponential (one-shot Gumbel top-k equals peeling EM only for "
                   "Gumbel noise; got " + std::string(to_string(per_pick.mechanism)) + ")";
@@ -425,12 +414,18 @@ TopKSelection top_k_host(DistributedContext& context, std::span<const T> shard, 
   Release release = detail::begin_release_charging(context, per_pick, range, std::move(local_error), picks, &params.k);
 
   dpselect::detail::TopKShard mine;
-  if (!shard.empty()) {
-    dpselect::detail::ReleaseAccess::claim(release, range);
-    mine = dpselect::detail::cpu_top_k_shard(dpselect::detail::ReleaseAccess::noise_spec(release), shard, first_index,
-                                             params.k);
-    mine.tally = dpselect::detail::ReleaseAccess::stamped(release, range, mine.tally);
+  std::exception_ptr failure;
+  try {
+    if (!shard.empty()) {
+      dpselect::detail::ReleaseAccess::claim(release, range);
+      mine = dpselect::detail::cpu_top_k_shard(dpselect::detail::ReleaseAccess::noise_spec(release), shard,
+                                               first_index, params.k);
+      mine.tally = dpselect::detail::ReleaseAccess::stamped(release, range, mine.tally);
+    }
+  } catch (...) {
+    failure = std::current_exception();
   }
+  detail::agree_on_pass(context, failure);
   // The k best of the whole range are among the ranks' k best: gather them all on every rank.
   const int count = static_cast<int>(mine.top.size() * sizeof(RankedCandidate));
   std::vector<int> counts(static_cast<std::size_t>(s.size));

@@ -40,6 +40,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <span>
 #include <string>
@@ -48,6 +49,7 @@
 #include "dpselect/context.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/random_key.hpp"
+#include "dpselect/rows.hpp"
 #include "dpselect/select_functor.hpp"
 #include "dpselect/shard_result.hpp"
 #include "dpselect/top_k.hpp"
@@ -65,6 +67,9 @@ struct Access;  // host/mpi/distributed.cpp's way into a DistributedContext
 // for checks only the caller can make. Throws the same exception on every rank.
 Release begin_distributed_release(DistributedContext& context, const SelectionParams& params, IndexRange shard,
                                   std::string local_error);
+// Collective, after each rank's own pass: when a pass threw on any rank (`failure`), every rank
+// throws the lowest failing rank's exception, instead of the others waiting for it in the merge.
+void agree_on_pass(DistributedContext& context, std::exception_ptr failure);
 // Allreduces the shards' results with dpselect::merge, checks that the merge covers every
 // rank's shard exactly once, and finishes the release (the same Selection on every rank).
 Selection finish_distributed_release(DistributedContext& context, Release& release, const ShardResult& mine);
@@ -136,7 +141,13 @@ Selection select_functor(DistributedContext& context, const UtilityFn& utility, 
   }
   Release release = detail::begin_distributed_release(context, params, shard, std::move(local_error));
   ShardResult mine;
-  if (shard.size() != 0) mine = evaluate_functor_on_cpu(release, utility, shard);
+  std::exception_ptr failure;
+  try {
+    if (shard.size() != 0) mine = evaluate_functor_on_cpu(release, utility, shard);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  detail::agree_on_pass(context, failure);
   return detail::finish_distributed_release(context, release, mine);
 }
 
@@ -150,5 +161,28 @@ TopKSelection select_top_k(DistributedContext& context, std::span<const float> s
                            const TopKParams& params);
 TopKSelection select_top_k(DistributedContext& context, std::span<const double> shard, std::uint64_t first_index,
                            const TopKParams& params);
+
+// Collective. select_rows (rows.hpp) with the rows of one rows x cols matrix spread over the
+// ranks: this rank holds rows [first_row, first_row + block.rows) (row-major, block.cols wide, the
+// same width on every rank that holds rows; a rank may hold none, and at most 2^31 - 1). The
+// blocks must tile one contiguous range of rows exactly once, in any rank order. Every rank
+// returns every row's Selection in row order, bit for bit what select_rows returns in one process
+// over the whole matrix with the same key and streams (each row is its own release, with the
+// stream it gets there). Charges rank 0's ledger one release per row, once. Runs each rank's rows
+// on its CPU cores (Backend::Gpu: one row at a time on its GPU). Traffic: one ShardResult (under
+// 100 bytes) per row, gathered on every rank.
+RowsSelection select_rows(DistributedContext& context, HostMatrix<const float> block, std::uint64_t first_row,
+                          const SelectionParams& params);
+RowsSelection select_rows(DistributedContext& context, HostMatrix<const double> block, std::uint64_t first_row,
+                          const SelectionParams& params);
+
+// Collective. select_repeated (rows.hpp) with the releases spread over the ranks: every rank passes
+// the same row (checked with a digest of its bytes) and the same number of releases, and scores
+// an even contiguous block of them. Returns what select_repeated returns in one process, on
+// every rank.
+RowsSelection select_repeated(DistributedContext& context, std::span<const float> row, const SelectionParams& params,
+                              std::uint64_t releases);
+RowsSelection select_repeated(DistributedContext& context, std::span<const double> row, const SelectionParams& params,
+                              std::uint64_t releases);
 
 }  // namespace dpselect::mpi
