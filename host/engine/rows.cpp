@@ -6,11 +6,10 @@
 #include <string>
 #include <vector>
 
-#include <omp.h>
-
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
 #include "engine/gpu_backend.hpp"
+#include "engine/row_passes.hpp"
 #include "engine/validation.hpp"
 
 namespace dpselect {
@@ -85,27 +84,6 @@ std::vector<Release> begin_row_releases(Context& context, const RowSource<T>& so
   return releases;
 }
 
-// Host rows on the CPU. With at least as many rows as threads, rows run in parallel and each
-// row's pass on its thread alone (nested regions are serialized); with fewer rows, each row's
-// pass uses every core.
-template <class T>
-std::vector<ShardResult> evaluate_rows_on_cpu(std::vector<Release>& releases, const RowSource<T>& source) {
-  std::vector<ShardResult> results(source.rows);
-  std::exception_ptr failure;
-  const bool parallel_rows = source.rows >= static_cast<std::uint64_t>(omp_get_max_threads());
-#pragma omp parallel for schedule(dynamic, 1) if (parallel_rows)
-  for (std::uint64_t r = 0; r < source.rows; ++r) {
-    try {
-      results[r] = releases[r].evaluate(std::span<const T>(source.data + r * source.row_stride, source.cols), 0);
-    } catch (...) {
-#pragma omp critical
-      if (!failure) failure = std::current_exception();
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
-  return results;
-}
-
 // Every row on the GPU in one batched pass (kernels/select_rows.cu).
 template <class T>
 std::vector<ShardResult> evaluate_rows_on_gpu(std::vector<Release>& releases, const RowSource<T>& source) {
@@ -134,7 +112,8 @@ RowsSelection select_each_row(Context& context, const RowSource<T>& source, cons
   std::vector<Release> releases = begin_row_releases(context, source, params, row_epsilons, rows_name);
   const bool on_gpu = source.on_device || detail::ReleaseAccess::resolved_backend(releases.front()) == Backend::Gpu;
   const std::vector<ShardResult> results =
-      on_gpu ? evaluate_rows_on_gpu(releases, source) : evaluate_rows_on_cpu(releases, source);
+      on_gpu ? evaluate_rows_on_gpu(releases, source)
+             : detail::score_rows_on_cpu(std::span(releases), source.data, source.cols, source.row_stride);
   // All or nothing: nothing is returned unless every row finishes.
   RowsSelection selection;
   selection.selections.reserve(source.rows);

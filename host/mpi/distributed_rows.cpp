@@ -3,7 +3,6 @@
 // process; each rank scores its own rows; the rows' results (one ShardResult each) are gathered
 // on every rank, which then finishes every release alike.
 #include <mpi.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <climits>
@@ -15,6 +14,7 @@
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/mpi.hpp"
 #include "dpselect/rows.hpp"
+#include "engine/row_passes.hpp"
 #include "engine/validation.hpp"
 #include "mpi/collective.hpp"
 
@@ -62,27 +62,20 @@ std::string block_error(const DistributedContext& context, const RowBlock<T>& bl
   return message;
 }
 
-// This rank's rows on the CPU, rows in parallel when there are enough of them (each row's pass on
-// its thread alone, as rows.cpp does), or one after another on the GPU.
+// This rank's rows: on the CPU as one process scores them, on the GPU one row after another.
 template <class T>
 std::vector<ShardResult> score_block(std::vector<Release>& releases, std::uint64_t first_release,
                                      const RowBlock<T>& block) {
-  std::vector<ShardResult> results(block.rows);
-  if (block.rows == 0) return results;
-  const bool on_cpu = ReleaseAccess::resolved_backend(releases[first_release]) != Backend::Gpu;
-  const bool parallel_rows = on_cpu && block.rows >= static_cast<std::uint64_t>(omp_get_max_threads());
-  std::exception_ptr failure;
-#pragma omp parallel for schedule(dynamic, 1) if (parallel_rows)
-  for (std::uint64_t r = 0; r < block.rows; ++r) {
-    try {
-      const std::span<const T> row(block.data + r * block.row_stride, block.cols);
-      results[r] = releases[first_release + r].evaluate(row, 0);
-    } catch (...) {
-#pragma omp critical
-      if (!failure) failure = std::current_exception();
-    }
+  if (block.rows == 0) return {};
+  const std::span<Release> mine = std::span(releases).subspan(first_release, block.rows);
+  if (ReleaseAccess::resolved_backend(mine.front()) != Backend::Gpu) {
+    return dpselect::detail::score_rows_on_cpu(mine, block.data, block.cols, block.row_stride);
   }
-  if (failure) std::rethrow_exception(failure);
+  std::vector<ShardResult> results;
+  results.reserve(block.rows);
+  for (std::uint64_t r = 0; r < block.rows; ++r) {
+    results.push_back(mine[r].evaluate(std::span<const T>(block.data + r * block.row_stride, block.cols), 0));
+  }
   return results;
 }
 

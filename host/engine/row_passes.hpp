@@ -1,0 +1,41 @@
+// Rows scored on the CPU, one release per row: shared by select_rows / select_repeated
+// (rows.cpp) and their distributed forms (host/mpi/distributed_rows.cpp).
+#pragma once
+
+#include <omp.h>
+
+#include <cstdint>
+#include <exception>
+#include <span>
+#include <vector>
+
+#include "dpselect/context.hpp"
+#include "dpselect/shard_result.hpp"
+
+namespace dpselect::detail {
+
+// releases[r] scores row r: `cols` elements at data + r * row_stride (row_stride 0: every release
+// reads the same row). With at least as many rows as threads, rows run in parallel and each row's
+// pass on its thread alone (nested regions are serialized); with fewer rows, each row's pass uses
+// every core. The first exception any row throws is rethrown once every row has stopped.
+template <class T>
+std::vector<ShardResult> score_rows_on_cpu(std::span<Release> releases, const T* data, std::uint64_t cols,
+                                           std::uint64_t row_stride) {
+  const std::uint64_t rows = releases.size();
+  std::vector<ShardResult> results(rows);
+  std::exception_ptr failure;
+  const bool parallel_rows = rows >= static_cast<std::uint64_t>(omp_get_max_threads());
+#pragma omp parallel for schedule(dynamic, 1) if (parallel_rows)
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    try {
+      results[r] = releases[r].evaluate(std::span<const T>(data + r * row_stride, cols), 0);
+    } catch (...) {
+#pragma omp critical
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  return results;
+}
+
+}  // namespace dpselect::detail
