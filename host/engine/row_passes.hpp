@@ -1,4 +1,4 @@
-// Rows scored on the CPU, one release per row: shared by select_rows / select_repeated
+// Rows scored on the CPU or the GPU, one release per row: shared by select_rows / select_repeated
 // (rows.cpp) and their distributed forms (host/mpi/distributed_rows.cpp).
 #pragma once
 
@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "dpselect/context.hpp"
+#include "dpselect/detail/release_access.hpp"
 #include "dpselect/shard_result.hpp"
+#include "engine/gpu_backend.hpp"
 
 namespace dpselect::detail {
 
@@ -35,6 +37,30 @@ std::vector<ShardResult> score_rows_on_cpu(std::span<Release> releases, const T*
     }
   }
   if (failure) std::rethrow_exception(failure);
+  return results;
+}
+
+// The same rows on the GPU in one batched pass (kernels/select_rows.cu): `data` in device memory
+// (on_device, read on `stream`) or in host memory (streamed through the device).
+template <class T>
+std::vector<ShardResult> score_rows_on_gpu(std::span<Release> releases, const T* data, std::uint64_t cols,
+                                           std::uint64_t row_stride, bool on_device, cuda_stream_t stream) {
+  const IndexRange row_range{0, cols};
+  std::vector<NoiseSpec> specs;
+  specs.reserve(releases.size());
+  for (Release& release : releases) {
+    ReleaseAccess::claim(release, row_range);
+    specs.push_back(ReleaseAccess::noise_spec(release));
+  }
+  std::vector<ShardResult> results(releases.size());
+  if (on_device) {
+    gpu_evaluate_device_rows(specs, data, row_stride, cols, results, stream);
+  } else {
+    gpu_evaluate_host_rows(specs, data, row_stride, cols, results);
+  }
+  for (std::size_t r = 0; r < releases.size(); ++r) {
+    results[r] = ReleaseAccess::stamped(releases[r], row_range, results[r]);
+  }
   return results;
 }
 

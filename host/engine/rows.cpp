@@ -84,35 +84,14 @@ std::vector<Release> begin_row_releases(Context& context, const RowSource<T>& so
   return releases;
 }
 
-// Every row on the GPU in one batched pass (kernels/select_rows.cu).
-template <class T>
-std::vector<ShardResult> evaluate_rows_on_gpu(std::vector<Release>& releases, const RowSource<T>& source) {
-  const IndexRange row_range{0, source.cols};
-  std::vector<detail::NoiseSpec> specs;
-  specs.reserve(source.rows);
-  for (Release& release : releases) {
-    detail::ReleaseAccess::claim(release, row_range);
-    specs.push_back(detail::ReleaseAccess::noise_spec(release));
-  }
-  std::vector<ShardResult> results(source.rows);
-  if (source.on_device) {
-    detail::gpu_evaluate_device_rows(specs, source.data, source.row_stride, source.cols, results, source.stream);
-  } else {
-    detail::gpu_evaluate_host_rows(specs, source.data, source.row_stride, source.cols, results);
-  }
-  for (std::uint64_t r = 0; r < source.rows; ++r) {
-    results[r] = detail::ReleaseAccess::stamped(releases[r], row_range, results[r]);
-  }
-  return results;
-}
-
 template <class T>
 RowsSelection select_each_row(Context& context, const RowSource<T>& source, const SelectionParams& params,
                               std::span<const double> row_epsilons, const char* rows_name) {
   std::vector<Release> releases = begin_row_releases(context, source, params, row_epsilons, rows_name);
   const bool on_gpu = source.on_device || detail::ReleaseAccess::resolved_backend(releases.front()) == Backend::Gpu;
   const std::vector<ShardResult> results =
-      on_gpu ? evaluate_rows_on_gpu(releases, source)
+      on_gpu ? detail::score_rows_on_gpu(std::span(releases), source.data, source.cols, source.row_stride,
+                                         source.on_device, source.stream)
              : detail::score_rows_on_cpu(std::span(releases), source.data, source.cols, source.row_stride);
   // All or nothing: nothing is returned unless every row finishes.
   RowsSelection selection;

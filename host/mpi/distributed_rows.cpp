@@ -62,21 +62,16 @@ std::string block_error(const DistributedContext& context, const RowBlock<T>& bl
   return message;
 }
 
-// This rank's rows: on the CPU as one process scores them, on the GPU one row after another.
+// This rank's rows, scored as one process scores host rows: on its cores or on its GPU.
 template <class T>
 std::vector<ShardResult> score_block(std::vector<Release>& releases, std::uint64_t first_release,
                                      const RowBlock<T>& block) {
   if (block.rows == 0) return {};
   const std::span<Release> mine = std::span(releases).subspan(first_release, block.rows);
-  if (ReleaseAccess::resolved_backend(mine.front()) != Backend::Gpu) {
-    return dpselect::detail::score_rows_on_cpu(mine, block.data, block.cols, block.row_stride);
+  if (ReleaseAccess::resolved_backend(mine.front()) == Backend::Gpu) {
+    return dpselect::detail::score_rows_on_gpu(mine, block.data, block.cols, block.row_stride, false, nullptr);
   }
-  std::vector<ShardResult> results;
-  results.reserve(block.rows);
-  for (std::uint64_t r = 0; r < block.rows; ++r) {
-    results.push_back(mine[r].evaluate(std::span<const T>(block.data + r * block.row_stride, block.cols), 0));
-  }
-  return results;
+  return dpselect::detail::score_rows_on_cpu(mine, block.data, block.cols, block.row_stride);
 }
 
 template <class T>
@@ -111,15 +106,18 @@ RowsSelection rows_over_ranks(DistributedContext& context, const RowBlock<T>& bl
   detail::agree_on_pass(context, failure);
 
   // Every row's result on every rank, at its place in row order.
-  const int count = static_cast<int>(block.rows);
-  const int displacement = static_cast<int>(first_release);
+  const int placement[2] = {static_cast<int>(block.rows), static_cast<int>(first_release)};
+  std::vector<int> placements(2 * static_cast<std::size_t>(s.size));
+  MPI_Allgather(placement, 2, MPI_INT, placements.data(), 2, MPI_INT, s.comm);
   std::vector<int> counts(static_cast<std::size_t>(s.size));
   std::vector<int> displacements(static_cast<std::size_t>(s.size));
-  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, s.comm);
-  MPI_Allgather(&displacement, 1, MPI_INT, displacements.data(), 1, MPI_INT, s.comm);
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    counts[r] = placements[2 * r];
+    displacements[r] = placements[2 * r + 1];
+  }
   std::vector<ShardResult> all(agreed.total);
-  MPI_Allgatherv(mine.data(), count, s.shard_type, all.data(), counts.data(), displacements.data(), s.shard_type,
-                 s.comm);
+  MPI_Allgatherv(mine.data(), placement[0], s.shard_type, all.data(), counts.data(), displacements.data(),
+                 s.shard_type, s.comm);
 
   // Each row's result must hold its whole row exactly once (the shared-key finish() checks less).
   const std::uint64_t cols = widest;

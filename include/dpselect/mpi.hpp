@@ -169,7 +169,7 @@ TopKSelection select_top_k(DistributedContext& context, std::span<const double> 
 // returns every row's Selection in row order, bit for bit what select_rows returns in one process
 // over the whole matrix with the same key and streams (each row is its own release, with the
 // stream it gets there). Charges rank 0's ledger one release per row, once. Runs each rank's rows
-// on its CPU cores (Backend::Gpu: one row at a time on its GPU). Traffic: one ShardResult (under
+// on its CPU cores, or with Backend::Gpu (Auto: when usable) in one batched pass on its GPU. Traffic: one ShardResult (under
 // 100 bytes) per row, gathered on every rank.
 RowsSelection select_rows(DistributedContext& context, HostMatrix<const float> block, std::uint64_t first_row,
                           const SelectionParams& params);
