@@ -31,14 +31,14 @@ struct DeviceGridRevenue {
 }  // namespace
 
 ShardResult gpu_evaluate_price_grid(const NoiseSpec& spec, std::span<const double> sorted_bids,
-                                    const PriceGrid& grid, std::uint64_t count) {
+                                    const PriceGrid& grid, IndexRange range) {
   const OwnedStream owned_stream;
   const cudaStream_t stream = owned_stream.get();
   DeviceScratch bids(sorted_bids.size_bytes(), stream);
   DPSELECT_CUDA_TRY(cudaMemcpyAsync(bids.as<double>(), sorted_bids.data(), sorted_bids.size_bytes(),
                                     cudaMemcpyHostToDevice, stream));
   const DeviceGridRevenue revenue{bids.as<double>(), sorted_bids.size(), grid};
-  return run_fused_select(FunctorSource<DeviceGridRevenue>{revenue}, 0, count, spec, stream);
+  return run_fused_select(FunctorSource<DeviceGridRevenue>{revenue}, range.begin, range.size(), spec, stream);
 }
 
 void gpu_sort(std::span<double> values) {

@@ -87,9 +87,9 @@ TopKShard gpu_top_k_device(const NoiseSpec& spec, const double* utilities, std::
                            cuda_stream_t stream);
 TopKShard gpu_top_k_host(const NoiseSpec& spec, const float* utilities, std::uint64_t n, std::uint64_t k);
 TopKShard gpu_top_k_host(const NoiseSpec& spec, const double* utilities, std::uint64_t n, std::uint64_t k);
-// Revenue of grid prices 0..count-1 against the sorted bids, computed in the fused pass.
+// Revenue of the grid prices `range` against the sorted bids, computed in the fused pass.
 ShardResult gpu_evaluate_price_grid(const NoiseSpec& spec, std::span<const double> sorted_bids,
-                                    const PriceGrid& grid, std::uint64_t count);
+                                    const PriceGrid& grid, IndexRange range);
 
 // One pass over `count` values in device memory: the first one that is not finite or has
 // |value| > bound (bound 0: none), first_invalid = count when there is none, and the largest

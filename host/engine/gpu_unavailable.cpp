@@ -56,8 +56,7 @@ TopKShard gpu_top_k_device(const NoiseSpec&, const double*, std::uint64_t, std::
 }
 TopKShard gpu_top_k_host(const NoiseSpec&, const float*, std::uint64_t, std::uint64_t) { throw_unavailable(); }
 TopKShard gpu_top_k_host(const NoiseSpec&, const double*, std::uint64_t, std::uint64_t) { throw_unavailable(); }
-ShardResult gpu_evaluate_price_grid(const NoiseSpec&, std::span<const double>, const PriceGrid&,
-                                    std::uint64_t) {
+ShardResult gpu_evaluate_price_grid(const NoiseSpec&, std::span<const double>, const PriceGrid&, IndexRange) {
   throw_unavailable();
 }
 

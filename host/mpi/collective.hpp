@@ -10,6 +10,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "dpselect/mpi.hpp"
 
@@ -95,15 +96,59 @@ struct AgreedShards {
   std::uint64_t coverage = 0;
 };
 
-// The collective preamble: rank 0's params compared with every rank's, this rank's own checks
-// and `local_error`, every shard gathered and checked to tile one contiguous range of `unit`s
-// ("candidates", "rows", ...) exactly once, `top_k` (nullptr: none) checked against the total,
-// the total checked against `max_total`, then rank 0's ledger charged and its decision
-// broadcast. Throws the same exception on every rank (the lowest failing rank's message) before
-// any stream is drawn.
-AgreedShards agree_and_charge(DistributedContext& context, const SelectionParams& params, IndexRange shard,
-                              std::string local_error, const ChargeRule& rule, const char* unit,
-                              const std::uint64_t* top_k, std::uint64_t max_total);
+// What one rank found before a release: the kind of error (none) and its message.
+struct Finding {
+  std::int32_t kind = none;
+  std::string message;
+};
+// An InvalidArgument with `message` (empty: none), the findings the entry points spell out.
+inline Finding invalid_unless_empty(std::string message) {
+  const std::int32_t kind = message.empty() ? none : invalid_argument;
+  return Finding{kind, std::move(message)};
+}
+// Runs `check`; what it throws becomes the finding (kind and message), nothing thrown: none.
+template <class Check>
+Finding finding_of(Check&& check) {
+  Finding finding;
+  finding.kind = catch_error(std::forward<Check>(check), finding.message);
+  return finding;
+}
+
+// What the shards must hold together, beyond tiling one contiguous range exactly once.
+struct ShardRules {
+  const char* unit = "candidates";  // how messages name what the shards hold
+  std::uint64_t max_total = std::uint64_t{1} << 63;
+  const std::uint64_t* top_k = nullptr;  // when set: 1 <= *top_k <= the total
+  const IndexRange* whole = nullptr;     // when set: the shards tile exactly this range
+  bool from_zero = false;                // the shards tile [0, total): positions in one list
+};
+
+// The collective preamble: rank 0's params compared with every rank's and validated (nullptr:
+// the caller has done both, into `local`), this rank's own finding `local`, every shard gathered
+// and checked against `rules`, then rank 0's ledger charged and its decision broadcast. Throws
+// the same exception on every rank (the lowest failing rank's message) before any stream is drawn.
+AgreedShards agree_and_charge(DistributedContext& context, const SelectionParams* params, IndexRange shard,
+                              Finding local, const ChargeRule& rule, const ShardRules& rules = {});
+
+// An empty string when `bytes` are rank 0's too; else what differs, as "<what> must be the same
+// on every rank (rank r's differ from rank 0's)". Collective.
+std::string differs_from_root(const DistributedContext& context, const void* bytes, std::size_t size,
+                              const std::string& what);
+
+// A 64-bit FNV-1a digest of `bytes`: catches a rank passing other data by mistake (no defence
+// against a rank that lies, which the trust assumption excludes anyway).
+std::uint64_t bytes_digest(const void* data, std::size_t bytes);
+
+// This rank's even contiguous share of `count` items: rank r of P holds [begin, end).
+IndexRange even_share(std::uint64_t count, int rank, int size);
+
+// After agree_and_charge: one release on every rank (the same stream: the ranks begin the same
+// releases in the same order), whose merged result must hold `agreed.total` candidates with the
+// fingerprint `agreed.coverage` (finish it with merged_tally).
+Release begin_agreed_release(DistributedContext& context, const SelectionParams& params, const AgreedShards& agreed);
+// The merge of every rank's tally (an allreduce), checked to cover what begin_agreed_release
+// expects exactly once.
+ShardResult merged_tally(DistributedContext::State& s, const ShardResult& mine);
 
 // Sends `message` from `root` to every rank.
 std::string broadcast_message(MPI_Comm comm, int root, int rank, const std::string& message);

@@ -16,6 +16,7 @@
 #include "dpselect/detail/ranked_lists.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "engine/cpu_backend.hpp"
+#include "engine/gpu_backend.hpp"
 #include "engine/validation.hpp"
 #include "random/os_entropy.hpp"
 
@@ -186,27 +187,28 @@ std::string broadcast_message(MPI_Comm comm, int root, int rank, const std::stri
   return out;
 }
 
-AgreedShards agree_and_charge(DistributedContext& context, const SelectionParams& params, IndexRange shard,
-                              std::string local_error, const ChargeRule& rule, const char* unit,
-                              const std::uint64_t* top_k, std::uint64_t max_total) {
+AgreedShards agree_and_charge(DistributedContext& context, const SelectionParams* params, IndexRange shard,
+                              Finding local, const ChargeRule& rule, const ShardRules& rules) {
   DistributedContext::State& s = Access::state(context);
   // 1. Rank 0's params, to check that every rank passed the same.
-  ParamsImage root_params = image_of(params);
-  MPI_Bcast(&root_params, static_cast<int>(sizeof root_params), MPI_BYTE, 0, s.comm);
+  ParamsImage root_params = params != nullptr ? image_of(*params) : ParamsImage{};
+  if (params != nullptr) MPI_Bcast(&root_params, static_cast<int>(sizeof root_params), MPI_BYTE, 0, s.comm);
 
   // 2. This rank's own checks.
-  std::string message = std::move(local_error);
-  std::int32_t error = message.empty() ? none : invalid_argument;
+  std::string message = std::move(local.message);
+  std::int32_t error = local.kind;
   if (error == none) {
     error = catch_error(
         [&] {
-          dpselect::detail::validate_release_params(params);
-          const ParamsImage mine = image_of(params);
-          if (std::memcmp(&mine, &root_params, sizeof mine) != 0) {
-            throw InvalidArgument("dpselect: params must be the same on every rank (rank " +
-                                  std::to_string(s.rank) + "'s differ from rank 0's)");
+          if (params != nullptr) {
+            dpselect::detail::validate_release_params(*params);
+            const ParamsImage mine = image_of(*params);
+            if (std::memcmp(&mine, &root_params, sizeof mine) != 0) {
+              throw InvalidArgument("dpselect: params must be the same on every rank (rank " +
+                                    std::to_string(s.rank) + "'s differ from rank 0's)");
+            }
+            dpselect::detail::resolve_backend(params->backend);
           }
-          dpselect::detail::resolve_backend(params.backend);
           if (shard.begin > shard.end) {
             throw InvalidArgument("dpselect: rank " + std::to_string(s.rank) +
                                   "'s shard must have begin <= end (got " + range_text(shard.begin, shard.end) + ")");
@@ -232,6 +234,7 @@ AgreedShards agree_and_charge(DistributedContext& context, const SelectionParams
   for (const ShardClaim& c : claims) {
     if (c.end > c.begin) nonempty.push_back(c);
   }
+  const char* unit = rules.unit;
   if (nonempty.empty()) {
     throw InvalidArgument(std::string("dpselect: the shards must hold at least one of the ") + unit +
                           " (got every rank's shard empty)");
@@ -259,13 +262,22 @@ AgreedShards agree_and_charge(DistributedContext& context, const SelectionParams
     agreed.total += c.end - c.begin;
     agreed.coverage += dpselect::detail::coverage_fingerprint(IndexRange{c.begin, c.end});
   }
-  if (agreed.total > max_total) {
-    throw InvalidArgument(std::string("dpselect: the shards must hold at most ") + std::to_string(max_total) + " " +
-                          unit + " together (got " + std::to_string(agreed.total) + ")");
+  if (rules.whole != nullptr && (agreed.begin != rules.whole->begin || agreed.total != rules.whole->size())) {
+    throw InvalidArgument(std::string("dpselect: the shards must tile ") + unit + " " +
+                          range_text(rules.whole->begin, rules.whole->end) + " (got " +
+                          range_text(agreed.begin, agreed.begin + agreed.total) + ")");
   }
-  if (top_k != nullptr && (*top_k == 0 || *top_k > agreed.total)) {
+  if (rules.from_zero && agreed.begin != 0) {
+    throw InvalidArgument(std::string("dpselect: the shards must tile the ") + unit + " from position 0 (got " +
+                          range_text(agreed.begin, agreed.begin + agreed.total) + ")");
+  }
+  if (agreed.total > rules.max_total) {
+    throw InvalidArgument(std::string("dpselect: the shards must hold at most ") + std::to_string(rules.max_total) +
+                          " " + unit + " together (got " + std::to_string(agreed.total) + ")");
+  }
+  if (rules.top_k != nullptr && (*rules.top_k == 0 || *rules.top_k > agreed.total)) {
     throw InvalidArgument("dpselect: k must be between 1 and the number of candidates, " + std::to_string(agreed.total) +
-                          " (got " + std::to_string(*top_k) + ")");
+                          " (got " + std::to_string(*rules.top_k) + ")");
   }
 
   // 5. Rank 0 charges the job's ledger; its decision reaches every rank before any stream.
@@ -283,19 +295,48 @@ AgreedShards agree_and_charge(DistributedContext& context, const SelectionParams
   return agreed;
 }
 
+std::string differs_from_root(const DistributedContext& context, const void* bytes, std::size_t size,
+                              const std::string& what) {
+  const DistributedContext::State& s = Access::state(context);
+  std::vector<char> root(static_cast<const char*>(bytes), static_cast<const char*>(bytes) + size);
+  MPI_Bcast(root.data(), static_cast<int>(size), MPI_BYTE, 0, s.comm);
+  if (std::memcmp(root.data(), bytes, size) == 0) return {};
+  return "dpselect: " + what + " must be the same on every rank (rank " + std::to_string(s.rank) +
+         "'s differ from rank 0's)";
+}
+
+std::uint64_t bytes_digest(const void* data, std::size_t bytes) {
+  std::uint64_t digest = 0xcbf29ce484222325ull;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) digest = (digest ^ p[i]) * 0x100000001b3ull;
+  return digest;
+}
+
+IndexRange even_share(std::uint64_t count, int rank, int size) {
+  const std::uint64_t r = static_cast<std::uint64_t>(rank);
+  const std::uint64_t p = static_cast<std::uint64_t>(size);
+  const std::uint64_t begin = count / p * r + std::min(r, count % p);
+  return IndexRange{begin, begin + count / p + (r < count % p ? 1 : 0)};
+}
+
+Release begin_agreed_release(DistributedContext& context, const SelectionParams& params, const AgreedShards& agreed) {
+  DistributedContext::State& s = Access::state(context);
+  s.expected_candidates = agreed.total;
+  s.expected_coverage = agreed.coverage;
+  return dpselect::detail::ContextAccess::begin_charged_release(s.local, params);
+}
+
 namespace {
 
 // agree_and_charge, then one release on every rank: the ranks have begun the same releases in
 // the same order, so each draws the same stream.
 Release begin_release_charging(DistributedContext& context, const SelectionParams& params, IndexRange shard,
                                std::string local_error, const PrivacyCharge& charge, const std::uint64_t* top_k) {
+  ShardRules rules;
+  rules.top_k = top_k;
   const AgreedShards agreed =
-      agree_and_charge(context, params, shard, std::move(local_error), ChargeRule{charge}, "candidates", top_k,
-                       dpselect::detail::kIndexLimit);
-  DistributedContext::State& s = Access::state(context);
-  s.expected_candidates = agreed.total;
-  s.expected_coverage = agreed.coverage;
-  return dpselect::detail::ContextAccess::begin_charged_release(s.local, params);
+      agree_and_charge(context, &params, shard, invalid_unless_empty(std::move(local_error)), ChargeRule{charge}, rules);
+  return begin_agreed_release(context, params, agreed);
 }
 
 }  // namespace
@@ -366,7 +407,57 @@ Selection select_host(DistributedContext& context, std::span<const T> shard, std
   return detail::finish_distributed_release(context, release, mine);
 }
 
+// A shard in device memory: the checks of one process's device entry points (a device pointer,
+// a usable GPU) become this rank's finding, so a bad pointer on one rank fails every rank.
+template <class T>
+Selection select_device(DistributedContext& context, DeviceSpan<const T> shard, std::uint64_t first_index,
+                        const SelectionParams& params, cuda_stream_t stream) {
+  detail::Finding finding =
+      detail::invalid_unless_empty(shard_end_error(context, first_index, shard.size, "first_index", "utilities"));
+  if (finding.kind == detail::none && shard.size != 0) {
+    finding = detail::finding_of([&] {
+      dpselect::detail::validate_device_utilities(shard.data, shard.size, first_index, params.backend);
+    });
+  }
+  const IndexRange range = finding.kind == detail::none ? IndexRange{first_index, first_index + shard.size} : IndexRange{};
+  // What Context::begin_release charges: one release of the mechanism's kind at epsilon.
+  const PrivacyCharge charge{release_kind(params.mechanism), params.epsilon, 0.0, 1};
+  const detail::AgreedShards agreed =
+      detail::agree_and_charge(context, &params, range, std::move(finding), detail::ChargeRule{charge});
+  Release release = detail::begin_agreed_release(context, params, agreed);
+  ShardResult mine;
+  std::exception_ptr failure;
+  try {
+    if (shard.size != 0) mine = release.evaluate(shard, first_index, stream);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  detail::agree_on_pass(context, failure);
+  return detail::finish_distributed_release(context, release, mine);
+}
+
 }  // namespace
+
+Selection select(DistributedContext& context, DeviceSpan<const float> shard, std::uint64_t first_index,
+                 const SelectionParams& params, cuda_stream_t stream) {
+  return select_device(context, shard, first_index, params, stream);
+}
+
+Selection select(DistributedContext& context, DeviceSpan<const double> shard, std::uint64_t first_index,
+                 const SelectionParams& params, cuda_stream_t stream) {
+  return select_device(context, shard, first_index, params, stream);
+}
+
+int local_device(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local_rank = 0;
+  MPI_Comm_rank(node, &local_rank);
+  MPI_Comm_free(&node);
+  if (!dpselect::detail::cuda_device_usable()) return -1;
+  const int devices = dpselect::detail::gpu_device_count();
+  return devices > 0 ? local_rank % devices : -1;
+}
 
 Selection select(DistributedContext& context, std::span<const float> shard, std::uint64_t first_index,
                  const SelectionParams& params) {

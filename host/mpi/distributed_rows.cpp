@@ -86,8 +86,11 @@ RowsSelection rows_over_ranks(DistributedContext& context, const RowBlock<T>& bl
       local_error.empty() ? IndexRange{block.first_row, block.first_row + block.rows} : IndexRange{};
   // One release per row, charged together (rows.hpp): the rows' count is known once gathered.
   const detail::ChargeRule rule{PrivacyCharge{release_kind(params.mechanism), params.epsilon, 0.0, 0}, true};
-  const detail::AgreedShards agreed =
-      detail::agree_and_charge(context, params, shard, std::move(local_error), rule, "rows", nullptr, INT_MAX);
+  detail::ShardRules rules;
+  rules.unit = "rows";
+  rules.max_total = INT_MAX;
+  const detail::AgreedShards agreed = detail::agree_and_charge(
+      context, &params, shard, detail::invalid_unless_empty(std::move(local_error)), rule, rules);
 
   // Every rank begins every row's release in row order: the streams one process draws.
   std::vector<Release> releases;
@@ -145,15 +148,6 @@ RowsSelection rows_host(DistributedContext& context, HostMatrix<const T> block, 
   return rows_over_ranks(context, RowBlock<T>{block.data, block.rows, block.cols, block.cols, first_row}, params, {});
 }
 
-// A 64-bit FNV-1a digest of the row's bytes: catches a rank passing another row by mistake (it
-// is no defence against a rank that lies, which the trust assumption excludes anyway).
-std::uint64_t row_digest(const void* data, std::size_t bytes) {
-  std::uint64_t digest = 0xcbf29ce484222325ull;
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < bytes; ++i) digest = (digest ^ p[i]) * 0x100000001b3ull;
-  return digest;
-}
-
 template <class T>
 RowsSelection repeated_host(DistributedContext& context, std::span<const T> row, const SelectionParams& params,
                             std::uint64_t releases) {
@@ -163,7 +157,7 @@ RowsSelection repeated_host(DistributedContext& context, std::span<const T> row,
     std::uint64_t cols;
     std::uint64_t digest;
   };
-  const Shape mine{releases, row.size(), row.data() == nullptr ? 0 : row_digest(row.data(), row.size_bytes())};
+  const Shape mine{releases, row.size(), row.data() == nullptr ? 0 : detail::bytes_digest(row.data(), row.size_bytes())};
   Shape root = mine;
   MPI_Bcast(&root, static_cast<int>(sizeof root), MPI_BYTE, 0, s.comm);
   std::string local_error;
@@ -179,10 +173,9 @@ RowsSelection repeated_host(DistributedContext& context, std::span<const T> row,
                   "'s differs from rank 0's)";
   }
   // The releases in even contiguous blocks, rank by rank.
-  const std::uint64_t size = static_cast<std::uint64_t>(s.size);
-  const std::uint64_t rank = static_cast<std::uint64_t>(s.rank);
-  const std::uint64_t first = local_error.empty() ? releases / size * rank + std::min(rank, releases % size) : 0;
-  const std::uint64_t count = local_error.empty() ? releases / size + (rank < releases % size ? 1 : 0) : 0;
+  const IndexRange share = local_error.empty() ? detail::even_share(releases, s.rank, s.size) : IndexRange{};
+  const std::uint64_t first = share.begin;
+  const std::uint64_t count = share.size();
   return rows_over_ranks(context, RowBlock<T>{row.data(), count, row.size(), 0, first}, params, std::move(local_error));
 }
 

@@ -70,6 +70,13 @@ void validate_prices(std::span<const double> prices) {
 
 namespace detail {
 
+ShardResult score_price_grid(const NoiseSpec& spec, const Bids& bids, const PriceGrid& grid, IndexRange range,
+                             Backend backend) {
+  if (backend == Backend::Gpu) return gpu_evaluate_price_grid(spec, bids.sorted(), grid, range);
+  const GridRevenue revenue{bids.sorted(), grid};
+  return cpu_evaluate_generated(spec, range, &GridRevenue::fill_utilities, &revenue);
+}
+
 SelectionParams pricing_selection_params(const PricingParams& params, double largest_price, const Bids& bids) {
   // price * count can only overflow for prices this large, whatever the (private) count.
   constexpr double kLargestPrice = 0x1p960;
@@ -223,12 +230,8 @@ PriceSelection select_price(Context& context, const Bids& bids, const PriceGrid&
   const IndexRange range{0, count};
   Release release = context.begin_release(selection);
   detail::ReleaseAccess::claim(release, range);
-  const detail::NoiseSpec spec = detail::ReleaseAccess::noise_spec(release);
-  const GridRevenue revenue{bids.sorted(), grid};
   const ShardResult result =
-      backend == Backend::Gpu
-          ? detail::gpu_evaluate_price_grid(spec, bids.sorted(), grid, count)
-          : detail::cpu_evaluate_generated(spec, range, &GridRevenue::fill_utilities, &revenue);
+      detail::score_price_grid(detail::ReleaseAccess::noise_spec(release), bids, grid, range, backend);
   const Selection chosen = release.finish(detail::ReleaseAccess::stamped(release, range, result));
   return PriceSelection{grid.price(chosen.index), chosen.index, chosen.report, GridSampler::per_price_noise,
                         sampler_depends_on_data};

@@ -59,46 +59,34 @@ double log_geometric_sum(double rate, std::uint64_t length) {
   return std::log(-std::expm1(-rate * static_cast<double>(length))) - std::log(-std::expm1(-rate));
 }
 
-struct BidIntervals {
-  std::span<const double> sorted_bids;
-  PriceGrid grid;
-  std::uint64_t grid_size;
-  double score_scale;
-
-  std::uint64_t intervals() const { return sorted_bids.size() + 1; }
-  std::uint64_t bidders_at_or_above(std::uint64_t interval) const { return sorted_bids.size() - interval; }
-
-  std::uint64_t first_index_above(double bid) const { return first_grid_index_above(grid, grid_size, bid); }
-  std::uint64_t begin(std::uint64_t interval) const {
-    return interval == 0 ? 0 : first_index_above(sorted_bids[interval - 1]);
-  }
-  std::uint64_t end(std::uint64_t interval) const {
-    return interval == sorted_bids.size() ? grid_size : first_index_above(sorted_bids[interval]);
-  }
-  double rate(std::uint64_t interval) const {
-    return score_scale * static_cast<double>(bidders_at_or_above(interval)) * grid.step;
-  }
-
-  // The interval's log-mass over score_scale: its "utility" for the stage-1 Gumbel-max, which
-  // scores it as score_scale * utility + Gumbel (empty intervals: -inf, excluded).
-  double log_mass_in_revenue_units(std::uint64_t interval) const {
-    const std::uint64_t first = begin(interval);
-    const std::uint64_t last = end(interval);
-    if (last <= first) return -std::numeric_limits<double>::infinity();
-    const double top_revenue = static_cast<double>(bidders_at_or_above(interval)) * grid.price(last - 1);
-    return top_revenue + log_geometric_sum(rate(interval), last - first) / score_scale;
-  }
-
-  static void fill_utilities(const void* self, std::uint64_t first, std::uint64_t count, double* out) {
-    const auto& intervals = *static_cast<const BidIntervals*>(self);
-    for (std::uint64_t k = 0; k < count; ++k) out[k] = intervals.log_mass_in_revenue_units(first + k);
-  }
-};
-
 }  // namespace
 
-PriceSelection select_grid_price_by_bid_intervals(Context& context, const Bids& bids, const PriceGrid& grid,
-                                                  const PricingParams& params) {
+std::uint64_t BidIntervals::begin(std::uint64_t interval) const {
+  return interval == 0 ? 0 : first_grid_index_above(grid, grid_size, sorted_bids[interval - 1]);
+}
+
+std::uint64_t BidIntervals::end(std::uint64_t interval) const {
+  return interval == sorted_bids.size() ? grid_size : first_grid_index_above(grid, grid_size, sorted_bids[interval]);
+}
+
+double BidIntervals::rate(std::uint64_t interval) const {
+  return score_scale * static_cast<double>(bidders_at_or_above(interval)) * grid.step;
+}
+
+double BidIntervals::log_mass_in_revenue_units(std::uint64_t interval) const {
+  const std::uint64_t first = begin(interval);
+  const std::uint64_t last = end(interval);
+  if (last <= first) return -std::numeric_limits<double>::infinity();
+  const double top_revenue = static_cast<double>(bidders_at_or_above(interval)) * grid.price(last - 1);
+  return top_revenue + log_geometric_sum(rate(interval), last - first) / score_scale;
+}
+
+void BidIntervals::fill_utilities(const void* self, std::uint64_t first, std::uint64_t count, double* out) {
+  const auto& intervals = *static_cast<const BidIntervals*>(self);
+  for (std::uint64_t k = 0; k < count; ++k) out[k] = intervals.log_mass_in_revenue_units(first + k);
+}
+
+BidIntervalPlan plan_bid_intervals(const Bids& bids, const PriceGrid& grid, const PricingParams& params) {
   if (params.mechanism != Mechanism::exponential) {
     throw InvalidArgument("dpselect: mechanism must be exponential for a price range or the bid-interval "
                           "sampler (got " + std::string(to_string(params.mechanism)) + ")");
@@ -129,24 +117,35 @@ PriceSelection select_grid_price_by_bid_intervals(Context& context, const Bids& 
   if (selection.utility_bound > 0.0) {
     selection.utility_bound += std::log(static_cast<double>(grid_size)) / score_scale * (1.0 + 0x1p-40);
   }
+  return BidIntervalPlan{selection, slack, BidIntervals{bids.sorted(), grid, grid_size, score_scale}};
+}
 
-  const BidIntervals intervals{bids.sorted(), grid, grid_size, score_scale};
-  const IndexRange range{0, intervals.intervals()};
-  Release release = context.begin_release(selection);
-  ReleaseAccess::claim(release, range);
-  const NoiseSpec spec = ReleaseAccess::noise_spec(release);
-  const ShardResult result = cpu_evaluate_generated(spec, range, &BidIntervals::fill_utilities, &intervals);
-  Selection chosen = release.finish(ReleaseAccess::stamped(release, range, result));
+ShardResult score_bid_intervals(const BidIntervalPlan& plan, const NoiseSpec& spec, IndexRange intervals) {
+  return cpu_evaluate_generated(spec, intervals, &BidIntervals::fill_utilities, &plan.intervals);
+}
 
+PriceSelection finish_bid_intervals(const BidIntervalPlan& plan, const NoiseSpec& spec, Selection chosen) {
+  const BidIntervals& intervals = plan.intervals;
   const std::uint64_t interval = chosen.index;
   const std::uint64_t last = intervals.end(interval);
   const std::uint64_t below_top =
       truncated_geometric(spec.key, spec.stream, intervals.rate(interval), last - intervals.begin(interval));
   const std::uint64_t index = last - 1 - below_top;
-  chosen.report.candidates = grid_size;
-  chosen.report.slack.epsilon = slack.epsilon;
-  chosen.report.slack.delta = slack.delta;
-  return PriceSelection{grid.price(index), index, chosen.report, GridSampler::bid_intervals, false};
+  chosen.report.candidates = intervals.grid_size;
+  chosen.report.slack.epsilon = plan.slack.epsilon;
+  chosen.report.slack.delta = plan.slack.delta;
+  return PriceSelection{intervals.grid.price(index), index, chosen.report, GridSampler::bid_intervals, false};
+}
+
+PriceSelection select_grid_price_by_bid_intervals(Context& context, const Bids& bids, const PriceGrid& grid,
+                                                  const PricingParams& params) {
+  const BidIntervalPlan plan = plan_bid_intervals(bids, grid, params);
+  const IndexRange range{0, plan.intervals.intervals()};
+  Release release = context.begin_release(plan.selection);
+  ReleaseAccess::claim(release, range);
+  const NoiseSpec spec = ReleaseAccess::noise_spec(release);
+  const ShardResult result = score_bid_intervals(plan, spec, range);
+  return finish_bid_intervals(plan, spec, release.finish(ReleaseAccess::stamped(release, range, result)));
 }
 
 }  // namespace dpselect::detail

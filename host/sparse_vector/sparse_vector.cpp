@@ -201,9 +201,13 @@ void validate_sparse_value(const SparseVectorParams& params, double value, std::
                         ") (got a finite value beyond it)");
 }
 
+PrivacyCharge sparse_vector_charge(const SparseVectorParams& params) {
+  return PrivacyCharge{params.delta == 0.0 ? ReleaseKind::pure : ReleaseKind::approximate, params.epsilon,
+                       params.delta, 1};
+}
+
 void charge_sparse_vector(Context& context, const SparseVectorParams& params) {
-  const PrivacyCharge charge{params.delta == 0.0 ? ReleaseKind::pure : ReleaseKind::approximate, params.epsilon,
-                             params.delta, 1};
+  const PrivacyCharge charge = sparse_vector_charge(params);
   ContextAccess::charge(context, std::span(&charge, 1));
 }
 

@@ -15,69 +15,14 @@
 namespace dpselect {
 namespace {
 
-// Windows restart small after each "above" (positives may come close together) and double while
-// none is found, so the work beyond the queries answered is at most one window plus as much again.
+using detail::kCpuWindows;
 // A GPU window costs a launch and a synchronization (~10 us), so its windows are larger.
-struct WindowSizes {
-  std::uint64_t first;
-  std::uint64_t largest;
-};
-constexpr WindowSizes kCpuWindows{256, std::uint64_t{1} << 22};
-constexpr WindowSizes kGpuWindows{std::uint64_t{1} << 16, std::uint64_t{1} << 28};
-// Below this many queries a window is searched on one thread (a parallel region costs more).
-constexpr std::uint64_t kParallelWindow = std::uint64_t{1} << 14;
+constexpr detail::WindowSizes kGpuWindows{std::uint64_t{1} << 16, std::uint64_t{1} << 28};
 
 void validate_batch_size(std::uint64_t size) {
   if (size > detail::kSparseQueryLimit) {
     throw InvalidArgument("dpselect: values must number at most 2^58 (got " + std::to_string(size) + ")");
   }
-}
-
-// Runs the mechanism over `count` queries on the stream `drawn` (already charged).
-// FirstAbove(begin, end, noise, noisy_threshold) returns the first i in [begin, end) whose noisy
-// value clears the threshold, or end; ValueAt(i) returns value i (for NumericSparse answers).
-template <class FirstAbove, class ValueAt>
-SparseVectorBatch run_batch(const detail::ContextAccess::KeyedStream& drawn, const SparseVectorParams& params,
-                            const SparseVectorScales& scales, std::uint64_t count, double largest_abs_value,
-                            WindowSizes windows, FirstAbove first_above, ValueAt value_at) {
-  std::uint64_t queries = 0;
-  std::uint64_t positives = 0;
-  double noisy_threshold = 0.0;
-  detail::SparseVectorRun run{params, scales, drawn.key, drawn.stream, queries, positives, noisy_threshold};
-  run.draw_threshold();
-  SparseVectorBatch batch;
-  std::uint64_t window = windows.first;
-  while (queries < count && positives < params.max_positives) {
-    const std::uint64_t end = queries + std::min(window, count - queries);
-    const std::uint64_t found = first_above(queries, end, run.query_noise(), noisy_threshold);
-    if (found == end) {
-      queries = end;
-      window = std::min(window * 2, windows.largest);
-      continue;
-    }
-    batch.above.push_back({found, run.record_above(found, value_at(found))});
-    window = windows.first;
-  }
-  // Conservative: the slack uses the largest of all values given, answered or not.
-  batch.report = detail::sparse_vector_report(params, scales, drawn.key.generator, drawn.stream, queries,
-                                              positives, largest_abs_value);
-  return batch;
-}
-
-std::uint64_t cpu_first_above(const double* values, std::uint64_t begin, std::uint64_t end,
-                              const detail::SparseQueryNoise& noise, double noisy_threshold) {
-  if (end - begin < kParallelWindow) {
-    for (std::uint64_t i = begin; i < end; ++i) {
-      if (noise.above(i, values[i], noisy_threshold)) return i;
-    }
-    return end;
-  }
-  std::uint64_t first = end;
-#pragma omp parallel for schedule(static) reduction(min : first)
-  for (std::uint64_t i = begin; i < end; ++i) {
-    if (i < first && noise.above(i, values[i], noisy_threshold)) first = i;
-  }
-  return first;
 }
 
 detail::ContextAccess::KeyedStream charge_and_draw(Context& context, const SparseVectorParams& params) {
@@ -100,15 +45,33 @@ SparseVectorBatch run_cpu_batch(const detail::ContextAccess::KeyedStream& drawn,
                                 const SparseVectorParams& params, const SparseVectorScales& scales,
                                 double largest_abs_value) {
   const double* data = values.data();
-  return run_batch(
+  return detail::run_batch(
       drawn, params, scales, values.size(), largest_abs_value, kCpuWindows,
       [data](std::uint64_t begin, std::uint64_t end, const detail::SparseQueryNoise& noise, double threshold) {
-        return cpu_first_above(data, begin, end, noise, threshold);
+        return detail::cpu_first_above(data, 0, begin, end, noise, threshold);
       },
       [data](std::uint64_t index) { return data[index]; });
 }
 
 }  // namespace
+
+std::uint64_t detail::cpu_first_above(const double* values, std::uint64_t first_index, std::uint64_t begin,
+                                      std::uint64_t end, const SparseQueryNoise& noise, double noisy_threshold) {
+  // Below this many queries a window is searched on one thread (a parallel region costs more).
+  constexpr std::uint64_t kParallelWindow = std::uint64_t{1} << 14;
+  if (end - begin < kParallelWindow) {
+    for (std::uint64_t i = begin; i < end; ++i) {
+      if (noise.above(i, values[i - first_index], noisy_threshold)) return i;
+    }
+    return end;
+  }
+  std::uint64_t first = end;
+#pragma omp parallel for schedule(static) reduction(min : first)
+  for (std::uint64_t i = begin; i < end; ++i) {
+    if (i < first && noise.above(i, values[i - first_index], noisy_threshold)) first = i;
+  }
+  return first;
+}
 
 SparseVectorBatch detail::sparse_vector_batch_on_stream(const ContextAccess::KeyedStream& drawn,
                                                         std::span<const double> values,
@@ -137,7 +100,7 @@ SparseVectorBatch sparse_vector_batch(Context& context, DeviceSpan<const double>
   if (scan.first_invalid < values.size) {
     detail::validate_sparse_value(params, scan.first_invalid_value, scan.first_invalid);  // throws
   }
-  return run_batch(
+  return detail::run_batch(
       charge_and_draw(context, params), params, scales, values.size, scan.largest_abs_value, kGpuWindows,
       [&](std::uint64_t begin, std::uint64_t end, const detail::SparseQueryNoise& noise, double threshold) {
         return detail::gpu_first_above(values.data, begin, end, noise, threshold, stream);

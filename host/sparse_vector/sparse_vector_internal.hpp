@@ -2,6 +2,7 @@
 // (sparse_vector_batch.cpp) share: one answer of the mechanism, the charge, the report.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -19,8 +20,11 @@ namespace dpselect::detail {
 // params.value_bound (when one is given).
 void validate_sparse_value(const SparseVectorParams& params, double value, std::uint64_t index);
 
-// Charges the context's accountant one pure release at epsilon (delta = 0) or one approximate
-// release at (epsilon, delta). Call after every check, before drawing the stream.
+// What a run costs: one pure release at epsilon (delta = 0) or one approximate release at
+// (epsilon, delta) (sparse_vector.hpp names the theorems).
+PrivacyCharge sparse_vector_charge(const SparseVectorParams& params);
+// Charges the context's accountant sparse_vector_charge(params). Call after every check, before
+// drawing the stream.
 void charge_sparse_vector(Context& context, const SparseVectorParams& params);
 
 // The mechanism's state between answers, over counters the caller owns (so the streaming object
@@ -84,6 +88,51 @@ struct SparseVectorRun {
 SparseVectorReport sparse_vector_report(const SparseVectorParams& params, const SparseVectorScales& scales,
                                         Generator generator, std::uint64_t stream, std::uint64_t queries, std::uint64_t positives,
                                         double largest_abs_value);
+
+// The batched find-first (sparse_vector_batch.cpp, and its distributed form in host/mpi/).
+// Windows restart small after each "above" (positives may come close together) and double while
+// none is found, so the work beyond the queries answered is at most one window plus as much again.
+struct WindowSizes {
+  std::uint64_t first;
+  std::uint64_t largest;
+};
+inline constexpr WindowSizes kCpuWindows{256, std::uint64_t{1} << 22};
+
+// Runs the mechanism over `count` queries on the stream `drawn` (already charged).
+// FirstAbove(begin, end, noise, noisy_threshold) returns the first i in [begin, end) whose noisy
+// value clears the threshold, or end; ValueAt(i) returns value i (for NumericSparse answers).
+template <class FirstAbove, class ValueAt>
+SparseVectorBatch run_batch(const ContextAccess::KeyedStream& drawn, const SparseVectorParams& params,
+                            const SparseVectorScales& scales, std::uint64_t count, double largest_abs_value,
+                            WindowSizes windows, FirstAbove first_above, ValueAt value_at) {
+  std::uint64_t queries = 0;
+  std::uint64_t positives = 0;
+  double noisy_threshold = 0.0;
+  SparseVectorRun run{params, scales, drawn.key, drawn.stream, queries, positives, noisy_threshold};
+  run.draw_threshold();
+  SparseVectorBatch batch;
+  std::uint64_t window = windows.first;
+  while (queries < count && positives < params.max_positives) {
+    const std::uint64_t end = queries + std::min(window, count - queries);
+    const std::uint64_t found = first_above(queries, end, run.query_noise(), noisy_threshold);
+    if (found == end) {
+      queries = end;
+      window = std::min(window * 2, windows.largest);
+      continue;
+    }
+    batch.above.push_back({found, run.record_above(found, value_at(found))});
+    window = windows.first;
+  }
+  // Conservative: the slack uses the largest of all values given, answered or not.
+  batch.report = sparse_vector_report(params, scales, drawn.key.generator, drawn.stream, queries, positives,
+                                      largest_abs_value);
+  return batch;
+}
+
+// The first i in [begin, end) whose noisy value clears the threshold, or end, on all CPU cores;
+// query i's value is values[i - first_index] (first_index <= begin).
+std::uint64_t cpu_first_above(const double* values, std::uint64_t first_index, std::uint64_t begin,
+                              std::uint64_t end, const SparseQueryNoise& noise, double noisy_threshold);
 
 // The batch over values in host memory on the stream `drawn`, which the caller has charged for
 // (sparse_vector_batch without its charge and draw, for mechanisms built on the sparse vector).

@@ -48,10 +48,12 @@
 #include "dpselect/accounting.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/errors.hpp"
+#include "dpselect/pricing.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/rows.hpp"
 #include "dpselect/select_functor.hpp"
 #include "dpselect/shard_result.hpp"
+#include "dpselect/sparse_vector.hpp"
 #include "dpselect/top_k.hpp"
 #include "dpselect/types.hpp"
 
@@ -126,6 +128,14 @@ Selection select(DistributedContext& context, std::span<const float> shard, std:
                  const SelectionParams& params);
 Selection select(DistributedContext& context, std::span<const double> shard, std::uint64_t first_index,
                  const SelectionParams& params);
+// The same with this rank's shard in device memory (one rank per GPU: see local_device below),
+// scored on its GPU on `stream` (the call synchronizes it); needs a usable GPU on this rank
+// (BackendUnavailable otherwise, on every rank) and params.backend Gpu or Auto. The shard results
+// are a few bytes and travel on the host. An empty shard (size 0) may have data == nullptr.
+Selection select(DistributedContext& context, DeviceSpan<const float> shard, std::uint64_t first_index,
+                 const SelectionParams& params, cuda_stream_t stream);
+Selection select(DistributedContext& context, DeviceSpan<const double> shard, std::uint64_t first_index,
+                 const SelectionParams& params, cuda_stream_t stream);
 
 // Collective. One release over the union of every rank's `shard` of the functor's index space (on
 // the CPU; Backend::Gpu is an error, as in select_functor.hpp). An empty shard (begin == end)
@@ -184,5 +194,42 @@ RowsSelection select_repeated(DistributedContext& context, std::span<const float
                               std::uint64_t releases);
 RowsSelection select_repeated(DistributedContext& context, std::span<const double> row, const SelectionParams& params,
                               std::uint64_t releases);
+
+// Collective. select_price (pricing.hpp) over a grid whose prices are split across the ranks:
+// every rank passes the same bids (replicated: checked with a digest of the sorted bids), the same
+// grid and params, and `shard`, the grid indices it scores; the shards must tile [0, grid.size())
+// exactly once. Returns, on every rank, what select_price returns in one process with the same key
+// and stream. With per-price noise each rank scores its shard (on its GPU with Backend::Gpu or
+// Auto when one is usable); when the sampler is bid intervals (GridSampler::bid_intervals, or
+// automatic choosing it), the n + 1 bid intervals are split evenly across the ranks instead and
+// `shard` is only checked. Charges rank 0's ledger once.
+PriceSelection select_price(DistributedContext& context, const Bids& bids, const PriceGrid& grid, IndexRange shard,
+                            const PricingParams& params);
+// Collective. Over a list of prices split across the ranks: this rank's prices are candidates
+// [first_index, first_index + prices.size()) of the list (finite, >= 0; uneven or empty shards
+// that tile the list exactly once). The sensitivity (the largest price of the whole list) is
+// agreed with a max-reduction; the chosen price is sent from the rank that holds it.
+PriceSelection select_price(DistributedContext& context, const Bids& bids, std::span<const double> prices,
+                            std::uint64_t first_index, const PricingParams& params);
+// Collective. Over the continuous range (every rank passes the same range): the n + 1 bid
+// intervals are split evenly across the ranks.
+PriceSelection select_price(DistributedContext& context, const Bids& bids, const PriceRange& range,
+                            const PricingParams& params);
+
+// Collective. sparse_vector_batch (sparse_vector.hpp) over a stream of query answers split into
+// contiguous blocks across the ranks: this rank holds answers [first_index, first_index +
+// values.size()) (uneven or empty blocks that tile [0, total) exactly once). Windows of queries are
+// searched on every rank at once and the global first "above" of a window is found with one
+// min-reduction; the threshold is then redrawn as in one process. Returns, on every rank, what
+// sparse_vector_batch returns in one process over the whole stream with the same key and stream
+// (above indices are global). Every value is validated on its rank before rank 0's ledger is
+// charged once; a bad value on any rank fails every rank with the lowest bad rank's message.
+SparseVectorBatch sparse_vector_batch(DistributedContext& context, std::span<const double> values,
+                                      std::uint64_t first_index, const SparseVectorParams& params);
+
+// One rank per GPU: the CUDA device this rank should use, its rank among the ranks on its node
+// (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED) modulo the node's device count; -1 when no GPU
+// is usable here. Collective over `comm`. Call cudaSetDevice with it before the first CUDA call.
+int local_device(MPI_Comm comm);
 
 }  // namespace dpselect::mpi
