@@ -1,5 +1,7 @@
 #include "common_options.hpp"
 
+#include "job.hpp"
+
 #include <cmath>
 #include <cstdio>
 
@@ -198,16 +200,19 @@ CLI::App& add_selection_command(CLI::App& app, const std::string& name,
   return command;
 }
 
-InputValues UtilityFile::read(double utility_bound) const {
+InputValues UtilityFile::read(double utility_bound, std::uint64_t row_width) const {
   ValueKind kind = utility_values;
   kind.magnitude_bound = utility_bound;
   kind.bound_option = "--utility-bound";
-  return read_values({.name = "--utilities",
-                      .path = path,
-                      .format = format,
-                      .two_dimensional = matrix ? TwoDimensional::keep : one_list(flatten),
-                      .two_dimensional_hint = "use 'dpselect rows' for one pick per row"},
-                     kind);
+  return on_every_rank([&] {
+    return read_values({.name = "--utilities",
+                        .path = path,
+                        .format = format,
+                        .two_dimensional = matrix ? TwoDimensional::keep : one_list(flatten),
+                        .two_dimensional_hint = "use 'dpselect rows' for one pick per row",
+                        .slice = rank_slice(row_width)},
+                       kind);
+  });
 }
 
 void add_utility_options(CLI::App& command, SelectionParams& params) {

@@ -68,8 +68,10 @@ struct UtilityFile {
   InputFormat format = InputFormat::by_extension;
   bool flatten = false;
   bool matrix = false;  // dpselect rows: a 2-D .npy is the matrix (and there is no --flatten)
-  // A utility beyond `utility_bound` (--utility-bound, 0: none) is refused with its line.
-  InputValues read(double utility_bound) const;
+  // A utility beyond `utility_bound` (--utility-bound, 0: none) is refused with its line. In a
+  // distributed job (job.hpp) each rank reads its even share, of rows `row_width` wide when > 0
+  // (a 2-D .npy kept as a matrix: its own rows), and every rank fails alike when any read fails.
+  InputValues read(double utility_bound, std::uint64_t row_width = 0) const;
   // "--utilities scores.txt", "--utilities <stdin>", for messages.
   std::string label() const { return input_label("--utilities", path); }
 };

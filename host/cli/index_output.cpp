@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cli_error.hpp"
+#include "job.hpp"
 #include "numbers.hpp"
 
 namespace dpselect::cli {
@@ -101,6 +102,7 @@ IndexFile checked_index_file(const std::string& option, const std::string& path)
 }
 
 void write_index_file(const IndexFile& file, const std::vector<std::vector<std::uint64_t>>& releases) {
+  if (job_place().rank != 0) return;  // one file per job, from rank 0 (job.hpp)
   std::string temporary = file.path + ".tmp-XXXXXX";
   const int descriptor = mkstemp(temporary.data());
   if (descriptor < 0) throw write_error(file, "cannot create a temporary file next to it");

@@ -45,16 +45,38 @@ InputValues read_text(InputBytes& bytes, ValueKind kind) {
 }
 
 template <class T>
-InputValues read_raw(InputBytes& bytes, InputFormat format, ValueKind kind) {
+InputValues read_raw(InputBytes& bytes, InputFormat format, ValueKind kind,
+                     const std::optional<InputSlice>& slice) {
   const char* type_name = sizeof(T) == 4 ? "float32" : "float64";
   if (bytes.size() % sizeof(T) != 0) {
     // Sizes and shapes are not quoted: for bids they give the number of bidders.
     throw CliError(bytes.label() + ": file size is not a multiple of " + std::to_string(sizeof(T)) +
                    " bytes (raw " + type_name + ")");
   }
-  std::vector<T> values = bytes.read_array<T>(bytes.size() / sizeof(T));
-  check_elements(values, bytes.label(), kind);
-  return {format, type_name, {}, std::move(values)};
+  const std::uint64_t total = bytes.size() / sizeof(T);
+  require_values(total, bytes.label());
+  const ElementRange range =
+      slice ? slice_elements(*slice, total, slice->row_width) : ElementRange{0, total};
+  bytes.skip(range.first * sizeof(T));
+  std::vector<T> values = bytes.read_array<T>(range.count);
+  check_elements(values, bytes.label(), kind, range.first);
+  InputValues input{format, type_name, {}, std::move(values)};
+  input.first = range.first;
+  input.total = total;
+  return input;
+}
+
+// A text input read whole and checked, then cut to `slice` (text has no offsets to seek to).
+InputValues cut(InputValues whole, const InputSlice& slice) {
+  const ElementRange range = slice_elements(slice, whole.size(), slice.row_width);
+  std::visit(
+      [&](auto& values) {
+        values.erase(values.begin() + static_cast<std::ptrdiff_t>(range.first + range.count), values.end());
+        values.erase(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(range.first));
+      },
+      whole.values);
+  whole.first = range.first;
+  return whole;
 }
 
 // Refused before the data is read: the shape is in the header. (The shape is not quoted: for
@@ -114,19 +136,29 @@ std::vector<double> InputValues::take_doubles() {
 }
 
 InputValues read_values(const InputOption& input, ValueKind kind) {
+  if (input.slice && input.path == standard_input_path) {
+    throw CliError(input_label(input.name, input.path) +
+                   ": standard input cannot be split across the ranks of a distributed run; give a file");
+  }
   InputBytes bytes(input.path, input_label(input.name, input.path));
   switch (resolve_format(input.format, input.path, bytes.head())) {
     case InputFormat::npy: {
       const NpyHeader header = read_npy_header(bytes);
       check_dimensions(header, input, bytes.label());
-      return read_npy_data(bytes, header, kind);
+      // A matrix kept as one is cut by its own rows.
+      const bool matrix = header.shape.size() == 2 && input.two_dimensional == TwoDimensional::keep;
+      std::optional<InputSlice> slice = input.slice;
+      if (slice && matrix) slice->row_width = header.shape[1];
+      return read_npy_data(bytes, header, kind, slice);
     }
-    case InputFormat::f32: return read_raw<float>(bytes, InputFormat::f32, kind);
-    case InputFormat::f64: return read_raw<double>(bytes, InputFormat::f64, kind);
+    case InputFormat::f32: return read_raw<float>(bytes, InputFormat::f32, kind, input.slice);
+    case InputFormat::f64: return read_raw<double>(bytes, InputFormat::f64, kind, input.slice);
     case InputFormat::text:
     case InputFormat::by_extension: break;
   }
-  return read_text(bytes, kind);
+  InputValues values = read_text(bytes, kind);
+  values.total = values.size();
+  return input.slice ? cut(std::move(values), *input.slice) : values;
 }
 
 }  // namespace dpselect::cli

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,6 +51,16 @@ enum class TwoDimensional {
   keep,     // dpselect rows: the matrix it works on (its shape is in InputValues::shape)
 };
 
+// Part of an input, for one rank of a distributed run (job.hpp): the `part`-th of `parts` even
+// contiguous shares of its values, or of its rows when `row_width` > 0 (a 2-D .npy kept as a
+// matrix cuts by its own rows, whatever row_width says). Raw and .npy files are read only there
+// (a seek, then one read); text has no offsets, so it is read whole and cut after checking.
+struct InputSlice {
+  int part = 0;
+  int parts = 1;
+  std::uint64_t row_width = 0;
+};
+
 // A file option as the user gave it.
 struct InputOption {
   std::string name;  // "--utilities", as typed: errors name it
@@ -59,6 +70,8 @@ struct InputOption {
   // What to use instead of a refused 2-D array ("use 'dpselect rows' for one pick per row"),
   // said before --flatten is offered.
   std::string two_dimensional_hint = {};
+  // Read only this part (nullopt: all of it). Standard input cannot be cut: refused.
+  std::optional<InputSlice> slice = std::nullopt;
 };
 
 // The file name "-" stands for standard input.
@@ -78,6 +91,10 @@ struct InputValues {
   std::vector<std::uint64_t> shape;        // .npy only; a 2-D array is held in C order
   // float32 data stays float (the library widens it exactly); everything else is double.
   std::variant<std::vector<float>, std::vector<double>> values;
+  // Where `values` lie in the whole input: from value `first` on, of `total` values (a slice;
+  // without one, first = 0 and total = size()).
+  std::uint64_t first = 0;
+  std::uint64_t total = 0;
 
   std::size_t size() const;
   // The values as doubles (moved out when they already are).

@@ -62,6 +62,26 @@ void InputBytes::read(void* destination, std::uint64_t bytes) {
   position_ += bytes;
 }
 
+void InputBytes::skip(std::uint64_t bytes) {
+  if (bytes > size_ - position_) throw CliError(label_ + ": cannot skip past the end: file too short");
+  if (file_ && std::fseek(file_.get(), static_cast<long>(position_ + bytes), SEEK_SET) != 0) {
+    throw CliError(read_error(label_));
+  }
+  position_ += bytes;
+}
+
+ElementRange slice_elements(const InputSlice& slice, std::uint64_t total, std::uint64_t row_width) {
+  // Values that make no whole rows are cut by values: the command then refuses them on every
+  // rank with the message of one process (it sees the total).
+  const std::uint64_t width = row_width == 0 || total % row_width != 0 ? 1 : row_width;
+  const std::uint64_t units = total / width;
+  const auto part = static_cast<std::uint64_t>(slice.part);
+  const auto parts = static_cast<std::uint64_t>(slice.parts);
+  const std::uint64_t begin = units / parts * part + std::min(part, units % parts);
+  const std::uint64_t count = units / parts + (part < units % parts ? 1 : 0);
+  return {begin * width, count * width};
+}
+
 std::string InputBytes::read_rest() {
   if (!file_ && position_ == 0) {
     position_ = size_;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,8 @@ class InputBytes {
   std::string_view head() const { return head_; }
 
   void read(void* destination, std::uint64_t bytes);
+  // Moves `bytes` ahead without reading them (a seek in a file).
+  void skip(std::uint64_t bytes);
   template <class T>
   std::vector<T> read_array(std::uint64_t count) {
     std::vector<T> values(count);
@@ -63,14 +66,16 @@ void require_values(std::size_t count, const std::string& label);
 // message is no place for it; the file and line or element already say where it is.
 std::string quoted_if_not_finite(double value, const std::string& text);
 
+// Checks the values of a whole input, or of its slice from element `first` on (messages name
+// elements by their place in the whole input).
 template <class T>
-void check_elements(const std::vector<T>& values, const std::string& label, ValueKind kind) {
-  require_values(values.size(), label);
+void check_elements(const std::vector<T>& values, const std::string& label, ValueKind kind,
+                    std::uint64_t first = 0) {
   for (std::size_t i = 0; i < values.size(); ++i) {
     std::string problem = domain_violation(static_cast<double>(values[i]), kind);
     if (!problem.empty()) {
       const auto value = static_cast<double>(values[i]);
-      throw CliError(label + ": element " + std::to_string(i) + ": " + problem +
+      throw CliError(label + ": element " + std::to_string(first + i) + ": " + problem +
                      quoted_if_not_finite(value, format_number(value)));
     }
   }
@@ -93,6 +98,17 @@ struct NpyHeader {
 };
 // Reads the header, leaving `bytes` at the data; refuses anything but a 1-D or 2-D C-order array.
 NpyHeader read_npy_header(InputBytes& bytes);
-InputValues read_npy_data(InputBytes& bytes, const NpyHeader& header, ValueKind kind);
+// The elements [first, first + count) of an input.
+struct ElementRange {
+  std::uint64_t first = 0;
+  std::uint64_t count = 0;
+};
+// The data, or only `slice` of it (nullopt: all of it).
+InputValues read_npy_data(InputBytes& bytes, const NpyHeader& header, ValueKind kind,
+                          const std::optional<InputSlice>& slice);
+
+// The elements of `slice` of an input of `total` elements whose rows are `row_width` wide (0, or
+// a width that does not divide the total: cut by elements).
+ElementRange slice_elements(const InputSlice& slice, std::uint64_t total, std::uint64_t row_width);
 
 }  // namespace dpselect::cli

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <new>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "cli_error.hpp"
 #include "commands.hpp"
 #include "dpselect/errors.hpp"
+#include "job.hpp"
 #include "option_terms.hpp"
 #include "suggestions.hpp"
 
@@ -23,10 +25,15 @@ using dpselect::cli::did_you_mean;
 constexpr int exit_bad_input = 2;
 constexpr int exit_failure = 1;
 
-int report_error(std::string_view message, int status) {
+// An error every rank of a job shares (bad input, a refusal: the collective calls agree on
+// them) is printed by rank 0 alone; any other is printed by the rank that met it, named.
+int report_error(std::string_view message, int status, bool whole_job = true) {
+  if (!dpselect::cli::reports_error(whole_job)) return status;
   std::string line(message);
   std::replace(line.begin(), line.end(), '\n', ' ');  // exactly one line, whatever the source
-  std::fprintf(stderr, "dpselect: error: %s\n", line.c_str());
+  const dpselect::cli::JobPlace& place = dpselect::cli::job_place();
+  const std::string rank = place.distributed && !whole_job ? "rank " + std::to_string(place.rank) + ": " : "";
+  std::fprintf(stderr, "dpselect: error: %s%s\n", rank.c_str(), line.c_str());
   return status;
 }
 
@@ -128,6 +135,39 @@ constexpr const char* examples = R"(Examples:
 Exit status: 0 released, 2 bad input or usage (nothing released), 1 the backend failed (audit:
 an audit found a privacy loss above its claim).)";
 
+// Parses the command line and runs the subcommand; every failure becomes one error line and a
+// status. `whole_job` is left true for the errors every rank of a job shares.
+int run(CLI::App& app, int argc, char** argv, bool& whole_job) {
+  using dpselect::cli::in_option_terms;
+  using dpselect::cli::message_of;
+  try {
+    app.parse(argc, argv);
+    return 0;
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+      return dpselect::cli::job_place().rank == 0 ? app.exit(error) : 0;  // --help, --version
+    }
+    return report_error(parse_error_message(app, error), exit_bad_input);
+  } catch (const dpselect::cli::CliError& error) {
+    return report_error(error.what(), exit_bad_input);
+  } catch (const dpselect::InvalidArgument& error) {
+    return report_error(in_option_terms(app, message_of(error)), exit_bad_input);
+  } catch (const dpselect::UsageError& error) {
+    return report_error(message_of(error), exit_bad_input);
+  } catch (const dpselect::BackendUnavailable& error) {
+    return report_error(in_option_terms(app, message_of(error)), exit_failure);
+  } catch (const dpselect::CudaError& error) {
+    whole_job = false;
+    return report_error(message_of(error), exit_failure, whole_job);
+  } catch (const std::bad_alloc&) {
+    whole_job = false;
+    return report_error("out of memory", exit_failure, whole_job);
+  } catch (const std::exception& error) {
+    whole_job = false;
+    return report_error(message_of(error), exit_failure, whole_job);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -144,29 +184,14 @@ int main(int argc, char** argv) {
   dpselect::cli::register_demo_command(app);
   dpselect::cli::register_audit_command(app);
 
-  using dpselect::cli::in_option_terms;
-  using dpselect::cli::message_of;
+  std::optional<dpselect::cli::Job> job;
   try {
-    app.parse(argc, argv);
-    return 0;
-  } catch (const CLI::ParseError& error) {
-    if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
-      return app.exit(error);  // --help, --version
-    }
-    return report_error(parse_error_message(app, error), exit_bad_input);
+    job.emplace(argc, argv);
   } catch (const dpselect::cli::CliError& error) {
     return report_error(error.what(), exit_bad_input);
-  } catch (const dpselect::InvalidArgument& error) {
-    return report_error(in_option_terms(app, message_of(error)), exit_bad_input);
-  } catch (const dpselect::UsageError& error) {
-    return report_error(message_of(error), exit_bad_input);
-  } catch (const dpselect::BackendUnavailable& error) {
-    return report_error(in_option_terms(app, message_of(error)), exit_failure);
-  } catch (const dpselect::CudaError& error) {
-    return report_error(message_of(error), exit_failure);
-  } catch (const std::bad_alloc&) {
-    return report_error("out of memory", exit_failure);
-  } catch (const std::exception& error) {
-    return report_error(message_of(error), exit_failure);
   }
+  bool whole_job = true;
+  const int status = run(app, argc, argv, whole_job);
+  if (status != 0 && !whole_job) job->abandon(status);
+  return status;
 }

@@ -117,7 +117,8 @@ NpyHeader read_npy_header(InputBytes& bytes) {
   return header;
 }
 
-InputValues read_npy_data(InputBytes& bytes, const NpyHeader& header, ValueKind kind) {
+InputValues read_npy_data(InputBytes& bytes, const NpyHeader& header, ValueKind kind,
+                          const std::optional<InputSlice>& slice) {
   const std::string& label = bytes.label();
   const std::uint64_t count = element_count(header, label);
   const bool supported = header.descr == "<f4" || header.descr == "<f8" || header.descr == "<i4" ||
@@ -132,18 +133,24 @@ InputValues read_npy_data(InputBytes& bytes, const NpyHeader& header, ValueKind 
     // No byte counts: for bids they give the number of bidders.
     throw CliError(label + ": .npy data does not match its shape (truncated or extra bytes)");
   }
+  require_values(count, label);
+  const ElementRange range =
+      slice ? slice_elements(*slice, count, slice->row_width) : ElementRange{0, count};
+  bytes.skip(range.first * element_size);
 
   InputValues input{InputFormat::npy, header.descr, header.shape, std::vector<double>{}};
+  input.first = range.first;
+  input.total = count;
   if (header.descr == "<f4") {
-    input.values = bytes.read_array<float>(count);
+    input.values = bytes.read_array<float>(range.count);
   } else if (header.descr == "<f8") {
-    input.values = bytes.read_array<double>(count);
+    input.values = bytes.read_array<double>(range.count);
   } else if (header.descr == "<i4") {
-    input.values = widened(bytes.read_array<std::int32_t>(count));
+    input.values = widened(bytes.read_array<std::int32_t>(range.count));
   } else {
-    input.values = widened(bytes.read_array<std::int64_t>(count));
+    input.values = widened(bytes.read_array<std::int64_t>(range.count));
   }
-  std::visit([&](const auto& values) { check_elements(values, label, kind); }, input.values);
+  std::visit([&](const auto& values) { check_elements(values, label, kind, range.first); }, input.values);
   return input;
 }
 

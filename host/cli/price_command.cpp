@@ -7,6 +7,7 @@
 #include "common_options.hpp"
 #include "dpselect/errors.hpp"
 #include "input_files.hpp"
+#include "job.hpp"
 #include "numbers.hpp"
 #include "output.hpp"
 #include "price_release.hpp"
@@ -76,13 +77,17 @@ Record run_price(const PriceOptions& options) {
   } else if (options.range) {
     candidates = *options.range;
   } else {
-    InputValues prices = read_values(
-        {"--prices", options.prices_path, options.format, one_list(options.flatten)}, price_values);
+    // Prices and bids are read whole on every rank of a job (job.hpp); the releases split the prices.
+    InputValues prices = on_every_rank([&] {
+      return read_values({"--prices", options.prices_path, options.format, one_list(options.flatten)},
+                         price_values);
+    });
     add_input(report, "prices", prices, true);
     candidates = prices.take_doubles();
   }
-  InputValues bid_values_read = read_values(
-      {"--bids", options.bids_path, options.format, one_list(options.flatten)}, bid_values);
+  InputValues bid_values_read = on_every_rank([&] {
+    return read_values({"--bids", options.bids_path, options.format, one_list(options.flatten)}, bid_values);
+  });
   add_input(report, "bids", bid_values_read, false);
   const Bids bids(std::span<const double>(bid_values_read.take_doubles()));
 

@@ -197,10 +197,9 @@ void add_price_releases(Record& out, const Bids& bids, const PriceCandidates& ca
   params.backend = options.backend;
   check_per_price_time(candidates, params, options, force);
   const std::uint64_t count = candidate_count(candidates);
-  std::vector<ReleaseOutcome> outcomes = run_releases(options, count, [&](Context& context) {
-    return std::visit(
-        [&](const auto& prices) { return outcome_of(select_price(context, bids, prices, params)); },
-        candidates);
+  std::vector<ReleaseOutcome> outcomes = run_releases(options, count, [&](ReleaseTarget& target) {
+    return std::visit([&](const auto& prices) { return outcome_of(target.price(bids, prices, params)); },
+                      candidates);
   });
 
   for (const ReleaseOutcome& outcome : outcomes) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "job.hpp"
 #include "numbers.hpp"
 #include "progress.hpp"
 
@@ -22,9 +23,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 std::vector<double> time_releases(const ReleaseOptions& options, std::uint64_t candidates,
-                                  const std::function<void(Context&)>& release_once) {
-  Context context = options.seed ? Context::with_fixed_seed(*options.seed, options.generator)
-                                 : Context::from_os_entropy(options.generator);
+                                  const std::function<void(ReleaseTarget&)>& release_once) {
+  const std::unique_ptr<ReleaseTarget> target = make_release_target(options);
+  const bool prints = job_place().rank == 0;  // one progress line and one warning per job
   // Work that can last more than about 2 s (a few hundred million candidates per second per
   // core): progress on a terminal. Public sizes only.
   constexpr std::uint64_t long_work_candidates = 100'000'000;
@@ -34,15 +35,15 @@ std::vector<double> time_releases(const ReleaseOptions& options, std::uint64_t c
   std::vector<double> seconds;
   {  // the progress line is cleared before the warning below
     Progress progress("releases over " + format_number(candidates) + " candidates",
-                      options.repeat, "releases", options.progress, long_work);
+                      options.repeat, "releases", options.progress && prints, long_work && prints);
     for (std::uint64_t number = 1; number <= options.repeat; ++number) {
       const auto start = std::chrono::steady_clock::now();
-      release_once(context);
+      release_once(*target);
       seconds.push_back(seconds_since(start));
       progress.update(number);
     }
   }
-  if (options.seed) {
+  if (options.seed && prints) {
     std::fputs(
         "dpselect: warning: --seed makes the noise reproducible and predictable; never use it "
         "for a real release\n",

@@ -11,6 +11,7 @@
 #include "common_options.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/pricing.hpp"
+#include "release_target.hpp"
 
 namespace dpselect::cli {
 
@@ -29,20 +30,21 @@ ReleaseOutcome outcome_of(const Selection& selection);
 ReleaseOutcome outcome_of(const PriceSelection& selection);
 
 // Makes options.repeat independent releases of `release_once` (over `candidates` candidates)
-// from one context: fixed-seed when options.seed is set (a warning goes to stderr once the
-// releases succeeded, so an error stays the only stderr line), else keyed from the OS. Returns
-// the wall time of each release.
+// on one release target (release_target.hpp: this process, or every rank of an MPI job): its
+// context fixed-seed when options.seed is set (a warning goes to stderr once the releases
+// succeeded, so an error stays the only stderr line), else keyed from the OS. Returns the wall
+// time of each release.
 std::vector<double> time_releases(const ReleaseOptions& options, std::uint64_t candidates,
-                                  const std::function<void(Context&)>& release_once);
+                                  const std::function<void(ReleaseTarget&)>& release_once);
 
 // time_releases() collecting what `release_once` returns: ReleaseOutcome, or any outcome type
 // with a `seconds` member, which is set to the wall time of its release.
 template <class ReleaseOnce>
 auto run_releases(const ReleaseOptions& options, std::uint64_t candidates,
                   ReleaseOnce&& release_once) {
-  std::vector<std::invoke_result_t<ReleaseOnce&, Context&>> outcomes;
+  std::vector<std::invoke_result_t<ReleaseOnce&, ReleaseTarget&>> outcomes;
   const std::vector<double> seconds = time_releases(
-      options, candidates, [&](Context& context) { outcomes.push_back(release_once(context)); });
+      options, candidates, [&](ReleaseTarget& target) { outcomes.push_back(release_once(target)); });
   for (std::size_t i = 0; i < outcomes.size(); ++i) outcomes[i].seconds = seconds[i];
   return outcomes;
 }

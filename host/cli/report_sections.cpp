@@ -167,7 +167,7 @@ void add_input(Record& out, const std::string& key, const InputValues& input,
     described.add("shape", shape_text(input.shape),
                   input.shape.size() > 1 ? "flattened in C order" : "");
   }
-  if (count_is_public) described.add("values", static_cast<std::uint64_t>(input.size()));
+  if (count_is_public) described.add("values", input.total);
 }
 
 }  // namespace dpselect::cli

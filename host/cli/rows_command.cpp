@@ -33,7 +33,7 @@ struct RowsOutcome {
 // The number of columns: --cols, which must divide the number of values, or the second extent
 // of a 2-D .npy array (which --cols, if given, must match).
 std::uint64_t column_count(const RowsOptions& options, const InputValues& utilities) {
-  const auto values = static_cast<std::uint64_t>(utilities.size());
+  const std::uint64_t values = utilities.total;
   if (utilities.shape.size() == 2) {
     if (options.cols && *options.cols != utilities.shape[1]) {
       throw CliError("--cols " + format_number(*options.cols) + " does not match the shape " +
@@ -83,17 +83,19 @@ void add_rows_release(Record& item, const RowsOutcome& outcome, bool indices_in_
 Record run_rows(const RowsOptions& options) {
   std::optional<IndexFile> index_file;
   if (!options.output.empty()) index_file = checked_index_file("--output", options.output);
-  const InputValues utilities = options.utilities.read(options.params.utility_bound);
+  // A job cuts the matrix by whole rows: of --cols values, or of a 2-D .npy's own.
+  const InputValues utilities =
+      options.utilities.read(options.params.utility_bound, options.cols.value_or(0));
   const std::uint64_t cols = column_count(options, utilities);
-  const std::uint64_t rows = utilities.size() / cols;
+  const std::uint64_t rows = utilities.size() / cols;  // this rank's (all of them in one process)
   SelectionParams params = options.params;
   params.backend = options.release.backend;
   std::vector<RowsOutcome> outcomes =
-      run_releases(options.release, utilities.size(), [&](Context& context) {
+      run_releases(options.release, utilities.total, [&](ReleaseTarget& target) {
         return std::visit(
             [&]<class T>(const std::vector<T>& values) {
               return RowsOutcome{
-                  select_rows(context, HostMatrix<const T>{values.data(), rows, cols}, params)};
+                  target.rows(HostMatrix<const T>{values.data(), rows, cols}, utilities.first / cols, params)};
             },
             utilities.values);
       });
@@ -112,10 +114,10 @@ Record run_rows(const RowsOptions& options) {
   released.reserve(outcomes.size());
   for (const RowsOutcome& outcome : outcomes) released.push_back(row_indices(outcome));
   add_released_index_lists(report, released, index_file);
-  report.add("rows", rows);
+  report.add("rows", utilities.total / cols);
   add_mechanism(report, first);
   report.add("epsilon_per_row", first.epsilon_spent);
-  add_epsilon_total(report, "total_epsilon", static_cast<double>(rows) * first.epsilon_spent,
+  add_epsilon_total(report, "total_epsilon", static_cast<double>(utilities.total / cols) * first.epsilon_spent,
                     static_cast<std::uint64_t>(outcomes.size()),
                     "rows * epsilon per row: basic composition, when all rows are computed "
                     "from the same dataset");
@@ -135,7 +137,7 @@ Record run_rows(const RowsOptions& options) {
   }
   if (options.release.diagnostics) {
     add_release_timings(add_not_private_section(report, not_private_heading),
-                        release_seconds(outcomes), utilities.size());
+                        release_seconds(outcomes), utilities.total);
   }
   return report;
 }

@@ -25,10 +25,10 @@ Record run_select(const SelectOptions& options) {
   SelectionParams params = options.params;
   params.backend = options.release.backend;
   std::vector<ReleaseOutcome> outcomes =
-      run_releases(options.release, utilities.size(), [&](Context& context) {
+      run_releases(options.release, utilities.total, [&](ReleaseTarget& target) {
         return std::visit(
             [&](const auto& values) {
-              return outcome_of(select(context, std::span(values), params));
+              return outcome_of(target.select(std::span(values), utilities.first, params));
             },
             utilities.values);
       });
@@ -42,7 +42,7 @@ Record run_select(const SelectOptions& options) {
   add_release_summary(report, options.release, outcomes, "--utility-bound");
   if (options.release.diagnostics) {
     add_release_timings(add_not_private_section(report, not_private_heading),
-                        release_seconds(outcomes), utilities.size());
+                        release_seconds(outcomes), utilities.total);
   }
   return report;
 }

@@ -11,6 +11,7 @@
 #include "common_options.hpp"
 #include "dpselect/sparse_vector.hpp"
 #include "input_files.hpp"
+#include "job.hpp"
 #include "numbers.hpp"
 #include "output.hpp"
 #include "releases.hpp"
@@ -47,8 +48,15 @@ InputValues read_query_answers(const SvtOptions& options) {
   ValueKind kind = query_answer_values;
   kind.magnitude_bound = options.params.value_bound;
   kind.bound_option = "--value-bound";
-  return read_values(
-      {"--queries", options.queries_path, options.format, one_list(options.flatten)}, kind);
+  // In a distributed job each rank reads its block of the stream (job.hpp).
+  return on_every_rank([&] {
+    return read_values({.name = "--queries",
+                        .path = options.queries_path,
+                        .format = options.format,
+                        .two_dimensional = one_list(options.flatten),
+                        .slice = rank_slice()},
+                       kind);
+  });
 }
 
 // The theorem (or bound) behind --alpha-beta, as a note on alpha.
@@ -124,7 +132,8 @@ Record run_svt(const SvtOptions& options) {
   InputValues answers_read = read_query_answers(options);
   // The number of queries is the analyst's own, public; their answers are the data.
   add_input(report, "queries", answers_read, true);
-  const auto query_count = static_cast<std::uint64_t>(answers_read.size());
+  const std::uint64_t query_count = answers_read.total;
+  const std::uint64_t first_query = answers_read.first;
   const std::vector<double> query_answers = answers_read.take_doubles();
   // Computed from the parameters alone, and before the releases so that nothing fails after them.
   std::optional<double> alpha;
@@ -133,8 +142,8 @@ Record run_svt(const SvtOptions& options) {
   }
 
   std::vector<SvtOutcome> outcomes =
-      run_releases(options.release, query_count, [&](Context& context) {
-        return SvtOutcome{sparse_vector_batch(context, std::span(query_answers), params)};
+      run_releases(options.release, query_count, [&](ReleaseTarget& target) {
+        return SvtOutcome{target.sparse_vector(std::span(query_answers), first_query, params)};
       });
 
   for (std::size_t i = 0; i < outcomes.size(); ++i) add_svt_answer(report, outcomes[i], i > 0);

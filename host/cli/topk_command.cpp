@@ -75,19 +75,19 @@ Record run_top_k(const TopKOptions& options) {
   const InputValues utilities = options.utilities.read(options.params.per_pick.utility_bound);
   TopKParams params = options.params;
   // Checked here too (the library refuses it as well) so that the message names the file.
-  if (params.k > utilities.size()) {
+  if (params.k > utilities.total) {
     throw CliError("--k " + format_number(params.k) + " is more than the " +
-                   format_number(static_cast<std::uint64_t>(utilities.size())) + " candidates in " +
+                   format_number(utilities.total) + " candidates in " +
                    std::string(display_path(options.utilities.path)));
   }
   params.per_pick.mechanism = Mechanism::exponential;
   params.per_pick.epsilon = options.epsilon / static_cast<double>(params.k);
   params.per_pick.backend = options.release.backend;
   std::vector<TopKOutcome> outcomes =
-      run_releases(options.release, utilities.size(), [&](Context& context) {
+      run_releases(options.release, utilities.total, [&](ReleaseTarget& target) {
         return std::visit(
             [&](const auto& values) {
-              return TopKOutcome{select_top_k(context, std::span(values), params)};
+              return TopKOutcome{target.top_k(std::span(values), utilities.first, params)};
             },
             utilities.values);
       });
@@ -134,7 +134,7 @@ Record run_top_k(const TopKOptions& options) {
   }
   if (options.release.diagnostics) {
     add_release_timings(add_not_private_section(report, not_private_heading),
-                        release_seconds(outcomes), utilities.size());
+                        release_seconds(outcomes), utilities.total);
   }
   return report;
 }
