@@ -77,8 +77,9 @@ TEST(DistributedPricing, BidIntervalsSplitOverRanksEqualOneProcess) {
   dmpi::DistributedContext distributed = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed);
   dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed);
   const Bids bids(raw_bids(1001));
-  // 10^8 prices: automatic picks bid intervals (and so does the explicit choice).
-  const PriceGrid grid{0.01, 1e6, 0.01};
+  // 10^10 prices (beyond 2^32): automatic picks bid intervals (and so does the explicit choice).
+  const PriceGrid grid{0.0001, 1e6, 0.0001};
+  ASSERT_GT(grid.size(), std::uint64_t{1} << 32);
   const IndexRange mine = shard_of(0, grid.size(), world_rank(), world_size());
   for (GridSampler sampler : {GridSampler::bid_intervals, GridSampler::automatic}) {
     for (std::uint64_t max_bidders : {std::uint64_t{0}, std::uint64_t{5000}}) {
