@@ -26,7 +26,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # GoogleTest, Google Benchmark and Open MPI (the optional dpselect::mpi target and its `mpi`
 # tests, run under mpiexec). The CUDA Toolkit is optional and never installed here.
 packages=(cmake ninja-build g++ libcli11-dev)
-[[ $task == test ]] && packages+=(libgtest-dev libbenchmark-dev libopenmpi-dev openmpi-bin)
+[[ $task == test ]] && packages+=(libgtest-dev libbenchmark-dev libopenmpi-dev openmpi-bin python3-venv python3-dev)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -72,6 +72,12 @@ case $task in
     build/command/host/cli/dpselect demo
     ;;
   test)
+    # The Python package's build and test tools, from PyPI, in a virtualenv under build/: the
+    # cpu-only workflow builds the extension when it finds nanobind there (DPSELECT_PYTHON=AUTO).
+    venv=build/python-venv
+    [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check nanobind numpy pytest
+    export VIRTUAL_ENV=$PWD/$venv PATH=$PWD/$venv/bin:$PATH
     cmake --workflow --preset default
     cmake --workflow --preset cpu-only
     ;;

@@ -1,4 +1,4 @@
-# Fails unless every ```cpp and ```cmake block of README.md is, character for character, a marked
+# Fails unless every ```cpp, ```cmake and ```python block of README.md is, character for character, a marked
 # region of a compiled source, and every marked region is quoted in README.md (the only other
 # code blocks allowed are ```sh). The README's code
 # therefore always compiles (CI builds and runs the examples) and cannot drift from it.
@@ -6,7 +6,7 @@
 #   cmake -DREADME=README.md "-DSOURCE_DIRS=examples;tests/consumer" -P check_readme_snippets.cmake
 #
 # A region is the lines between a line holding only the comment  [readme:NAME]  and one holding
-# only  [/readme:NAME]  (// or # comments) in a *.cpp, *.cu or CMakeLists.txt under SOURCE_DIRS.
+# only  [/readme:NAME]  (// or # comments) in a *.cpp, *.cu, *.py or CMakeLists.txt under SOURCE_DIRS.
 # Its common indentation is removed, so a region may sit inside main(). A region opened again in
 # the same file continues it after one blank line: the includes at the top of a file and the
 # statements inside main() make one README block. Written for cmake -P because CI machines need
@@ -83,7 +83,7 @@ endmacro()
 # ---- Marked regions of the sources -----------------------------------------------------------
 set(region_names "")
 foreach(dir IN LISTS SOURCE_DIRS)
-  file(GLOB_RECURSE sources LIST_DIRECTORIES false "${dir}/*.cpp" "${dir}/*.cu" "${dir}/CMakeLists.txt")
+  file(GLOB_RECURSE sources LIST_DIRECTORIES false "${dir}/*.cpp" "${dir}/*.cu" "${dir}/*.py" "${dir}/CMakeLists.txt")
   list(SORT sources)
   foreach(source IN LISTS sources)
     read_lines("${source}" lines)
@@ -143,15 +143,15 @@ foreach(line IN LISTS lines)
     if(line MATCHES "^```[ ]*$")
       set(in_shell_block FALSE)
     endif()
-  elseif(NOT in_block AND line MATCHES "^```(cpp|cmake)[ ]*$")
+  elseif(NOT in_block AND line MATCHES "^```(cpp|cmake|python)[ ]*$")
     set(in_block TRUE)
     set(block_line ${line_number})
     set(block_lines "")
   elseif(NOT in_block AND line MATCHES "^```sh[ ]*$")
     set(in_shell_block TRUE)
   elseif(NOT in_block AND line MATCHES "^```")
-    # Unchecked code could hide behind any other label (c++, cuda, none): name it cpp, cmake or sh.
-    report_problem("${README}:${line_number}: a code block labelled other than cpp, cmake or sh")
+    # Unchecked code could hide behind any other label (c++, cuda, none): name it cpp, cmake, python or sh.
+    report_problem("${README}:${line_number}: a code block labelled other than cpp, cmake, python or sh")
     set(in_shell_block TRUE)
   elseif(in_block AND line MATCHES "^```[ ]*$")
     set(in_block FALSE)

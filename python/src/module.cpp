@@ -1,0 +1,15 @@
+// dpselect._dpselect: the C++ library for Python. The package dpselect (python/dpselect/) wraps
+// it: input checks with messages that say how to fix the array, then these functions.
+#include <nanobind/nanobind.h>
+
+#include "bindings.hpp"
+#include "dpselect/select.hpp"
+
+NB_MODULE(_dpselect, m) {
+  m.doc() = "dpselect: differentially private selection over very large candidate ranges (C++ core)";
+  dpselect::python::bind_errors(m);
+  dpselect::python::bind_types(m);
+  dpselect::python::bind_selection(m);
+  m.def("gpu_usable", &dpselect::gpu_usable, "Whether a CUDA device is usable by this build.");
+  m.def("built_with_cuda", &dpselect::built_with_cuda, "Whether this build has the CUDA backend.");
+}
