@@ -6,6 +6,7 @@
 // Exits 77 (CTest: skipped) when a rank has no usable GPU.
 #include <cuda_runtime.h>
 #include <dpselect/mpi.hpp>
+#include <dpselect/select.hpp>
 
 #include <cmath>
 #include <iostream>
@@ -21,13 +22,13 @@ int main(int argc, char** argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     // Local rank -> device, before the first CUDA call of this process.
     const int device = dpselect::mpi::local_device(MPI_COMM_WORLD);
-    int every_rank_has_one = device >= 0 ? 1 : 0;
+    if (device >= 0) cudaSetDevice(device);
+    int every_rank_has_one = device >= 0 && dpselect::gpu_usable() ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &every_rank_has_one, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!every_rank_has_one) {
       if (rank == 0) std::cout << "skipped: a rank has no usable GPU\n";
       status = 77;
     } else {
-      cudaSetDevice(device);
       // Candidates 0..2^24-1 with utility -|i - 10^6| / 1000, one slice per rank.
       const std::uint64_t n = std::uint64_t{1} << 24;
       const std::uint64_t first = n * rank / ranks;

@@ -454,7 +454,7 @@ int local_device(MPI_Comm comm) {
   int local_rank = 0;
   MPI_Comm_rank(node, &local_rank);
   MPI_Comm_free(&node);
-  if (!dpselect::detail::cuda_device_usable()) return -1;
+  // cudaGetDeviceCount only: anything more would create a context on device 0 in every rank.
   const int devices = dpselect::detail::gpu_device_count();
   return devices > 0 ? local_rank % devices : -1;
 }

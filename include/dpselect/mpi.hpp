@@ -228,8 +228,11 @@ SparseVectorBatch sparse_vector_batch(DistributedContext& context, std::span<con
                                       std::uint64_t first_index, const SparseVectorParams& params);
 
 // One rank per GPU: the CUDA device this rank should use, its rank among the ranks on its node
-// (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED) modulo the node's device count; -1 when no GPU
-// is usable here. Collective over `comm`. Call cudaSetDevice with it before the first CUDA call.
+// (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED) modulo the node's device count; -1 when the
+// node has no CUDA device (or the build no CUDA backend). Collective over `comm`. It asks the
+// runtime for the device count only, which creates no context: call cudaSetDevice with the
+// result before any other CUDA call (dpselect::gpu_usable included), or every rank opens a
+// context on device 0.
 int local_device(MPI_Comm comm);
 
 }  // namespace dpselect::mpi
