@@ -142,6 +142,15 @@ std::uint64_t bytes_digest(const void* data, std::size_t bytes);
 // This rank's even contiguous share of `count` items: rank r of P holds [begin, end).
 IndexRange even_share(std::uint64_t count, int rank, int size);
 
+// What Context::begin_release charges for `params`: one release of the mechanism's kind at epsilon.
+inline PrivacyCharge one_release_charge(const SelectionParams& params) {
+  return PrivacyCharge{release_kind(params.mechanism), params.epsilon, 0.0, 1};
+}
+
+// begin_distributed_release with this rank's finding of any kind (not only InvalidArgument).
+Release begin_distributed_release(DistributedContext& context, const SelectionParams& params, IndexRange shard,
+                                  Finding local);
+
 // After agree_and_charge: one release on every rank (the same stream: the ranks begin the same
 // releases in the same order), whose merged result must hold `agreed.total` candidates with the
 // fingerprint `agreed.coverage` (finish it with merged_tally).

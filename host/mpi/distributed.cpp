@@ -342,10 +342,15 @@ Release begin_release_charging(DistributedContext& context, const SelectionParam
 }  // namespace
 
 Release begin_distributed_release(DistributedContext& context, const SelectionParams& params, IndexRange shard,
+                                  Finding local) {
+  const AgreedShards agreed =
+      agree_and_charge(context, &params, shard, std::move(local), ChargeRule{one_release_charge(params)});
+  return begin_agreed_release(context, params, agreed);
+}
+
+Release begin_distributed_release(DistributedContext& context, const SelectionParams& params, IndexRange shard,
                                   std::string local_error) {
-  // What Context::begin_release charges: one release of the mechanism's kind at epsilon.
-  const PrivacyCharge charge{release_kind(params.mechanism), params.epsilon, 0.0, 1};
-  return begin_release_charging(context, params, shard, std::move(local_error), charge, nullptr);
+  return begin_distributed_release(context, params, shard, invalid_unless_empty(std::move(local_error)));
 }
 
 // The merge of every rank's tally, checked to cover every shard exactly once.
@@ -396,14 +401,8 @@ Selection select_host(DistributedContext& context, std::span<const T> shard, std
   std::string local_error = shard_end_error(context, first_index, shard.size(), "first_index", "utilities");
   const IndexRange range = local_error.empty() ? IndexRange{first_index, first_index + shard.size()} : IndexRange{};
   Release release = detail::begin_distributed_release(context, params, range, std::move(local_error));
-  ShardResult mine;
-  std::exception_ptr failure;
-  try {
-    if (!shard.empty()) mine = release.evaluate(shard, first_index);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  detail::agree_on_pass(context, failure);
+  const ShardResult mine =
+      detail::agreed_pass(context, [&] { return shard.empty() ? ShardResult{} : release.evaluate(shard, first_index); });
   return detail::finish_distributed_release(context, release, mine);
 }
 
@@ -420,19 +419,9 @@ Selection select_device(DistributedContext& context, DeviceSpan<const T> shard, 
     });
   }
   const IndexRange range = finding.kind == detail::none ? IndexRange{first_index, first_index + shard.size} : IndexRange{};
-  // What Context::begin_release charges: one release of the mechanism's kind at epsilon.
-  const PrivacyCharge charge{release_kind(params.mechanism), params.epsilon, 0.0, 1};
-  const detail::AgreedShards agreed =
-      detail::agree_and_charge(context, &params, range, std::move(finding), detail::ChargeRule{charge});
-  Release release = detail::begin_agreed_release(context, params, agreed);
-  ShardResult mine;
-  std::exception_ptr failure;
-  try {
-    if (shard.size != 0) mine = release.evaluate(shard, first_index, stream);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  detail::agree_on_pass(context, failure);
+  Release release = detail::begin_distributed_release(context, params, range, std::move(finding));
+  const ShardResult mine = detail::agreed_pass(
+      context, [&] { return shard.size == 0 ? ShardResult{} : release.evaluate(shard, first_index, stream); });
   return detail::finish_distributed_release(context, release, mine);
 }
 
@@ -504,19 +493,15 @@ TopKSelection top_k_host(DistributedContext& context, std::span<const T> shard, 
   const PrivacyCharge picks{ReleaseKind::exponential_mechanism, per_pick.epsilon, 0.0, params.k};
   Release release = detail::begin_release_charging(context, per_pick, range, std::move(local_error), picks, &params.k);
 
-  dpselect::detail::TopKShard mine;
-  std::exception_ptr failure;
-  try {
-    if (!shard.empty()) {
-      dpselect::detail::ReleaseAccess::claim(release, range);
-      mine = dpselect::detail::cpu_top_k_shard(dpselect::detail::ReleaseAccess::noise_spec(release), shard,
-                                               first_index, params.k);
-      mine.tally = dpselect::detail::ReleaseAccess::stamped(release, range, mine.tally);
-    }
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  detail::agree_on_pass(context, failure);
+  const dpselect::detail::TopKShard mine = detail::agreed_pass(context, [&] {
+    dpselect::detail::TopKShard top;
+    if (shard.empty()) return top;
+    dpselect::detail::ReleaseAccess::claim(release, range);
+    top = dpselect::detail::cpu_top_k_shard(dpselect::detail::ReleaseAccess::noise_spec(release), shard, first_index,
+                                            params.k);
+    top.tally = dpselect::detail::ReleaseAccess::stamped(release, range, top.tally);
+    return top;
+  });
   // The k best of the whole range are among the ranks' k best: gather them all on every rank.
   const int count = static_cast<int>(mine.top.size() * sizeof(RankedCandidate));
   std::vector<int> counts(static_cast<std::size_t>(s.size));

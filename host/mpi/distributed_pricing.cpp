@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <optional>
 #include <string>
 
@@ -56,27 +55,15 @@ std::string shared_inputs_error(const DistributedContext& context, const Bids& b
   return detail::differs_from_root(context, &mine, sizeof mine, "the bids, the prices' grid and the params");
 }
 
-PrivacyCharge one_release(const SelectionParams& selection) {
-  // What Context::begin_release charges: one release of the mechanism's kind at epsilon.
-  return PrivacyCharge{release_kind(selection.mechanism), selection.epsilon, 0.0, 1};
-}
-
 // Scores this rank's part of a release with `score(spec, part)` (nothing for an empty part), and
 // agrees on the pass: a part that throws on one rank fails every rank.
 template <class Score>
 ShardResult score_part(DistributedContext& context, Release& release, IndexRange part, Score&& score) {
-  ShardResult mine;
-  std::exception_ptr failure;
-  try {
-    if (part.size() != 0) {
-      ReleaseAccess::claim(release, part);
-      mine = ReleaseAccess::stamped(release, part, score(ReleaseAccess::noise_spec(release), part));
-    }
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  detail::agree_on_pass(context, failure);
-  return mine;
+  return detail::agreed_pass(context, [&] {
+    if (part.size() == 0) return ShardResult{};
+    ReleaseAccess::claim(release, part);
+    return ReleaseAccess::stamped(release, part, score(ReleaseAccess::noise_spec(release), part));
+  });
 }
 
 // Stage 1 of the bid-interval sampler with the n + 1 intervals split evenly over the ranks, after
@@ -137,7 +124,7 @@ PriceSelection select_price(DistributedContext& context, const Bids& bids, const
   rules.whole = &whole;
   const detail::AgreedShards agreed = detail::agree_and_charge(
       context, nullptr, finding.kind == detail::none ? shard : IndexRange{}, std::move(finding),
-      detail::ChargeRule{one_release(selection)}, rules);
+      detail::ChargeRule{detail::one_release_charge(selection)}, rules);
 
   if (plan.has_value()) {
     PriceSelection chosen = bid_intervals_over_ranks(context, *plan);
@@ -194,20 +181,14 @@ PriceSelection select_price(DistributedContext& context, const Bids& bids, std::
   const IndexRange shard =
       finding.kind == detail::none ? IndexRange{first_index, first_index + prices.size()} : IndexRange{};
   const detail::AgreedShards agreed = detail::agree_and_charge(context, &selection, shard, std::move(finding),
-                                                               detail::ChargeRule{one_release(selection)}, rules);
+                                                               detail::ChargeRule{detail::one_release_charge(selection)}, rules);
   Release release = detail::begin_agreed_release(context, selection, agreed);
-  ShardResult mine;
-  std::exception_ptr failure;
-  try {
-    if (!prices.empty()) {
-      std::vector<double> revenue(prices.size());
-      for (std::size_t i = 0; i < prices.size(); ++i) revenue[i] = bids.revenue(prices[i]);
-      mine = release.evaluate(std::span<const double>(revenue), first_index);
-    }
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  detail::agree_on_pass(context, failure);
+  const ShardResult mine = detail::agreed_pass(context, [&] {
+    if (prices.empty()) return ShardResult{};
+    std::vector<double> revenue(prices.size());
+    for (std::size_t i = 0; i < prices.size(); ++i) revenue[i] = bids.revenue(prices[i]);
+    return release.evaluate(std::span<const double>(revenue), first_index);
+  });
   const Selection chosen = release.finish(detail::merged_tally(s, mine));
   // The chosen price, from the rank that holds it (prices are >= 0, so -1 means "not here").
   double price = chosen.index >= first_index && chosen.index - first_index < prices.size()
@@ -236,7 +217,7 @@ PriceSelection select_price(DistributedContext& context, const Bids& bids, const
   const IndexRange share =
       finding.kind == detail::none ? detail::even_share(intervals, s.rank, s.size) : IndexRange{};
   const SelectionParams selection = plan.has_value() ? plan->selection : SelectionParams{};
-  detail::agree_and_charge(context, nullptr, share, std::move(finding), detail::ChargeRule{one_release(selection)},
+  detail::agree_and_charge(context, nullptr, share, std::move(finding), detail::ChargeRule{detail::one_release_charge(selection)},
                            rules);
   return bid_intervals_over_ranks(context, *plan);
 }

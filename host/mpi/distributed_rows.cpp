@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <exception>
 #include <string>
 #include <vector>
 
@@ -99,14 +98,8 @@ RowsSelection rows_over_ranks(DistributedContext& context, const RowBlock<T>& bl
     releases.push_back(ContextAccess::begin_charged_release(s.local, params));
   }
   const std::uint64_t first_release = block.rows == 0 ? 0 : block.first_row - agreed.begin;
-  std::vector<ShardResult> mine;
-  std::exception_ptr failure;
-  try {
-    mine = score_block(releases, first_release, block);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  detail::agree_on_pass(context, failure);
+  const std::vector<ShardResult> mine =
+      detail::agreed_pass(context, [&] { return score_block(releases, first_release, block); });
 
   // Every row's result on every rank, at its place in row order.
   const int placement[2] = {static_cast<int>(block.rows), static_cast<int>(first_release)};

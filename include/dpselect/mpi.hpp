@@ -72,6 +72,20 @@ Release begin_distributed_release(DistributedContext& context, const SelectionPa
 // Collective, after each rank's own pass: when a pass threw on any rank (`failure`), every rank
 // throws the lowest failing rank's exception, instead of the others waiting for it in the merge.
 void agree_on_pass(DistributedContext& context, std::exception_ptr failure);
+// Runs this rank's `pass`, then agree_on_pass: returns what the pass returned on every rank, or
+// throws on every rank the lowest failing rank's exception.
+template <class Pass>
+auto agreed_pass(DistributedContext& context, Pass&& pass) -> decltype(pass()) {
+  decltype(pass()) result{};
+  std::exception_ptr failure;
+  try {
+    result = pass();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree_on_pass(context, failure);
+  return result;
+}
 // Allreduces the shards' results with dpselect::merge, checks that the merge covers every
 // rank's shard exactly once, and finishes the release (the same Selection on every rank).
 Selection finish_distributed_release(DistributedContext& context, Release& release, const ShardResult& mine);
@@ -150,14 +164,9 @@ Selection select_functor(DistributedContext& context, const UtilityFn& utility, 
         "header select_functor.hpp)";
   }
   Release release = detail::begin_distributed_release(context, params, shard, std::move(local_error));
-  ShardResult mine;
-  std::exception_ptr failure;
-  try {
-    if (shard.size() != 0) mine = evaluate_functor_on_cpu(release, utility, shard);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  detail::agree_on_pass(context, failure);
+  const ShardResult mine = detail::agreed_pass(context, [&] {
+    return shard.size() != 0 ? evaluate_functor_on_cpu(release, utility, shard) : ShardResult{};
+  });
   return detail::finish_distributed_release(context, release, mine);
 }
 
