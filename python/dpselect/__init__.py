@@ -60,6 +60,17 @@ __all__ = [
     "select_top_k",
 ]
 
+# The other parts of the API, each a module of its own (dpselect.pricing, dpselect.noise, ...)
+# whose public names are also dpselect's. dpselect.audit and dpselect.plot (matplotlib) stay
+# submodules: import them by name.
+from . import accounting, noise, pricing, sparse_vector  # noqa: E402
+from .accounting import *  # noqa: E402,F401,F403
+from .noise import *  # noqa: E402,F401,F403
+from .pricing import *  # noqa: E402,F401,F403
+from .sparse_vector import *  # noqa: E402,F401,F403
+
+__all__ += accounting.__all__ + noise.__all__ + pricing.__all__ + sparse_vector.__all__
+
 
 def _params(params: SelectionParams | None, fields: dict) -> SelectionParams:
     if params is not None and fields:

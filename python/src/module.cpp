@@ -10,6 +10,11 @@ NB_MODULE(_dpselect, m) {
   dpselect::python::bind_errors(m);
   dpselect::python::bind_types(m);
   dpselect::python::bind_selection(m);
+  dpselect::python::bind_pricing(m);
+  dpselect::python::bind_sparse_vector(m);
+  dpselect::python::bind_noise(m);
+  dpselect::python::bind_accounting(m);
+  dpselect::python::bind_audit(m);
   m.def("gpu_usable", &dpselect::gpu_usable, "Whether a CUDA device is usable by this build.");
   m.def("built_with_cuda", &dpselect::built_with_cuda, "Whether this build has the CUDA backend.");
 }

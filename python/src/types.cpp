@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bindings.hpp"
+#include "repr.hpp"
 #include "dpselect/accounting.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/rows.hpp"
@@ -17,23 +18,6 @@ using namespace nb::literals;
 
 namespace dpselect::python {
 namespace {
-
-std::string repr_double(double value) { return nb::cast<std::string>(nb::repr(nb::float_(value))); }
-std::string repr_bool(bool value) { return value ? "True" : "False"; }
-
-std::string repr(const FloatingPointSlack& s) {
-  return "FloatingPointSlack(epsilon=" + repr_double(s.epsilon) + ", delta=" + repr_double(s.delta) +
-         ", depends_on_data=" + repr_bool(s.depends_on_data) + ")";
-}
-
-std::string repr(const SelectionReport& r) {
-  return "SelectionReport(mechanism=" + std::string(to_string(r.mechanism)) +
-         ", epsilon_spent=" + repr_double(r.epsilon_spent) + ", sensitivity=" + repr_double(r.sensitivity) +
-         ", monotone=" + repr_bool(r.monotone) + ", noise_scale=" + repr_double(r.noise_scale) +
-         ", executed_on=" + std::string(to_string(r.executed_on)) + ", candidates=" + std::to_string(r.candidates) +
-         ", slack=" + repr(r.slack) + ", stream=" + std::to_string(r.stream) +
-         ", generator=" + std::string(to_string(r.generator)) + ")";
-}
 
 void bind_enums(nb::module_& m) {
   nb::enum_<Mechanism>(m, "Mechanism", "Which private selection runs (see the C++ types.hpp).")

@@ -1,0 +1,3 @@
+"""TODO(issue 18): the audit part of the Python API."""
+
+__all__: list[str] = []
