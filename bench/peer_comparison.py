@@ -11,6 +11,8 @@ sensitivity = 1) with:
   * OpenDP's report-noisy-max (opendp.measurements.make_noisy_max and the deprecated
     make_report_noisy_max_gumbel)
   * dpselect's CPU path, by running its Google Benchmark program dpselect_bench_cpu
+  * dpselect's Python package, called in this process on the same NumPy array as the peers
+    (from build/cpu-only/python, or wherever `import dpselect` finds it)
 
 and prints one Markdown table (rows: implementations, columns: sizes), with dpselect's speed-up
 over the NumPy composite (target >= 20x) and its time over NumPy's argmax (target <= 3x). See bench/README.md,
@@ -22,7 +24,9 @@ Install the peers (a virtual environment is best):
     .venv-peers/bin/pip install numpy diffprivlib opendp "scikit-learn<1.8"
     .venv-peers/bin/pip install torch --index-url https://download.pytorch.org/whl/cpu   # optional
 
-Run (from the repository root, after building build/cpu-only/bench/dpselect_bench_cpu):
+Run (from the repository root, after building build/cpu-only/bench/dpselect_bench_cpu and the
+Python extension, cmake --build build/cpu-only --target dpselect_bench_cpu _dpselect; the peers'
+virtual environment must use the Python the extension was built for):
 
     .venv-peers/bin/python bench/peer_comparison.py
     .venv-peers/bin/python bench/peer_comparison.py --sizes 65536 1048576 --repetitions 3
@@ -49,6 +53,7 @@ from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_BENCH = REPO / "build" / "cpu-only" / "bench" / "dpselect_bench_cpu"
+DEFAULT_PYTHON_PACKAGE = REPO / "build" / "cpu-only" / "python"
 DATA_SEED = 20261122
 NOISE_SEED = 7
 EPSILON = 1.0
@@ -57,9 +62,10 @@ SENSITIVITY = 1.0
 # Per-peer largest n attempted by default (override with --max-n PEER=N). Beyond it the cell
 # is "—" with the reason. These are generous: the time guard (--skip-seconds) and the memory
 # guard below usually decide first.
-DEFAULT_MAX_N = {"numpy": 1 << 30, "torch": 1 << 30, "diffprivlib": 1 << 24, "opendp": 1 << 26}
+DEFAULT_MAX_N = {"numpy": 1 << 30, "torch": 1 << 30, "diffprivlib": 1 << 24, "opendp": 1 << 26,
+                 "dpselect-python": 1 << 34}
 # Rough peak memory per candidate (bytes), for the memory guard.
-BYTES_PER_CANDIDATE = {"numpy": 40, "torch": 24, "diffprivlib": 120, "opendp": 16}
+BYTES_PER_CANDIDATE = {"numpy": 40, "torch": 24, "diffprivlib": 120, "opendp": 16, "dpselect-python": 4}
 
 
 # --------------------------------------------------------------------------------------------
@@ -486,6 +492,48 @@ def bench_dpselect(runner: Runner, sizes: list[int]):
                 runner.progress(row, n, row.cells[n])
 
 
+DPSELECT_PYTHON_ROWS = [
+    ("dpselect_python_em_chacha20", "EXPONENTIAL", "CHACHA20",
+     "dpselect Python package, exponential mechanism, ChaCha20, all cores (this process)"),
+    ("dpselect_python_em_philox", "EXPONENTIAL", "PHILOX",
+     "dpselect Python package, exponential mechanism, Philox, all cores (this process)"),
+    ("dpselect_python_pf_chacha20", "PERMUTE_AND_FLIP", "CHACHA20",
+     "dpselect Python package, permute-and-flip, ChaCha20, all cores (this process)"),
+]
+
+
+def bench_dpselect_python(runner: Runner, sizes: list[int]):
+    """dpselect's Python package called in this process, on the same NumPy array as the Python peers."""
+    package = Path(runner.args.dpselect_python)
+    if package.is_dir() and str(package) not in sys.path:
+        sys.path.insert(0, str(package))
+    try:
+        import dpselect
+    except Exception as exc:  # noqa: BLE001
+        unavailable = (f"not importable ({type(exc).__name__}: {exc}); build the cpu-only tree or "
+                       "pip install ./python")
+        dpselect = None
+    for key, mechanism, generator, label in DPSELECT_PYTHON_ROWS:
+        row = Row(key, "dpselect-python", label,
+                  "one dpselect.select over the NumPy float32 array (zero-copy), Backend.CPU, a context keyed "
+                  "from the OS, the SelectionParams made once")
+        if dpselect is None:
+            row.unavailable = unavailable
+            runner.rows.append(row)
+            continue
+        context = dpselect.Context.from_os_entropy(getattr(dpselect.Generator, generator))
+        params = dpselect.SelectionParams(epsilon=EPSILON, sensitivity=SENSITIVITY,
+                                          mechanism=getattr(dpselect.Mechanism, mechanism),
+                                          backend=dpselect.Backend.CPU)
+
+        def make(n, context=context, params=params):
+            u = utilities(n)
+            return lambda: dpselect.select(context, u, params).index
+        runner.run_row(row, sizes, make)
+    if dpselect is not None:
+        runner.info["dpselect_python"] = str(Path(dpselect.__file__).parent)
+
+
 # --------------------------------------------------------------------------------------------
 # output
 
@@ -589,6 +637,18 @@ def render(runner: Runner, sizes: list[int], header: dict[str, object]) -> str:
             ("numpy_composite_em", "dpselect_em_chacha20_1thread",
              "**speed-up of dpselect EM (ChaCha20, 1 thread) over the NumPy composite (1 thread)**",
              speed_up, lambda r: r >= target, f"≥{target:g}×"),
+            ("numpy_composite_em", "dpselect_python_em_chacha20",
+             "**speed-up of dpselect's Python package (EM, ChaCha20) over the NumPy composite, same process**",
+             speed_up, lambda r: r >= target, f"≥{target:g}×"),
+            ("opendp_gumbel_invoke", "dpselect_python_em_chacha20",
+             "**speed-up of dpselect's Python package (EM, ChaCha20) over OpenDP's Gumbel max, same process**",
+             speed_up, lambda r: r >= target, f"≥{target:g}×"),
+            ("diffprivlib_em", "dpselect_python_em_chacha20",
+             "**speed-up of dpselect's Python package (EM, ChaCha20) over diffprivlib, same process**",
+             speed_up, lambda r: r >= target, f"≥{target:g}×"),
+            ("numpy_argmax", "dpselect_python_em_chacha20",
+             "**dpselect's Python package (EM, ChaCha20) time over NumPy's non-private argmax, same process**",
+             over, lambda r: r <= floor_target, f"≤{floor_target:g}×"),
             ("numpy_argmax", "dpselect_em_chacha20",
              "**dpselect EM (ChaCha20, all cores) time over NumPy's non-private argmax (1 core)**",
              over, lambda r: r <= floor_target, f"≤{floor_target:g}×"),
@@ -630,9 +690,12 @@ def main(argv=None) -> int:
     p.add_argument("--repetitions", "-r", type=int, default=5, help="timed releases per cell (median; default 5)")
     p.add_argument("--dpselect-bench", default=str(DEFAULT_BENCH),
                    help=f"dpselect_bench_cpu binary (default {DEFAULT_BENCH.relative_to(REPO)})")
+    p.add_argument("--dpselect-python", default=str(DEFAULT_PYTHON_PACKAGE),
+                   help="where the dpselect package is when it is not installed "
+                        f"(default {DEFAULT_PYTHON_PACKAGE.relative_to(REPO)})")
     p.add_argument("--dpselect-min-time", type=float, default=0.2,
                    help="--benchmark_min_time for dpselect_bench_cpu, seconds per repetition (default 0.2)")
-    p.add_argument("--peers", nargs="+", default=["numpy", "torch", "diffprivlib", "opendp", "dpselect"],
+    p.add_argument("--peers", nargs="+", default=["numpy", "torch", "diffprivlib", "opendp", "dpselect", "dpselect-python"],
                    help="which implementations to run (default all)")
     p.add_argument("--max-n", action="append", default=[], metavar="PEER=N",
                    help="largest n to attempt for a peer (defaults: diffprivlib=16777216, opendp=67108864)")
@@ -654,7 +717,8 @@ def main(argv=None) -> int:
     load_start = os.getloadavg()
     runner = Runner(args)
     benches = {"numpy": bench_numpy, "torch": bench_torch, "diffprivlib": bench_diffprivlib,
-               "opendp": bench_opendp, "dpselect": bench_dpselect}
+               "opendp": bench_opendp, "dpselect": bench_dpselect,
+               "dpselect-python": bench_dpselect_python}
     for name in args.peers:
         if not args.quiet:
             print(f"[{name}]", file=sys.stderr, flush=True)

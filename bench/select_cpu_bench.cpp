@@ -1,7 +1,8 @@
 // CPU benchmarks of dpselect (Google Benchmark).
 //
 //   cpu_select/<type>/<mechanism>/n:<n>    dpselect::select over a host utility array,
-//                                          Backend::Cpu (all OpenMP threads)
+//                                          Backend::Cpu (all OpenMP threads); also n:1 (double,
+//                                          exponential, ChaCha20): the cost of a call
 //   cpu_functor/<mechanism>/n:<n>          dpselect::select_functor over a cheap quadratic
 //                                          utility computed on the fly, Backend::Cpu
 //   cpu_repeated/double/n:8/releases:<r>   select_repeated: r releases over one row of 8
@@ -240,6 +241,15 @@ void register_all() {
       }
     }
   }
+  // One candidate: what a call costs beyond its candidates. bench/python_overhead.py compares it
+  // (and n = 2^16) with the same release called from Python.
+  benchmark::RegisterBenchmark("cpu_select/double/exponential/chacha20/n:1",
+                               [](benchmark::State& state) {
+                                 bm_select_array<double>(state, dpselect::Mechanism::exponential,
+                                                         dpselect::Generator::chacha20, 1);
+                               })
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
   for (const std::uint64_t n : kSizes) {
     for (const dpselect::Mechanism mechanism : kMechanisms) {
       for (const dpselect::Generator generator : kGenerators) {
