@@ -76,7 +76,7 @@ case $task in
     # cpu-only workflow builds the extension when it finds nanobind there (DPSELECT_PYTHON=AUTO).
     venv=build/python-venv
     [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check nanobind numpy pytest matplotlib
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check nanobind numpy pytest matplotlib mypy
     export VIRTUAL_ENV=$PWD/$venv PATH=$PWD/$venv/bin:$PATH
     cmake --workflow --preset default
     cmake --workflow --preset cpu-only

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from . import _dpselect as _core
 from ._arrays import as_host_or_device as _as_host_or_device
+from ._arrays import params_of as _params_of
 from ._dpselect import (
     AccountedBound,
     Backend,
@@ -72,16 +73,6 @@ from .sparse_vector import *  # noqa: E402,F401,F403
 __all__ += accounting.__all__ + noise.__all__ + pricing.__all__ + sparse_vector.__all__
 
 
-def _params(params: SelectionParams | None, fields: dict) -> SelectionParams:
-    if params is not None and fields:
-        raise TypeError(f"give params or keyword arguments, not both (got params and {sorted(fields)})")
-    if params is not None:
-        if not isinstance(params, SelectionParams):
-            raise TypeError(f"params must be a dpselect.SelectionParams (got {type(params).__name__})")
-        return params
-    return SelectionParams(**fields)
-
-
 def select(context: Context, utilities, params: SelectionParams | None = None, *, stream: int = 0,
            **fields) -> Selection:
     """One private release: the index of a high-utility candidate.
@@ -93,7 +84,7 @@ def select(context: Context, utilities, params: SelectionParams | None = None, *
     ValueError) for a bad value and BudgetExceeded when the context's accountant refuses; in both
     cases nothing is charged or drawn.
     """
-    params = _params(params, fields)
+    params = _params_of(SelectionParams, params, fields)
     where, array = _as_host_or_device(utilities, "utilities")
     if where == "host":
         return _core.select_host(context, array, params)
@@ -107,7 +98,7 @@ def select_top_k(context: Context, utilities, k: int, params: SelectionParams | 
     ``params.epsilon`` is the epsilon of each of the k picks: k * epsilon in all by basic
     composition (report.epsilon_total_basic), or report.rho in zCDP.
     """
-    params = _params(params, fields)
+    params = _params_of(SelectionParams, params, fields)
     where, array = _as_host_or_device(utilities, "utilities")
     if where == "host":
         return _core.top_k_host(context, array, k, params)
@@ -116,7 +107,7 @@ def select_top_k(context: Context, utilities, k: int, params: SelectionParams | 
 
 def select_rows(context: Context, utilities, params: SelectionParams | None = None, **fields) -> RowsSelection:
     """One private release per row of a 2-D host array (rows x cols), one epsilon for every row."""
-    params = _params(params, fields)
+    params = _params_of(SelectionParams, params, fields)
     where, array = _as_host_or_device(utilities, "utilities", ndim=2)
     if where != "host":
         raise ValueError("select_rows takes host memory from Python so far; copy the matrix to the host")
@@ -126,7 +117,7 @@ def select_rows(context: Context, utilities, params: SelectionParams | None = No
 def select_repeated(context: Context, utilities, releases: int, params: SelectionParams | None = None,
                     **fields) -> RowsSelection:
     """``releases`` independent releases over one row (Monte Carlo studies, the auditor)."""
-    params = _params(params, fields)
+    params = _params_of(SelectionParams, params, fields)
     where, array = _as_host_or_device(utilities, "utilities")
     if where != "host":
         raise ValueError("select_repeated takes host memory from Python so far; copy the row to the host")

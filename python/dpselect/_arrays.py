@@ -73,3 +73,24 @@ def as_host_or_device(values, name: str, ndim: int = 1):
         f"{name} must be a NumPy array or an object with __dlpack__ (CuPy, PyTorch, JAX) "
         f"(got {_type_name(values)}); convert with numpy.asarray({name}, dtype=numpy.float64)"
     )
+
+
+def as_float64(values, name: str, why: str):
+    """as_host_or_device for the entry points that take doubles only; ``why`` says why in the error."""
+    dtype = str(getattr(values, "dtype", "float64"))
+    if not dtype.endswith("float64"):
+        raise TypeError(f"{name} must hold float64 values (got {dtype}): {why}; "
+                        f"convert with {name}.astype(numpy.float64)")
+    return as_host_or_device(values, name)
+
+
+def params_of(kind, params, fields: dict, name: str = "params"):
+    """``params`` (an instance of ``kind``) or ``kind(**fields)``, never both."""
+    if params is not None and fields:
+        raise TypeError(f"give {name} or keyword arguments, not both (got {name} and {sorted(fields)})")
+    if params is None:
+        return kind(**fields)
+    if not isinstance(params, kind):
+        module = "dpselect.audit" if kind.__module__.endswith(".audit") else "dpselect"
+        raise TypeError(f"{name} must be a {module}.{kind.__name__} (got {type(params).__name__})")
+    return params

@@ -26,6 +26,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError('dpselect.plot needs matplotlib: pip install "dpselect[plot]" (or matplotlib)') from error
 
 from . import _dpselect as _core
+from .pricing import Bids
 
 __all__ = ["pricing", "audit", "accounting", "pricing_probabilities"]
 
@@ -33,40 +34,28 @@ __all__ = ["pricing", "audit", "accounting", "pricing_probabilities"]
 _MAX_PLOTTED_PRICES = 4096
 
 
-def _sorted_bids(bids) -> np.ndarray:
-    sorted_view = getattr(bids, "sorted", None)
-    if sorted_view is not None:  # a dpselect.Bids: validated and sorted already
-        return np.asarray(sorted_view() if callable(sorted_view) else sorted_view, dtype=np.float64)
-    values = np.asarray(bids, dtype=np.float64)
-    if values.ndim != 1 or values.size == 0:
-        raise ValueError(f"bids must be a non-empty 1-D array (got shape {values.shape})")
-    if not np.all(np.isfinite(values)) or np.any(values < 0):
-        bad = int(np.flatnonzero(~np.isfinite(values) | (values < 0))[0])
-        raise ValueError(f"bids[{bad}] must be finite and >= 0 (got {values[bad]!r})")
-    return np.sort(values)
+def _bids(bids):
+    """A dpselect.Bids (validated and sorted by the library, with its messages)."""
+    return bids if isinstance(bids, _core.Bids) else Bids(bids)
 
 
 def _price_points(prices) -> tuple[np.ndarray, int, bool]:
     """(prices drawn, candidates in all, whether the drawn prices are all the candidates)."""
-    if hasattr(prices, "step") and hasattr(prices, "size"):  # a PriceGrid
-        size = int(prices.size())
+    if isinstance(prices, _core.PriceGrid):
+        size = prices.size()  # validates the grid first
         if size <= _MAX_PLOTTED_PRICES:
-            points = prices.min + np.arange(size, dtype=np.float64) * prices.step
-            return points, size, True
-        index = np.unique(np.linspace(0, size - 1, _MAX_PLOTTED_PRICES).round().astype(np.uint64))
-        return prices.min + index.astype(np.float64) * prices.step, size, False
-    if hasattr(prices, "grid") and hasattr(prices, "min"):  # a PriceRange: its public grid
+            index = np.arange(size, dtype=np.uint64)
+        else:
+            index = np.unique(np.linspace(0, size - 1, _MAX_PLOTTED_PRICES).round().astype(np.uint64))
+        # The library's own prices (fma(i, step, min), rounded once), the ones a release can give.
+        points = np.array([prices.price(int(i)) for i in index], dtype=np.float64)
+        return points, size, size <= _MAX_PLOTTED_PRICES
+    if isinstance(prices, _core.PriceRange):  # sampled over its public grid
         return _price_points(prices.grid())
     points = np.asarray(prices, dtype=np.float64)
     if points.ndim != 1 or points.size == 0:
         raise ValueError(f"prices must be a non-empty 1-D array, a PriceGrid or a PriceRange (got {prices!r})")
     return points, points.size, True
-
-
-def _revenues(sorted_bids: np.ndarray, prices: np.ndarray) -> np.ndarray:
-    # price * #{i : b_i >= price}, rounded once, as the library's Bids.revenue.
-    at_least = sorted_bids.size - np.searchsorted(sorted_bids, prices, side="left")
-    return prices * at_least.astype(np.float64)
 
 
 def _change_one_bid(neighbours) -> bool:
@@ -90,9 +79,8 @@ def pricing_probabilities(bids, prices, epsilon: float, neighbours="add_or_remov
     """
     if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be finite and > 0 (got {epsilon!r})")
-    sorted_bids = _sorted_bids(bids)
     points, _, _ = _price_points(prices)
-    revenues = _revenues(sorted_bids, points)
+    revenues = _bids(bids).revenues(points)
     largest = float(points.max())
     if largest <= 0:
         raise ValueError("prices must not all be 0")
@@ -158,10 +146,10 @@ def audit(results: Sequence, *, figsize=None) -> Figure:
     results = list(results)
     if not results:
         raise ValueError("audit needs at least one AuditResult")
-    height = figsize or (8.0, 0.9 + 0.32 * len(results))
-    figure = Figure(figsize=height, layout="constrained")
+    figure = Figure(figsize=figsize or (11.0, 1.2 + 0.3 * len(results)), layout="constrained")
     axes = figure.subplots()
     labels = []
+    right_end = 0.0
     for row, result in enumerate(results):
         bounds = _field(result, "bounds")
         lower = float(_field(bounds, "epsilon_lower", 0.0))
@@ -170,6 +158,7 @@ def audit(results: Sequence, *, figsize=None) -> Figure:
         numerator, denominator = (p_d, p_d_prime) if _field(worst, "d_over_d_prime", True) else (p_d_prime, p_d)
         estimate = math.log(numerator / denominator) if numerator > 0 and denominator > 0 else lower
         claim = float(_field(result, "claimed_epsilon"))
+        right_end = max(right_end, claim, estimate)
         passed = bool(_field(result, "passed"))
         color = "tab:green" if passed else "tab:red"
         axes.plot([lower, max(lower, estimate)], [row, row], color=color, linewidth=4, alpha=0.5,
@@ -181,10 +170,10 @@ def audit(results: Sequence, *, figsize=None) -> Figure:
         labels.append(f"{_field(result, 'mechanism')} ({_field(result, 'neighbours')}; {claim_text})")
     axes.set_yticks(range(len(results)), labels, fontsize="small")
     axes.invert_yaxis()
-    axes.set_xlim(left=0)
+    axes.set_xlim(0, 1.1 * right_end if right_end > 0 else 1.0)
     confidence = _field(results[0], "confidence", 0.95)
-    axes.set_xlabel(f"ε: lower bound ({confidence:.0%} confidence) to point estimate; black tick: claim")
-    axes.set_title("Empirical privacy audit: observed privacy loss against the claim")
+    axes.set_xlabel(f"ε: bar from the lower bound ({confidence:.0%} confidence) to the estimate; black: claim")
+    figure.suptitle("Empirical privacy audit: observed privacy loss against the claim")
     axes.grid(True, axis="x", alpha=0.3)
     return figure
 

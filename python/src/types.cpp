@@ -153,6 +153,14 @@ void bind_accounting_and_context(nb::module_& m) {
       .def(nb::init<PrivacyBound, ParameterChoice>(), "budget"_a, "choice"_a = ParameterChoice::fixed_in_advance)
       .def("charge", nb::overload_cast<ReleaseKind, double, double>(&PrivacyAccountant::charge), "kind"_a,
            "epsilon"_a, "delta"_a = 0.0, "Records one release; raises BudgetExceeded over budget (nothing recorded).")
+      .def(
+          "charge",
+          [](PrivacyAccountant& accountant, const std::vector<PrivacyCharge>& charges) { accountant.charge(charges); },
+          "charges"_a, nb::call_guard<nb::gil_scoped_release>(),
+          "Records every release in `charges` (a list of PrivacyCharge) or none of them: the budget check covers "
+          "them together (a top-k release of k picks, one release per row of a matrix). Raises InvalidArgument "
+          "naming the first bad entry (\"charges[2].epsilon ...\") or BudgetExceeded; nothing is recorded then. "
+          "An empty list records nothing.")
       .def("spent", &PrivacyAccountant::spent, "The best bound on everything charged so far.")
       .def_prop_ro("budget", &PrivacyAccountant::budget)
       .def_prop_ro("release_count", &PrivacyAccountant::release_count)

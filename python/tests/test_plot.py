@@ -111,7 +111,7 @@ def test_audit_draws_each_bound_against_its_claim():
 def test_audit_of_a_real_run():
     import dpselect.audit
 
-    target = next(t for t in dpselect.audit.library_targets() if t.mechanism == "exponential")
+    target = next(t for t in dpselect.audit.library_targets() if t.mechanism.startswith("exponential"))
     result = dpselect.audit.run(target, selection_runs=2000, runs=20000)
     figure = dpselect.plot.audit([result])
     render_png(figure)
