@@ -45,6 +45,15 @@ def _check_numpy(array: np.ndarray, name: str, ndim: int) -> np.ndarray:
     return array
 
 
+def _host_view(values) -> np.ndarray:
+    # NumPy >= 2.1 lets the producer copy unless told not to; an in-place release into a copy
+    # would charge the budget and leave the caller's values untouched.
+    try:
+        return np.from_dlpack(values, copy=False)
+    except TypeError:  # NumPy < 2.1: no copy argument, and from_dlpack never copies
+        return np.from_dlpack(values)
+
+
 def as_host_or_device(values, name: str, ndim: int = 1):
     """("host", array) or ("device", dlpack_object), checked; raises TypeError/ValueError."""
     if isinstance(values, np.ndarray):
@@ -53,8 +62,11 @@ def as_host_or_device(values, name: str, ndim: int = 1):
         device_type, _ = values.__dlpack_device__()
         if device_type in (_DL_CPU, _DL_CUDA_HOST):
             # A zero-copy NumPy view of host memory (PyTorch CPU tensors, JAX CPU arrays, ...).
-            return "host", _check_numpy(np.from_dlpack(values), name, ndim)
-        if device_type in (_DL_CUDA, _DL_CUDA_MANAGED):
+            return "host", _check_numpy(_host_view(values), name, ndim)
+        if device_type == _DL_CUDA_MANAGED:
+            raise ValueError(f"{name} is in CUDA managed memory, which dpselect's Python layer does not take yet; "
+                             f"pass a device array (cupy.asarray({name}), {name}.cuda()) or a host one")
+        if device_type == _DL_CUDA:
             dtype = str(getattr(values, "dtype", ""))
             if not (dtype.endswith("float32") or dtype.endswith("float64")):
                 raise TypeError(f"{name} must hold float32 or float64 values (got {dtype or 'an unknown dtype'})")

@@ -58,7 +58,8 @@ class Bids(_core.Bids):
     """The bids of one auction, validated (finite, >= 0, at least one) and sorted once.
 
     ``Bids(bids)``: ``bids`` a 1-D float64 array in host memory (NumPy, or DLPack on the CPU),
-    read without copying; a bad bid raises InvalidArgument naming it. Build it once and reuse it
+    handed to the library without a conversion and copied once, sorted (the only copy a release
+    makes of them); a bad bid raises InvalidArgument naming it. Build it once and reuse it
     for many releases. ``size`` / ``len()``, ``sorted`` (a read-only view), ``count_at_least(p)``,
     ``revenue(p)`` and ``revenues(prices)`` are computed from the bids: NOT PRIVATE, never
     publish them.

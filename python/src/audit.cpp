@@ -152,7 +152,14 @@ struct PythonTargetRun {
   PythonCallable callable;
   void operator()(bool on_d_prime, Context& context, std::uint64_t runs, audit::OutputCounts& counts) const {
     nb::gil_scoped_acquire gil;
-    const nb::object outputs = callable.object()(on_d_prime, nb::cast(&context, nb::rv_policy::reference), runs);
+    // The context lives on run_audit's stack: once the call returns, the Python wrapper is marked
+    // not ready, so a run that kept it gets nanobind's error instead of a dangling pointer.
+    const nb::object python_context = nb::cast(&context, nb::rv_policy::reference);
+    struct Expire {
+      const nb::object& wrapper;
+      ~Expire() { nb::inst_set_state(wrapper, false, false); }
+    } expire{python_context};
+    const nb::object outputs = callable.object()(on_d_prime, python_context, runs);
     add_python_outputs(outputs, runs, counts);
   }
 };

@@ -171,9 +171,11 @@ void bind_params_and_results(nb::module_& m) {
       .def_ro("sampler", &PriceSelection::sampler)
       .def_ro("sampler_depends_on_data", &PriceSelection::sampler_depends_on_data)
       .def("__repr__", [](const PriceSelection& s) {
+        const std::string sampler =
+            s.sampler_depends_on_data ? "<withheld: chosen from the data>" : std::string(to_string(s.sampler));
         return "PriceSelection(price=" + repr_double(s.price) + ", candidate=" + std::to_string(s.candidate) +
-               ", sampler=" + std::string(to_string(s.sampler)) +
-               ", sampler_depends_on_data=" + repr_bool(s.sampler_depends_on_data) + ", report=" + repr(s.report) + ")";
+               ", sampler=" + sampler + ", sampler_depends_on_data=" + repr_bool(s.sampler_depends_on_data) +
+               ", report=" + repr(s.report, s.sampler_depends_on_data) + ")";
       });
 
   nb::class_<NonprivateOptimum>(m, "NonprivateOptimum",

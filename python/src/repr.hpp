@@ -16,16 +16,25 @@ inline std::string repr_double(double value) {
 }
 inline std::string repr_bool(bool value) { return value ? "True" : "False"; }
 
+// A repr is what people print and log, so it shows no value computed from the data: a slack that
+// depends on the data (it reveals the largest |utility|, the best revenue, the largest query
+// value) is withheld, as the command withholds it. The attributes stay readable, documented as
+// not to be published.
 inline std::string repr(const FloatingPointSlack& s) {
+  if (s.depends_on_data) return "FloatingPointSlack(<withheld: computed from the data; give a public bound>)";
   return "FloatingPointSlack(epsilon=" + repr_double(s.epsilon) + ", delta=" + repr_double(s.delta) +
-         ", depends_on_data=" + repr_bool(s.depends_on_data) + ")";
+         ", depends_on_data=False)";
 }
 
-inline std::string repr(const SelectionReport& r) {
+// executed_on is withheld where the backend was chosen by comparing public sizes with private ones
+// (a pricing grid against the number of bids: PriceSelection::sampler_depends_on_data).
+inline std::string repr(const SelectionReport& r, bool backend_depends_on_data = false) {
+  const std::string executed_on =
+      backend_depends_on_data ? "<withheld: chosen from the data>" : std::string(to_string(r.executed_on));
   return "SelectionReport(mechanism=" + std::string(to_string(r.mechanism)) +
          ", epsilon_spent=" + repr_double(r.epsilon_spent) + ", sensitivity=" + repr_double(r.sensitivity) +
          ", monotone=" + repr_bool(r.monotone) + ", noise_scale=" + repr_double(r.noise_scale) +
-         ", executed_on=" + std::string(to_string(r.executed_on)) + ", candidates=" + std::to_string(r.candidates) +
+         ", executed_on=" + executed_on + ", candidates=" + std::to_string(r.candidates) +
          ", slack=" + repr(r.slack) + ", stream=" + std::to_string(r.stream) +
          ", generator=" + std::string(to_string(r.generator)) + ")";
 }

@@ -11,7 +11,6 @@ import gc
 import json
 import math
 import subprocess
-import threading
 import weakref
 from fractions import Fraction
 
@@ -19,6 +18,7 @@ import numpy as np
 import pytest
 
 import dpselect
+from support import assert_the_gil_is_released
 import dpselect.audit as audit
 
 CONFIDENCE = 1 - 1e-6
@@ -328,18 +328,20 @@ def test_a_target_in_a_reference_cycle_is_collected():
 
 def test_the_gil_is_released_during_an_audit():
     target = audit.selection_audits()[0]
-    started = threading.Event()
-    counter = 0
+    assert_the_gil_is_released(lambda: audit.run(target, runs=200_000, selection_runs=20_000))
 
-    def audit_in_background():
-        started.set()
-        audit.run(target, runs=200_000, selection_runs=20_000)
 
-    worker = threading.Thread(target=audit_in_background)
-    worker.start()
-    started.wait()
-    while worker.is_alive():
-        counter += 1
-    worker.join()
-    # With the GIL held through the C++ call this thread would barely run (a handful of switches).
-    assert counter > 1000
+def test_a_context_kept_by_a_run_cannot_be_used_after_the_call():
+    # The context lives only during the call (it is the auditor's, on its stack): a run that keeps
+    # it gets an error when it uses it later, never a dangling pointer.
+    kept = []
+
+    def keep_context(on_d_prime, context, runs):
+        kept.append(context)
+        return {0: runs}
+
+    target = audit.AuditTarget("constant", "none", 1.0, 0.0, keep_context)
+    audit.run(target, runs=1000, selection_runs=1000)
+    for context in (kept[0], kept[-1]):
+        with pytest.warns(RuntimeWarning, match="uninitialized instance"), pytest.raises(TypeError):
+            dpselect.select(context, np.array([1.0, 2.0]), epsilon=1.0, sensitivity=1.0)

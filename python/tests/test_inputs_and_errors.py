@@ -2,19 +2,14 @@
 arrays are never copied; the GIL is released during a release."""
 
 import resource
-import threading
 
 import numpy as np
 import pytest
 
 import dpselect
+from support import assert_the_gil_is_released, ledger_context
 
 
-def ledger_context(seed=1):
-    context = dpselect.Context.fixed_seed(seed)
-    accountant = dpselect.PrivacyAccountant(dpselect.PrivacyBound(1.0))
-    context.charge_to(accountant)
-    return context, accountant
 
 
 def expect_nothing_charged_or_drawn(context, accountant):
@@ -96,23 +91,9 @@ def test_a_large_array_is_not_copied():
 
 def test_the_gil_is_released_during_a_release():
     values = np.zeros(1 << 25)
-    started = threading.Event()
-    counter = 0
-
-    def release():
-        started.set()
-        for _ in range(4):
-            dpselect.select(dpselect.Context.fixed_seed(2), values, epsilon=1.0, sensitivity=1.0,
-                            backend=dpselect.Backend.CPU)
-
-    worker = threading.Thread(target=release)
-    worker.start()
-    started.wait()
-    while worker.is_alive():
-        counter += 1
-    worker.join()
-    # With the GIL held through the C++ call this thread would barely run (a handful of switches).
-    assert counter > 1000
+    assert_the_gil_is_released(lambda: [dpselect.select(dpselect.Context.fixed_seed(2), values, epsilon=1.0,
+                                                        sensitivity=1.0, backend=dpselect.Backend.CPU)
+                                        for _ in range(4)])
 
 
 def test_dlpack_inputs_from_pytorch_and_cupy():

@@ -16,12 +16,12 @@ Total false-failure rate < 2e-5.
 
 import copy
 import math
-import threading
 
 import numpy as np
 import pytest
 
 import dpselect
+from support import assert_the_gil_is_released
 
 NAN = float("nan")
 INF = float("inf")
@@ -174,23 +174,9 @@ def test_noise_is_added_in_place_without_a_copy():
 
 def test_the_gil_is_released_during_a_release():
     values = np.zeros(1 << 23)
-    started = threading.Event()
-    counter = 0
-
-    def release():
-        started.set()
-        for _ in range(4):
-            dpselect.add_noise(dpselect.Context.fixed_seed(2), values, epsilon=1.0, delta=1e-6,
-                               distribution=dpselect.NoiseDistribution.GAUSSIAN)
-
-    worker = threading.Thread(target=release)
-    worker.start()
-    started.wait()
-    while worker.is_alive():
-        counter += 1
-    worker.join()
-    # With the GIL held through the C++ call this thread would barely run (a handful of switches).
-    assert counter > 1000
+    assert_the_gil_is_released(lambda: [dpselect.add_noise(dpselect.Context.fixed_seed(2), values, epsilon=1.0,
+                                                           delta=1e-6, distribution=GAUSSIAN)
+                                        for _ in range(4)])
 
 
 def test_the_accountant_is_charged_once_with_the_right_kind():

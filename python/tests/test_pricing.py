@@ -13,12 +13,12 @@ means the distribution changed.
 import json
 import math
 import subprocess
-import threading
 
 import numpy as np
 import pytest
 
 import dpselect
+from support import assert_the_gil_is_released, ledger_context
 
 Z_LIMIT = 5.0
 NEIGHBOURS = {
@@ -32,11 +32,6 @@ def public_bids(n):
     return ((np.arange(1, n + 1, dtype=np.uint64) * 2654435761) % 1000 + 1).astype(np.float64) / 10
 
 
-def ledger_context(seed=1):
-    context = dpselect.Context.fixed_seed(seed)
-    accountant = dpselect.PrivacyAccountant(dpselect.PrivacyBound(1.0))
-    context.charge_to(accountant)
-    return context, accountant
 
 
 def expect_nothing_charged_or_drawn(context, accountant):
@@ -334,7 +329,7 @@ def test_a_budget_refusal_raises_budget_exceeded_and_draws_nothing():
 
 # --- Bids, grids and the diagnostics ----------------------------------------------------------
 
-def test_bids_are_read_without_copying_and_sorted_once():
+def test_bids_accept_a_read_only_array_and_are_sorted_once():
     raw = np.array([3.0, -0.0, 5.0, 1.0, 5.0])
     raw.flags.writeable = False  # a read-only array is accepted as it is
     bids = dpselect.Bids(raw)
@@ -434,25 +429,24 @@ def test_the_report_and_its_repr():
     assert pick.report.slack.depends_on_data  # no max_bidders: the slack reveals the best revenue
     assert repr(pick).startswith(f"PriceSelection(price={pick.price!r}, candidate={pick.candidate}, "
                                  "sampler=per-price, sampler_depends_on_data=False, report=SelectionReport(")
+    # The repr is what gets printed and logged: it withholds the slack computed from the bids.
+    assert repr(pick.report.slack.epsilon) not in repr(pick)
+    assert "slack=FloatingPointSlack(<withheld: computed from the data; give a public bound>)" in repr(pick)
+    public = dpselect.select_price(context, np.array([1.0, 5.0, 2.0, 4.0]), dpselect.PriceGrid(0.5, 5.0, 0.5),
+                                   epsilon=1.0, max_bidders=10, backend=dpselect.Backend.CPU)
+    assert f"slack=FloatingPointSlack(epsilon={public.report.slack.epsilon!r}" in repr(public)
+    # Where the sampler was chosen by comparing the grid with the number of bids, neither it nor
+    # the backend that ran appears.
+    chosen = dpselect.select_price(context, np.array([1.0, 5.0]), dpselect.PriceGrid(0.001, 5.0, 0.001),
+                                   epsilon=1.0, grid_sampler=dpselect.GridSampler.AUTOMATIC)
+    assert chosen.sampler_depends_on_data
+    assert "sampler=<withheld: chosen from the data>" in repr(chosen)
+    assert "executed_on=<withheld: chosen from the data>" in repr(chosen)
 
 
 def test_the_gil_is_released_during_a_release():
     bids = dpselect.Bids(public_bids(1000))
     grid = dpselect.PriceGrid(0.0, 100.0, 100.0 / (1 << 23))  # per-price noise over 2^23 + 1 prices
-    started = threading.Event()
-    counter = 0
-
-    def release():
-        started.set()
-        for _ in range(2):
-            dpselect.select_price(dpselect.Context.fixed_seed(2), bids, grid, epsilon=1.0,
-                                  backend=dpselect.Backend.CPU)
-
-    worker = threading.Thread(target=release)
-    worker.start()
-    started.wait()
-    while worker.is_alive():
-        counter += 1
-    worker.join()
-    # With the GIL held through the C++ call this thread would barely run (a handful of switches).
-    assert counter > 1000
+    assert_the_gil_is_released(lambda: [dpselect.select_price(dpselect.Context.fixed_seed(2), bids, grid, epsilon=1.0,
+                                                              backend=dpselect.Backend.CPU)
+                                        for _ in range(2)])

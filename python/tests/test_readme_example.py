@@ -21,3 +21,39 @@ def test_readme_example(tmp_path, monkeypatch):
     assert pick.report.candidates == scores.size
     assert len(top.indices) == 10
     assert context.accountant.release_count == 11
+
+
+def test_readme_tour(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    numpy.save("bids.npy", numpy.random.default_rng(5).lognormal(3.0, 0.6, 5000))
+    numpy.save("answers.npy", numpy.arange(1000, dtype=numpy.float64))
+    # [readme:python_tour]
+    import numpy as np
+    import dpselect
+    import dpselect.audit
+    import dpselect.plot
+
+    context = dpselect.Context()
+    accountant = dpselect.PrivacyAccountant(dpselect.PrivacyBound(epsilon=3.0, delta=1e-6))
+    context.charge_to(accountant)
+
+    bids = dpselect.Bids(np.load("bids.npy"))       # validated and sorted once
+    grid = dpselect.PriceGrid(0.01, 200.0, 0.01)
+    price = dpselect.select_price(context, bids, grid, epsilon=1.0)          # add/remove one bidder
+    dpselect.plot.pricing(bids, grid, 1.0, released=price).savefig("pricing.png")  # NOT PRIVATE
+
+    answers = np.load("answers.npy")                # f_1(D), f_2(D), ...: sensitivity 1 each
+    above = dpselect.sparse_vector_batch(context, answers, epsilon=1.0, sensitivity=1.0,
+                                         threshold=500.0, max_positives=3)
+    counts = np.array([120.0, 4.0, 37.0])
+    dpselect.add_secure_noise(context, counts, epsilon=0.5, sensitivity=1.0)  # in place, on a grid
+
+    print(price.price, [a.index for a in above.above], counts, accountant.spent())
+    dpselect.plot.accounting(0.1, 10_000, 1e-6).savefig("accounting.png")
+    result = dpselect.audit.run(dpselect.audit.library_targets()[0], runs=50_000)
+    print(result.passed, result.bounds.epsilon_lower)
+    # [/readme:python_tour]
+    assert accountant.release_count == 3
+    assert 0.01 <= price.price <= 200.0
+    assert (tmp_path / "pricing.png").stat().st_size > 0 and (tmp_path / "accounting.png").stat().st_size > 0
+    assert result.passed

@@ -16,12 +16,12 @@ import json
 import math
 import pickle
 import subprocess
-import threading
 
 import numpy as np
 import pytest
 
 import dpselect
+from support import assert_the_gil_is_released, ledger_context
 
 Z_LIMIT = 5.0
 DWORK_ROTH = dpselect.SparseVectorAlgorithm.DWORK_ROTH
@@ -33,11 +33,6 @@ def public_values(n):
     return ((np.arange(n, dtype=np.uint64) * 2654435761) % 97).astype(np.float64) / 4
 
 
-def ledger_context(seed=1):
-    context = dpselect.Context.fixed_seed(seed)
-    accountant = dpselect.PrivacyAccountant(dpselect.PrivacyBound(1.0))
-    context.charge_to(accountant)
-    return context, accountant
 
 
 def expect_nothing_charged_or_drawn(context, accountant):
@@ -366,20 +361,6 @@ def test_device_batches_equal_the_host_batch():
 
 def test_the_gil_is_released_during_a_batch():
     values = public_values(1 << 22)  # all far below the threshold: every value is searched
-    started = threading.Event()
-    counter = 0
-
-    def release():
-        started.set()
-        for _ in range(2):
-            dpselect.sparse_vector_batch(dpselect.Context.fixed_seed(2), values, epsilon=1.0, sensitivity=1.0,
-                                         threshold=1e9)
-
-    worker = threading.Thread(target=release)
-    worker.start()
-    started.wait()
-    while worker.is_alive():
-        counter += 1
-    worker.join()
-    # With the GIL held through the C++ call this thread would barely run (a handful of switches).
-    assert counter > 1000
+    assert_the_gil_is_released(lambda: [dpselect.sparse_vector_batch(dpselect.Context.fixed_seed(2), values,
+                                                                      epsilon=1.0, sensitivity=1.0, threshold=1e9)
+                                        for _ in range(2)])

@@ -1,0 +1,46 @@
+"""Helpers shared by the Python tests (imported by name: pytest puts this folder on sys.path)."""
+
+import sys
+import threading
+
+import dpselect
+
+
+def ledger_context(seed=1, budget=None):
+    """A fixed-seed context charging a fresh accountant (budget epsilon 1 unless given)."""
+    context = dpselect.Context.fixed_seed(seed)
+    accountant = dpselect.PrivacyAccountant(budget or dpselect.PrivacyBound(1.0))
+    context.charge_to(accountant)
+    return context, accountant
+
+
+def assert_the_gil_is_released(release):
+    """Runs release() on another thread and checks that this thread ran Python code meanwhile.
+
+    The interpreter's switch interval is raised to 30 s for the duration, so a thread that held
+    the GIL through the C++ call would keep it until the call ended: this thread could not count
+    to 100,000 (about 5 ms) before release() finished. With the GIL released during the call it
+    can. release() must take well over 5 ms.
+    """
+    started, finished = threading.Event(), threading.Event()
+
+    def run():
+        started.set()
+        try:
+            release()
+        finally:
+            finished.set()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(30.0)
+    try:
+        worker = threading.Thread(target=run)
+        worker.start()
+        started.wait()
+        for _ in range(100_000):
+            pass
+        ran_during_the_release = not finished.is_set()
+        worker.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert ran_during_the_release
