@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "arrays.hpp"
 #include "bindings.hpp"
 #include "repr.hpp"
 #include "dpselect/discrete_noise.hpp"
@@ -28,12 +29,7 @@ using namespace nb::literals;
 namespace dpselect::python {
 namespace {
 
-using HostValues = nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using DeviceValues = nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cuda>;
 
-std::span<double> span_of(const HostValues& a) { return {a.data(), a.shape(0)}; }
-DeviceSpan<double> device_span_of(const DeviceValues& a) { return {a.data(), a.shape(0)}; }
-cuda_stream_t stream_of(std::uintptr_t stream) { return reinterpret_cast<cuda_stream_t>(stream); }
 
 std::string repr(const NoiseVectorParams& p) {
   return "NoiseVectorParams(epsilon=" + repr_double(p.epsilon) + ", distribution=" +
@@ -138,13 +134,13 @@ void bind_noise_vectors(nb::module_& m) {
   m.def("noise_vector_scale", &noise_vector_scale, "params"_a, "coordinates"_a, release_gil);
   m.def(
       "add_noise_host",
-      [](Context& context, HostValues values, const NoiseVectorParams& params) {
+      [](Context& context, HostVector<double> values, const NoiseVectorParams& params) {
         return add_noise(context, span_of(values), params);
       },
       "context"_a, "values"_a.noconvert(), "params"_a, release_gil);
   m.def(
       "add_noise_device",
-      [](Context& context, DeviceValues values, const NoiseVectorParams& params, std::uintptr_t stream) {
+      [](Context& context, DeviceVector<double> values, const NoiseVectorParams& params, std::uintptr_t stream) {
         return add_noise(context, device_span_of(values), params, stream_of(stream));
       },
       "context"_a, "values"_a.noconvert(), "params"_a, "stream"_a, release_gil);
@@ -203,13 +199,13 @@ void bind_secure_noise(nb::module_& m) {
   m.def("secure_noise_plan", &secure_noise_plan, "params"_a, "coordinates"_a);
   m.def(
       "add_secure_noise_host",
-      [](Context& context, HostValues values, const SecureNoiseParams& params) {
+      [](Context& context, HostVector<double> values, const SecureNoiseParams& params) {
         return add_secure_noise(context, span_of(values), params);
       },
       "context"_a, "values"_a.noconvert(), "params"_a, release_gil);
   m.def(
       "add_secure_noise_device",
-      [](Context& context, DeviceValues values, const SecureNoiseParams& params, std::uintptr_t stream) {
+      [](Context& context, DeviceVector<double> values, const SecureNoiseParams& params, std::uintptr_t stream) {
         return add_secure_noise(context, device_span_of(values), params, stream_of(stream));
       },
       "context"_a, "values"_a.noconvert(), "params"_a, "stream"_a, release_gil);
@@ -336,13 +332,13 @@ void bind_linf_answers(nb::module_& m) {
   m.def("plan_linf_answers", &plan_linf_answers, "params"_a, "queries"_a, release_gil);
   m.def(
       "answer_counting_queries_host",
-      [](Context& context, HostValues answers, const LinfAnswerParams& params) {
+      [](Context& context, HostVector<double> answers, const LinfAnswerParams& params) {
         return answer_counting_queries(context, span_of(answers), params);
       },
       "context"_a, "answers"_a.noconvert(), "params"_a, release_gil);
   m.def(
       "answer_counting_queries_host",
-      [](Context& context, HostValues answers, const LinfAnswerPlan& plan) {
+      [](Context& context, HostVector<double> answers, const LinfAnswerPlan& plan) {
         return answer_counting_queries(context, span_of(answers), plan);
       },
       "context"_a, "answers"_a.noconvert(), "plan"_a, release_gil);

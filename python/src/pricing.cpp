@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 
+#include "arrays.hpp"
 #include "bindings.hpp"
 #include "repr.hpp"
 #include "dpselect/pricing.hpp"
@@ -23,11 +24,8 @@ using namespace nb::literals;
 namespace dpselect::python {
 namespace {
 
-using HostDoubles = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using OwnedPrices = nb::ndarray<nb::numpy, double, nb::ndim<1>>;
+using RevenueArray = nb::ndarray<nb::numpy, double, nb::ndim<1>>;
 using SortedBidsView = nb::ndarray<nb::numpy, const double, nb::ndim<1>>;
-
-std::span<const double> span_of(const HostDoubles& a) { return {a.data(), a.shape(0)}; }
 
 std::string repr_params(const PricingParams& p) {
   return "PricingParams(epsilon=" + repr_double(p.epsilon) + ", neighbours=" + std::string(to_string(p.neighbours)) +
@@ -67,7 +65,7 @@ void bind_candidates(nb::module_& m) {
                    "The bids of one auction, validated (finite, >= 0, at least one) and sorted once. Everything "
                    "it returns is computed from the bids: NOT PRIVATE, never publish it.")
       .def(
-          "__init__", [](Bids* self, HostDoubles bids) { new (self) Bids(span_of(bids)); }, "bids"_a.noconvert(),
+          "__init__", [](Bids* self, HostVector<const double> bids) { new (self) Bids(span_of(bids)); }, "bids"_a.noconvert(),
           release_gil, "bids: 1-D float64 in host memory, read without copying (InvalidArgument names a bad bid).")
       .def_prop_ro("size", &Bids::size, "NOT PRIVATE: the number of bids.")
       .def("__len__", &Bids::size)
@@ -83,7 +81,7 @@ void bind_candidates(nb::module_& m) {
            "NOT PRIVATE: price * count_at_least(price), rounded once (the utility the mechanisms use).")
       .def(
           "revenues",
-          [](const Bids& bids, HostDoubles prices) {
+          [](const Bids& bids, HostVector<const double> prices) {
             const std::size_t count = prices.shape(0);
             auto buffer = std::make_unique<double[]>(count);
             double* revenues = buffer.get();
@@ -93,7 +91,7 @@ void bind_candidates(nb::module_& m) {
               nb::gil_scoped_release released;
               for (std::size_t i = 0; i < count; ++i) revenues[i] = bids.revenue(prices.data()[i]);
             }
-            return OwnedPrices(revenues, {count}, owner);
+            return RevenueArray(revenues, {count}, owner);
           },
           "prices"_a.noconvert(),
           "NOT PRIVATE: revenue(p) for every p of a 1-D float64 array, as a new float64 array.");
@@ -194,7 +192,7 @@ void bind_functions(nb::module_& m) {
   const auto release_gil = nb::call_guard<nb::gil_scoped_release>();
   m.def(
       "select_price_list",
-      [](Context& context, const Bids& bids, HostDoubles prices, const PricingParams& params) {
+      [](Context& context, const Bids& bids, HostVector<const double> prices, const PricingParams& params) {
         return select_price(context, bids, span_of(prices), params);
       },
       "context"_a, "bids"_a, "prices"_a.noconvert(), "params"_a, release_gil);
@@ -212,7 +210,7 @@ void bind_functions(nb::module_& m) {
       "context"_a, "bids"_a, "range"_a, "params"_a, release_gil);
   m.def(
       "nonprivate_optimum_list",
-      [](const Bids& bids, HostDoubles prices) { return nonprivate_optimum(bids, span_of(prices)); }, "bids"_a,
+      [](const Bids& bids, HostVector<const double> prices) { return nonprivate_optimum(bids, span_of(prices)); }, "bids"_a,
       "prices"_a.noconvert(), release_gil);
   m.def(
       "nonprivate_optimum_grid", [](const Bids& bids, const PriceGrid& grid) { return nonprivate_optimum(bids, grid); },

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 
+#include "arrays.hpp"
 #include "bindings.hpp"
 #include "dpselect/rows.hpp"
 #include "dpselect/select.hpp"
@@ -21,67 +22,50 @@ namespace dpselect::python {
 namespace {
 
 template <class T>
-using HostVector = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-template <class T>
-using DeviceVector = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cuda>;
-template <class T>
-using HostRows = nb::ndarray<const T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-
-template <class T>
-std::span<const T> span_of(const HostVector<T>& a) {
-  return {a.data(), a.shape(0)};
-}
-template <class T>
-DeviceSpan<const T> device_span_of(const DeviceVector<T>& a) {
-  return {a.data(), a.shape(0)};
-}
-cuda_stream_t stream_of(std::uintptr_t stream) { return reinterpret_cast<cuda_stream_t>(stream); }
-
-template <class T>
 void bind_for(nb::module_& m) {
   const auto release_gil = nb::call_guard<nb::gil_scoped_release>();
   m.def(
       "select_host",
-      [](Context& context, HostVector<T> utilities, const SelectionParams& params) {
+      [](Context& context, HostVector<const T> utilities, const SelectionParams& params) {
         return select(context, span_of(utilities), params);
       },
       "context"_a, "utilities"_a.noconvert(), "params"_a, release_gil);
   m.def(
       "select_device",
-      [](Context& context, DeviceVector<T> utilities, const SelectionParams& params, std::uintptr_t stream) {
+      [](Context& context, DeviceVector<const T> utilities, const SelectionParams& params, std::uintptr_t stream) {
         return select(context, device_span_of(utilities), params, stream_of(stream));
       },
       "context"_a, "utilities"_a.noconvert(), "params"_a, "stream"_a, release_gil);
   m.def(
       "top_k_host",
-      [](Context& context, HostVector<T> utilities, std::uint64_t k, const SelectionParams& per_pick) {
+      [](Context& context, HostVector<const T> utilities, std::uint64_t k, const SelectionParams& per_pick) {
         return select_top_k(context, span_of(utilities), TopKParams{per_pick, k});
       },
       "context"_a, "utilities"_a.noconvert(), "k"_a, "per_pick"_a, release_gil);
   m.def(
       "top_k_device",
-      [](Context& context, DeviceVector<T> utilities, std::uint64_t k, const SelectionParams& per_pick,
+      [](Context& context, DeviceVector<const T> utilities, std::uint64_t k, const SelectionParams& per_pick,
          std::uintptr_t stream) {
         return select_top_k(context, device_span_of(utilities), TopKParams{per_pick, k}, stream_of(stream));
       },
       "context"_a, "utilities"_a.noconvert(), "k"_a, "per_pick"_a, "stream"_a, release_gil);
   m.def(
       "rows_host",
-      [](Context& context, HostRows<T> utilities, const SelectionParams& params) {
+      [](Context& context, HostRows<const T> utilities, const SelectionParams& params) {
         return select_rows(context, HostMatrix<const T>{utilities.data(), utilities.shape(0), utilities.shape(1)},
                            params);
       },
       "context"_a, "utilities"_a.noconvert(), "params"_a, release_gil);
   m.def(
       "repeated_host",
-      [](Context& context, HostVector<T> utilities, const SelectionParams& params, std::uint64_t releases) {
+      [](Context& context, HostVector<const T> utilities, const SelectionParams& params, std::uint64_t releases) {
         return select_repeated(context, span_of(utilities), params, releases);
       },
       "context"_a, "utilities"_a.noconvert(), "params"_a, "releases"_a, release_gil);
   // For tests of zero-copy: the address of the data this module's host caster sees.
   m.def(
       "host_data_address",
-      [](HostVector<T> values) { return reinterpret_cast<std::uintptr_t>(values.data()); },
+      [](HostVector<const T> values) { return reinterpret_cast<std::uintptr_t>(values.data()); },
       "values"_a.noconvert());
 }
 

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 
+#include "arrays.hpp"
 #include "bindings.hpp"
 #include "repr.hpp"
 #include "dpselect/sparse_vector.hpp"
@@ -22,8 +23,6 @@ using namespace nb::literals;
 namespace dpselect::python {
 namespace {
 
-using HostValues = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using DeviceValues = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cuda>;
 
 std::string repr_optional(const std::optional<double>& value) { return value ? repr_double(*value) : "None"; }
 
@@ -192,15 +191,15 @@ void bind_streaming_and_batch(nb::module_& m) {
 
   m.def(
       "sparse_vector_batch_host",
-      [](Context& context, HostValues values, const SparseVectorParams& params) {
-        return sparse_vector_batch(context, std::span<const double>(values.data(), values.shape(0)), params);
+      [](Context& context, HostVector<const double> values, const SparseVectorParams& params) {
+        return sparse_vector_batch(context, span_of(values), params);
       },
       "context"_a, "values"_a.noconvert(), "params"_a, release_gil);
   m.def(
       "sparse_vector_batch_device",
-      [](Context& context, DeviceValues values, const SparseVectorParams& params, std::uintptr_t stream) {
-        return sparse_vector_batch(context, DeviceSpan<const double>{values.data(), values.shape(0)}, params,
-                                   reinterpret_cast<cuda_stream_t>(stream));
+      [](Context& context, DeviceVector<const double> values, const SparseVectorParams& params, std::uintptr_t stream) {
+        return sparse_vector_batch(context, device_span_of(values), params,
+                                   stream_of(stream));
       },
       "context"_a, "values"_a.noconvert(), "params"_a, "stream"_a, release_gil);
 }
