@@ -89,11 +89,20 @@ def as_host_or_device(values, name: str, ndim: int = 1):
 
 def as_float64(values, name: str, why: str):
     """as_host_or_device for the entry points that take doubles only; ``why`` says why in the error."""
-    dtype = str(getattr(values, "dtype", "float64"))
-    if not dtype.endswith("float64"):
-        raise TypeError(f"{name} must hold float64 values (got {dtype}): {why}; "
-                        f"convert with {name}.astype(numpy.float64)")
-    return as_host_or_device(values, name)
+
+    def refuse(dtype) -> TypeError:
+        return TypeError(f"{name} must hold float64 values (got {dtype}): {why}; "
+                         f"convert with {name}.astype(numpy.float64)")
+
+    # Checked on the object first, so that an integer array gets this message rather than the
+    # float32-or-float64 one, and again on the host view of a DLPack object that has no dtype.
+    dtype = getattr(values, "dtype", None)
+    if dtype is not None and not str(dtype).endswith("float64"):
+        raise refuse(dtype)
+    where, array = as_host_or_device(values, name)
+    if where == "host" and array.dtype != np.float64:
+        raise refuse(array.dtype)
+    return where, array
 
 
 def params_of(kind, params, fields: dict, name: str = "params"):

@@ -19,11 +19,8 @@ writes nothing, charges nothing and draws no stream. The GIL is released during 
 
 from __future__ import annotations
 
-import numpy as np
-
 from . import _dpselect as _core
-from ._arrays import as_host_or_device as _as_host_or_device
-from ._arrays import params_of
+from ._arrays import as_float64, params_of
 from ._dpselect import (
     Context,
     GeneralizedGaussianChoice,
@@ -58,30 +55,14 @@ __all__ = [
 ]
 
 
-def _not_float64(name: str, dtype) -> TypeError:
-    return TypeError(
-        f"{name} must hold float64 values (got {dtype}): the noise is added in place, so convert "
-        f"first and keep the result, {name} = {name}.astype(numpy.float64)"
-    )
-
-
 def _writable_float64(values, name: str):
     """("host", array) or ("device", dlpack_object) for an in-place release; raises TypeError/ValueError."""
-    if isinstance(values, np.ndarray) and values.dtype != np.float64:
-        raise _not_float64(name, values.dtype)
-    where, array = _as_host_or_device(values, name)
-    if where == "host":
-        if array.dtype != np.float64:
-            raise _not_float64(name, array.dtype)
-        if not array.flags.writeable:
-            raise ValueError(
-                f"{name} is read-only, and the noise is added in place: pass a writable copy "
-                f"({name}.copy()) and read the noisy values from it"
-            )
-    else:
-        dtype = str(getattr(array, "dtype", ""))
-        if not dtype.endswith("float64"):
-            raise _not_float64(name, dtype)
+    where, array = as_float64(values, name, "the noise is added in place, so keep the converted array")
+    if where == "host" and not array.flags.writeable:
+        raise ValueError(
+            f"{name} is read-only, and the noise is added in place: pass a writable copy "
+            f"({name}.copy()) and read the noisy values from it"
+        )
     return where, array
 
 

@@ -26,7 +26,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError('dpselect.plot needs matplotlib: pip install "dpselect[plot]" (or matplotlib)') from error
 
 from . import _dpselect as _core
-from .pricing import Bids
+from .pricing import _as_bids
 
 __all__ = ["pricing", "audit", "accounting", "pricing_probabilities"]
 
@@ -34,13 +34,8 @@ __all__ = ["pricing", "audit", "accounting", "pricing_probabilities"]
 _MAX_PLOTTED_PRICES = 4096
 
 
-def _bids(bids):
-    """A dpselect.Bids (validated and sorted by the library, with its messages)."""
-    return bids if isinstance(bids, _core.Bids) else Bids(bids)
-
-
-def _price_points(prices) -> tuple[np.ndarray, int, bool]:
-    """(prices drawn, candidates in all, whether the drawn prices are all the candidates)."""
+def _price_points(prices) -> np.ndarray:
+    """The prices drawn: all the candidates, or 4096 evenly spaced ones of a longer grid."""
     if isinstance(prices, _core.PriceGrid):
         size = prices.size()  # validates the grid first
         if size <= _MAX_PLOTTED_PRICES:
@@ -48,14 +43,13 @@ def _price_points(prices) -> tuple[np.ndarray, int, bool]:
         else:
             index = np.unique(np.linspace(0, size - 1, _MAX_PLOTTED_PRICES).round().astype(np.uint64))
         # The library's own prices (fma(i, step, min), rounded once), the ones a release can give.
-        points = np.array([prices.price(int(i)) for i in index], dtype=np.float64)
-        return points, size, size <= _MAX_PLOTTED_PRICES
+        return np.array([prices.price(int(i)) for i in index], dtype=np.float64)
     if isinstance(prices, _core.PriceRange):  # sampled over its public grid
         return _price_points(prices.grid())
     points = np.asarray(prices, dtype=np.float64)
     if points.ndim != 1 or points.size == 0:
         raise ValueError(f"prices must be a non-empty 1-D array, a PriceGrid or a PriceRange (got {prices!r})")
-    return points, points.size, True
+    return points
 
 
 def _change_one_bid(neighbours) -> bool:
@@ -79,8 +73,8 @@ def pricing_probabilities(bids, prices, epsilon: float, neighbours="add_or_remov
     """
     if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be finite and > 0 (got {epsilon!r})")
-    points, _, _ = _price_points(prices)
-    revenues = _bids(bids).revenues(points)
+    points = _price_points(prices)
+    revenues = _as_bids(bids).revenues(points)
     largest = float(points.max())
     if largest <= 0:
         raise ValueError("prices must not all be 0")
@@ -130,10 +124,6 @@ def pricing(bids, prices, epsilon: float, *, neighbours="add_or_remove_bidder", 
     return figure
 
 
-def _field(result, name, default=None):
-    return getattr(result, name, default)
-
-
 def audit(results: Sequence, *, figsize=None) -> Figure:
     """Each audited mechanism's epsilon lower bound against its claim.
 
@@ -151,27 +141,27 @@ def audit(results: Sequence, *, figsize=None) -> Figure:
     labels = []
     right_end = 0.0
     for row, result in enumerate(results):
-        bounds = _field(result, "bounds")
-        lower = float(_field(bounds, "epsilon_lower", 0.0))
-        worst = _field(bounds, "worst_epsilon")
-        p_d, p_d_prime = float(_field(worst, "p_d", 0.0)), float(_field(worst, "p_d_prime", 0.0))
-        numerator, denominator = (p_d, p_d_prime) if _field(worst, "d_over_d_prime", True) else (p_d_prime, p_d)
+        bounds = result.bounds
+        lower = float(bounds.epsilon_lower)
+        worst = bounds.worst_epsilon
+        p_d, p_d_prime = float(worst.p_d), float(worst.p_d_prime)
+        numerator, denominator = (p_d, p_d_prime) if worst.d_over_d_prime else (p_d_prime, p_d)
         estimate = math.log(numerator / denominator) if numerator > 0 and denominator > 0 else lower
-        claim = float(_field(result, "claimed_epsilon"))
+        claim = float(result.claimed_epsilon)
         right_end = max(right_end, claim, estimate)
-        passed = bool(_field(result, "passed"))
+        passed = bool(result.passed)
         color = "tab:green" if passed else "tab:red"
         axes.plot([lower, max(lower, estimate)], [row, row], color=color, linewidth=4, alpha=0.5,
                   solid_capstyle="butt")
         axes.plot([lower], [row], marker="|", markersize=14, color=color)
         axes.plot([claim], [row], marker="|", markersize=18, markeredgewidth=2.5, color="black")
-        delta = float(_field(result, "claimed_delta", 0.0))
+        delta = float(result.claimed_delta)
         claim_text = f"ε={claim:g}" + (f", δ={delta:g}" if delta > 0 else "")
-        labels.append(f"{_field(result, 'mechanism')} ({_field(result, 'neighbours')}; {claim_text})")
+        labels.append(f"{result.mechanism} ({result.neighbours}; {claim_text})")
     axes.set_yticks(range(len(results)), labels, fontsize="small")
     axes.invert_yaxis()
     axes.set_xlim(0, 1.1 * right_end if right_end > 0 else 1.0)
-    confidence = _field(results[0], "confidence", 0.95)
+    confidence = results[0].confidence
     axes.set_xlabel(f"ε: bar from the lower bound ({confidence:.0%} confidence) to the estimate; black: claim")
     figure.suptitle("Empirical privacy audit: observed privacy loss against the claim")
     axes.grid(True, axis="x", alpha=0.3)

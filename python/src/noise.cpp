@@ -29,8 +29,6 @@ using namespace nb::literals;
 namespace dpselect::python {
 namespace {
 
-
-
 std::string repr(const NoiseVectorParams& p) {
   return "NoiseVectorParams(epsilon=" + repr_double(p.epsilon) + ", distribution=" +
          std::string(to_string(p.distribution)) + ", delta=" + repr_double(p.delta) +
@@ -74,13 +72,12 @@ std::string repr(const LinfAnswerParams& p) {
          ", repair_with_sparse_vector=" + repr_bool(p.repair_with_sparse_vector) + ")";
 }
 
-// The check is a SparseVectorParams, whose repr is bound with the sparse vector (sparse_vector.cpp).
 std::string repr(const LinfAnswerPlan& p) {
   return "LinfAnswerPlan(queries=" + std::to_string(p.queries) + ", p=" + repr_double(p.p) +
          ", sigma=" + repr_double(p.sigma) + ", epsilon_noise=" + repr_double(p.epsilon_noise) +
          ", delta_noise=" + repr_double(p.delta_noise) +
          ", repair_with_sparse_vector=" + repr_bool(p.repair_with_sparse_vector) +
-         ", check=" + nb::cast<std::string>(nb::repr(nb::cast(p.check, nb::rv_policy::copy))) +
+         ", check=" + python::repr(p.check) +
          ", repair_std=" + repr_double(p.repair_std) + ", epsilon_repair=" + repr_double(p.epsilon_repair) +
          ", delta_repair=" + repr_double(p.delta_repair) + ", beta=" + repr_double(p.beta) +
          ", bound=" + repr_double(p.bound) + ")";

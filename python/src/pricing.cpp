@@ -66,7 +66,8 @@ void bind_candidates(nb::module_& m) {
                    "it returns is computed from the bids: NOT PRIVATE, never publish it.")
       .def(
           "__init__", [](Bids* self, HostVector<const double> bids) { new (self) Bids(span_of(bids)); }, "bids"_a.noconvert(),
-          release_gil, "bids: 1-D float64 in host memory, read without copying (InvalidArgument names a bad bid).")
+          release_gil, "bids: 1-D float64 in host memory, taken without a conversion and copied once, sorted "
+          "(InvalidArgument names a bad bid).")
       .def_prop_ro("size", &Bids::size, "NOT PRIVATE: the number of bids.")
       .def("__len__", &Bids::size)
       .def_prop_ro(

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dpselect/context.hpp"
+#include "dpselect/sparse_vector.hpp"
 #include "dpselect/types.hpp"
 
 namespace dpselect::python {
@@ -37,6 +38,15 @@ inline std::string repr(const SelectionReport& r, bool backend_depends_on_data =
          ", executed_on=" + executed_on + ", candidates=" + std::to_string(r.candidates) +
          ", slack=" + repr(r.slack) + ", stream=" + std::to_string(r.stream) +
          ", generator=" + std::string(to_string(r.generator)) + ")";
+}
+
+// Here rather than with the sparse vector's bindings: the l-infinity answerer's plan shows it too.
+inline std::string repr(const SparseVectorParams& p) {
+  return "SparseVectorParams(epsilon=" + repr_double(p.epsilon) + ", sensitivity=" + repr_double(p.sensitivity) +
+         ", threshold=" + repr_double(p.threshold) + ", delta=" + repr_double(p.delta) +
+         ", max_positives=" + std::to_string(p.max_positives) + ", numeric=" + repr_bool(p.numeric) +
+         ", value_bound=" + repr_double(p.value_bound) + ", algorithm=" + std::string(to_string(p.algorithm)) +
+         ", monotone=" + repr_bool(p.monotone) + ")";
 }
 
 }  // namespace dpselect::python

@@ -23,16 +23,7 @@ using namespace nb::literals;
 namespace dpselect::python {
 namespace {
 
-
 std::string repr_optional(const std::optional<double>& value) { return value ? repr_double(*value) : "None"; }
-
-std::string repr_params(const SparseVectorParams& p) {
-  return "SparseVectorParams(epsilon=" + repr_double(p.epsilon) + ", sensitivity=" + repr_double(p.sensitivity) +
-         ", threshold=" + repr_double(p.threshold) + ", delta=" + repr_double(p.delta) +
-         ", max_positives=" + std::to_string(p.max_positives) + ", numeric=" + repr_bool(p.numeric) +
-         ", value_bound=" + repr_double(p.value_bound) + ", algorithm=" + std::string(to_string(p.algorithm)) +
-         ", monotone=" + repr_bool(p.monotone) + ")";
-}
 
 std::string repr_scales(const SparseVectorScales& s) {
   return "SparseVectorScales(threshold_noise=" + repr_double(s.threshold_noise) +
@@ -98,7 +89,7 @@ void bind_params_and_reports(nb::module_& m) {
       .def_rw("value_bound", &SparseVectorParams::value_bound)
       .def_rw("algorithm", &SparseVectorParams::algorithm)
       .def_rw("monotone", &SparseVectorParams::monotone)
-      .def("__repr__", &repr_params);
+      .def("__repr__", [](const SparseVectorParams& p) { return repr(p); });
 
   nb::class_<SparseVectorScales>(
       m, "SparseVectorScales",
