@@ -27,7 +27,9 @@ std::uint64_t first_grid_index_above(const PriceGrid& grid, std::uint64_t grid_s
   return index;
 }
 
-std::uint64_t truncated_geometric(const RandomKey& key, std::uint64_t stream, double rate, std::uint64_t length) {
+std::uint64_t truncated_geometric(const RandomKey& key, std::uint64_t stream, double rate, std::uint64_t length,
+                                  std::uint64_t draw) {
+  if (draw >= kMaxGeometricDraws) throw std::logic_error("dpselect: truncated_geometric draw out of range");
   int top_level = 0;  // the largest h with 2^{16 h} < length
   while (top_level + 1 < kGeometricDigitsPerAttempt && (length - 1) >> (16 * (top_level + 1)) != 0) ++top_level;
   const std::uint64_t top_values = ((length - 1) >> (16 * top_level)) + 1;
@@ -35,7 +37,8 @@ std::uint64_t truncated_geometric(const RandomKey& key, std::uint64_t stream, do
     std::uint64_t t = 0;
     for (int level = 0; level <= top_level; ++level) {
       const std::uint64_t position =
-          kGeometricPositionOffset + static_cast<std::uint64_t>(attempt * kGeometricDigitsPerAttempt + level);
+          kGeometricPositionOffset + draw * kPositionsPerGeometricDraw +
+          static_cast<std::uint64_t>(attempt * kGeometricDigitsPerAttempt + level);
       const noise::SplitUniform u = noise::split_uniform(random_block(key, stream, position));
       const std::uint64_t values = level == top_level ? top_values : kMaxDigitValues;
       // rate * 2^{16 level} is exact (a power-of-two scaling) until it overflows to +inf,

@@ -86,6 +86,14 @@ static_assert(kGeometricPositionOffset + std::uint64_t{kGeometricDigitsPerAttemp
 // the result is within a factor e^{+-2 h kDigitRelativeError} (h <= 4 digits) of the exact
 // conditional distribution. Throws std::runtime_error after kMaxGeometricAttempts rejections
 // (probability <= 2^-128, counted in the slack's delta).
-std::uint64_t truncated_geometric(const RandomKey& key, std::uint64_t stream, double rate, std::uint64_t length);
+// `draw` selects disjoint positions for several draws on one stream (draw < kMaxGeometricDraws):
+// draw d reads [offset + d * kPositionsPerGeometricDraw, offset + (d + 1) * kPositionsPerGeometricDraw).
+inline constexpr std::uint64_t kPositionsPerGeometricDraw =
+    std::uint64_t{kGeometricDigitsPerAttempt} * kMaxGeometricAttempts;
+inline constexpr std::uint64_t kMaxGeometricDraws = std::uint64_t{1} << 40;
+static_assert(kGeometricPositionOffset + kMaxGeometricDraws * kPositionsPerGeometricDraw <= noise::kRacePositionOffset,
+              "every draw's positions must lie below the race blocks");
+std::uint64_t truncated_geometric(const RandomKey& key, std::uint64_t stream, double rate, std::uint64_t length,
+                                  std::uint64_t draw = 0);
 
 }  // namespace dpselect::detail

@@ -1,0 +1,138 @@
+// Shared by the quantile samplers (single_quantile.cpp, joint_exponential.cpp, quantiles.cpp) and
+// the data preparation (quantile_data.cpp, kernels/quantiles.cu). Not public API.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <span>
+#include <vector>
+
+#include "dpselect/detail/host_device.hpp"
+#include "dpselect/detail/portable_log.hpp"
+#include "dpselect/detail/release_access.hpp"
+#include "dpselect/quantiles.hpp"
+#include "dpselect/shard_result.hpp"
+
+namespace dpselect {
+
+// Sorted grid positions (QuantileGrid::points_at_or_below of each clipped value), in host memory
+// or, for device data, in device memory (a buffer the storage owns and frees).
+struct QuantileData::Storage {
+  QuantileRange range;
+  QuantileGrid grid;
+  std::uint64_t count = 0;
+  std::vector<std::uint64_t> host_positions;  // empty for device data
+  std::shared_ptr<void> device_positions;      // null for host data; count uint64 on device_ordinal
+  int device_ordinal = -1;
+
+  bool on_device() const { return device_positions != nullptr; }
+};
+
+}  // namespace dpselect
+
+namespace dpselect::detail {
+
+// The data intervals of sorted positions g_0 <= ... <= g_{n-1}: interval r in [0, n] holds the
+// grid indices j with exactly r values below point(j), [g_{r-1}, g_r) with g_{-1} = 0 and g_n =
+// grid size. Empty intervals (ties, or no grid point between two values) have length 0.
+struct DataIntervals {
+  std::span<const std::uint64_t> positions;
+  std::uint64_t grid_size = 0;
+
+  std::uint64_t count() const { return positions.size() + 1; }
+  std::uint64_t begin(std::uint64_t r) const { return r == 0 ? 0 : positions[r - 1]; }
+  std::uint64_t end(std::uint64_t r) const { return r == positions.size() ? grid_size : positions[r]; }
+  std::uint64_t length(std::uint64_t r) const { return end(r) - begin(r); }
+};
+
+// The single-quantile EM's stage-1 utility of an interval at rank r holding `length` grid points:
+// -|r - target| + ln(length) / scale (-inf when empty), in utility units, so that scale times it
+// is the interval's log-mass. The same bits on the CPU and the GPU (portable_log, no contraction).
+DPSELECT_HD DPSELECT_FORCEINLINE double quantile_interval_utility(std::uint64_t rank, std::uint64_t length,
+                                                                  double target, double score_scale) {
+  if (length == 0) return -INFINITY;
+  const double distance = sub_rn(u64_to_double_rn(rank), target);
+  const double log_length = length == 1 ? 0.0 : portable_log(u64_to_double_rn(length));
+  return add_rn(-(distance < 0.0 ? -distance : distance), div_rn(log_length, score_scale));
+}
+
+struct QuantileIntervalUtilities {
+  DataIntervals intervals;
+  double target = 0.0;  // q n, rounded once
+  double score_scale = 0.0;
+  static void fill(const void* self, std::uint64_t first, std::uint64_t count, double* out);
+};
+
+// Sensitivity of u(t) = -|#{x_i < t} - q n| (Smith 2011): 1 when one record is replaced (n
+// fixed); max(q, 1 - q) when one is added or removed (the count moves by 0 or 1, q n by q).
+double quantile_sensitivity(RecordNeighbours neighbours, double q);
+
+// The floating-point slack of one single-quantile release (derivation in single_quantile.cpp):
+// `largest_abs_utility` bounds every |interval utility| before its log term, `intervals` is the
+// number of data intervals (n + 1; from max_points when public).
+FloatingPointSlack quantile_interval_slack(double epsilon, double score_scale, double largest_abs_utility,
+                                           std::uint64_t grid_size, std::uint64_t intervals);
+
+// Every check of params (range, epsilon, neighbours, max_points against the data, backend) and
+// of one q; throws InvalidArgument naming the parameter before any charge.
+void validate_quantile_params(const QuantileParams& params, const QuantileData& data);
+void validate_quantile_level(double q, std::string_view name = "q");
+
+// A checked single-quantile release, ready to charge: its selection parameters (for
+// Context::begin_release) and slack.
+struct SingleQuantilePlan {
+  SelectionParams selection;
+  FloatingPointSlack slack;
+  double target = 0.0;
+  double score_scale = 0.0;
+};
+SingleQuantilePlan plan_single_quantile(const QuantileParams& params, const QuantileData& data, double q);
+
+// Stage 1 over host positions (all cores): the engine's shard over all n + 1 intervals.
+ShardResult score_quantile_intervals_cpu(const SingleQuantilePlan& plan, const NoiseSpec& spec,
+                                         std::span<const std::uint64_t> positions, std::uint64_t grid_size);
+
+// Within the interval [begin, end) of the grid, a point uniformly (stage 2; `draw` selects
+// disjoint random positions of the stream: truncated_geometric.hpp).
+std::uint64_t uniform_grid_point(const NoiseSpec& spec, std::uint64_t begin, std::uint64_t end,
+                                 std::uint64_t draw = 0);
+
+// JointExp (joint_exponential.cpp): every check before any charge, the mechanism's parameters
+// (sensitivity 2, scale) and its slack; then the sample on a drawn stream.
+struct JointExponentialPlan {
+  std::vector<double> qs;
+  double epsilon = 0.0;
+  double sensitivity = 0.0;
+  double score_scale = 0.0;  // epsilon / (2 sensitivity)
+  FloatingPointSlack slack;
+};
+JointExponentialPlan plan_joint_exponential(const QuantilesParams& params, const QuantileData& data,
+                                            std::span<const double> qs);
+// The sorted grid indices (one per q) of one JointExp sample from `positions` (host), drawing
+// only from `stream` of `key`.
+std::vector<std::uint64_t> sample_joint_exponential(const JointExponentialPlan& plan,
+                                                    std::span<const std::uint64_t> positions,
+                                                    std::uint64_t grid_size, const RandomKey& key,
+                                                    std::uint64_t stream);
+// alpha of quantiles_rank_error_bound for JointExp over a grid of grid_size points.
+double joint_exponential_rank_error_bound(double epsilon, std::uint64_t quantiles, std::uint64_t grid_size,
+                                          double beta);
+
+// The GPU side (kernels/quantiles.cu; host/engine/gpu_unavailable.cpp throws BackendUnavailable):
+// device values to sorted device positions (NaN: InvalidArgument naming data[i]).
+std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const double* values, std::uint64_t count,
+                                                                       const QuantileRange& range,
+                                                                       cuda_stream_t stream);
+std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const float* values, std::uint64_t count,
+                                                                       const QuantileRange& range,
+                                                                       cuda_stream_t stream);
+// Stage 1 on the GPU over `range` of the data's intervals (host positions are copied over first).
+ShardResult gpu_score_quantile_intervals(const SingleQuantilePlan& plan, const NoiseSpec& spec,
+                                         const QuantileData::Storage& data, IndexRange range);
+// Device positions back to the host: positions [first, first + count).
+std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Storage& data, std::uint64_t first,
+                                                       std::uint64_t count);
+
+}  // namespace dpselect::detail

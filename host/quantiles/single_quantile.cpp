@@ -1,0 +1,1 @@
+#include "quantiles/quantiles_internal.hpp"
