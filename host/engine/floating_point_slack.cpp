@@ -76,17 +76,10 @@ FloatingPointSlack floating_point_slack(double epsilon, double score_scale, doub
 //             uniforms' tails) + 2^-128 (128 rejections)
 //             + 4 * 128 * (2^-1000 (digits of rate > 700) + 2^-111 (the 2^-127 lattice of v)).
 // `runs` must not depend on the data in a public report: the caller passes max_bidders + 1.
-FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double revenue_bound, double grid_step,
-                                      std::uint64_t grid_size, std::uint64_t runs) {
-  const long double largest_score = static_cast<long double>(score_scale) * revenue_bound;
-  const long double log_grid = std::log(static_cast<long double>(grid_size));
-  const long double log_rate_floor =
-      std::fabs(std::log(static_cast<long double>(score_scale) * static_cast<long double>(grid_step)));
-  const long double error_of_g = 0x1p-49L + 0x1p-50L * (log_rate_floor + 2.0L);
-  const long double eta1 =
-      noise::kRaceNoiseErrorBound + 0x1p-50L * (largest_score + noise::kMaxAbsRaceNoise + log_grid) + error_of_g;
+FloatingPointSlack two_stage_interval_slack(double epsilon, long double stage1_score_error,
+                                            long double exponent_error, std::uint64_t runs) {
   const long double rho2 = 2.0L * kGeometricDigitsPerAttempt * kDigitRelativeError;
-  const long double lambda = 2.0L * eta1 + 2.0L * 0x1p-52L * largest_score + rho2;
+  const long double lambda = 2.0L * stage1_score_error + exponent_error + rho2;
   const long double slack_epsilon = 2.0L * lambda + static_cast<long double>(epsilon) * 0x1p-52L;
   const long double draws = static_cast<long double>(kGeometricDigitsPerAttempt) * kMaxGeometricAttempts;
   const long double bad_event = static_cast<long double>(runs) * noise::kRaceBadEventProbability +
@@ -96,6 +89,18 @@ FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double
   constexpr long double kRoundUp = 1.0L + 0x1p-40L;
   return FloatingPointSlack{static_cast<double>(slack_epsilon * kRoundUp),
                             static_cast<double>(slack_delta * kRoundUp)};
+}
+
+FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double revenue_bound, double grid_step,
+                                      std::uint64_t grid_size, std::uint64_t runs) {
+  const long double largest_score = static_cast<long double>(score_scale) * revenue_bound;
+  const long double log_grid = std::log(static_cast<long double>(grid_size));
+  const long double log_rate_floor =
+      std::fabs(std::log(static_cast<long double>(score_scale) * static_cast<long double>(grid_step)));
+  const long double error_of_g = 0x1p-49L + 0x1p-50L * (log_rate_floor + 2.0L);
+  const long double eta1 =
+      noise::kRaceNoiseErrorBound + 0x1p-50L * (largest_score + noise::kMaxAbsRaceNoise + log_grid) + error_of_g;
+  return two_stage_interval_slack(epsilon, eta1, 2.0L * 0x1p-52L * largest_score, runs);
 }
 
 }  // namespace dpselect::detail

@@ -18,6 +18,13 @@ namespace dpselect::detail {
 // The slack of the bid-interval pricing sampler; derivation in floating_point_slack.cpp.
 // `revenue_bound` bounds every revenue (largest price times the number of bidders), `runs` is
 // the number of bid intervals (bids + 1).
+// The common end of the two-stage interval samplers' slack (bid intervals; quantile intervals):
+// stage 1 picks an interval by Gumbel-max with every computed score within stage1_score_error of
+// its exact log-mass, the exact weights are off by at most exponent_error, stage 2 draws up to
+// kMaxGeometricAttempts x 4 digits by truncated_geometric; `runs` intervals.
+FloatingPointSlack two_stage_interval_slack(double epsilon, long double stage1_score_error,
+                                            long double exponent_error, std::uint64_t runs);
+
 FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double revenue_bound, double grid_step,
                                       std::uint64_t grid_size, std::uint64_t runs);
 

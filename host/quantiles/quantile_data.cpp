@@ -1,1 +1,193 @@
+// Quantile data preparation on the host: validation, grid positions and a parallel radix sort.
+//
+// The releases read only the sorted grid positions (quantiles_internal.hpp), so the sort runs on
+// 8-byte integers of at most 41 significant bits: four passes of 11-bit digits (a pass whose digit
+// is the same for every value is skipped), each a per-thread histogram and a stable scatter. The
+// result is the sorted sequence itself, so it never depends on the thread count.
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "dpselect/errors.hpp"
+#include "engine/validation.hpp"
 #include "quantiles/quantiles_internal.hpp"
+
+namespace dpselect {
+namespace {
+
+constexpr double kLargestRangeMagnitude = 0x1p960;  // keeps upper - lower finite
+constexpr std::uint64_t kGridSteps = std::uint64_t{1} << 40;
+constexpr std::uint64_t kMaxValues = std::uint64_t{1} << 40;
+
+constexpr int kDigitBits = 11;
+constexpr int kDigits = 4;  // 44 bits >= the 41 of a position <= 2^40 + 1
+constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
+// Below this many values std::sort is faster than four passes over 2048 buckets.
+constexpr std::size_t kRadixSortMinimum = std::size_t{1} << 16;
+
+std::size_t digit_of(std::uint64_t position, int digit) {
+  return static_cast<std::size_t>(position >> (kDigitBits * digit)) & (kBuckets - 1);
+}
+
+// One stable counting-sort pass of `from` into `to` by `digit`, on all threads. Each thread owns
+// one contiguous chunk, counts it, and scatters it to the offsets that the counts of the chunks
+// before it (for the same bucket) and of all smaller buckets leave free.
+void radix_pass(const std::vector<std::uint64_t>& from, std::vector<std::uint64_t>& to, int digit, int threads) {
+  const std::size_t n = from.size();
+  std::vector<std::array<std::size_t, kBuckets>> counts(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+  {
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    const std::size_t first = n * thread / static_cast<std::size_t>(threads);
+    const std::size_t last = n * (thread + 1) / static_cast<std::size_t>(threads);
+    auto& mine = counts[thread];
+    mine.fill(0);
+    for (std::size_t i = first; i < last; ++i) ++mine[digit_of(from[i], digit)];
+#pragma omp barrier
+#pragma omp single
+    {
+      std::size_t offset = 0;
+      for (std::size_t bucket = 0; bucket < kBuckets; ++bucket) {
+        for (auto& chunk : counts) {
+          const std::size_t count = chunk[bucket];
+          chunk[bucket] = offset;
+          offset += count;
+        }
+      }
+    }
+    for (std::size_t i = first; i < last; ++i) to[mine[digit_of(from[i], digit)]++] = from[i];
+  }
+}
+
+void sort_positions(std::vector<std::uint64_t>& positions) {
+  if (positions.size() < kRadixSortMinimum) {
+    std::sort(positions.begin(), positions.end());
+    return;
+  }
+  const int threads = std::max(1, omp_get_max_threads());
+  // A digit shared by every value (data within a small part of the range) needs no pass.
+  // Every value lies between the smallest and the largest, so all share the bits above the highest
+  // bit in which those two differ: the passes of digits wholly above it are skipped.
+  const auto [smallest, largest] = std::minmax_element(positions.begin(), positions.end());
+  const std::uint64_t differing = *smallest ^ *largest;
+  std::vector<std::uint64_t> buffer(positions.size());
+  for (int digit = 0; digit < kDigits; ++digit) {
+    if ((differing >> (kDigitBits * digit)) == 0) break;
+    radix_pass(positions, buffer, digit, threads);
+    positions.swap(buffer);
+  }
+}
+
+template <class T>
+std::shared_ptr<const QuantileData::Storage> prepare_host(std::span<const T> values, const QuantileRange& range) {
+  range.validate();
+  if (values.empty()) throw InvalidArgument("dpselect: data must hold at least one value (got none)");
+  if (values.size() > kMaxValues) {
+    throw InvalidArgument("dpselect: data must hold at most 2^40 values (got " + std::to_string(values.size()) + ")");
+  }
+  auto storage = std::make_shared<QuantileData::Storage>();
+  storage->range = range;
+  storage->grid = range.grid();
+  storage->count = values.size();
+  const std::int64_t n = static_cast<std::int64_t>(values.size());
+  // The first NaN, found before anything else is kept (the smallest index, whatever the threads).
+  std::int64_t first_nan = n;
+#pragma omp parallel for reduction(min : first_nan) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (std::isnan(values[static_cast<std::size_t>(i)]) && i < first_nan) first_nan = i;
+  }
+  if (first_nan < n) {
+    detail::throw_invalid("data[" + std::to_string(first_nan) + "]", "a number (values outside the range are clipped)",
+                          static_cast<double>(values[static_cast<std::size_t>(first_nan)]));
+  }
+  std::vector<std::uint64_t>& positions = storage->host_positions;
+  positions.resize(values.size());
+  const QuantileGrid grid = storage->grid;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    positions[k] = grid.points_at_or_below(static_cast<double>(values[k]));
+  }
+  sort_positions(positions);
+  return storage;
+}
+
+}  // namespace
+
+std::string_view to_string(RecordNeighbours neighbours) {
+  switch (neighbours) {
+    case RecordNeighbours::replace_one_record:
+      return "replace";
+    case RecordNeighbours::add_or_remove_record:
+      return "add-remove";
+  }
+  return "unknown";
+}
+
+void QuantileRange::validate() const {
+  if (!std::isfinite(lower) || !(std::fabs(lower) <= kLargestRangeMagnitude)) {
+    detail::throw_invalid("range lower", "finite and within +-2^960", lower);
+  }
+  if (!std::isfinite(upper) || !(std::fabs(upper) <= kLargestRangeMagnitude) || !(upper > lower)) {
+    detail::throw_invalid("range upper", "finite, within +-2^960 and > lower (" + detail::format_value(lower) + ")",
+                          upper);
+  }
+}
+
+QuantileGrid QuantileRange::grid() const {
+  validate();
+  // 2^40 steps (a power-of-two scaling of one rounded difference), or as many as keep
+  // consecutive points apart.
+  const double magnitude = std::max(std::fabs(lower), std::fabs(upper));
+  QuantileGrid grid{lower, std::max((upper - lower) * 0x1p-40, magnitude * 0x1p-50), 0};
+  // floor((upper - lower) / step) + 1 points, corrected for the roundings of the division and of point().
+  std::uint64_t last = std::min(kGridSteps, static_cast<std::uint64_t>(std::floor((upper - lower) / grid.step)));
+  while (last > 0 && grid.point(last) > upper) --last;
+  while (last < kGridSteps && grid.point(last + 1) <= upper) ++last;
+  grid.size = last + 1;
+  return grid;
+}
+
+QuantileData::QuantileData(std::shared_ptr<const Storage> storage) : storage_(std::move(storage)) {}
+QuantileData::QuantileData(std::span<const double> values, const QuantileRange& range)
+    : storage_(prepare_host(values, range)) {}
+QuantileData::QuantileData(std::span<const float> values, const QuantileRange& range)
+    : storage_(prepare_host(values, range)) {}
+
+QuantileData QuantileData::from_device(DeviceSpan<const double> values, const QuantileRange& range,
+                                       cuda_stream_t stream) {
+  range.validate();
+  if (values.size == 0) throw InvalidArgument("dpselect: data must hold at least one value (got none)");
+  if (values.size > kMaxValues) {
+    throw InvalidArgument("dpselect: data must hold at most 2^40 values (got " + std::to_string(values.size) + ")");
+  }
+  detail::resolve_backend(Backend::Gpu);
+  return QuantileData(detail::gpu_prepare_quantile_data(values.data, values.size, range, stream));
+}
+
+QuantileData QuantileData::from_device(DeviceSpan<const float> values, const QuantileRange& range,
+                                       cuda_stream_t stream) {
+  range.validate();
+  if (values.size == 0) throw InvalidArgument("dpselect: data must hold at least one value (got none)");
+  if (values.size > kMaxValues) {
+    throw InvalidArgument("dpselect: data must hold at most 2^40 values (got " + std::to_string(values.size) + ")");
+  }
+  detail::resolve_backend(Backend::Gpu);
+  return QuantileData(detail::gpu_prepare_quantile_data(values.data, values.size, range, stream));
+}
+
+std::uint64_t QuantileData::size() const { return storage_->count; }
+const QuantileRange& QuantileData::range() const { return storage_->range; }
+QuantileGrid QuantileData::grid() const { return storage_->grid; }
+bool QuantileData::on_device() const { return storage_->on_device(); }
+
+std::vector<std::uint64_t> QuantileData::sorted_positions() const {
+  if (!storage_->on_device()) return storage_->host_positions;
+  return detail::gpu_read_quantile_positions(*storage_, 0, storage_->count);
+}
+
+}  // namespace dpselect

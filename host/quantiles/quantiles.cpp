@@ -1,1 +1,346 @@
+// Several quantiles at once (select_quantiles): the dispatcher, recursive splitting, independent
+// releases, the accuracy calculators and the NOT PRIVATE diagnostics. JointExp: joint_exponential.cpp.
+//
+// Every method charges its whole release once, after every check, then draws one stream. Within a
+// stream the exponential mechanisms of one release use disjoint candidate ranges, each starting
+// on a group boundary (noise.hpp: kCandidatesPerGroup), and disjoint stage-2 draws, so their noise
+// is independent.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "dpselect/accounting.hpp"
+#include "dpselect/errors.hpp"
+#include "dpselect/noise.hpp"
+#include "engine/cpu_backend.hpp"
+#include "engine/validation.hpp"
 #include "quantiles/quantiles_internal.hpp"
+
+namespace dpselect {
+namespace {
+
+constexpr std::uint64_t kMaxQuantiles = std::uint64_t{1} << 20;
+
+void validate_levels(std::span<const double> qs) {
+  if (qs.empty()) throw InvalidArgument("dpselect: qs must hold at least one quantile level (got none)");
+  if (qs.size() > kMaxQuantiles) {
+    throw InvalidArgument("dpselect: qs must hold at most 2^20 levels (got " + std::to_string(qs.size()) + ")");
+  }
+  for (std::size_t j = 0; j < qs.size(); ++j) {
+    const std::string name = "qs[" + std::to_string(j) + "]";
+    detail::validate_quantile_level(qs[j], name);
+    if (j > 0 && !(qs[j] > qs[j - 1])) {
+      detail::throw_invalid(name, "> qs[" + std::to_string(j - 1) + "] = " + detail::format_value(qs[j - 1]) +
+                                      " (levels strictly increasing)",
+                            qs[j]);
+    }
+  }
+}
+
+std::uint64_t group_aligned(std::uint64_t index) {
+  const std::uint64_t group = noise::kCandidatesPerGroup;
+  return (index + group - 1) / group * group;
+}
+
+// ceil(log2(m + 1)): the depth of recursive splitting's tree, the number of its releases that any
+// one record takes part in (Kaplan, Schnapp & Stemmer 2022, Sec. 3).
+std::uint64_t recursion_levels(std::uint64_t m) {
+  std::uint64_t levels = 0;
+  while ((std::uint64_t{1} << levels) < m + 1) ++levels;
+  return levels;
+}
+
+// The epsilon of each exponential mechanism of recursive splitting: the budget over the levels,
+// and over both changed nodes of a level when a record is replaced (a replacement is a removal
+// and an addition: Dwork & Roth 2014, Thm 2.2, group privacy for 2).
+std::uint64_t recursive_mechanisms_per_record(RecordNeighbours neighbours, std::uint64_t m) {
+  const std::uint64_t levels = recursion_levels(m);
+  return neighbours == RecordNeighbours::replace_one_record ? 2 * levels : levels;
+}
+
+struct Node {
+  std::uint64_t grid_begin;  // the node's window [grid_begin, grid_end) of the grid
+  std::uint64_t grid_end;
+  std::span<const std::uint64_t> positions;  // its values' sorted positions
+  std::size_t first_level;                   // its levels qs[first_level, last_level)
+  std::size_t last_level;
+  double level_begin;  // the quantile levels of the window's ends in the parent's scale
+  double level_end;
+};
+
+// Recursive splitting (Kaplan, Schnapp & Stemmer 2022, Alg. 1): the middle level first, on all the
+// data, with the add/remove single-quantile mechanism (the node's count is private); the values
+// below and at-or-above the released point then go to the two halves with their levels rescaled.
+class RecursiveSplitting {
+ public:
+  RecursiveSplitting(std::span<const double> qs, double epsilon_each, const detail::NoiseSpec& spec, std::uint64_t grid_size)
+      : qs_(qs), epsilon_each_(epsilon_each), spec_(spec), grid_size_(grid_size), chosen_(qs.size()) {}
+
+  std::vector<std::uint64_t> run(std::span<const std::uint64_t> positions) {
+    split(Node{0, grid_size_, positions, 0, qs_.size(), 0.0, 1.0});
+    return chosen_;
+  }
+
+  double total_delta() const { return total_delta_; }
+
+ private:
+  void split(const Node& node) {
+    if (node.first_level >= node.last_level) return;
+    const std::size_t middle = node.first_level + (node.last_level - node.first_level) / 2;
+    // The middle level within the node: its share of the node's values.
+    const double width = node.level_end - node.level_begin;
+    const double q = std::clamp((qs_[middle] - node.level_begin) / width, 0.0, 1.0);
+    const double sensitivity = detail::quantile_sensitivity(RecordNeighbours::add_or_remove_record, q);
+    // Exponential mechanism at scale eps / (2 Delta) (Dwork & Roth 2014, Thm 3.10).
+    detail::NoiseSpec spec = spec_;
+    spec.score_scale = epsilon_each_ / (2.0 * sensitivity);
+    spec.utility_limit = std::numeric_limits<double>::infinity();
+    const std::uint64_t n = node.positions.size();
+    const detail::DataIntervals intervals{node.positions, node.grid_end, node.grid_begin};
+    const detail::QuantileIntervalUtilities utilities{intervals, q * static_cast<double>(n), spec.score_scale,
+                                                      next_index_};
+    const IndexRange range{next_index_, next_index_ + n + 1};
+    next_index_ = group_aligned(range.end);
+    const ShardResult result =
+        detail::cpu_evaluate_generated(spec, range, &detail::QuantileIntervalUtilities::fill, &utilities);
+    const std::uint64_t interval = result.best_index - range.begin;
+    const std::uint64_t point =
+        detail::uniform_grid_point(spec, intervals.begin(interval), intervals.end(interval), draws_++);
+    chosen_[middle] = point;
+    const FloatingPointSlack slack = detail::quantile_interval_slack(
+        epsilon_each_, spec.score_scale, static_cast<double>(n), node.grid_end - node.grid_begin, n + 1);
+    total_delta_ += slack.delta;
+    // Values below point(point) have positions <= point.
+    const auto split_at = std::upper_bound(node.positions.begin(), node.positions.end(), point);
+    const auto below = static_cast<std::size_t>(split_at - node.positions.begin());
+    split(Node{node.grid_begin, point + 1, node.positions.first(below), node.first_level, middle, node.level_begin,
+               qs_[middle]});
+    split(Node{point, node.grid_end, node.positions.subspan(below), middle + 1, node.last_level, qs_[middle],
+               node.level_end});
+  }
+
+  std::span<const double> qs_;
+  double epsilon_each_;
+  detail::NoiseSpec spec_;
+  std::uint64_t grid_size_;
+  std::vector<std::uint64_t> chosen_;
+  std::uint64_t next_index_ = 0;
+  std::uint64_t draws_ = 0;
+  double total_delta_ = 0.0;
+};
+
+std::vector<std::uint64_t> host_positions(const QuantileData& data) {
+  return data.on_device() ? data.sorted_positions() : std::vector<std::uint64_t>{};
+}
+
+// (2 Delta / eps) (ln M + ln(1 / beta)): Dwork & Roth 2014, Thm 3.11 for one exponential
+// mechanism over M grid points (the best interval holds at least one).
+double single_alpha(double sensitivity, double epsilon, std::uint64_t grid_size, double beta) {
+  return 2.0 * sensitivity / epsilon * (std::log(static_cast<double>(grid_size)) - std::log(beta));
+}
+
+void validate_beta(double beta) {
+  if (!(beta > 0.0 && beta < 1.0)) detail::throw_invalid("beta", "in (0, 1)", beta);
+}
+
+void validate_method(const QuantilesParams& params) {
+  switch (params.method) {
+    case QuantilesMethod::independent_zcdp:
+      if (!(params.delta > 0.0 && params.delta < 1.0)) {
+        detail::throw_invalid("delta", "in (0, 1) for the zcdp method", params.delta);
+      }
+      return;
+    case QuantilesMethod::joint_exponential:
+    case QuantilesMethod::recursive_splitting:
+    case QuantilesMethod::independent_basic:
+      if (params.delta != 0.0) {
+        detail::throw_invalid("delta", "0 except for the zcdp method (this method is pure DP)", params.delta);
+      }
+      return;
+  }
+  throw InvalidArgument("dpselect: method must be joint, recursive, basic or zcdp (got " +
+                        std::to_string(static_cast<int>(params.method)) + ")");
+}
+
+// The epsilon of each of the m independent releases.
+double independent_epsilon(const QuantilesParams& params, std::uint64_t m) {
+  if (params.method == QuantilesMethod::independent_basic) {
+    // Basic composition: m releases of eps / m (Dwork & Roth 2014, Thm 3.16).
+    return split_evenly(params.base.epsilon, m);
+  }
+  // The largest epsilon whose m exponential mechanisms (each eps^2/8-zCDP, Cesar & Rogers 2021)
+  // the accountant's best theorem keeps within (epsilon, delta).
+  return per_release_epsilon(m, params.base.epsilon, params.delta, ReleaseKind::exponential_mechanism);
+}
+
+}  // namespace
+
+std::string_view to_string(QuantilesMethod method) {
+  switch (method) {
+    case QuantilesMethod::joint_exponential:
+      return "joint";
+    case QuantilesMethod::recursive_splitting:
+      return "recursive";
+    case QuantilesMethod::independent_basic:
+      return "basic";
+    case QuantilesMethod::independent_zcdp:
+      return "zcdp";
+  }
+  return "unknown";
+}
+
+QuantilesRelease select_quantiles(Context& context, const QuantileData& data, std::span<const double> qs,
+                                  const QuantilesParams& params) {
+  validate_levels(qs);
+  validate_method(params);
+  detail::validate_quantile_params(params.base, data);
+  const auto m = static_cast<std::uint64_t>(qs.size());
+  const QuantileGrid grid = data.grid();
+  QuantilesRelease release;
+  release.method = params.method;
+  release.epsilon_spent = params.base.epsilon;
+
+  if (params.method == QuantilesMethod::joint_exponential) {
+    const detail::JointExponentialPlan plan = detail::plan_joint_exponential(params, data, qs);
+    const PrivacyCharge charge{ReleaseKind::exponential_mechanism, params.base.epsilon, 0.0, 1};
+    detail::ContextAccess::charge(context, std::span(&charge, 1));
+    const auto stream = detail::ContextAccess::draw_stream(context);
+    const std::vector<std::uint64_t> copied = host_positions(data);
+    const std::span<const std::uint64_t> positions =
+        data.on_device() ? std::span<const std::uint64_t>(copied) : data.storage().host_positions;
+    release.grid_indices = detail::sample_joint_exponential(plan, positions, grid.size, stream.key, stream.stream);
+    release.epsilon_per_mechanism = params.base.epsilon;
+    release.mechanisms = 1;
+    release.slack = plan.slack;
+    release.streams = {stream.stream};
+  } else if (params.method == QuantilesMethod::recursive_splitting) {
+    const std::uint64_t per_record = recursive_mechanisms_per_record(params.base.neighbours, m);
+    // Each record reaches one node per level, so the levels compose (Kaplan, Schnapp & Stemmer
+    // 2022, Thm 3.2; basic composition, Dwork & Roth 2014, Thm 3.16) and the nodes of a level in
+    // parallel (McSherry 2009, Thm 4).
+    const double epsilon_each = split_evenly(params.base.epsilon, per_record);
+    // Each node's slack is checked against its own epsilon before any charge: the worst node is
+    // the whole data at the public bound on its count.
+    const std::uint64_t count_bound = params.base.max_points != 0 ? params.base.max_points : data.size();
+    const double largest_scale = epsilon_each / (2.0 * 0.5);
+    const FloatingPointSlack worst = detail::quantile_interval_slack(epsilon_each, largest_scale,
+                                                                     static_cast<double>(count_bound), grid.size,
+                                                                     count_bound + 1);
+    if (!(worst.epsilon < epsilon_each)) detail::throw_epsilon_too_small_for_slack();
+    const PrivacyCharge charge{ReleaseKind::exponential_mechanism, epsilon_each, 0.0, per_record};
+    detail::ContextAccess::charge(context, std::span(&charge, 1));
+    const auto stream = detail::ContextAccess::draw_stream(context);
+    const std::vector<std::uint64_t> copied = host_positions(data);
+    const std::span<const std::uint64_t> positions =
+        data.on_device() ? std::span<const std::uint64_t>(copied) : data.storage().host_positions;
+    const detail::NoiseSpec spec{Mechanism::exponential, 1.0, stream.key, stream.stream,
+                         std::numeric_limits<double>::infinity()};
+    RecursiveSplitting splitting(qs, epsilon_each, spec, grid.size);
+    release.grid_indices = splitting.run(positions);
+    release.epsilon_per_mechanism = epsilon_each;
+    release.mechanisms = m;
+    // Along any record's path the slack adds up over its per_record mechanisms, each at most the
+    // worst node's; the deltas of all nodes add up.
+    release.slack.epsilon = static_cast<double>(per_record) * worst.epsilon * (1.0 + 0x1p-40);
+    release.slack.delta = splitting.total_delta();
+    release.slack.depends_on_data =
+        params.base.neighbours == RecordNeighbours::add_or_remove_record && params.base.max_points == 0;
+    release.streams = {stream.stream};
+  } else {
+    const double epsilon_each = independent_epsilon(params, m);
+    QuantileParams single = params.base;
+    single.epsilon = epsilon_each;
+    std::vector<detail::SingleQuantilePlan> plans;
+    plans.reserve(qs.size());
+    for (const double q : qs) plans.push_back(detail::plan_single_quantile(single, data, q));
+    const PrivacyCharge charge{ReleaseKind::exponential_mechanism, epsilon_each, 0.0, m};
+    detail::ContextAccess::charge(context, std::span(&charge, 1));
+    for (const detail::SingleQuantilePlan& plan : plans) {
+      Release each = detail::ContextAccess::begin_charged_release(context, plan.selection);
+      const QuantileRelease chosen = detail::finish_single_quantile(each, plan, data.storage());
+      release.grid_indices.push_back(chosen.grid_index);
+      release.streams.push_back(chosen.report.stream);
+      release.slack.epsilon += plan.slack.epsilon;
+      release.slack.delta += plan.slack.delta;
+      release.slack.depends_on_data = plan.slack.depends_on_data;
+    }
+    release.epsilon_per_mechanism = epsilon_each;
+    release.mechanisms = m;
+    release.delta_spent = params.method == QuantilesMethod::independent_zcdp ? params.delta : 0.0;
+  }
+  // Independent releases need not come out ordered; the released set is the same sorted.
+  std::sort(release.grid_indices.begin(), release.grid_indices.end());
+  for (const std::uint64_t index : release.grid_indices) release.values.push_back(grid.point(index));
+  return release;
+}
+
+double quantile_rank_error_bound(const QuantileParams& params, double q, double beta) {
+  detail::validate_quantile_level(q);
+  params.range.validate();
+  detail::validate_positive_finite("epsilon", params.epsilon);
+  validate_beta(beta);
+  return single_alpha(detail::quantile_sensitivity(params.neighbours, q), params.epsilon, params.range.grid().size,
+                      beta);
+}
+
+double quantiles_rank_error_bound(const QuantilesParams& params, std::span<const double> qs, double beta) {
+  validate_levels(qs);
+  validate_method(params);
+  params.base.range.validate();
+  detail::validate_positive_finite("epsilon", params.base.epsilon);
+  validate_beta(beta);
+  const auto m = static_cast<std::uint64_t>(qs.size());
+  const std::uint64_t grid_size = params.base.range.grid().size;
+  const double beta_each = beta / static_cast<double>(m);  // a union bound over the m releases
+  switch (params.method) {
+    case QuantilesMethod::joint_exponential:
+      return detail::joint_exponential_rank_error_bound(params.base.epsilon, m, grid_size, beta);
+    case QuantilesMethod::recursive_splitting: {
+      // A node's error shifts its children's targets by at most as much (the rescaled level times
+      // the error in its count), so errors add up along the depth of the tree.
+      const double epsilon_each =
+          split_evenly(params.base.epsilon, recursive_mechanisms_per_record(params.base.neighbours, m));
+      return static_cast<double>(recursion_levels(m)) * single_alpha(1.0, epsilon_each, grid_size, beta_each);
+    }
+    case QuantilesMethod::independent_basic:
+    case QuantilesMethod::independent_zcdp: {
+      const double epsilon_each = independent_epsilon(params, m);
+      double alpha = 0.0;
+      for (const double q : qs) {
+        alpha = std::max(alpha, single_alpha(detail::quantile_sensitivity(params.base.neighbours, q), epsilon_each,
+                                             grid_size, beta_each));
+      }
+      return alpha;
+    }
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+double nonprivate_rank_error(const QuantileData& data, std::uint64_t grid_index, double q) {
+  detail::validate_quantile_level(q);
+  const std::vector<std::uint64_t> copied = host_positions(data);
+  const std::span<const std::uint64_t> positions =
+      data.on_device() ? std::span<const std::uint64_t>(copied) : data.storage().host_positions;
+  const auto below = static_cast<double>(std::upper_bound(positions.begin(), positions.end(), grid_index) -
+                                         positions.begin());
+  return std::fabs(below - q * static_cast<double>(data.size()));
+}
+
+QuantileDiagnostics nonprivate_quantile_diagnostics(const QuantileData& data, double q) {
+  detail::validate_quantile_level(q);
+  const std::vector<std::uint64_t> copied = host_positions(data);
+  const std::span<const std::uint64_t> positions =
+      data.on_device() ? std::span<const std::uint64_t>(copied) : data.storage().host_positions;
+  const detail::DataIntervals intervals{positions, data.grid().size};
+  const double target = q * static_cast<double>(data.size());
+  QuantileDiagnostics best{0, std::numeric_limits<double>::infinity()};
+  for (std::uint64_t r = 0; r < intervals.count(); ++r) {
+    if (intervals.length(r) == 0) continue;
+    const double error = std::fabs(static_cast<double>(r) - target);
+    if (error < best.best_rank_error) best = QuantileDiagnostics{intervals.begin(r), error};
+  }
+  return best;
+}
+
+}  // namespace dpselect

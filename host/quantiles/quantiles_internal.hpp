@@ -34,16 +34,19 @@ struct QuantileData::Storage {
 
 namespace dpselect::detail {
 
-// The data intervals of sorted positions g_0 <= ... <= g_{n-1}: interval r in [0, n] holds the
-// grid indices j with exactly r values below point(j), [g_{r-1}, g_r) with g_{-1} = 0 and g_n =
-// grid size. Empty intervals (ties, or no grid point between two values) have length 0.
+// The data intervals of sorted positions g_0 <= ... <= g_{n-1} over the grid indices
+// [grid_begin, grid_end) (the whole grid, or a window of it for a node of recursive splitting;
+// grid_begin <= g_i <= grid_end): interval r in [0, n] holds the grid indices j with exactly r
+// values below point(j), [g_{r-1}, g_r) with g_{-1} = grid_begin and g_n = grid_end. Empty
+// intervals (ties, or no grid point between two values) have length 0.
 struct DataIntervals {
   std::span<const std::uint64_t> positions;
-  std::uint64_t grid_size = 0;
+  std::uint64_t grid_end = 0;
+  std::uint64_t grid_begin = 0;
 
   std::uint64_t count() const { return positions.size() + 1; }
-  std::uint64_t begin(std::uint64_t r) const { return r == 0 ? 0 : positions[r - 1]; }
-  std::uint64_t end(std::uint64_t r) const { return r == positions.size() ? grid_size : positions[r]; }
+  std::uint64_t begin(std::uint64_t r) const { return r == 0 ? grid_begin : positions[r - 1]; }
+  std::uint64_t end(std::uint64_t r) const { return r == positions.size() ? grid_end : positions[r]; }
   std::uint64_t length(std::uint64_t r) const { return end(r) - begin(r); }
 };
 
@@ -62,6 +65,7 @@ struct QuantileIntervalUtilities {
   DataIntervals intervals;
   double target = 0.0;  // q n, rounded once
   double score_scale = 0.0;
+  std::uint64_t first_index = 0;  // the candidate index of interval 0
   static void fill(const void* self, std::uint64_t first, std::uint64_t count, double* out);
 };
 
@@ -93,6 +97,11 @@ SingleQuantilePlan plan_single_quantile(const QuantileParams& params, const Quan
 // Stage 1 over host positions (all cores): the engine's shard over all n + 1 intervals.
 ShardResult score_quantile_intervals_cpu(const SingleQuantilePlan& plan, const NoiseSpec& spec,
                                          std::span<const std::uint64_t> positions, std::uint64_t grid_size);
+
+// Stages 1 and 2 of a single-quantile release that the caller began (and so charged): the
+// engine's pass on the plan's backend, then the point inside the chosen interval.
+QuantileRelease finish_single_quantile(Release& release, const SingleQuantilePlan& plan,
+                                       const QuantileData::Storage& storage);
 
 // Within the interval [begin, end) of the grid, a point uniformly (stage 2; `draw` selects
 // disjoint random positions of the stream: truncated_geometric.hpp).

@@ -1,1 +1,169 @@
+// One private quantile: the exponential mechanism over the grid of a public range, sampled by data
+// intervals (quantiles.hpp).
+//
+// Floating-point slack (quantile_interval_slack). The exact mechanism: EM over grid indices j with
+// weights exp(c~ u(j)), u(j) = -|c(j) - q n|, c~ the rounded score scale; it is eps~-DP with
+// eps~ <= eps (1 + 2^-52). Stage 1 picks interval r (length L, rank r) by Gumbel-max over the
+// computed score fma(c~, w_r, G~_r), w_r = -|r - fl(q n)| + log~(L) / c~ (quantile_interval_utility).
+// Against the exact log-mass c~ (-|r - q n|) + ln L, w_r carries the roundings of q n, of the
+// subtraction, of the logarithm (portable_log: < 1 ulp of ln L <= ln M), of the division and of
+// the addition: each at most 2^-53 times a term of size <= U + ln M / c~, where U >= n bounds
+// |r - q n|. So with S = c~ U, the computed score is within
+//     eta1 = 2^-38 + 2^-50 (S + 93 + ln M)
+// of the exact log-mass plus exact Gumbel noise (the race noise's 2^-38, the fma's rounding of a
+// score <= S + ln M + 93; 2^-50 covers the five roundings with room), outside the race's bad
+// event. The weights inside an interval are exactly equal (the utility is constant there), so
+// stage 2 (uniform: truncated_geometric at rate 0) adds only its digit error. The rest is the
+// bid-interval argument (floating_point_slack.cpp) with no linearity term.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "dpselect/detail/truncated_geometric.hpp"
+#include "dpselect/errors.hpp"
+#include "engine/cpu_backend.hpp"
+#include "engine/floating_point_slack.hpp"
+#include "engine/validation.hpp"
 #include "quantiles/quantiles_internal.hpp"
+
+namespace dpselect::detail {
+
+void QuantileIntervalUtilities::fill(const void* self, std::uint64_t first, std::uint64_t count, double* out) {
+  const auto& utilities = *static_cast<const QuantileIntervalUtilities*>(self);
+  const DataIntervals& intervals = utilities.intervals;
+  for (std::uint64_t k = 0; k < count; ++k) {
+    const std::uint64_t r = first + k - utilities.first_index;
+    out[k] = quantile_interval_utility(r, intervals.length(r), utilities.target, utilities.score_scale);
+  }
+}
+
+double quantile_sensitivity(RecordNeighbours neighbours, double q) {
+  // Replacing a record moves #{x_i < t} by at most 1 and leaves q n (Smith 2011, Sec. 3).
+  if (neighbours == RecordNeighbours::replace_one_record) return 1.0;
+  // Adding a record moves #{x_i < t} by 0 or 1 and q n by q: |u| moves by <= max(q, 1 - q)
+  // (Dwork & Roth 2014, Def. 3.1 of sensitivity applied to u; the same for a removal).
+  return std::max(q, 1.0 - q);
+}
+
+FloatingPointSlack quantile_interval_slack(double epsilon, double score_scale, double largest_abs_utility,
+                                           std::uint64_t grid_size, std::uint64_t intervals) {
+  const long double largest_score = static_cast<long double>(score_scale) * largest_abs_utility;
+  const long double log_grid = std::log(static_cast<long double>(grid_size));
+  const long double eta1 =
+      noise::kRaceNoiseErrorBound + 0x1p-50L * (largest_score + noise::kMaxAbsRaceNoise + log_grid);
+  return two_stage_interval_slack(epsilon, eta1, 0.0L, intervals);
+}
+
+void validate_quantile_level(double q, std::string_view name) {
+  if (!(q >= 0.0 && q <= 1.0)) throw_invalid(name, "in [0, 1]", q);
+}
+
+void validate_quantile_params(const QuantileParams& params, const QuantileData& data) {
+  params.range.validate();
+  if (params.range.lower != data.range().lower || params.range.upper != data.range().upper) {
+    throw InvalidArgument("dpselect: range must be the range the data were prepared for, [" +
+                          format_value(data.range().lower) + ", " + format_value(data.range().upper) + "] (got [" +
+                          format_value(params.range.lower) + ", " + format_value(params.range.upper) + "])");
+  }
+  validate_positive_finite("epsilon", params.epsilon);
+  if (params.neighbours != RecordNeighbours::replace_one_record &&
+      params.neighbours != RecordNeighbours::add_or_remove_record) {
+    throw InvalidArgument("dpselect: neighbours must be replace_one_record or add_or_remove_record (got " +
+                          std::to_string(static_cast<int>(params.neighbours)) + ")");
+  }
+  if (params.max_points != 0 && data.size() > params.max_points) {
+    throw InvalidArgument("dpselect: data must hold at most max_points values, " + std::to_string(params.max_points) +
+                          " (got more)");
+  }
+  if (params.backend != Backend::Auto && params.backend != Backend::Cpu && params.backend != Backend::Gpu) {
+    throw InvalidArgument("dpselect: backend must be Auto, Cpu or Gpu (got " +
+                          std::to_string(static_cast<int>(params.backend)) + ")");
+  }
+  if (params.backend == Backend::Cpu && data.on_device()) {
+    throw InvalidArgument("dpselect: backend must be Auto or Gpu for data in device memory (got Cpu)");
+  }
+  if (params.backend == Backend::Gpu) resolve_backend(Backend::Gpu);
+}
+
+SingleQuantilePlan plan_single_quantile(const QuantileParams& params, const QuantileData& data, double q) {
+  validate_quantile_level(q);
+  validate_quantile_params(params, data);
+  SingleQuantilePlan plan;
+  plan.selection.mechanism = Mechanism::exponential;
+  plan.selection.epsilon = params.epsilon;
+  plan.selection.sensitivity = quantile_sensitivity(params.neighbours, q);
+  plan.selection.monotone = false;  // a point's utility rises or falls with the added record's side
+  plan.selection.backend = data.on_device() ? Backend::Gpu : (params.backend == Backend::Gpu ? Backend::Gpu : Backend::Cpu);
+  // Exponential mechanism at scale eps / (2 Delta) (McSherry & Talwar 2007; Dwork & Roth 2014, Thm 3.10).
+  plan.score_scale = score_scale(plan.selection);
+  const std::uint64_t n = data.size();
+  plan.target = q * static_cast<double>(n);
+  const QuantileGrid grid = data.grid();
+  // Under replacement n is public; under addition or removal only max_points is.
+  const bool count_is_public = params.neighbours == RecordNeighbours::replace_one_record || params.max_points != 0;
+  const std::uint64_t count_bound = params.max_points != 0 ? params.max_points : n;
+  plan.slack = quantile_interval_slack(params.epsilon, plan.score_scale, static_cast<double>(count_bound), grid.size,
+                                       count_bound + 1);
+  plan.slack.depends_on_data = !count_is_public;
+  if (!(plan.slack.epsilon < params.epsilon)) throw_epsilon_too_small_for_slack();
+  // |utility| <= |r - q n| + ln(M) / scale <= n + ln(M) / scale: a public bound when n is.
+  if (count_is_public) {
+    plan.selection.utility_bound = static_cast<double>(count_bound) +
+                                   std::log(static_cast<double>(grid.size)) / plan.score_scale * (1.0 + 0x1p-40);
+  }
+  validate_params(plan.selection);
+  return plan;
+}
+
+ShardResult score_quantile_intervals_cpu(const SingleQuantilePlan& plan, const NoiseSpec& spec,
+                                         std::span<const std::uint64_t> positions, std::uint64_t grid_size) {
+  const QuantileIntervalUtilities utilities{DataIntervals{positions, grid_size}, plan.target, plan.score_scale};
+  return cpu_evaluate_generated(spec, IndexRange{0, positions.size() + 1}, &QuantileIntervalUtilities::fill,
+                                &utilities);
+}
+
+std::uint64_t uniform_grid_point(const NoiseSpec& spec, std::uint64_t begin, std::uint64_t end, std::uint64_t draw) {
+  if (end <= begin) throw std::logic_error("dpselect: an empty quantile interval was chosen");
+  return begin + truncated_geometric(spec.key, spec.stream, 0.0, end - begin, draw);
+}
+
+QuantileRelease finish_single_quantile(Release& release, const SingleQuantilePlan& plan,
+                                       const QuantileData::Storage& storage) {
+  const IndexRange range{0, storage.count + 1};
+  ReleaseAccess::claim(release, range);
+  const NoiseSpec spec = ReleaseAccess::noise_spec(release);
+  const ShardResult result = plan.selection.backend == Backend::Gpu
+                                 ? gpu_score_quantile_intervals(plan, spec, storage, range)
+                                 : score_quantile_intervals_cpu(plan, spec, storage.host_positions, storage.grid.size);
+  Selection chosen = release.finish(ReleaseAccess::stamped(release, range, result));
+  const std::uint64_t interval = chosen.index;
+  std::uint64_t begin = 0;
+  std::uint64_t end = storage.grid.size;
+  if (storage.on_device()) {  // the interval's two ends, from the device
+    const std::uint64_t first = interval == 0 ? 0 : interval - 1;
+    const std::uint64_t count = (interval == 0 || interval == storage.count) ? 1 : 2;
+    const std::vector<std::uint64_t> ends = gpu_read_quantile_positions(storage, first, count);
+    if (interval > 0) begin = ends.front();
+    if (interval < storage.count) end = ends.back();
+  } else {
+    const DataIntervals intervals{storage.host_positions, storage.grid.size};
+    begin = intervals.begin(interval);
+    end = intervals.end(interval);
+  }
+  const std::uint64_t index = uniform_grid_point(spec, begin, end);
+  chosen.report.candidates = storage.grid.size;
+  chosen.report.slack = plan.slack;
+  return QuantileRelease{storage.grid.point(index), index, chosen.report};
+}
+
+}  // namespace dpselect::detail
+
+namespace dpselect {
+
+QuantileRelease select_quantile(Context& context, const QuantileData& data, double q, const QuantileParams& params) {
+  const detail::SingleQuantilePlan plan = detail::plan_single_quantile(params, data, q);
+  Release release = context.begin_release(plan.selection);
+  return detail::finish_single_quantile(release, plan, data.storage());
+}
+
+}  // namespace dpselect

@@ -186,7 +186,6 @@ double quantiles_rank_error_bound(const QuantilesParams& params, std::span<const
 
 // NOT PRIVATE: the exact quantile and rank errors, for diagnostics and tests only.
 struct QuantileDiagnostics {
-  std::uint64_t at_lower = 0;         // values at or below range.lower (clipped up to it)
   std::uint64_t best_grid_index = 0;  // a grid point of smallest rank error
   double best_rank_error = 0.0;       // e = min_t |#{x_i < t} - q n|
 };

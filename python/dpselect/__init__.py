@@ -1,7 +1,8 @@
 """dpselect: differentially private selection over very large candidate ranges.
 
 The exponential mechanism, permute-and-flip and report-noisy-max (Laplace) over arrays of
-utilities, exact top-k, one pick per row, and repeated releases, on the CPU or a GPU, with the
+utilities, exact top-k, one pick per row, repeated releases, pricing, private quantiles
+(dpselect.quantiles) and the sparse vector technique, on the CPU or a GPU, with the
 same random bits as the C++ library and the ``dpselect`` command for the same key.
 
 Arrays are never copied: NumPy arrays (float32/float64, C-contiguous) and any ``__dlpack__``
@@ -64,13 +65,14 @@ __all__ = [
 # The other parts of the API, each a module of its own (dpselect.pricing, dpselect.noise, ...)
 # whose public names are also dpselect's. dpselect.audit and dpselect.plot (matplotlib) stay
 # submodules: import them by name.
-from . import accounting, noise, pricing, sparse_vector  # noqa: E402
+from . import accounting, noise, pricing, quantiles, sparse_vector  # noqa: E402
 from .accounting import *  # noqa: E402,F401,F403
 from .noise import *  # noqa: E402,F401,F403
 from .pricing import *  # noqa: E402,F401,F403
+from .quantiles import *  # noqa: E402,F401,F403
 from .sparse_vector import *  # noqa: E402,F401,F403
 
-__all__ += accounting.__all__ + noise.__all__ + pricing.__all__ + sparse_vector.__all__
+__all__ += accounting.__all__ + noise.__all__ + pricing.__all__ + quantiles.__all__ + sparse_vector.__all__
 
 
 def select(context: Context, utilities, params: SelectionParams | None = None, *, stream: int = 0,

@@ -11,6 +11,7 @@ NB_MODULE(_dpselect, m) {
   dpselect::python::bind_types(m);
   dpselect::python::bind_selection(m);
   dpselect::python::bind_pricing(m);
+  dpselect::python::bind_quantiles(m);
   dpselect::python::bind_sparse_vector(m);
   dpselect::python::bind_noise(m);
   dpselect::python::bind_accounting(m);
