@@ -34,6 +34,7 @@
 #include "dpselect/chacha20.hpp"
 #include "dpselect/dpselect.hpp"
 #include "pricing_bench.hpp"
+#include "quantile_bench.hpp"
 #include "noise_vector_bench.hpp"
 #include "sparse_vector_bench.hpp"
 
@@ -296,6 +297,7 @@ void register_all() {
 int main(int argc, char** argv) {
   register_all();
   register_pricing_benchmarks();
+  register_quantile_benchmarks();
   register_sparse_vector_benchmarks();
   register_noise_vector_benchmarks();
   benchmark::AddCustomContext("dpselect_backend", "cpu");

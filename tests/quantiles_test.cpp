@@ -1,1 +1,267 @@
-#include <gtest/gtest.h>
+// Private quantiles on the test's backend: the single-quantile sampler against the exact interval
+// probabilities (long double), the uniform point inside an interval, the grid, the sort, the
+// multi-quantile methods' shape and charges, and the rank error against the calculators.
+//
+// Statistical thresholds: expect_frequencies_match (support/frequencies.hpp: about 1e-6 per
+// comparison; this file makes 64) and within_clopper_pearson (support/clopper_pearson.hpp:
+// 1e-6 per check; 6 checks). Seeds are fixed, so each outcome is deterministic.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "dpselect/quantiles.hpp"
+#include "support/clopper_pearson.hpp"
+#include "support/exact_probabilities.hpp"
+#include "support/frequencies.hpp"
+#include "support/test_backend.hpp"
+
+namespace dpselect::testing {
+namespace {
+
+using Quantiles = BackendTest;
+
+QuantileParams quantile_params(QuantileRange range, double epsilon, RecordNeighbours neighbours) {
+  QuantileParams params;
+  params.range = range;
+  params.epsilon = epsilon;
+  params.neighbours = neighbours;
+  params.backend = kBackend;
+  return params;
+}
+
+// The interval (rank r = #{values below the point}) that holds grid index j.
+std::uint64_t interval_of(const std::vector<std::uint64_t>& positions, std::uint64_t grid_index) {
+  return static_cast<std::uint64_t>(std::upper_bound(positions.begin(), positions.end(), grid_index) -
+                                    positions.begin());
+}
+
+// P(interval r) = L_r e^{s u_r} / sum, u_r = -|r - q n|, s = eps / (2 Delta): the exponential
+// mechanism's mass of the grid points in each interval, in long double.
+std::vector<long double> exact_interval_probabilities(const std::vector<std::uint64_t>& positions,
+                                                      std::uint64_t grid_size, double q, double epsilon,
+                                                      double sensitivity) {
+  const long double n = static_cast<long double>(positions.size());
+  const long double scale = static_cast<long double>(epsilon) / (2.0L * sensitivity);
+  std::vector<long double> scores;
+  for (std::uint64_t r = 0; r <= positions.size(); ++r) {
+    const std::uint64_t begin = r == 0 ? 0 : positions[r - 1];
+    const std::uint64_t end = r == positions.size() ? grid_size : positions[r];
+    const long double length = static_cast<long double>(end - begin);
+    scores.push_back(length == 0 ? -INFINITY
+                                 : std::log(length) - scale * std::fabs(static_cast<long double>(r) - q * n));
+  }
+  return exact_exponential(scores);
+}
+
+// Values below the range, at both ends, a tie and above the range.
+const std::vector<double> kSmallData = {-3.0, 0.0, 2.0, 2.0, 5.0, 7.5, 10.0, 14.0};
+constexpr QuantileRange kSmallRange{0.0, 10.0};
+
+TEST_F(Quantiles, SingleQuantileMatchesExactIntervalProbabilities) {
+  const QuantileData data(std::span<const double>(kSmallData), kSmallRange);
+  const std::vector<std::uint64_t> positions = data.sorted_positions();
+  const QuantileGrid grid = data.grid();
+  constexpr int kTrials = 12000;
+  std::uint64_t seed = 100;
+  for (const RecordNeighbours neighbours : {RecordNeighbours::replace_one_record, RecordNeighbours::add_or_remove_record}) {
+    for (const double q : {0.1, 0.5, 0.9}) {
+      const QuantileParams params = quantile_params(kSmallRange, 1.5, neighbours);
+      const double sensitivity = neighbours == RecordNeighbours::replace_one_record ? 1.0 : std::max(q, 1.0 - q);
+      const std::vector<long double> exact =
+          exact_interval_probabilities(positions, grid.size, q, params.epsilon, sensitivity);
+      Context context = Context::with_fixed_seed(seed++);
+      std::vector<int> counts(exact.size(), 0);
+      for (int t = 0; t < kTrials; ++t) {
+        const QuantileRelease release = select_quantile(context, data, q, params);
+        ASSERT_LT(release.grid_index, grid.size);
+        ASSERT_EQ(release.value, grid.point(release.grid_index));  // a grid point, bit for bit
+        ASSERT_GE(release.value, kSmallRange.lower);
+        ASSERT_LE(release.value, kSmallRange.upper);
+        ++counts[interval_of(positions, release.grid_index)];
+      }
+      expect_frequencies_match(counts, exact, kTrials,
+                               std::string(to_string(neighbours)) + " q = " + std::to_string(q));
+      // The tie at 2.0 leaves an empty interval, never chosen.
+      EXPECT_EQ(counts[3], 0);
+    }
+  }
+}
+
+TEST_F(Quantiles, PointInsideTheIntervalIsUniform) {
+  // One value at 0.5 and q = 0: interval 0 ([0, 0.5], utility 0) and interval 1 (utility -1).
+  // Each is cut into four quarters of grid indices; P(cell) = P(interval) * (quarter length / L).
+  const std::vector<double> values = {0.5};
+  const QuantileRange range{0.0, 1.0};
+  const QuantileData data(std::span<const double>(values), range);
+  const std::vector<std::uint64_t> positions = data.sorted_positions();
+  const std::uint64_t size = data.grid().size;
+  const QuantileParams params = quantile_params(range, 1.0, RecordNeighbours::replace_one_record);
+  const std::vector<long double> intervals = exact_interval_probabilities(positions, size, 0.0, params.epsilon, 1.0);
+  const std::uint64_t ends[3] = {0, positions[0], size};
+  std::vector<long double> exact;
+  for (int r = 0; r < 2; ++r) {
+    const std::uint64_t length = ends[r + 1] - ends[r];
+    for (std::uint64_t quarter = 0; quarter < 4; ++quarter) {
+      const std::uint64_t cell = (length * (quarter + 1)) / 4 - (length * quarter) / 4;
+      exact.push_back(intervals[r] * static_cast<long double>(cell) / static_cast<long double>(length));
+    }
+  }
+  constexpr int kTrials = 20000;
+  Context context = Context::with_fixed_seed(7);
+  std::vector<int> counts(8, 0);
+  for (int t = 0; t < kTrials; ++t) {
+    const std::uint64_t index = select_quantile(context, data, 0.0, params).grid_index;
+    const int r = index < positions[0] ? 0 : 1;
+    const std::uint64_t length = ends[r + 1] - ends[r];
+    const std::uint64_t offset = index - ends[r];
+    std::uint64_t quarter = 0;
+    while (quarter < 3 && offset >= (length * (quarter + 1)) / 4) ++quarter;
+    ++counts[static_cast<std::size_t>(4 * r) + quarter];
+  }
+  expect_frequencies_match(counts, exact, kTrials, "interval quarter");
+}
+
+TEST_F(Quantiles, GridPointsAndPositions) {
+  const QuantileGrid grid = QuantileRange{-5.0, 5.0}.grid();
+  EXPECT_EQ(grid.size, (std::uint64_t{1} << 40) + 1);
+  EXPECT_EQ(grid.point(0), -5.0);
+  EXPECT_EQ(grid.point(grid.size - 1), 5.0);
+  for (const std::uint64_t j : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{12345}, grid.size / 2, grid.size - 2}) {
+    const double point = grid.point(j);
+    EXPECT_EQ(grid.points_at_or_below(point), j + 1);  // the point itself counts
+    EXPECT_EQ(grid.points_at_or_below(std::nextafter(grid.point(j + 1), -INFINITY)), j + 1);
+  }
+  EXPECT_EQ(grid.points_at_or_below(-INFINITY), 1u);  // clipped to the lower end
+  EXPECT_EQ(grid.points_at_or_below(INFINITY), grid.size);
+  // A range too narrow for 2^40 distinct steps: the step is raised, the points stay distinct.
+  const QuantileGrid narrow = QuantileRange{1.0, 1.0 + 0x1p-30}.grid();
+  EXPECT_LT(narrow.size, std::uint64_t{1} << 40);
+  EXPECT_GT(narrow.point(1), narrow.point(0));
+  EXPECT_LE(narrow.point(narrow.size - 1), 1.0 + 0x1p-30);
+}
+
+TEST_F(Quantiles, RadixSortedPositionsEqualSortedPositions) {
+  std::mt19937_64 generator(11);
+  std::lognormal_distribution<double> lognormal(3.0, 1.5);
+  std::vector<double> values(300000);
+  for (double& value : values) value = lognormal(generator) - 5.0;  // some below the range
+  values[17] = INFINITY;
+  values[18] = -INFINITY;
+  const QuantileRange range{0.0, 200.0};
+  const QuantileData data(std::span<const double>(values), range);
+  std::vector<std::uint64_t> expected;
+  for (const double value : values) expected.push_back(data.grid().points_at_or_below(value));
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(data.sorted_positions(), expected);
+  const std::vector<float> floats(values.begin(), values.end());
+  const QuantileData float_data(std::span<const float>(floats), range);
+  std::vector<std::uint64_t> float_expected;
+  for (const float value : floats) float_expected.push_back(data.grid().points_at_or_below(value));
+  std::sort(float_expected.begin(), float_expected.end());
+  EXPECT_EQ(float_data.sorted_positions(), float_expected);
+}
+
+// Fraction of releases whose rank error exceeds alpha + the grid's forced error stays <= beta.
+TEST_F(Quantiles, RankErrorWithinTheSingleQuantileBound) {
+  std::mt19937_64 generator(21);
+  std::uniform_real_distribution<double> uniform(0.0, 100.0);
+  std::vector<double> values(2000);
+  for (double& value : values) value = uniform(generator);
+  const QuantileRange range{0.0, 100.0};
+  const QuantileData data(std::span<const double>(values), range);
+  constexpr double kBeta = 0.05;
+  for (const RecordNeighbours neighbours : {RecordNeighbours::replace_one_record, RecordNeighbours::add_or_remove_record}) {
+    const QuantileParams params = quantile_params(range, 0.5, neighbours);
+    for (const double q : {0.5, 0.95}) {
+      const double alpha = quantile_rank_error_bound(params, q, kBeta);
+      const double forced = nonprivate_quantile_diagnostics(data, q).best_rank_error;
+      Context context = Context::with_fixed_seed(31);
+      constexpr int kTrials = 1500;
+      int failures = 0;
+      double largest = 0.0;
+      for (int t = 0; t < kTrials; ++t) {
+        const double error = nonprivate_rank_error(data, select_quantile(context, data, q, params).grid_index, q);
+        largest = std::max(largest, error);
+        if (error > alpha + forced) ++failures;
+      }
+      EXPECT_TRUE(within_clopper_pearson(failures, kTrials, kBeta)) << failures << " failures, alpha " << alpha;
+      // The bound is loose (ln of 2^40 grid points), but not vacuous: errors stay far below n.
+      EXPECT_LT(largest, 0.2 * static_cast<double>(values.size()));
+    }
+  }
+}
+
+TEST_F(Quantiles, EveryMethodReleasesSortedGridPointsWithinTheBound) {
+  std::mt19937_64 generator(41);
+  std::normal_distribution<double> normal(0.0, 10.0);
+  std::vector<double> values(3000);
+  for (double& value : values) value = normal(generator);
+  const QuantileRange range{-50.0, 50.0};
+  const QuantileData data(std::span<const double>(values), range);
+  const std::vector<double> deciles = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
+  constexpr double kBeta = 0.1;
+  for (const QuantilesMethod method : {QuantilesMethod::joint_exponential, QuantilesMethod::recursive_splitting,
+                                      QuantilesMethod::independent_basic, QuantilesMethod::independent_zcdp}) {
+    QuantilesParams params;
+    params.base = quantile_params(range, 2.0, RecordNeighbours::replace_one_record);
+    params.method = method;
+    params.delta = method == QuantilesMethod::independent_zcdp ? 1e-6 : 0.0;
+    const double alpha = quantiles_rank_error_bound(params, deciles, kBeta);
+    double forced = 0.0;  // JointExp: up to 2 (e_1 + ... + e_m); the others: the largest e_j
+    for (const double q : deciles) {
+      const double e = nonprivate_quantile_diagnostics(data, q).best_rank_error;
+      forced = method == QuantilesMethod::joint_exponential ? forced + 2.0 * e : std::max(forced, e);
+    }
+    Context context = Context::with_fixed_seed(51);
+    constexpr int kTrials = 200;
+    int failures = 0;
+    for (int t = 0; t < kTrials; ++t) {
+      const QuantilesRelease release = select_quantiles(context, data, deciles, params);
+      ASSERT_EQ(release.values.size(), deciles.size());
+      ASSERT_TRUE(std::is_sorted(release.grid_indices.begin(), release.grid_indices.end())) << to_string(method);
+      double worst = 0.0;
+      for (std::size_t j = 0; j < deciles.size(); ++j) {
+        ASSERT_EQ(release.values[j], data.grid().point(release.grid_indices[j]));
+        worst = std::max(worst, nonprivate_rank_error(data, release.grid_indices[j], deciles[j]));
+      }
+      if (worst > alpha + forced) ++failures;
+    }
+    EXPECT_TRUE(within_clopper_pearson(failures, kTrials, kBeta)) << to_string(method) << ": " << failures;
+  }
+}
+
+TEST_F(Quantiles, MethodsChargeTheirWholeBudgetOnce) {
+  const QuantileData data(std::span<const double>(kSmallData), kSmallRange);
+  const std::vector<double> qs = {0.25, 0.5, 0.75};
+  for (const QuantilesMethod method : {QuantilesMethod::joint_exponential, QuantilesMethod::recursive_splitting,
+                                      QuantilesMethod::independent_basic}) {
+    auto accountant = std::make_shared<PrivacyAccountant>(PrivacyBound{1.0, 0.0});
+    Context context = Context::with_fixed_seed(3);
+    context.charge_to(accountant);
+    QuantilesParams params;
+    params.base = quantile_params(kSmallRange, 1.0, RecordNeighbours::add_or_remove_record);
+    params.method = method;
+    const QuantilesRelease release = select_quantiles(context, data, qs, params);
+    EXPECT_LE(accountant->spent().epsilon, 1.0) << to_string(method);
+    EXPECT_GE(accountant->spent().epsilon, 1.0 - 1e-12) << to_string(method);
+    EXPECT_EQ(release.epsilon_spent, 1.0);
+    // The budget is spent: a second release is refused and draws no stream.
+    EXPECT_THROW(select_quantiles(context, data, qs, params), BudgetExceeded);
+  }
+}
+
+TEST_F(Quantiles, SameSeedSameRelease) {
+  const QuantileData data(std::span<const double>(kSmallData), kSmallRange);
+  const QuantileParams params = quantile_params(kSmallRange, 1.0, RecordNeighbours::replace_one_record);
+  Context first = Context::with_fixed_seed(99);
+  Context second = Context::with_fixed_seed(99);
+  for (int t = 0; t < 20; ++t) {
+    EXPECT_EQ(select_quantile(first, data, 0.3, params).grid_index,
+              select_quantile(second, data, 0.3, params).grid_index);
+  }
+}
+
+}  // namespace
+}  // namespace dpselect::testing

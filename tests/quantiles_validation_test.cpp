@@ -1,1 +1,140 @@
+// Every bad input of the quantile API gets InvalidArgument naming the parameter and the value,
+// before any charge (the accountant stays at zero) and before any stream is drawn.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "dpselect/quantiles.hpp"
+#include "dpselect/accounting.hpp"
+#include "dpselect/errors.hpp"
+#include "support/expect_invalid.hpp"
+
+namespace dpselect::testing {
+namespace {
+
+const std::vector<double> kValues = {1.0, 2.0, 3.0, 4.0};
+constexpr QuantileRange kRange{0.0, 10.0};
+
+QuantileParams good_params() {
+  QuantileParams params;
+  params.range = kRange;
+  params.epsilon = 1.0;
+  params.backend = Backend::Cpu;
+  return params;
+}
+
+struct Charged {
+  Charged() { context.charge_to(accountant); }
+  std::shared_ptr<PrivacyAccountant> accountant = std::make_shared<PrivacyAccountant>(PrivacyBound{10.0, 0.0});
+  Context context = Context::with_fixed_seed(1);
+  QuantileData data{std::span<const double>(kValues), kRange};
+
+  // Nothing charged, and no stream drawn: the next release takes the context's first stream.
+  void expect_nothing_charged() {
+    EXPECT_EQ(accountant->release_count(), 0u);
+    context.charge_to(nullptr);
+    Context fresh = Context::with_fixed_seed(1);
+    EXPECT_EQ(select_quantile(context, data, 0.5, good_params()).report.stream,
+              select_quantile(fresh, data, 0.5, good_params()).report.stream);
+  }
+};
+
+TEST(QuantileValidation, BadRangesAreRefusedByName) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  expect_invalid_message([] { QuantileRange{5.0, 2.0}.validate(); }, {"range upper", "2", "> lower (5)"});
+  expect_invalid_message([] { QuantileRange{3.0, 3.0}.validate(); }, {"range upper", "3"});
+  expect_invalid_message([&] { QuantileRange{nan, 1.0}.validate(); }, {"range lower", "nan"});
+  expect_invalid_message([&] { QuantileRange{0.0, inf}.validate(); }, {"range upper", "inf"});
+  expect_invalid_message([&] { QuantileRange{-inf, 0.0}.validate(); }, {"range lower", "-inf"});
+  expect_invalid_message([] { QuantileRange{0.0, 0x1p1000}.validate(); }, {"range upper", "2^960"});
+  expect_invalid_message([] { QuantileData(std::span<const double>(kValues), QuantileRange{1.0, 0.0}); },
+                         {"range upper"});
+}
+
+TEST(QuantileValidation, NaNDataNamesItsIndexAndEmptyDataIsRefused) {
+  std::vector<double> values(1000, 1.0);
+  values[617] = std::numeric_limits<double>::quiet_NaN();
+  values[900] = std::numeric_limits<double>::quiet_NaN();
+  expect_invalid_message([&] { QuantileData(std::span<const double>(values), kRange); }, {"data[617]", "nan"});
+  const std::vector<float> floats = {1.0F, std::numeric_limits<float>::quiet_NaN()};
+  expect_invalid_message([&] { QuantileData(std::span<const float>(floats), kRange); }, {"data[1]", "nan"});
+  expect_invalid_message([] { QuantileData(std::span<const double>(), kRange); }, {"data", "none"});
+  // Infinities are clipped like any value outside the range.
+  const std::vector<double> infinite = {-std::numeric_limits<double>::infinity(),
+                                        std::numeric_limits<double>::infinity()};
+  EXPECT_EQ(QuantileData(std::span<const double>(infinite), kRange).size(), 2u);
+}
+
+TEST(QuantileValidation, BadSingleQuantileParametersChargeNothing) {
+  Charged charged;
+  for (const double q : {-0.1, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
+    expect_invalid_message([&] { select_quantile(charged.context, charged.data, q, good_params()); }, {"q", "[0, 1]"});
+  }
+  for (const double epsilon : {0.0, -1.0, std::numeric_limits<double>::infinity()}) {
+    QuantileParams params = good_params();
+    params.epsilon = epsilon;
+    expect_invalid_message([&] { select_quantile(charged.context, charged.data, 0.5, params); }, {"epsilon"});
+  }
+  QuantileParams other_range = good_params();
+  other_range.range = QuantileRange{0.0, 20.0};
+  expect_invalid_message([&] { select_quantile(charged.context, charged.data, 0.5, other_range); },
+                         {"range", "[0, 10]", "[0, 20]"});
+  QuantileParams few_points = good_params();
+  few_points.max_points = 3;
+  expect_invalid_message([&] { select_quantile(charged.context, charged.data, 0.5, few_points); },
+                         {"max_points", "3"});
+  QuantileParams tiny_epsilon = good_params();
+  tiny_epsilon.epsilon = 1e-17;  // below the floating-point slack of the sampler
+  EXPECT_THROW(select_quantile(charged.context, charged.data, 0.5, tiny_epsilon), InvalidArgument);
+  charged.expect_nothing_charged();
+}
+
+TEST(QuantileValidation, BadQuantileListsChargeNothing) {
+  Charged charged;
+  QuantilesParams params;
+  params.base = good_params();
+  const auto refuse = [&](std::vector<double> qs, std::initializer_list<std::string> fragments) {
+    expect_invalid_message([&] { select_quantiles(charged.context, charged.data, qs, params); }, fragments);
+  };
+  for (const QuantilesMethod method : {QuantilesMethod::joint_exponential, QuantilesMethod::recursive_splitting,
+                                      QuantilesMethod::independent_basic}) {
+    params.method = method;
+    refuse({}, {"qs", "none"});
+    refuse({0.5, 0.2}, {"qs[1]", "0.2", "strictly increasing"});
+    refuse({0.5, 0.5}, {"qs[1]", "0.5"});
+    refuse({0.1, 1.2}, {"qs[1]", "1.2", "[0, 1]"});
+    refuse({-0.5}, {"qs[0]", "-0.5"});
+    params.delta = 1e-6;
+    refuse({0.5}, {"delta", "1e-06", "zcdp"});
+    params.delta = 0.0;
+  }
+  params.method = QuantilesMethod::independent_zcdp;
+  refuse({0.5}, {"delta", "0", "(0, 1)"});
+  params.delta = 1.0;
+  refuse({0.5}, {"delta", "1"});
+  charged.expect_nothing_charged();
+}
+
+TEST(QuantileValidation, CalculatorsRefuseBadBeta) {
+  for (const double beta : {0.0, 1.0, -0.5, std::numeric_limits<double>::quiet_NaN()}) {
+    expect_invalid_message([&] { quantile_rank_error_bound(good_params(), 0.5, beta); }, {"beta"});
+  }
+  // More confidence costs more: alpha grows as beta shrinks, and shrinks as epsilon grows.
+  QuantileParams params = good_params();
+  const double loose = quantile_rank_error_bound(params, 0.5, 0.1);
+  EXPECT_GT(quantile_rank_error_bound(params, 0.5, 0.001), loose);
+  params.epsilon = 10.0;
+  EXPECT_LT(quantile_rank_error_bound(params, 0.5, 0.1), loose);
+  // Replacement keeps sensitivity 1; add/remove at the median halves it (max(q, 1 - q) = 1/2).
+  params.neighbours = RecordNeighbours::add_or_remove_record;
+  EXPECT_DOUBLE_EQ(quantile_rank_error_bound(params, 0.5, 0.1) * 2.0,
+                   quantile_rank_error_bound(QuantileParams{kRange, 10.0}, 0.5, 0.1));
+}
+
+}  // namespace
+}  // namespace dpselect::testing

@@ -1,6 +1,7 @@
 // The GPU entry points of a CPU-only build.
 #include "dpselect/errors.hpp"
 #include "engine/gpu_backend.hpp"
+#include "quantiles/quantiles_internal.hpp"
 
 namespace dpselect::detail {
 namespace {
@@ -78,5 +79,23 @@ std::uint64_t gpu_first_above(const double*, std::uint64_t, std::uint64_t, const
 double gpu_read_value(const double*, std::uint64_t, cuda_stream_t) { throw_unavailable(); }
 DeviceValueScan gpu_secure_scan(const double*, std::uint64_t, double, cuda_stream_t) { throw_unavailable(); }
 bool gpu_add_secure_noise(const SecureNoiseCore&, double*, std::uint64_t, cuda_stream_t) { throw_unavailable(); }
+
+// Quantiles (kernels/quantiles.cu). Unreachable in practice: QuantileData::from_device and
+// Backend::Gpu resolve the backend first.
+std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const double*, std::uint64_t,
+                                                                       const QuantileRange&, cuda_stream_t) {
+  throw_unavailable();
+}
+std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const float*, std::uint64_t,
+                                                                       const QuantileRange&, cuda_stream_t) {
+  throw_unavailable();
+}
+ShardResult gpu_score_quantile_intervals(const SingleQuantilePlan&, const NoiseSpec&, const QuantileData::Storage&,
+                                         IndexRange) {
+  throw_unavailable();
+}
+std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Storage&, std::uint64_t, std::uint64_t) {
+  throw_unavailable();
+}
 
 }  // namespace dpselect::detail

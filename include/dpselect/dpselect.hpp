@@ -15,6 +15,7 @@
 #include "dpselect/noise_vector.hpp"
 #include "dpselect/philox.hpp"
 #include "dpselect/pricing.hpp"
+#include "dpselect/quantiles.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/rows.hpp"
 #include "dpselect/secure_noise.hpp"

@@ -1,0 +1,4 @@
+// Registration of the CPU quantile benchmarks (quantile_cpu_bench.cpp).
+#pragma once
+
+void register_quantile_benchmarks();

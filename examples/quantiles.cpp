@@ -1,0 +1,39 @@
+// Private quantiles of 100,000 synthetic incomes over the public range [0, 500000]: the median,
+// then the deciles with each method for several quantiles.
+#include <dpselect/dpselect.hpp>
+
+#include <cmath>
+#include <iostream>
+#include <random>
+#include <vector>
+
+int main() {
+  dpselect::Context context;
+  std::mt19937_64 generator(1);
+  std::lognormal_distribution<double> lognormal(std::log(40'000.0), 0.8);
+  std::vector<double> incomes(100'000);
+  for (double& income : incomes) income = lognormal(generator);
+  // [readme:quantiles]
+  dpselect::QuantileParams params;
+  params.range = {0.0, 500'000.0};  // public bounds: values outside are clipped to them
+  params.epsilon = 1.0;
+  const dpselect::QuantileData data(std::span<const double>(incomes), params.range);  // sorted once
+  dpselect::QuantileRelease median = dpselect::select_quantile(context, data, 0.5, params);
+  // median.value: a point of the range's 2^40 + 1 point grid; with probability >= 95% its rank
+  // error is at most alpha + 1/2 (Dwork & Roth 2014, Thm 3.11; ties add to the 1/2):
+  double alpha = dpselect::quantile_rank_error_bound(params, 0.5, 0.05);
+
+  dpselect::QuantilesParams several{.base = params, .method = dpselect::QuantilesMethod::joint_exponential};
+  const std::vector<double> deciles = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
+  dpselect::QuantilesRelease joint = dpselect::select_quantiles(context, data, deciles, several);
+  // joint.values: nine sorted grid points for epsilon = 1 in all (Gillenwater, Joseph & Kulesza 2021)
+  // [/readme:quantiles]
+  std::cout << "median " << median.value << " (rank error <= " << alpha << " + 1/2 w.p. 95%)\n";
+  bool ordered = true;
+  for (std::size_t j = 0; j < joint.values.size(); ++j) {
+    std::cout << "decile " << deciles[j] << ": " << joint.values[j] << '\n';
+    if (j > 0 && joint.values[j] < joint.values[j - 1]) ordered = false;
+  }
+  const bool median_in_range = median.value >= 0.0 && median.value <= 500'000.0;
+  return ordered && median_in_range ? 0 : 1;
+}
