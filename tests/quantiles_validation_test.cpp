@@ -11,6 +11,8 @@
 #include "dpselect/quantiles.hpp"
 #include "dpselect/accounting.hpp"
 #include "dpselect/errors.hpp"
+#include "engine/cpu_backend.hpp"
+#include "quantiles/quantiles_internal.hpp"
 #include "support/expect_invalid.hpp"
 
 namespace dpselect::testing {
@@ -134,6 +136,30 @@ TEST(QuantileValidation, CalculatorsRefuseBadBeta) {
   params.neighbours = RecordNeighbours::add_or_remove_record;
   EXPECT_DOUBLE_EQ(quantile_rank_error_bound(params, 0.5, 0.1) * 2.0,
                    quantile_rank_error_bound(QuantileParams{kRange, 10.0}, 0.5, 0.1));
+}
+
+// The single-quantile pass evaluates the intervals around the target first and screens the rest
+// by their best score; the result must be the one-pass result, bit for bit, whatever the target.
+TEST(QuantileInternals, TargetFirstPassEqualsOnePass) {
+  std::vector<double> values(50000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::fmod(static_cast<double>(i) * 7.31, 10.0);
+  const QuantileData data(std::span<const double>(values), kRange);
+  const std::vector<std::uint64_t> positions = data.sorted_positions();
+  for (std::uint64_t stream = 0; stream < 40; ++stream) {
+    const double q = static_cast<double>(stream % 11) / 10.0;
+    const double scale = stream % 2 == 0 ? 0.5 : 0.01;
+    const detail::QuantileIntervalUtilities utilities{detail::DataIntervals{positions, data.grid().size},
+                                                      q * static_cast<double>(values.size()), scale};
+    const detail::NoiseSpec spec{Mechanism::exponential, scale, RandomKey::from_seed(3, Generator::chacha20), stream,
+                                 std::numeric_limits<double>::infinity()};
+    const ShardResult split = detail::score_quantile_intervals_cpu(utilities, spec);
+    const ShardResult one_pass = detail::cpu_evaluate_generated(
+        spec, IndexRange{0, positions.size() + 1}, &detail::QuantileIntervalUtilities::fill, &utilities);
+    EXPECT_EQ(split.best_index, one_pass.best_index) << "stream " << stream;
+    EXPECT_EQ(split.best_score, one_pass.best_score) << "stream " << stream;
+    EXPECT_EQ(split.candidates, one_pass.candidates);
+    EXPECT_EQ(split.max_abs_utility, one_pass.max_abs_utility);
+  }
 }
 
 }  // namespace

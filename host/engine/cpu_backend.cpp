@@ -12,9 +12,12 @@ namespace {
 
 // Single-pick passes: per-thread ShardAccumulators merged with the associative merge().
 template <class ScoreGroups>
-ShardResult accumulate_groups(IndexRange range, ScoreGroups score_groups) {
+ShardResult accumulate_groups(IndexRange range, ScoreGroups score_groups, double known_score = -kInfinity) {
   ShardAccumulator initial;
   initial.result.executed_on = ExecutedOn::cpu;
+  // The screen's threshold starts at a score reached elsewhere (no index: any candidate that
+  // ties it here has a smaller index than kNoIndex and is kept, as in one pass).
+  initial.result.best_score = known_score;
   return parallel_groups(range, initial, score_groups,
                          [](ShardAccumulator& total, const ShardAccumulator& part) {
                            total.result = merge(total.result, part.result);
@@ -44,20 +47,27 @@ ShardResult cpu_evaluate_array(const NoiseSpec& spec, const double* utilities, I
 }
 
 ShardResult cpu_evaluate_generated(const NoiseSpec& spec, IndexRange range, FillUtilities fill,
-                                   const void* functor) {
+                                   const void* functor, double known_score) {
   const ScreenBounds& bounds = screen_bounds(spec.mechanism);
-  return accumulate_groups(range, [&](const GroupRange& groups, std::uint64_t first, std::uint64_t last,
-                                    ShardAccumulator& accumulator) {
-    // The candidates of groups [first, last) that lie in the range, computed in one call.
-    const std::uint64_t first_index = std::max(range.begin, first * noise::kCandidatesPerGroup);
-    const std::uint64_t end_index = std::min(range.end, last * noise::kCandidatesPerGroup);
-    thread_local std::vector<double> buffer;
-    buffer.resize(kChunkCandidates);
-    fill(functor, first_index, end_index - first_index, buffer.data());
-    SequentialBlocks screen_blocks(spec.key, spec.stream);
-    score_groups(spec, bounds, groups, first, last, screen_blocks, buffer.data(), first_index, accumulator.result,
-                 accumulator);
-  });
+  return accumulate_groups(
+      range,
+      [&](const GroupRange& groups, std::uint64_t first, std::uint64_t last, ShardAccumulator& accumulator) {
+        // The candidates of groups [first, last) that lie in the range, computed in one call.
+        const std::uint64_t first_index = std::max(range.begin, first * noise::kCandidatesPerGroup);
+        const std::uint64_t end_index = std::min(range.end, last * noise::kCandidatesPerGroup);
+        thread_local std::vector<double> buffer;
+        buffer.resize(kChunkCandidates);
+        fill(functor, first_index, end_index - first_index, buffer.data());
+        SequentialBlocks screen_blocks(spec.key, spec.stream);
+        score_groups(spec, bounds, groups, first, last, screen_blocks, buffer.data(), first_index,
+                     accumulator.result, accumulator);
+      },
+      known_score);
+}
+
+ShardResult cpu_evaluate_generated(const NoiseSpec& spec, IndexRange range, FillUtilities fill,
+                                   const void* functor) {
+  return cpu_evaluate_generated(spec, range, fill, functor, -kInfinity);
 }
 
 }  // namespace dpselect::detail

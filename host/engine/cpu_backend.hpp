@@ -6,10 +6,20 @@
 #include <span>
 
 #include "dpselect/context.hpp"
+#include "dpselect/detail/release_access.hpp"
 #include "dpselect/shard_result.hpp"
 #include "engine/gpu_backend.hpp"
 
 namespace dpselect::detail {
+
+// cpu_evaluate_generated (release_access.hpp) with the screen's threshold starting at
+// `known_score`, a score that a candidate outside `range` is known to reach: a release evaluated
+// in parts, its likely winners first, screens the rest far better when their utilities rise in
+// index order. The merge of the parts' results is the one-pass result (a candidate below
+// known_score is not kept, and it could not have won); the result's best_index is kNoIndex when
+// nothing here reaches known_score.
+ShardResult cpu_evaluate_generated(const NoiseSpec& spec, IndexRange range, FillUtilities fill, const void* functor,
+                                   double known_score);
 
 ShardResult cpu_evaluate_array(const NoiseSpec& spec, const float* utilities, IndexRange range);
 ShardResult cpu_evaluate_array(const NoiseSpec& spec, const double* utilities, IndexRange range);

@@ -102,8 +102,7 @@ class RecursiveSplitting {
                                                       next_index_};
     const IndexRange range{next_index_, next_index_ + n + 1};
     next_index_ = group_aligned(range.end);
-    const ShardResult result =
-        detail::cpu_evaluate_generated(spec, range, &detail::QuantileIntervalUtilities::fill, &utilities);
+    const ShardResult result = detail::score_quantile_intervals_cpu(utilities, spec);
     const std::uint64_t interval = result.best_index - range.begin;
     const std::uint64_t point =
         detail::uniform_grid_point(spec, intervals.begin(interval), intervals.end(interval), draws_++);

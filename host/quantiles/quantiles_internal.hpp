@@ -97,6 +97,9 @@ SingleQuantilePlan plan_single_quantile(const QuantileParams& params, const Quan
 // Stage 1 over host positions (all cores): the engine's shard over all n + 1 intervals.
 ShardResult score_quantile_intervals_cpu(const SingleQuantilePlan& plan, const NoiseSpec& spec,
                                          std::span<const std::uint64_t> positions, std::uint64_t grid_size);
+// The same for any node (a window of the grid, candidates from utilities.first_index on): the
+// intervals around the target rank first, then the rest screened by their best score.
+ShardResult score_quantile_intervals_cpu(const QuantileIntervalUtilities& utilities, const NoiseSpec& spec);
 
 // Stages 1 and 2 of a single-quantile release that the caller began (and so charged): the
 // engine's pass on the plan's backend, then the point inside the chosen interval.
@@ -125,6 +128,10 @@ std::vector<std::uint64_t> sample_joint_exponential(const JointExponentialPlan& 
                                                     std::span<const std::uint64_t> positions,
                                                     std::uint64_t grid_size, const RandomKey& key,
                                                     std::uint64_t stream);
+// The natural log of the sampler's total mass over all sorted tuples (its tables' normalising
+// constant), for tests against brute-force enumeration.
+double joint_exponential_log_mass(const JointExponentialPlan& plan, std::span<const std::uint64_t> positions,
+                                  std::uint64_t grid_size);
 // alpha of quantiles_rank_error_bound for JointExp over a grid of grid_size points.
 double joint_exponential_rank_error_bound(double epsilon, std::uint64_t quantiles, std::uint64_t grid_size,
                                           double beta);

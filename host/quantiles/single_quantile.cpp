@@ -15,6 +15,7 @@
 // event. The weights inside an interval are exactly equal (the utility is constant there), so
 // stage 2 (uniform: truncated_geometric at rate 0) adds only its digit error. The rest is the
 // bid-interval argument (floating_point_slack.cpp) with no linearity term.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -117,9 +118,31 @@ SingleQuantilePlan plan_single_quantile(const QuantileParams& params, const Quan
 
 ShardResult score_quantile_intervals_cpu(const SingleQuantilePlan& plan, const NoiseSpec& spec,
                                          std::span<const std::uint64_t> positions, std::uint64_t grid_size) {
-  const QuantileIntervalUtilities utilities{DataIntervals{positions, grid_size}, plan.target, plan.score_scale};
-  return cpu_evaluate_generated(spec, IndexRange{0, positions.size() + 1}, &QuantileIntervalUtilities::fill,
-                                &utilities);
+  return score_quantile_intervals_cpu(
+      QuantileIntervalUtilities{DataIntervals{positions, grid_size}, plan.target, plan.score_scale}, spec);
+}
+
+ShardResult score_quantile_intervals_cpu(const QuantileIntervalUtilities& utilities, const NoiseSpec& spec) {
+  // Utilities rise towards the target rank and fall after it, so a pass in index order would
+  // keep finding new bests (and score every group) until the target. The groups around the
+  // target go first; their best score lets the screen skip nearly every other group. The merged
+  // result is the one-pass result (cpu_backend.hpp).
+  const std::uint64_t first = utilities.first_index;
+  const std::uint64_t end = first + utilities.intervals.count();
+  const auto target_rank = static_cast<std::uint64_t>(std::clamp(utilities.target, 0.0, static_cast<double>(end - first - 1)));
+  constexpr std::uint64_t kLeadHalfWidth = std::uint64_t{1} << 12;
+  const std::uint64_t lead_begin = first + (target_rank > kLeadHalfWidth ? target_rank - kLeadHalfWidth : 0);
+  const std::uint64_t lead_end = std::min(end, first + target_rank + kLeadHalfWidth + 1);
+  const FillUtilities fill = &QuantileIntervalUtilities::fill;
+  ShardResult result = cpu_evaluate_generated(spec, IndexRange{lead_begin, lead_end}, fill, &utilities);
+  const double known_score = result.best_score;
+  if (lead_begin > first) {
+    result = merge(result, cpu_evaluate_generated(spec, IndexRange{first, lead_begin}, fill, &utilities, known_score));
+  }
+  if (lead_end < end) {
+    result = merge(result, cpu_evaluate_generated(spec, IndexRange{lead_end, end}, fill, &utilities, known_score));
+  }
+  return result;
 }
 
 std::uint64_t uniform_grid_point(const NoiseSpec& spec, std::uint64_t begin, std::uint64_t end, std::uint64_t draw) {
