@@ -60,8 +60,10 @@ const std::vector<double> kSmallData = {-3.0, 0.0, 2.0, 2.0, 5.0, 7.5, 10.0, 14.
 constexpr QuantileRange kSmallRange{0.0, 10.0};
 
 TEST_F(Quantiles, SingleQuantileMatchesExactIntervalProbabilities) {
+  // Releases read `data` in input order (never sorted here); the reference sorts a copy.
   const QuantileData data(std::span<const double>(kSmallData), kSmallRange);
-  const std::vector<std::uint64_t> positions = data.sorted_positions();
+  const std::vector<std::uint64_t> positions =
+      QuantileData(std::span<const double>(kSmallData), kSmallRange).sorted_positions();
   const QuantileGrid grid = data.grid();
   constexpr int kTrials = 12000;
   std::uint64_t seed = 100;
@@ -249,6 +251,41 @@ TEST_F(Quantiles, MethodsChargeTheirWholeBudgetOnce) {
     EXPECT_EQ(release.epsilon_spent, 1.0);
     // The budget is spent: a second release is refused and draws no stream.
     EXPECT_THROW(select_quantiles(context, data, qs, params), BudgetExceeded);
+  }
+}
+
+// Host data is sorted only when a release needs it; a single quantile over unsorted data uses the
+// order statistics around its target and screens the rest by a bound (single_quantile.cpp). It
+// must release exactly what a release over the sorted data does, whatever epsilon, q or ties.
+TEST_F(Quantiles, UnsortedAndSortedDataReleaseTheSamePoint) {
+  std::mt19937_64 generator(61);
+  std::lognormal_distribution<double> lognormal(2.0, 1.0);
+  std::vector<double> values(200000);
+  for (double& value : values) value = std::round(lognormal(generator) * 4.0) / 4.0;  // many ties
+  const QuantileRange range{0.0, 100.0};
+  const QuantileData sorted(std::span<const double>(values), range);
+  ASSERT_FALSE(sorted.sorted_positions().empty());  // sorts it
+  const std::vector<double> equal(5000, 42.0);         // a single value: every window interval is empty
+  const QuantileRange wide{0.0, 1000.0};
+  const QuantileData equal_sorted(std::span<const double>(equal), wide);
+  ASSERT_FALSE(equal_sorted.sorted_positions().empty());
+  for (const double epsilon : {0.001, 0.1, 1.0, 20.0}) {
+    for (const double q : {0.0, 0.01, 0.5, 0.99, 1.0}) {
+      for (std::uint64_t seed = 0; seed < 3; ++seed) {
+        const QuantileParams params = quantile_params(range, epsilon, RecordNeighbours::add_or_remove_record);
+        const QuantileData unsorted(std::span<const double>(values), range);  // fresh: not yet sorted
+        Context first = Context::with_fixed_seed(seed);
+        Context second = Context::with_fixed_seed(seed);
+        EXPECT_EQ(select_quantile(first, unsorted, q, params).grid_index,
+                  select_quantile(second, sorted, q, params).grid_index)
+            << "epsilon " << epsilon << " q " << q << " seed " << seed;
+        const QuantileParams wide_params = quantile_params(wide, epsilon, RecordNeighbours::replace_one_record);
+        const QuantileData equal_unsorted(std::span<const double>(equal), wide);
+        EXPECT_EQ(select_quantile(first, equal_unsorted, q, wide_params).grid_index,
+                  select_quantile(second, equal_sorted, q, wide_params).grid_index)
+            << "equal values, epsilon " << epsilon << " q " << q << " seed " << seed;
+      }
+    }
   }
 }
 

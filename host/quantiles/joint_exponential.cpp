@@ -6,8 +6,8 @@
 // point(t)}; levels q_1 < ... < q_m with q_0 = 0, q_{m+1} = 1. For grid indices o_1 <= ... <= o_m,
 // with c(o_0) = 0 and c(o_{m+1}) = n,
 //     u(o) = - sum_{j=1}^{m+1} | (c(o_j) - c(o_{j-1})) - (q_j - q_{j-1}) n |.
-// Its sensitivity is 2 under both neighbour relations (Gillenwater, Joseph & Kulesza 2021, Sec. 3
-// states 2 for add/remove):
+// Its sensitivity is 2 under both neighbour relations (Gillenwater, Joseph & Kulesza 2021, Sec. 3,
+// give 2; derived here for each):
 //   - replace one record x by x': c moves by delta(t) = [t > x'] - [t > x] in {-1, 0, 1}, a
 //     single step up and back or down and back along the sorted o's, with delta(o_0) =
 //     delta(o_{m+1}) = 0 (n is fixed); term j moves by |delta(o_j) - delta(o_{j-1})|, and these
@@ -194,7 +194,7 @@ class JointExponentialSampler {
     const NoiseSpec spec{Mechanism::exponential, 1.0, key, stream, std::numeric_limits<double>::infinity()};
     const std::uint64_t stride = group_aligned(std::max<std::uint64_t>(interval_count_, levels_));
     std::uint64_t choice = 0;
-    std::vector<double> weights(interval_count_);
+    std::vector<double> weights(std::max<std::uint64_t>(interval_count_, levels_));  // intervals or block sizes
     struct Block {
       std::uint64_t interval;
       std::uint64_t size;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -104,19 +105,114 @@ std::shared_ptr<const QuantileData::Storage> prepare_host(std::span<const T> val
     detail::throw_invalid("data[" + std::to_string(first_nan) + "]", "a number (values outside the range are clipped)",
                           static_cast<double>(values[static_cast<std::size_t>(first_nan)]));
   }
-  std::vector<std::uint64_t>& positions = storage->host_positions;
-  positions.resize(values.size());
+  std::vector<std::uint64_t> positions(values.size());
   const QuantileGrid grid = storage->grid;
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(i);
     positions[k] = grid.points_at_or_below(static_cast<double>(values[k]));
   }
-  sort_positions(positions);
+  storage->set_host_positions(std::move(positions));  // sorted when a release first needs it
   return storage;
 }
 
+// Below this many values the order statistics are found by sorting them all.
+constexpr std::size_t kSortDirectly = std::size_t{1} << 16;
+constexpr int kSelectionBucketBits = 12;
+constexpr std::uint64_t kPositionLimit = std::uint64_t{1} << 41;  // every position is <= 2^40 + 1
+
+// The values of `from` in [lo, hi), in any order, on all threads.
+std::vector<std::uint64_t> values_between(std::span<const std::uint64_t> from, std::uint64_t lo, std::uint64_t hi) {
+  const int threads = std::max(1, omp_get_max_threads());
+  std::vector<std::vector<std::uint64_t>> parts(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+  {
+    auto& mine = parts[static_cast<std::size_t>(omp_get_thread_num())];
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(from.size()); ++i) {
+      const std::uint64_t position = from[static_cast<std::size_t>(i)];
+      if (position >= lo && position < hi) mine.push_back(position);
+    }
+  }
+  std::vector<std::uint64_t> all;
+  for (const auto& part : parts) all.insert(all.end(), part.begin(), part.end());
+  return all;
+}
+
 }  // namespace
+
+namespace detail {
+
+std::vector<std::uint64_t> order_statistics(std::span<const std::uint64_t> positions, std::uint64_t first_rank,
+                                            std::uint64_t last_rank) {
+  // Invariant: `current` holds exactly the values in [lo, hi), and `below` values lie below lo.
+  std::uint64_t lo = 0;
+  std::uint64_t hi = kPositionLimit;
+  std::uint64_t below = 0;
+  std::vector<std::uint64_t> subset;
+  std::span<const std::uint64_t> current = positions;
+  const int threads = std::max(1, omp_get_max_threads());
+  constexpr std::size_t kBuckets = std::size_t{1} << kSelectionBucketBits;
+  while (current.size() > kSortDirectly && hi - lo > 1) {
+    const int width_bits = std::bit_width(hi - lo - 1);
+    const int shift = std::max(0, width_bits - kSelectionBucketBits);
+    std::vector<std::array<std::uint64_t, kBuckets>> counts(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+    {
+      auto& mine = counts[static_cast<std::size_t>(omp_get_thread_num())];
+      mine.fill(0);
+#pragma omp for schedule(static)
+      for (std::int64_t i = 0; i < static_cast<std::int64_t>(current.size()); ++i) {
+        ++mine[(current[static_cast<std::size_t>(i)] - lo) >> shift];
+      }
+    }
+    std::uint64_t cumulative = below;
+    std::uint64_t first_bucket = kBuckets;
+    std::uint64_t last_bucket = kBuckets;
+    std::uint64_t below_first = below;
+    for (std::size_t bucket = 0; bucket < kBuckets && last_bucket == kBuckets; ++bucket) {
+      std::uint64_t count = 0;
+      for (const auto& chunk : counts) count += chunk[bucket];
+      if (first_bucket == kBuckets && cumulative + count > first_rank) {
+        first_bucket = bucket;
+        below_first = cumulative;
+      }
+      if (cumulative + count >= last_rank) last_bucket = bucket;
+      cumulative += count;
+    }
+    const std::uint64_t new_lo = lo + (first_bucket << shift);
+    const std::uint64_t new_hi = std::min(hi, lo + ((last_bucket + 1) << shift));
+    if (new_lo == lo && new_hi == hi) break;  // cannot narrow further: sort what is left
+    subset = values_between(current, new_lo, new_hi);
+    current = subset;
+    lo = new_lo;
+    hi = new_hi;
+    below = below_first;
+  }
+  std::vector<std::uint64_t> result;
+  if (hi - lo == 1) {  // every remaining value is lo
+    result.assign(last_rank - first_rank, lo);
+    return result;
+  }
+  std::vector<std::uint64_t> sorted(current.begin(), current.end());
+  std::sort(sorted.begin(), sorted.end());
+  result.assign(sorted.begin() + static_cast<std::ptrdiff_t>(first_rank - below),
+                sorted.begin() + static_cast<std::ptrdiff_t>(last_rank - below));
+  return result;
+}
+
+}  // namespace detail
+
+std::span<const std::uint64_t> QuantileData::Storage::sorted_host_positions() const {
+  if (!sorted_.load(std::memory_order_acquire)) {
+    std::unique_lock lock(sort_mutex_);
+    if (!sorted_.load(std::memory_order_relaxed)) {
+      sort_positions(host_positions_);
+      sorted_.store(true, std::memory_order_release);
+    }
+  }
+  return host_positions_;
+}
 
 std::string_view to_string(RecordNeighbours neighbours) {
   switch (neighbours) {
@@ -186,7 +282,10 @@ QuantileGrid QuantileData::grid() const { return storage_->grid; }
 bool QuantileData::on_device() const { return storage_->on_device(); }
 
 std::vector<std::uint64_t> QuantileData::sorted_positions() const {
-  if (!storage_->on_device()) return storage_->host_positions;
+  if (!storage_->on_device()) {
+    const std::span<const std::uint64_t> sorted = storage_->sorted_host_positions();
+    return {sorted.begin(), sorted.end()};
+  }
   return detail::gpu_read_quantile_positions(*storage_, 0, storage_->count);
 }
 

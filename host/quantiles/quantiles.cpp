@@ -129,9 +129,14 @@ class RecursiveSplitting {
   double total_delta_ = 0.0;
 };
 
-std::vector<std::uint64_t> host_positions(const QuantileData& data) {
-  return data.on_device() ? data.sorted_positions() : std::vector<std::uint64_t>{};
-}
+// The sorted positions on the host: a view of host data (sorted on first need), a copy of device data.
+struct HostPositions {
+  explicit HostPositions(const QuantileData& data)
+      : copied(data.on_device() ? data.sorted_positions() : std::vector<std::uint64_t>{}),
+        sorted(data.on_device() ? std::span<const std::uint64_t>(copied) : data.storage().sorted_host_positions()) {}
+  std::vector<std::uint64_t> copied;
+  std::span<const std::uint64_t> sorted;
+};
 
 // (2 Delta / eps) (ln M + ln(1 / beta)): Dwork & Roth 2014, Thm 3.11 for one exponential
 // mechanism over M grid points (the best interval holds at least one).
@@ -205,9 +210,8 @@ QuantilesRelease select_quantiles(Context& context, const QuantileData& data, st
     const PrivacyCharge charge{ReleaseKind::exponential_mechanism, params.base.epsilon, 0.0, 1};
     detail::ContextAccess::charge(context, std::span(&charge, 1));
     const auto stream = detail::ContextAccess::draw_stream(context);
-    const std::vector<std::uint64_t> copied = host_positions(data);
-    const std::span<const std::uint64_t> positions =
-        data.on_device() ? std::span<const std::uint64_t>(copied) : data.storage().host_positions;
+    const HostPositions host(data);
+    const std::span<const std::uint64_t> positions = host.sorted;
     release.grid_indices = detail::sample_joint_exponential(plan, positions, grid.size, stream.key, stream.stream);
     release.epsilon_per_mechanism = params.base.epsilon;
     release.mechanisms = 1;
@@ -230,9 +234,8 @@ QuantilesRelease select_quantiles(Context& context, const QuantileData& data, st
     const PrivacyCharge charge{ReleaseKind::exponential_mechanism, epsilon_each, 0.0, per_record};
     detail::ContextAccess::charge(context, std::span(&charge, 1));
     const auto stream = detail::ContextAccess::draw_stream(context);
-    const std::vector<std::uint64_t> copied = host_positions(data);
-    const std::span<const std::uint64_t> positions =
-        data.on_device() ? std::span<const std::uint64_t>(copied) : data.storage().host_positions;
+    const HostPositions host(data);
+    const std::span<const std::uint64_t> positions = host.sorted;
     const detail::NoiseSpec spec{Mechanism::exponential, 1.0, stream.key, stream.stream,
                          std::numeric_limits<double>::infinity()};
     RecursiveSplitting splitting(qs, epsilon_each, spec, grid.size);
@@ -318,9 +321,8 @@ double quantiles_rank_error_bound(const QuantilesParams& params, std::span<const
 
 double nonprivate_rank_error(const QuantileData& data, std::uint64_t grid_index, double q) {
   detail::validate_quantile_level(q);
-  const std::vector<std::uint64_t> copied = host_positions(data);
-  const std::span<const std::uint64_t> positions =
-      data.on_device() ? std::span<const std::uint64_t>(copied) : data.storage().host_positions;
+  const HostPositions host(data);
+  const std::span<const std::uint64_t> positions = host.sorted;
   const auto below = static_cast<double>(std::upper_bound(positions.begin(), positions.end(), grid_index) -
                                          positions.begin());
   return std::fabs(below - q * static_cast<double>(data.size()));
@@ -328,9 +330,8 @@ double nonprivate_rank_error(const QuantileData& data, std::uint64_t grid_index,
 
 QuantileDiagnostics nonprivate_quantile_diagnostics(const QuantileData& data, double q) {
   detail::validate_quantile_level(q);
-  const std::vector<std::uint64_t> copied = host_positions(data);
-  const std::span<const std::uint64_t> positions =
-      data.on_device() ? std::span<const std::uint64_t>(copied) : data.storage().host_positions;
+  const HostPositions host(data);
+  const std::span<const std::uint64_t> positions = host.sorted;
   const detail::DataIntervals intervals{positions, data.grid().size};
   const double target = q * static_cast<double>(data.size());
   QuantileDiagnostics best{0, std::numeric_limits<double>::infinity()};

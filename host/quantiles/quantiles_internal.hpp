@@ -2,9 +2,12 @@
 // the data preparation (quantile_data.cpp, kernels/quantiles.cu). Not public API.
 #pragma once
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string_view>
 #include <span>
 #include <vector>
@@ -17,17 +20,39 @@
 
 namespace dpselect {
 
-// Sorted grid positions (QuantileGrid::points_at_or_below of each clipped value), in host memory
-// or, for device data, in device memory (a buffer the storage owns and frees).
+// The grid positions (QuantileGrid::points_at_or_below of each clipped value): in host memory,
+// in input order until a release needs them sorted; or, for device data, sorted in device memory
+// (a buffer the storage owns and frees).
+//
+// A single quantile over host data needs only the order statistics around its target rank
+// (single_quantile.cpp), so host positions are sorted on first need (JointExp, recursive
+// splitting, a fallback, the diagnostics, a GPU pass), once, in place. Readers of the unsorted
+// positions hold a shared lock that the sort excludes; once sorted they never change.
 struct QuantileData::Storage {
   QuantileRange range;
   QuantileGrid grid;
   std::uint64_t count = 0;
-  std::vector<std::uint64_t> host_positions;  // empty for device data
-  std::shared_ptr<void> device_positions;      // null for host data; count uint64 on device_ordinal
+  std::shared_ptr<void> device_positions;  // null for host data; count uint64 on device_ordinal
   int device_ordinal = -1;
 
   bool on_device() const { return device_positions != nullptr; }
+
+  // Host data: the positions sorted (sorting them on the first call; thread-safe).
+  std::span<const std::uint64_t> sorted_host_positions() const;
+  // Host data: runs `read` on the positions in whatever order they are now (sorted or not, and
+  // says which), with the sort held off until it returns.
+  template <class Read>
+  auto read_host_positions(Read read) const {
+    std::shared_lock lock(sort_mutex_);
+    return read(std::span<const std::uint64_t>(host_positions_), sorted_.load(std::memory_order_acquire));
+  }
+  // Host data: the positions in input order (set once by the preparation, before sharing).
+  void set_host_positions(std::vector<std::uint64_t> positions) { host_positions_ = std::move(positions); }
+
+ private:
+  mutable std::vector<std::uint64_t> host_positions_;  // empty for device data
+  mutable std::shared_mutex sort_mutex_;
+  mutable std::atomic<bool> sorted_{false};
 };
 
 }  // namespace dpselect
@@ -105,6 +130,12 @@ ShardResult score_quantile_intervals_cpu(const QuantileIntervalUtilities& utilit
 // engine's pass on the plan's backend, then the point inside the chosen interval.
 QuantileRelease finish_single_quantile(Release& release, const SingleQuantilePlan& plan,
                                        const QuantileData::Storage& storage);
+
+// The order statistics of ranks [first_rank, last_rank) of unsorted positions (0 <= first_rank <
+// last_rank <= positions.size()), sorted: a few histogram passes over the positions and a sort of
+// the values that fall in the buckets holding those ranks (quantile_data.cpp).
+std::vector<std::uint64_t> order_statistics(std::span<const std::uint64_t> positions, std::uint64_t first_rank,
+                                            std::uint64_t last_rank);
 
 // Within the interval [begin, end) of the grid, a point uniformly (stage 2; `draw` selects
 // disjoint random positions of the stream: truncated_geometric.hpp).

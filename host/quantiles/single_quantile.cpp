@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "dpselect/detail/truncated_geometric.hpp"
@@ -150,31 +151,133 @@ std::uint64_t uniform_grid_point(const NoiseSpec& spec, std::uint64_t begin, std
   return begin + truncated_geometric(spec.key, spec.stream, 0.0, end - begin, draw);
 }
 
+namespace {
+
+// The intervals whose ends are the order statistics of ranks [first_rank, first_rank + ends.size())
+// (host data not yet sorted): exact utilities, as QuantileIntervalUtilities computes them.
+struct WindowIntervalUtilities {
+  std::span<const std::uint64_t> ends;
+  std::uint64_t first_rank = 0;
+  std::uint64_t count = 0;  // n
+  std::uint64_t grid_size = 0;
+  double target = 0.0;
+  double score_scale = 0.0;
+
+  std::uint64_t begin(std::uint64_t r) const { return r == 0 ? 0 : ends[r - 1 - first_rank]; }
+  std::uint64_t end(std::uint64_t r) const { return r == count ? grid_size : ends[r - first_rank]; }
+  static void fill(const void* self, std::uint64_t first, std::uint64_t length, double* out) {
+    const auto& window = *static_cast<const WindowIntervalUtilities*>(self);
+    for (std::uint64_t k = 0; k < length; ++k) {
+      const std::uint64_t r = first + k;
+      out[k] = quantile_interval_utility(r, window.end(r) - window.begin(r), window.target, window.score_scale);
+    }
+  }
+};
+
+// An upper bound of every interval's utility, needing no data: -|r - target| + ln(M) / scale,
+// rounded up (an interval holds at most M grid points; portable_log errs by < 1 ulp).
+struct BoundedIntervalUtilities {
+  double target = 0.0;
+  double log_length_bound = 0.0;
+
+  static void fill(const void* self, std::uint64_t first, std::uint64_t length, double* out) {
+    const auto& bound = *static_cast<const BoundedIntervalUtilities*>(self);
+    for (std::uint64_t k = 0; k < length; ++k) {
+      const double distance = sub_rn(u64_to_double_rn(first + k), bound.target);
+      out[k] = add_rn(-(distance < 0.0 ? -distance : distance), bound.log_length_bound);
+    }
+  }
+};
+
+struct IntervalChoice {
+  ShardResult result;
+  std::uint64_t begin = 0;  // the chosen interval's grid indices
+  std::uint64_t end = 0;
+};
+
+// Beyond this many ranks (plus 128 noise scales) from the target, no interval's utility bound plus
+// its group's noise bound reaches the best score near the target, but with negligible probability.
+constexpr std::uint64_t kWindowHalfWidth = std::uint64_t{1} << 12;
+
+// Stage 1 over host positions in input order, exactly as over sorted ones: the order statistics
+// around the target give the intervals near it their exact utilities; every other interval is
+// screened with the bound of its utility against the best score near the target. If an interval
+// far away could still reach it, nothing is decided here (nullopt) and the caller sorts.
+std::optional<IntervalChoice> choose_interval_unsorted(const SingleQuantilePlan& plan, const NoiseSpec& spec,
+                                                       std::span<const std::uint64_t> positions,
+                                                       std::uint64_t grid_size) {
+  const std::uint64_t n = positions.size();
+  const double reach = std::ceil(128.0 / plan.score_scale) + static_cast<double>(kWindowHalfWidth);
+  const auto half_width = reach >= static_cast<double>(n) ? n : static_cast<std::uint64_t>(reach);
+  const auto target_rank = static_cast<std::uint64_t>(std::clamp(plan.target, 0.0, static_cast<double>(n)));
+  const std::uint64_t lead_begin = target_rank > half_width ? target_rank - half_width : 0;
+  const std::uint64_t lead_end = std::min(n + 1, target_rank + half_width + 1);
+  const std::uint64_t first_rank = lead_begin == 0 ? 0 : lead_begin - 1;
+  const std::uint64_t last_rank = std::min(lead_end, n);
+  const std::vector<std::uint64_t> ends = order_statistics(positions, first_rank, last_rank);
+  const WindowIntervalUtilities window{ends, first_rank, n, grid_size, plan.target, plan.score_scale};
+  IntervalChoice choice;
+  choice.result = cpu_evaluate_generated(spec, IndexRange{lead_begin, lead_end}, &WindowIntervalUtilities::fill, &window);
+  const double largest_log_length = div_rn(portable_log(u64_to_double_rn(grid_size)), plan.score_scale);
+  const BoundedIntervalUtilities bound{plan.target, std::nextafter(largest_log_length * (1.0 + 0x1p-40), INFINITY)};
+  const double known_score = choice.result.best_score;
+  for (const IndexRange far : {IndexRange{0, lead_begin}, IndexRange{lead_end, n + 1}}) {
+    if (far.begin == far.end) continue;
+    const ShardResult screened =
+        cpu_evaluate_generated(spec, far, &BoundedIntervalUtilities::fill, &bound, known_score);
+    if (screened.best_index != kNoIndex) return std::nullopt;  // a far interval might win: sort
+    choice.result = merge(choice.result, screened);
+  }
+  choice.begin = window.begin(choice.result.best_index);
+  choice.end = window.end(choice.result.best_index);
+  return choice;
+}
+
+IntervalChoice choose_interval_sorted(const SingleQuantilePlan& plan, const NoiseSpec& spec,
+                                      std::span<const std::uint64_t> sorted, std::uint64_t grid_size) {
+  IntervalChoice choice;
+  choice.result = score_quantile_intervals_cpu(plan, spec, sorted, grid_size);
+  const DataIntervals intervals{sorted, grid_size};
+  choice.begin = intervals.begin(choice.result.best_index);
+  choice.end = intervals.end(choice.result.best_index);
+  return choice;
+}
+
+}  // namespace
+
 QuantileRelease finish_single_quantile(Release& release, const SingleQuantilePlan& plan,
                                        const QuantileData::Storage& storage) {
   const IndexRange range{0, storage.count + 1};
   ReleaseAccess::claim(release, range);
   const NoiseSpec spec = ReleaseAccess::noise_spec(release);
-  const ShardResult result = plan.selection.backend == Backend::Gpu
-                                 ? gpu_score_quantile_intervals(plan, spec, storage, range)
-                                 : score_quantile_intervals_cpu(plan, spec, storage.host_positions, storage.grid.size);
-  Selection chosen = release.finish(ReleaseAccess::stamped(release, range, result));
-  const std::uint64_t interval = chosen.index;
-  std::uint64_t begin = 0;
-  std::uint64_t end = storage.grid.size;
-  if (storage.on_device()) {  // the interval's two ends, from the device
-    const std::uint64_t first = interval == 0 ? 0 : interval - 1;
-    const std::uint64_t count = (interval == 0 || interval == storage.count) ? 1 : 2;
-    const std::vector<std::uint64_t> ends = gpu_read_quantile_positions(storage, first, count);
-    if (interval > 0) begin = ends.front();
-    if (interval < storage.count) end = ends.back();
+  const std::uint64_t grid_size = storage.grid.size;
+  IntervalChoice choice;
+  if (plan.selection.backend == Backend::Gpu) {
+    choice.result = gpu_score_quantile_intervals(plan, spec, storage, range);
+    const std::uint64_t interval = choice.result.best_index;
+    if (interval != kNoIndex) {
+      const std::uint64_t first = interval == 0 ? 0 : interval - 1;
+      const std::uint64_t count = (interval == 0 || interval == storage.count) ? 1 : 2;
+      const std::vector<std::uint64_t> ends = storage.on_device()
+                                                  ? gpu_read_quantile_positions(storage, first, count)
+                                                  : std::vector<std::uint64_t>(storage.sorted_host_positions().begin() +
+                                                                                   static_cast<std::ptrdiff_t>(first),
+                                                                               storage.sorted_host_positions().begin() +
+                                                                                   static_cast<std::ptrdiff_t>(first + count));
+      choice.begin = interval > 0 ? ends.front() : 0;
+      choice.end = interval < storage.count ? ends.back() : grid_size;
+    }
   } else {
-    const DataIntervals intervals{storage.host_positions, storage.grid.size};
-    begin = intervals.begin(interval);
-    end = intervals.end(interval);
+    std::optional<IntervalChoice> unsorted = storage.read_host_positions(
+        [&](std::span<const std::uint64_t> positions, bool sorted) -> std::optional<IntervalChoice> {
+          if (sorted) return choose_interval_sorted(plan, spec, positions, grid_size);
+          return choose_interval_unsorted(plan, spec, positions, grid_size);
+        });
+    choice = unsorted ? *unsorted : choose_interval_sorted(plan, spec, storage.sorted_host_positions(), grid_size);
   }
-  const std::uint64_t index = uniform_grid_point(spec, begin, end);
-  chosen.report.candidates = storage.grid.size;
+  Selection chosen = release.finish(ReleaseAccess::stamped(release, range, choice.result));
+  const std::uint64_t index = uniform_grid_point(spec, choice.begin, choice.end);
+  chosen.report.candidates = grid_size;
   chosen.report.slack = plan.slack;
   return QuantileRelease{storage.grid.point(index), index, chosen.report};
 }
