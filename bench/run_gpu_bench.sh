@@ -12,8 +12,12 @@
 #                                               # mechanisms (10^8 releases per input, docs/audit.md)
 #   SKIP_BUILD=1 bench/run_gpu_bench.sh         # use build/default as it is (built elsewhere for
 #                                               # the GPU's architecture and copied, say)
+#   DPSELECT_QUANTILE_BENCH_LOG2N=24,30 bench/run_gpu_bench.sh
+#                                               # the quantile benchmarks' sizes (log2; default
+#                                               # 20,24,27,30: 2^30 floats need ~20 GiB)
+#   SKIP_QUANTILES=1 bench/run_gpu_bench.sh     # without dpselect_bench_quantiles_gpu
 #
-# Extra arguments are passed to both benchmark binaries (e.g. --benchmark_repetitions=3).
+# Extra arguments are passed to every benchmark binary (e.g. --benchmark_repetitions=3).
 set -euo pipefail
 
 if [[ ! -f CMakePresets.json || ! -d bench ]]; then
@@ -78,7 +82,8 @@ else
   if [[ -n "${RUN_TESTS:-}" ]]; then
     cmake --build --preset default
   else
-    cmake --build --preset default --target dpselect_bench_gpu dpselect_bench_cpu dpselect_cli
+    cmake --build --preset default --target dpselect_bench_gpu dpselect_bench_quantiles_gpu dpselect_bench_cpu \
+      dpselect_cli
   fi
 fi
 if [[ -n "${RUN_TESTS:-}" ]]; then
@@ -102,6 +107,10 @@ if [[ ! -x "${BUILD_DIR}/bench/dpselect_bench_gpu" ]]; then
   exit 1
 fi
 run_one dpselect_bench_gpu gpu "$@"
+if [[ -z "${SKIP_QUANTILES:-}" ]]; then
+  # QuantileData::from_device + select_quantile against a CUB sort of the same array (cub_sort_ratio).
+  run_one dpselect_bench_quantiles_gpu quantiles_gpu "$@"
+fi
 if [[ -z "${SKIP_CPU:-}" ]]; then
   run_one dpselect_bench_cpu cpu "$@"
 fi
@@ -137,7 +146,7 @@ def si(x):
         if abs(x) >= scale:
             return f"{x / scale:.3g} {unit}"
     return f"{x:.3g}"
-for name in ("gpu", "cpu"):
+for name in ("gpu", "quantiles_gpu", "cpu"):
     path = os.path.join(out, name + ".json")
     if not os.path.exists(path):
         continue
@@ -147,14 +156,17 @@ for name in ("gpu", "cpu"):
     except ValueError:  # no benchmark matched the filter: the file is empty
         print(f"## {name}\n\n(no results in {name}.json)\n")
         continue
+    # The quantile program's last column is its time over a CUB sort of the same array.
+    last, last_key = (("time / CUB sort", "cub_sort_ratio") if name == "quantiles_gpu"
+                      else ("fraction of copy bandwidth", "fraction_of_copy_bandwidth"))
     print(f"## {name}\n")
-    print("| benchmark | time | unit | items/s | bytes/s | fraction of copy bandwidth |")
+    print(f"| benchmark | time | unit | items/s | bytes/s | {last} |")
     print("|---|---|---|---|---|---|")
     for b in data.get("benchmarks", []):
         if b.get("error_occurred"):
             print(f"| {b['name']} | skipped: {b.get('error_message', '')} | | | | |")
             continue
-        frac = b.get("fraction_of_copy_bandwidth")
+        frac = b.get(last_key)
         print(f"| {b['name']} | {b['real_time']:.4g} | {b['time_unit']} | "
               f"{si(b.get('items_per_second', 0.0))} | "
               f"{si(b['bytes_per_second']) if 'bytes_per_second' in b else ''} | "

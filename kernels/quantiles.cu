@@ -1,1 +1,396 @@
+// The GPU side of quantile releases (quantiles_internal.hpp): device values to sorted grid
+// positions that stay in device memory, the single-quantile interval pass over them, and reading
+// them back.
+//
+// Preparation. QuantileGrid::points_at_or_below is non-decreasing in the value (it counts the grid
+// points <= the value), so the positions of sorted values are the sorted positions. float32 values
+// are therefore sorted as they are (CUB's radix sort over their 32 bits: the cost of sorting the
+// array itself) and mapped to positions afterwards; sorting the 41-bit positions instead would take
+// 8-byte keys over six 8-bit passes, about three times the traffic. Doubles are mapped first and
+// the positions sorted over bits [0, 41), fewer passes than the 64 bits of a double. Either way the
+// first NaN is found, by index, before the sort.
+//
+// The interval pass (stage 1): a functor over the sorted positions in the fused selection pass,
+// the intervals around the target rank first (score_lead_first), as the CPU pass does. Host
+// positions (Backend::Gpu over host data) stream through the device in chunks.
+//
+// Memory: the positions (8 bytes a value) stay on the device for the lifetime of the data. On the
+// way, floats take 8 bytes a value while sorting (the sorted copy and CUB's alternate buffer) and
+// 4 next to the positions (the sorted copy); doubles 8 next to the positions (the alternate
+// buffer of the sort). Every buffer comes from the library's pool (device_memory.hpp).
+#include <cuda_runtime.h>
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dpselect/detail/cuda_check.cuh"
+#include "dpselect/detail/device_memory_pool.cuh"
+#include "dpselect/detail/fused_select_kernel.cuh"
+#include "dpselect/errors.hpp"
+#include "engine/gpu_backend.hpp"
+#include "engine/validation.hpp"
+#include "host_streaming.cuh"
+#include "launch_helpers.cuh"
 #include "quantiles/quantiles_internal.hpp"
+
+namespace dpselect::detail {
+namespace {
+
+constexpr int kBlockThreads = 256;
+constexpr std::uint64_t kMaxBlocks = 8192;
+// The bits of a grid position: at most 2^40 + 1 (QuantileRange::grid).
+constexpr int kPositionBits = 41;
+
+// Makes `device` current for the guard's lifetime (the pass sizes its grid by the current device,
+// and pool allocations follow the stream's device).
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int device) : device_(device) {
+    DPSELECT_CUDA_TRY(cudaGetDevice(&previous_));
+    if (previous_ != device_) DPSELECT_CUDA_TRY(cudaSetDevice(device_));
+  }
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+  ~CurrentDevice() {
+    if (previous_ != device_) static_cast<void>(cudaSetDevice(previous_));
+  }
+
+ private:
+  int device_;
+  int previous_ = 0;
+};
+
+// Says nothing of the number of values (private under add/remove neighbours).
+[[noreturn]] void throw_out_of_memory() {
+  throw CudaError("dpselect: the device has too little free memory to prepare quantile data (the sorted "
+                  "positions take 8 bytes per value and stay on the device; sorting needs up to 8 bytes per "
+                  "value more); free device memory, or prepare the data from host memory");
+}
+
+// A buffer from the library's pool, freed in order on `stream` unless handed over with release().
+class PoolBuffer {
+ public:
+  PoolBuffer(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
+    const cudaError_t status = library_pool_malloc_async(&pointer_, bytes == 0 ? 1 : bytes, stream);
+    if (status == cudaErrorMemoryAllocation) throw_out_of_memory();  // the pool leaves no error behind
+    if (status != cudaSuccess) throw_cuda_error(status, "library_pool_malloc_async", __FILE__, __LINE__);
+  }
+  PoolBuffer(PoolBuffer&& other) noexcept : pointer_(other.release()), stream_(other.stream_) {}
+  PoolBuffer(const PoolBuffer&) = delete;
+  PoolBuffer& operator=(const PoolBuffer&) = delete;
+  PoolBuffer& operator=(PoolBuffer&&) = delete;
+  ~PoolBuffer() {
+    if (pointer_ != nullptr) static_cast<void>(cudaFreeAsync(pointer_, stream_));
+  }
+
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(pointer_);
+  }
+  void* release() {
+    void* pointer = pointer_;
+    pointer_ = nullptr;
+    return pointer;
+  }
+
+ private:
+  void* pointer_ = nullptr;
+  cudaStream_t stream_;
+};
+
+// The deleter of the positions a Storage owns: a stream-ordered free on the device they live on.
+// Every pass over them has synchronized its stream before returning, so nothing reads them any
+// more. Runs in destructors: errors (the runtime already unloading at exit) are dropped, and
+// cleared so that no later launch check reports them.
+struct FreeOnDevice {
+  int device;
+  void operator()(void* pointer) const noexcept {
+    int previous = device;
+    bool failed = cudaGetDevice(&previous) != cudaSuccess;
+    const bool switch_device = !failed && previous != device;
+    failed = failed || (switch_device && cudaSetDevice(device) != cudaSuccess) ||
+             cudaFreeAsync(pointer, cudaStreamPerThread) != cudaSuccess;
+    if (failed) static_cast<void>(cudaGetLastError());
+    if (switch_device) static_cast<void>(cudaSetDevice(previous));
+  }
+};
+
+// *first = the smallest i with values[i] NaN (left as it was when there is none).
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads) first_nan_kernel(const T* values, std::uint64_t count,
+                                                                  unsigned long long* first) {
+  std::uint64_t local_first = count;
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; i < count; i += stride) {
+    if (isnan(values[i]) && i < local_first) local_first = i;
+  }
+  if (local_first < count) atomicMin(first, static_cast<unsigned long long>(local_first));
+}
+
+// positions[i] = grid.points_at_or_below(values[i]): the CPU's bits (QuantileGrid is written with
+// the _rn operations of host_device.hpp). With `first_nan`, the smallest NaN index is recorded
+// there as well (whose position, 1, is never used: the caller refuses the data).
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads) grid_positions_kernel(const T* values, std::uint64_t count,
+                                                                       QuantileGrid grid, std::uint64_t* positions,
+                                                                       unsigned long long* first_nan) {
+  std::uint64_t local_first = count;
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; i < count; i += stride) {
+    const double value = static_cast<double>(values[i]);
+    if (isnan(value) && i < local_first) local_first = i;
+    positions[i] = grid.points_at_or_below(value);
+  }
+  if (first_nan != nullptr && local_first < count) atomicMin(first_nan, static_cast<unsigned long long>(local_first));
+}
+
+unsigned int blocks_for(std::uint64_t count) { return grid_stride_blocks(count, kBlockThreads, kMaxBlocks); }
+
+// A device word for the first NaN's index: all ones ("none") until a kernel records one.
+PoolBuffer no_nan_yet(cudaStream_t stream) {
+  PoolBuffer first_nan(sizeof(unsigned long long), stream);
+  DPSELECT_CUDA_TRY(cudaMemsetAsync(first_nan.as<void>(), 0xFF, sizeof(unsigned long long), stream));
+  return first_nan;
+}
+
+// Throws InvalidArgument naming data[first] with its value, in the words of the host path
+// (quantile_data.cpp), when *first_nan (device memory) holds an index below `count`.
+template <class T>
+void refuse_first_nan(const T* values, std::uint64_t count, const unsigned long long* first_nan,
+                      cudaStream_t stream) {
+  const std::uint64_t first = read_device_value(first_nan, stream);
+  if (first >= count) return;
+  const double value = static_cast<double>(read_device_value(values + first, stream));
+  throw_invalid("data[" + std::to_string(first) + "]", "a number (values outside the range are clipped)", value);
+}
+
+// CUB's radix sort with 32-bit offsets where the count allows (its faster path), else 64-bit.
+template <class Sort>
+cudaError_t with_item_count(std::uint64_t count, const Sort& sort) {
+  if (count <= std::numeric_limits<std::uint32_t>::max()) return sort(static_cast<std::uint32_t>(count));
+  return sort(count);
+}
+
+// float32: NaN scan, CUB sort of the values into a copy, then their positions (already sorted).
+PoolBuffer sorted_positions_of(const float* values, std::uint64_t count, const QuantileGrid& grid,
+                               cudaStream_t stream) {
+  const PoolBuffer first_nan = no_nan_yet(stream);
+  first_nan_kernel<float><<<blocks_for(count), kBlockThreads, 0, stream>>>(values, count,
+                                                                                first_nan.as<unsigned long long>());
+  DPSELECT_CUDA_TRY(cudaGetLastError());
+  refuse_first_nan(values, count, first_nan.as<unsigned long long>(), stream);
+
+  PoolBuffer sorted(count * sizeof(float), stream);
+  std::size_t temp_bytes = 0;
+  DPSELECT_CUDA_TRY(with_item_count(count, [&](auto items) {
+    return cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, values, sorted.as<float>(), items, 0, 32, stream);
+  }));
+  {
+    PoolBuffer temp(temp_bytes, stream);  // holds CUB's alternate copy of the keys
+    DPSELECT_CUDA_TRY(with_item_count(count, [&](auto items) {
+      return cub::DeviceRadixSort::SortKeys(temp.as<void>(), temp_bytes, values, sorted.as<float>(), items, 0, 32,
+                                            stream);
+    }));
+  }
+  PoolBuffer positions(count * sizeof(std::uint64_t), stream);
+  grid_positions_kernel<float><<<blocks_for(count), kBlockThreads, 0, stream>>>(
+      sorted.as<float>(), count, grid, positions.as<std::uint64_t>(), nullptr);
+  DPSELECT_CUDA_TRY(cudaGetLastError());
+  return positions;
+}
+
+// double: positions (and the first NaN) in one pass, then CUB sort of the positions' 41 bits.
+PoolBuffer sorted_positions_of(const double* values, std::uint64_t count, const QuantileGrid& grid,
+                               cudaStream_t stream) {
+  const PoolBuffer first_nan = no_nan_yet(stream);
+  PoolBuffer positions(count * sizeof(std::uint64_t), stream);
+  grid_positions_kernel<double><<<blocks_for(count), kBlockThreads, 0, stream>>>(
+      values, count, grid, positions.as<std::uint64_t>(), first_nan.as<unsigned long long>());
+  DPSELECT_CUDA_TRY(cudaGetLastError());
+  refuse_first_nan(values, count, first_nan.as<unsigned long long>(), stream);
+
+  PoolBuffer alternate(count * sizeof(std::uint64_t), stream);
+  cub::DoubleBuffer<std::uint64_t> keys(positions.as<std::uint64_t>(), alternate.as<std::uint64_t>());
+  std::size_t temp_bytes = 0;
+  DPSELECT_CUDA_TRY(with_item_count(count, [&](auto items) {
+    return cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, keys, items, 0, kPositionBits, stream);
+  }));
+  {
+    PoolBuffer temp(temp_bytes, stream);
+    DPSELECT_CUDA_TRY(with_item_count(count, [&](auto items) {
+      return cub::DeviceRadixSort::SortKeys(temp.as<void>(), temp_bytes, keys, items, 0, kPositionBits, stream);
+    }));
+  }
+  // CUB leaves the sorted keys in either buffer (keys.selector); the other is freed on return.
+  return keys.Current() == positions.as<std::uint64_t>() ? std::move(positions) : std::move(alternate);
+}
+
+template <class T>
+std::shared_ptr<const QuantileData::Storage> prepare(const T* values, std::uint64_t count, const QuantileRange& range,
+                                                     cudaStream_t stream) {
+  // A host pointer would raise a sticky cudaErrorIllegalAddress in the first kernel.
+  validate_device_pointer(values, "data");
+  auto storage = std::make_shared<QuantileData::Storage>();
+  storage->range = range;
+  storage->grid = range.grid();
+  storage->count = count;
+  DPSELECT_CUDA_TRY(cudaGetDevice(&storage->device_ordinal));
+  PoolBuffer positions = sorted_positions_of(values, count, storage->grid, stream);
+  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
+  storage->device_positions = std::shared_ptr<void>(positions.release(), FreeOnDevice{storage->device_ordinal});
+  return storage;
+}
+
+// The stage-1 utility of interval r (the candidate index) from sorted positions in device memory,
+// as QuantileIntervalUtilities::fill computes it over DataIntervals{positions, grid size}: the same
+// operations, so the same bits. The positions held from index first_position on (all of them for
+// device data; one chunk of the host's at a time); the interval at first_position starts at
+// position_before, the position just before the chunk.
+struct DeviceIntervalUtility {
+  const std::uint64_t* positions;
+  std::uint64_t first_position;
+  std::uint64_t position_before;  // positions[first_position - 1]; unused when first_position is 0
+  std::uint64_t count;            // n: intervals 0 .. n
+  std::uint64_t grid_size;
+  double target;
+  double score_scale;
+
+  __device__ double operator()(std::uint64_t interval) const {
+    const std::uint64_t begin = interval == 0                ? 0
+                                : interval == first_position ? position_before
+                                                             : positions[interval - 1 - first_position];
+    const std::uint64_t end = interval == count ? grid_size : positions[interval - first_position];
+    return quantile_interval_utility(interval, end - begin, target, score_scale);
+  }
+};
+
+// Host positions (Backend::Gpu over host data): streamed through the device in chunks
+// (host_streaming.cuh), each pass scoring the intervals that end in its chunk, into one
+// accumulator. The noise of interval r depends on r alone, so the chunking never changes the
+// result, and data larger than the device still runs. known_score: fused_select_kernel's.
+ShardResult score_host_positions(const DeviceIntervalUtility& utility, const std::uint64_t* host_positions,
+                                 const NoiseSpec& spec, IndexRange range, double known_score) {
+  const std::uint64_t n = utility.count;
+  // Positions [first, last): the ends of the intervals in `range` below n, or (for interval n
+  // alone) the last position, its begin.
+  const std::uint64_t first = std::min(range.begin, n - 1);
+  const std::uint64_t last = std::max(std::min(range.end, n), first + 1);
+  HostStreaming<std::uint64_t> streaming(last - first, 1, streaming_chunk_bytes(kDefaultStreamingChunkBytes),
+                                         StreamingDirection::to_device,
+                                         "cudaMallocFromPoolAsync(quantile positions chunk)");
+  const cudaStream_t stream = streaming.compute_stream();
+  using Source = FunctorSource<DeviceIntervalUtility>;
+  // A chunk's pass covers one interval more than its positions when it ends at n.
+  const unsigned int grid = fused_select_grid<Source>(streaming.chunk_elements() + 1, spec.key.generator);
+  DeviceScratch scratch((grid + 1) * sizeof(ShardResult), stream);
+  ShardResult* accumulator = scratch.as<ShardResult>();
+  reset_accumulator_kernel<0><<<1, 1, 0, stream>>>(accumulator);
+  DPSELECT_CUDA_TRY(cudaGetLastError());
+  streaming.upload_each(host_positions + first, [&](const std::uint64_t* chunk, std::uint64_t offset,
+                                                    std::uint64_t elements) {
+    const std::uint64_t chunk_first = first + offset;
+    const std::uint64_t chunk_end = chunk_first + elements;
+    const std::uint64_t begin = std::max(chunk_first, range.begin);
+    const std::uint64_t end = chunk_end == n && range.end == n + 1 ? n + 1 : std::min(chunk_end, range.end);
+    if (begin >= end) return;
+    DeviceIntervalUtility chunk_utility = utility;
+    chunk_utility.positions = chunk;
+    chunk_utility.first_position = chunk_first;
+    chunk_utility.position_before = chunk_first == 0 ? 0 : host_positions[chunk_first - 1];
+    enqueue_fused_select(Source{chunk_utility}, begin, end - begin, spec, grid, accumulator + 1, accumulator, stream,
+                         known_score);
+  });
+  ShardResult result;
+  DPSELECT_CUDA_TRY(cudaMemcpyAsync(&result, accumulator, sizeof result, cudaMemcpyDeviceToHost, stream));
+  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
+  return result;
+}
+
+// The intervals scored first: within 2^12 of the target rank, as on the CPU (single_quantile.cpp).
+constexpr std::uint64_t kLeadHalfWidth = std::uint64_t{1} << 12;
+
+// score(part, known_score) over `range` (intervals of n values), the intervals around the target
+// rank first. Utilities rise towards the target, so in one pass every thread would find a new
+// best in each group it meets below the target and score it in full; with the lead's best score
+// as the starting threshold (fused_select_kernel's known_score) those groups are skipped whole.
+// The merge of the parts is the one-pass result.
+template <class Score>
+ShardResult score_lead_first(const Score& score, double target, std::uint64_t n, IndexRange range) {
+  const auto rank = static_cast<std::uint64_t>(std::clamp(target, 0.0, static_cast<double>(n)));
+  const IndexRange lead{std::max(range.begin, rank > kLeadHalfWidth ? rank - kLeadHalfWidth : 0),
+                        std::min(range.end, rank + kLeadHalfWidth + 1)};
+  if (lead.begin >= lead.end || lead.size() == range.size()) return score(range, -kInfinity);
+  ShardResult result = score(lead, -kInfinity);
+  const double known_score = result.best_score;
+  if (range.begin < lead.begin) result = merge(result, score(IndexRange{range.begin, lead.begin}, known_score));
+  if (lead.end < range.end) result = merge(result, score(IndexRange{lead.end, range.end}, known_score));
+  return result;
+}
+
+}  // namespace
+
+std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const double* values, std::uint64_t count,
+                                                                       const QuantileRange& range,
+                                                                       cuda_stream_t stream) {
+  return prepare(values, count, range, stream);
+}
+
+std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const float* values, std::uint64_t count,
+                                                                       const QuantileRange& range,
+                                                                       cuda_stream_t stream) {
+  return prepare(values, count, range, stream);
+}
+
+ShardResult gpu_score_quantile_intervals(const SingleQuantilePlan& plan, const NoiseSpec& spec,
+                                         const QuantileData::Storage& data, IndexRange range) {
+  if (range.begin >= range.end || range.end > data.count + 1) {
+    throw std::logic_error("dpselect: quantile intervals outside [0, n]");
+  }
+  DeviceIntervalUtility utility{nullptr, 0, 0, data.count, data.grid.size, plan.target, plan.score_scale};
+  if (!data.on_device()) {
+    const std::uint64_t* host_positions = data.sorted_host_positions().data();
+    return score_lead_first(
+        [&](IndexRange part, double known_score) {
+          return score_host_positions(utility, host_positions, spec, part, known_score);
+        },
+        plan.target, data.count, range);
+  }
+  const CurrentDevice device(data.device_ordinal);
+  const OwnedStream stream;
+  utility.positions = static_cast<const std::uint64_t*>(data.device_positions.get());
+  return score_lead_first(
+      [&](IndexRange part, double known_score) {
+        return run_fused_select(FunctorSource<DeviceIntervalUtility>{utility}, part.begin, part.size(), spec,
+                                stream.get(), known_score);
+      },
+      plan.target, data.count, range);
+}
+
+std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Storage& data, std::uint64_t first,
+                                                       std::uint64_t count) {
+  if (first > data.count || count > data.count - first) {
+    throw std::logic_error("dpselect: quantile positions outside [0, n)");
+  }
+  if (!data.on_device()) {
+    const std::span<const std::uint64_t> positions = data.sorted_host_positions().subspan(first, count);
+    return std::vector<std::uint64_t>(positions.begin(), positions.end());
+  }
+  std::vector<std::uint64_t> positions(count);
+  if (count == 0) return positions;
+  const CurrentDevice device(data.device_ordinal);
+  const OwnedStream stream;
+  DPSELECT_CUDA_TRY(cudaMemcpyAsync(positions.data(), static_cast<const std::uint64_t*>(data.device_positions.get()) + first,
+                                    count * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream.get()));
+  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  return positions;
+}
+
+}  // namespace dpselect::detail

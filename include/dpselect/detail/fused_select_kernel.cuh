@@ -36,11 +36,17 @@ template <Generator G>
 inline constexpr int kSelectMinBlocksPerMultiprocessor = G == Generator::philox ? 3 : 2;
 
 // One pass over the candidates of `groups` into one ShardResult per block; spec.key's generator
-// is G.
+// is G. The screen's threshold starts at `known_score` (-inf: none), a score that a candidate
+// outside `groups` is known to reach (cpu_evaluate_generated's known_score, cpu_backend.hpp): the
+// merge with that candidate's result is the one-pass result, and a block where nothing reaches it
+// reports best_index kNoIndex.
 template <class Source, Generator G, int BlockThreads>
 __global__ void __launch_bounds__(BlockThreads, kSelectMinBlocksPerMultiprocessor<G>)
-    fused_select_kernel(Source source, GroupRange groups, NoiseSpec spec, ShardResult* block_results) {
+    fused_select_kernel(Source source, GroupRange groups, NoiseSpec spec, ShardResult* block_results,
+                        double known_score) {
   ShardAccumulator accumulator;
+  // No index: a candidate here that ties it is kept (its index is below kNoIndex), as in one pass.
+  accumulator.result.best_score = known_score;
   const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * BlockThreads + threadIdx.x;
   const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * BlockThreads;
   __shared__ ScreenBoundTable bounds;
@@ -179,13 +185,14 @@ class DeviceScratch {
 
 // Launches the pass over `count` candidates starting at global index `begin` and folds it into
 // *accumulator. block_results must hold `grid` entries. Launches only; never synchronises.
+// known_score: fused_select_kernel's.
 template <class Source>
 void enqueue_fused_select(const Source& source, std::uint64_t begin, std::uint64_t count,
                           const NoiseSpec& spec, unsigned int grid, ShardResult* block_results,
-                          ShardResult* accumulator, cudaStream_t stream) {
+                          ShardResult* accumulator, cudaStream_t stream, double known_score = -kInfinity) {
   with_generator(spec.key.generator, [&](auto g) {
-    fused_select_kernel<Source, g(), kSelectBlockThreads>
-        <<<grid, kSelectBlockThreads, 0, stream>>>(source, GroupRange{begin, begin + count}, spec, block_results);
+    fused_select_kernel<Source, g(), kSelectBlockThreads><<<grid, kSelectBlockThreads, 0, stream>>>(
+        source, GroupRange{begin, begin + count}, spec, block_results, known_score);
   });
   DPSELECT_CUDA_TRY(cudaGetLastError());
   merge_block_results_kernel<kSelectBlockThreads>
@@ -195,16 +202,17 @@ void enqueue_fused_select(const Source& source, std::uint64_t begin, std::uint64
 
 // One fused pass over [begin, begin + count); synchronizes `stream` to return the result. The
 // stream must belong to the current device (sizing uses the current device's properties).
+// known_score: fused_select_kernel's.
 template <class Source>
 ShardResult run_fused_select(const Source& source, std::uint64_t begin, std::uint64_t count,
-                             const NoiseSpec& spec, cudaStream_t stream) {
+                             const NoiseSpec& spec, cudaStream_t stream, double known_score = -kInfinity) {
   const unsigned int grid = fused_select_grid<Source>(count, spec.key.generator);
   DeviceScratch scratch((grid + 1) * sizeof(ShardResult), stream);
   ShardResult* accumulator = scratch.as<ShardResult>();
   ShardResult* block_results = accumulator + 1;
   reset_accumulator_kernel<0><<<1, 1, 0, stream>>>(accumulator);
   DPSELECT_CUDA_TRY(cudaGetLastError());
-  enqueue_fused_select(source, begin, count, spec, grid, block_results, accumulator, stream);
+  enqueue_fused_select(source, begin, count, spec, grid, block_results, accumulator, stream, known_score);
   ShardResult result;
   DPSELECT_CUDA_TRY(cudaMemcpyAsync(&result, accumulator, sizeof result, cudaMemcpyDeviceToHost, stream));
   DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
