@@ -55,7 +55,7 @@
 // size), the tilted values B +- S i' add S n, so X = 4 S n + m l + 1 covers them all with room.
 // (1) Each computed quantity that the sampler later divides by is within omega of the exact
 //     function of its computed inputs: C~[j][i] of ln sum_{i'<i} e^{B~[j-1][i'] + ln phi_j} (sums of
-//     <= n + 1 positive terms: relative error <= (n + 1) u, Higham 2002, eq. (4.4); about 15
+//     <= n + 1 positive terms: relative error <= (n + 1) u, Higham 2002, Sec. 4.2; about 15
 //     roundings or ulp-bounded exp/log of quantities <= X; the targets' roundings, S |c~ - c| <=
 //     2 u S n; terms underflowing below 2^-1000 of a sum), B~[j][i] of ln sum_k e^{alpha~} (<= m
 //     terms); and every computed closed form (ln phi~ in a weight, alpha~'s ln C(L + k - 1, k) as
@@ -90,6 +90,7 @@
 #include "dpselect/detail/truncated_geometric.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/noise.hpp"
+#include "engine/cpu_backend.hpp"
 #include "engine/validation.hpp"
 #include "quantiles/quantiles_internal.hpp"
 
@@ -101,46 +102,65 @@ constexpr double kLn2 = 0x1.62e42fefa39efp-1;    // ln 2, rounded
 constexpr double kLog2E = 0x1.71547652b82fep0;   // 1 / ln 2, rounded (only picks the exponent)
 // Below 2^-1100 of a sum a term is dropped rather than shifted into the subnormals.
 constexpr std::int64_t kDroppedShift = -1100;
+// Candidates on each side of a choice's largest weight that are scored first.
+constexpr std::uint64_t kLeadHalfWidth = std::uint64_t{1} << 12;
+// Fewer intervals than this: one thread (a parallel region costs more than the loop).
+constexpr std::uint64_t kParallelIntervals = 4096;
+
+// Below e^-745 a double's exponential underflows: such a term is dropped (the slack counts it
+// with the sums' other terms below 2^-1000 of their total), and exp is not asked for it.
+constexpr double kSmallestExponent = -745.0;
 
 // ln(e^a + e^b).
 double log_add_exp(double a, double b) {
   if (a < b) std::swap(a, b);
   if (b == kNegativeInfinity) return a;
-  return a + std::log1p(std::exp(b - a));
+  const double difference = b - a;
+  return difference < kSmallestExponent ? a : a + std::log1p(std::exp(difference));
 }
+
+// e^x as mantissa x 2^exponent, for x far outside a double's exponent range (0 for -inf).
+struct ScaledTerm {
+  double mantissa = 0.0;
+  std::int64_t exponent = 0;
+
+  static ScaledTerm of_log(double log_value) {
+    if (log_value == kNegativeInfinity) return ScaledTerm{};
+    const double exponent_value = std::floor(log_value * kLog2E);
+    return ScaledTerm{std::exp(log_value - exponent_value * kLn2), static_cast<std::int64_t>(exponent_value)};
+  }
+};
 
 // A sum of positive terms e^{x_i} whose logarithms span far more than a double's exponent range,
 // held as mantissa x 2^exponent: aligning two terms is an exact power-of-two scaling, so only the
 // additions round (the slack's accumulation term).
 class ScaledSum {
  public:
-  void add_exp(double log_term) {
-    if (log_term == kNegativeInfinity) return;
-    const double exponent_value = std::floor(log_term * kLog2E);
-    const double mantissa = std::exp(log_term - exponent_value * kLn2);  // about [1, 2]
-    const auto exponent = static_cast<std::int64_t>(exponent_value);
-    if (mantissa_ == 0.0) {
-      mantissa_ = mantissa;
-      exponent_ = exponent;
-    } else if (exponent > exponent_) {
-      mantissa_ = scaled(mantissa_, exponent_ - exponent) + mantissa;
-      exponent_ = exponent;
+  void add(const ScaledTerm& term) {
+    if (term.mantissa == 0.0) return;
+    if (sum_.mantissa == 0.0) {
+      sum_ = term;
+    } else if (term.exponent > sum_.exponent) {
+      sum_.mantissa = scaled(sum_.mantissa, sum_.exponent - term.exponent) + term.mantissa;
+      sum_.exponent = term.exponent;
     } else {
-      mantissa_ += scaled(mantissa, exponent - exponent_);
+      sum_.mantissa += scaled(term.mantissa, term.exponent - sum_.exponent);
     }
   }
 
-  double log() const {
-    return mantissa_ == 0.0 ? kNegativeInfinity : std::log(mantissa_) + static_cast<double>(exponent_) * kLn2;
+  const ScaledTerm& value() const { return sum_; }
+
+  static double log(const ScaledTerm& value) {
+    return value.mantissa == 0.0 ? kNegativeInfinity
+                                 : std::log(value.mantissa) + static_cast<double>(value.exponent) * kLn2;
   }
 
  private:
-  static double scaled(double value, std::int64_t shift) {
-    return shift < kDroppedShift ? 0.0 : std::ldexp(value, static_cast<int>(shift));
+  static double scaled(double mantissa, std::int64_t shift) {
+    return shift < kDroppedShift ? 0.0 : std::ldexp(mantissa, static_cast<int>(shift));
   }
 
-  double mantissa_ = 0.0;
-  std::int64_t exponent_ = 0;
+  ScaledTerm sum_;
 };
 
 std::uint64_t group_aligned(std::uint64_t count) {
@@ -256,7 +276,10 @@ class JointExponentialSampler {
     const double top = *std::max_element(values, values + count);
     if (top == kNegativeInfinity) return top;
     double sum = 0.0;
-    for (std::size_t k = 0; k < count; ++k) sum += std::exp(values[k] - top);
+    for (std::size_t k = 0; k < count; ++k) {
+      const double difference = values[k] - top;
+      if (difference >= kSmallestExponent) sum += std::exp(difference);
+    }
     return top + std::log(sum);
   }
 
@@ -288,16 +311,29 @@ class JointExponentialSampler {
     }
   }
 
+  // The convolution's buffers, reused level after level.
+  struct Workspace {
+    std::vector<double> prefix;  // ln of the near terms from a block's start to t
+    std::vector<double> suffix;  // ln of the near terms from t to the block's end
+    std::vector<ScaledTerm> terms;
+    std::vector<ScaledTerm> far_sums;
+  };
+
   void build() {
     best_.assign(levels_ * interval_count_, kNegativeInfinity);
     if (levels_ >= 2) entering_.assign((levels_ - 1) * interval_count_, kNegativeInfinity);
-    std::vector<double> prefix(interval_count_);
-    std::vector<double> suffix(interval_count_);
+    Workspace work;
+    if (levels_ >= 2) {
+      work.prefix.resize(interval_count_);
+      work.suffix.resize(interval_count_);
+      work.terms.resize(interval_count_);
+      work.far_sums.resize(interval_count_);
+    }
     for (std::size_t j = 1; j <= levels_; ++j) {
-      if (j >= 2) convolve(j, prefix, suffix);
+      if (j >= 2) convolve(j, work);
       double* best = best_row(j);
       const auto intervals = static_cast<std::int64_t>(interval_count_);
-#pragma omp parallel if (intervals > 4096)
+#pragma omp parallel if (interval_count_ > kParallelIntervals)
       {
         std::vector<double> alphas(j);
 #pragma omp for schedule(static)
@@ -309,58 +345,88 @@ class JointExponentialSampler {
     }
   }
 
-  // C[j][i] = ln sum_{i' < i} e^{B[j-1][i'] + ln phi_j(i - i')}, split at d = i - i' = D0.
-  void convolve(std::size_t j, std::vector<double>& prefix, std::vector<double>& suffix) {
+  // C[j][i] = ln sum_{i' < i} e^{B[j-1][i'] + ln phi_j(i - i')}, split at d = i - i' = D0. Only
+  // the far part's running sum is sequential; the terms, the near blocks and the logarithms run
+  // on all cores.
+  void convolve(std::size_t j, Workspace& work) {
     const double* previous = best_row(j - 1);
     double* entering = entering_row(j);
     const double target = targets_[j];
     const auto far_start = static_cast<std::uint64_t>(std::max(1.0, std::ceil(target)));  // D0
     const std::uint64_t width = far_start - 1;  // the near window: 1 <= d <= width
+    const auto intervals = static_cast<std::int64_t>(interval_count_);
+    const bool parallel = interval_count_ > kParallelIntervals;
 
     // Near part, d < D0: terms B[i'] - S i', in blocks of `width` with prefix and suffix sums.
     if (width > 0) {
-      for (std::uint64_t block = 0; block < interval_count_; block += width) {
+      const auto blocks = static_cast<std::int64_t>((interval_count_ + width - 1) / width);
+#pragma omp parallel for schedule(dynamic, 1) if (parallel)
+      for (std::int64_t block_number = 0; block_number < blocks; ++block_number) {
+        const std::uint64_t block = static_cast<std::uint64_t>(block_number) * width;
         const std::uint64_t end = std::min(interval_count_, block + width);
         ScaledSum forward;
         for (std::uint64_t t = block; t < end; ++t) {
-          forward.add_exp(previous[t] - scale_ * static_cast<double>(t));
-          prefix[t] = forward.log();
+          forward.add(ScaledTerm::of_log(previous[t] - scale_ * static_cast<double>(t)));
+          work.prefix[t] = ScaledSum::log(forward.value());
         }
         ScaledSum backward;
         for (std::uint64_t t = end; t-- > block;) {
-          backward.add_exp(previous[t] - scale_ * static_cast<double>(t));
-          suffix[t] = backward.log();
+          backward.add(ScaledTerm::of_log(previous[t] - scale_ * static_cast<double>(t)));
+          work.suffix[t] = ScaledSum::log(backward.value());
         }
       }
     }
 
-    ScaledSum far;  // sum over i' <= i - D0 of e^{B[i'] + S i'}
+    // Far part, d >= D0: far_sums[i] = sum over i' <= i - D0 of e^{B[i'] + S i'}.
+#pragma omp parallel for schedule(static) if (parallel)
+    for (std::int64_t t = 0; t < intervals; ++t) {
+      work.terms[t] = ScaledTerm::of_log(previous[t] + scale_ * static_cast<double>(t));
+    }
+    ScaledSum far;
     for (std::uint64_t i = 0; i < interval_count_; ++i) {
-      double far_part = kNegativeInfinity;
-      if (i >= far_start) {
-        const std::uint64_t newest = i - far_start;
-        far.add_exp(previous[newest] + scale_ * static_cast<double>(newest));
-        far_part = (far.log() - scale_ * static_cast<double>(i)) + scale_ * target;
-      }
+      if (i >= far_start) far.add(work.terms[i - far_start]);
+      work.far_sums[i] = far.value();
+    }
+
+#pragma omp parallel for schedule(static) if (parallel)
+    for (std::int64_t signed_i = 0; signed_i < intervals; ++signed_i) {
+      const auto i = static_cast<std::uint64_t>(signed_i);
+      const double far_part =
+          (ScaledSum::log(work.far_sums[i]) - scale_ * static_cast<double>(i)) + scale_ * target;
       double near_part = kNegativeInfinity;
       if (width > 0 && i >= 1) {
         // The window [lo, i - 1], lo = max(0, i - width): one block from its start, or the
         // suffix of one block and the prefix of the next.
         const std::uint64_t last = i - 1;
         const std::uint64_t lo = i > width ? i - width : 0;
-        const double window = lo % width == 0 ? prefix[last] : log_add_exp(suffix[lo], prefix[last]);
+        const double window = lo % width == 0 ? work.prefix[last] : log_add_exp(work.suffix[lo], work.prefix[last]);
         near_part = (window + scale_ * static_cast<double>(i)) - scale_ * target;
       }
       entering[i] = log_add_exp(far_part, near_part);
     }
   }
 
-  // Gumbel-max over log_weights[0, count) on candidates [first_index, first_index + count).
+  // Gumbel-max over log_weights[0, count) on candidates [first_index, first_index + count). The
+  // weights peak sharply, so the groups around the largest go first and their best score screens
+  // the rest: the merged result is the one-pass result (cpu_backend.hpp), found without scoring
+  // every group before the peak.
   static std::uint64_t choose(const NoiseSpec& spec, const double* log_weights, std::uint64_t count,
                               std::uint64_t first_index) {
     const ChoiceWeights choice{log_weights, first_index};
-    const ShardResult result = cpu_evaluate_generated(spec, IndexRange{first_index, first_index + count},
-                                                      &ChoiceWeights::fill, &choice);
+    const FillUtilities fill = &ChoiceWeights::fill;
+    const auto peak = static_cast<std::uint64_t>(std::max_element(log_weights, log_weights + count) - log_weights);
+    const std::uint64_t lead_begin = first_index + (peak > kLeadHalfWidth ? peak - kLeadHalfWidth : 0);
+    const std::uint64_t lead_end = first_index + std::min(count, peak + kLeadHalfWidth + 1);
+    ShardResult result = cpu_evaluate_generated(spec, IndexRange{lead_begin, lead_end}, fill, &choice);
+    const double known_score = result.best_score;
+    if (lead_begin > first_index) {
+      result = merge(result, cpu_evaluate_generated(spec, IndexRange{first_index, lead_begin}, fill, &choice,
+                                                    known_score));
+    }
+    if (lead_end < first_index + count) {
+      result = merge(result, cpu_evaluate_generated(spec, IndexRange{lead_end, first_index + count}, fill, &choice,
+                                                    known_score));
+    }
     if (result.first_invalid_index != kNoIndex || result.best_index == kNoIndex ||
         log_weights[result.best_index - first_index] == kNegativeInfinity) {
       throw std::logic_error("dpselect: the JointExp sampler met an invalid or empty choice");
@@ -379,19 +445,6 @@ class JointExponentialSampler {
   std::vector<double> best_;      // B[j][i], j = 1..m
   std::vector<double> entering_;  // C[j][i], j = 2..m
 };
-
-void validate_joint_levels(std::span<const double> qs) {
-  if (qs.empty()) throw InvalidArgument("dpselect: qs must hold at least one quantile level (got none)");
-  for (std::size_t j = 0; j < qs.size(); ++j) {
-    const std::string name = "qs[" + std::to_string(j) + "]";
-    validate_quantile_level(qs[j], name);
-    if (j > 0 && !(qs[j] > qs[j - 1])) {
-      throw_invalid(name, "> qs[" + std::to_string(j - 1) + "] = " + format_value(qs[j - 1]) +
-                              " (levels strictly increasing)",
-                    qs[j]);
-    }
-  }
-}
 
 // The slack of the file comment, for m levels, at most `count_bound` values and `grid_size` points.
 FloatingPointSlack joint_exponential_slack(double epsilon, double score_scale, std::uint64_t levels,
@@ -421,7 +474,7 @@ FloatingPointSlack joint_exponential_slack(double epsilon, double score_scale, s
 
 JointExponentialPlan plan_joint_exponential(const QuantilesParams& params, const QuantileData& data,
                                             std::span<const double> qs) {
-  validate_joint_levels(qs);
+  validate_quantile_levels(qs);
   validate_quantile_params(params.base, data);
   JointExponentialPlan plan;
   plan.qs.assign(qs.begin(), qs.end());

@@ -20,24 +20,6 @@
 namespace dpselect {
 namespace {
 
-constexpr std::uint64_t kMaxQuantiles = std::uint64_t{1} << 20;
-
-void validate_levels(std::span<const double> qs) {
-  if (qs.empty()) throw InvalidArgument("dpselect: qs must hold at least one quantile level (got none)");
-  if (qs.size() > kMaxQuantiles) {
-    throw InvalidArgument("dpselect: qs must hold at most 2^20 levels (got " + std::to_string(qs.size()) + ")");
-  }
-  for (std::size_t j = 0; j < qs.size(); ++j) {
-    const std::string name = "qs[" + std::to_string(j) + "]";
-    detail::validate_quantile_level(qs[j], name);
-    if (j > 0 && !(qs[j] > qs[j - 1])) {
-      detail::throw_invalid(name, "> qs[" + std::to_string(j - 1) + "] = " + detail::format_value(qs[j - 1]) +
-                                      " (levels strictly increasing)",
-                            qs[j]);
-    }
-  }
-}
-
 std::uint64_t group_aligned(std::uint64_t index) {
   const std::uint64_t group = noise::kCandidatesPerGroup;
   return (index + group - 1) / group * group;
@@ -196,7 +178,7 @@ std::string_view to_string(QuantilesMethod method) {
 
 QuantilesRelease select_quantiles(Context& context, const QuantileData& data, std::span<const double> qs,
                                   const QuantilesParams& params) {
-  validate_levels(qs);
+  detail::validate_quantile_levels(qs);
   validate_method(params);
   detail::validate_quantile_params(params.base, data);
   const auto m = static_cast<std::uint64_t>(qs.size());
@@ -287,7 +269,7 @@ double quantile_rank_error_bound(const QuantileParams& params, double q, double 
 }
 
 double quantiles_rank_error_bound(const QuantilesParams& params, std::span<const double> qs, double beta) {
-  validate_levels(qs);
+  detail::validate_quantile_levels(qs);
   validate_method(params);
   params.base.range.validate();
   detail::validate_positive_finite("epsilon", params.base.epsilon);

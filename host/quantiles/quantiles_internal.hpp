@@ -108,6 +108,10 @@ FloatingPointSlack quantile_interval_slack(double epsilon, double score_scale, d
 // of one q; throws InvalidArgument naming the parameter before any charge.
 void validate_quantile_params(const QuantileParams& params, const QuantileData& data);
 void validate_quantile_level(double q, std::string_view name = "q");
+// A list of levels for several quantiles: non-empty, at most kMaxQuantileLevels, each in [0, 1],
+// strictly increasing (InvalidArgument naming "qs[j]").
+inline constexpr std::uint64_t kMaxQuantileLevels = std::uint64_t{1} << 20;
+void validate_quantile_levels(std::span<const double> qs);
 
 // A checked single-quantile release, ready to charge: its selection parameters (for
 // Context::begin_release) and slack.

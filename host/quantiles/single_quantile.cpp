@@ -60,6 +60,23 @@ void validate_quantile_level(double q, std::string_view name) {
   if (!(q >= 0.0 && q <= 1.0)) throw_invalid(name, "in [0, 1]", q);
 }
 
+void validate_quantile_levels(std::span<const double> qs) {
+  if (qs.empty()) throw InvalidArgument("dpselect: qs must hold at least one quantile level (got none)");
+  // JointExp's 2m choices take candidate ranges of up to 2^40 + 1 each: below 2^62 in all.
+  if (qs.size() > kMaxQuantileLevels) {
+    throw InvalidArgument("dpselect: qs must hold at most 2^20 levels (got " + std::to_string(qs.size()) + ")");
+  }
+  for (std::size_t j = 0; j < qs.size(); ++j) {
+    const std::string name = "qs[" + std::to_string(j) + "]";
+    validate_quantile_level(qs[j], name);
+    if (j > 0 && !(qs[j] > qs[j - 1])) {
+      throw_invalid(name, "> qs[" + std::to_string(j - 1) + "] = " + format_value(qs[j - 1]) +
+                              " (levels strictly increasing)",
+                    qs[j]);
+    }
+  }
+}
+
 void validate_quantile_params(const QuantileParams& params, const QuantileData& data) {
   params.range.validate();
   if (params.range.lower != data.range().lower || params.range.upper != data.range().upper) {
