@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <limits>
 #include <string>
 
 #include "dpselect/errors.hpp"
+#include "accounting/calibration_cache.hpp"
 #include "engine/validation.hpp"
 
 namespace dpselect {
@@ -782,11 +784,25 @@ std::vector<double> split_by_weights(double epsilon_total, std::span<const doubl
   return shares;
 }
 
+namespace {
+double search_per_release_epsilon(std::uint64_t k, double target_epsilon, double target_delta, ReleaseKind kind);
+}  // namespace
+
 double per_release_epsilon(std::uint64_t k, double target_epsilon, double target_delta, ReleaseKind kind) {
   validate_count("k", k);
   validate_epsilon("target_epsilon", target_epsilon);
   validate_delta("target_delta", target_delta);
   validate_pure_kind(kind);
+  // A deterministic search of milliseconds that callers repeat per release (m quantiles under
+  // zCDP, say): memoized.
+  static detail::CalibrationCache<std::tuple<std::uint64_t, double, double, ReleaseKind>, double> cache;
+  return cache.get({k, target_epsilon, target_delta, kind},
+                   [&] { return search_per_release_epsilon(k, target_epsilon, target_delta, kind); });
+}
+
+namespace {
+
+double search_per_release_epsilon(std::uint64_t k, double target_epsilon, double target_delta, ReleaseKind kind) {
   const PrivacyBound target{target_epsilon, target_delta};
   // The accountant's own budget check: k charges at this epsilon are let in.
   const auto fits = [&](double epsilon) {
@@ -820,6 +836,8 @@ double per_release_epsilon(std::uint64_t k, double target_epsilon, double target
   }
   return even;
 }
+
+}  // namespace
 
 // ---- the accountant ---------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ void register_top_k_command(CLI::App& app);
 void register_rows_command(CLI::App& app);
 void register_price_command(CLI::App& app);
 void register_svt_command(CLI::App& app);
+void register_quantile_command(CLI::App& app);
 void register_demo_command(CLI::App& app);
 void register_audit_command(CLI::App& app);
 

@@ -24,6 +24,7 @@ enum class ValueDomain {
   finite_nonnegative,   // bids and prices
   finite,               // query answers: any sign, but NaN and +-inf are refused
   below_plus_infinity,  // utilities: -inf excludes a candidate; NaN and +inf are refused
+  not_nan,              // quantile data: +-inf are clipped to the range like any value outside it
 };
 
 // What one value of a file is, for checking and for error messages.
@@ -41,6 +42,8 @@ inline constexpr ValueKind price_values{"price", ValueDomain::finite_nonnegative
 inline constexpr ValueKind utility_values{"utility", ValueDomain::below_plus_infinity};
 // The true answers f_i(D) of the sparse vector technique's queries.
 inline constexpr ValueKind query_answer_values{"query answer", ValueDomain::finite};
+// The values whose quantiles are released: any number but NaN (clipped to the public range).
+inline constexpr ValueKind quantile_data_values{"data value", ValueDomain::not_nan};
 
 // What a command makes of a 2-D .npy array.
 enum class TwoDimensional {

@@ -104,6 +104,9 @@ std::string domain_violation(double value, ValueKind kind) {
     case ValueDomain::below_plus_infinity:
       if (std::isnan(value) || value == INFINITY) requirement = " must not be NaN or +inf";
       break;
+    case ValueDomain::not_nan:
+      if (std::isnan(value)) requirement = " must not be NaN";
+      break;
   }
   if (!requirement.empty()) return std::string(kind.noun).append(requirement);
   // -inf (an excluded candidate) is not a magnitude.

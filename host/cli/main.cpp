@@ -129,6 +129,7 @@ constexpr const char* examples = R"(Examples:
   dpselect rows --utilities matrix.npy --epsilon 0.5 --sensitivity 1
   dpselect price --bids bids.npy --epsilon 1 --grid 0.01:100:0.01
   dpselect svt --queries answers.txt --epsilon 1 --sensitivity 1 --threshold 100
+  dpselect quantile --data values.txt --q 0.5 --range 0:1000 --epsilon 1
   dpselect audit --runs 100000
   dpselect <command> --help
 
@@ -181,6 +182,7 @@ int main(int argc, char** argv) {
   dpselect::cli::register_rows_command(app);
   dpselect::cli::register_price_command(app);
   dpselect::cli::register_svt_command(app);
+  dpselect::cli::register_quantile_command(app);
   dpselect::cli::register_demo_command(app);
   dpselect::cli::register_audit_command(app);
 

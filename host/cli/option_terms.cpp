@@ -85,6 +85,20 @@ const Terms& sparse_vector_terms() {
   return terms;
 }
 
+const Terms& quantile_terms() {
+  static const Terms terms{
+      // The utility of a quantile is a count, bounded through the number of values.
+      {"a public bound on |utility| (utility_bound; for pricing, max_bidders)", "a public --max-points"},
+      {"on these utilities", "on these data"},
+      {"max_points", "--max-points"},
+      {"range lower", "--range LOWER"},
+      {"range upper", "--range UPPER"},
+      {"epsilon", "--epsilon"},
+      {"delta", "--delta"},
+  };
+  return terms;
+}
+
 const Terms& audit_terms() {
   static const Terms terms{
       {"selection_runs", "--selection-runs"},
@@ -100,6 +114,7 @@ const Terms& terms_of(std::string_view subcommand) {
   if (subcommand == "topk") return top_k_terms();
   if (subcommand == "price" || subcommand == "demo") return pricing_terms();
   if (subcommand == "svt") return sparse_vector_terms();
+  if (subcommand == "quantile") return quantile_terms();
   if (subcommand == "audit") return audit_terms();
   return none;
 }

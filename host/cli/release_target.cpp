@@ -40,12 +40,27 @@ class LocalTarget final : public ReleaseTarget {
                                   const SparseVectorParams& p) override {
     return sparse_vector_batch(context_, answers, p);
   }
+  QuantileRelease quantile(const QuantileData& data, double q, const QuantileParams& p) override {
+    return select_quantile(context_, data, q, p);
+  }
+  QuantilesRelease quantiles(const QuantileData& data, std::span<const double> qs,
+                             const QuantilesParams& p) override {
+    return select_quantiles(context_, data, qs, p);
+  }
 
  private:
   Context context_;
 };
 
 }  // namespace
+
+QuantileRelease ReleaseTarget::quantile(const QuantileData&, double, const QuantileParams&) {
+  throw CliError("quantile releases run in one process, not distributed");
+}
+
+QuantilesRelease ReleaseTarget::quantiles(const QuantileData&, std::span<const double>, const QuantilesParams&) {
+  throw CliError("quantile releases run in one process, not distributed");
+}
 
 std::unique_ptr<ReleaseTarget> make_local_release_target(const ReleaseOptions& options) {
   return std::make_unique<LocalTarget>(options.seed ? Context::with_fixed_seed(*options.seed, options.generator)

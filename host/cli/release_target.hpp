@@ -9,6 +9,7 @@
 
 #include "common_options.hpp"
 #include "dpselect/pricing.hpp"
+#include "dpselect/quantiles.hpp"
 #include "dpselect/rows.hpp"
 #include "dpselect/select.hpp"
 #include "dpselect/sparse_vector.hpp"
@@ -34,6 +35,11 @@ class ReleaseTarget {
   // Query answers [first, first + size) of the whole stream.
   virtual SparseVectorBatch sparse_vector(std::span<const double> answers, std::uint64_t first,
                                           const SparseVectorParams& params) = 0;
+  // The data are whole in this process. Only a local target releases quantiles: the default
+  // refuses (CliError), and dpselect quantile refuses a distributed job before reading anything.
+  virtual QuantileRelease quantile(const QuantileData& data, double q, const QuantileParams& params);
+  virtual QuantilesRelease quantiles(const QuantileData& data, std::span<const double> qs,
+                                     const QuantilesParams& params);
 };
 
 // The target of one command's releases: a context keyed from options.seed (NOT PRIVATE) or from

@@ -145,6 +145,9 @@ AuditResult run_audit(const AuditTarget& target, const AuditOptions& options);
 std::vector<AuditTarget> selection_audits();      // EM, permute-and-flip, noisy max, top-k, pricing, rows
 std::vector<AuditTarget> sparse_vector_audits();  // AboveThreshold, Sparse, NumericSparse (both algorithms)
 std::vector<AuditTarget> noise_audits();          // Laplace, Gaussian, GG vectors; secure noise
-std::vector<AuditTarget> all_audits();            // the three lists, in that order
+// The single quantile (both neighbour relations), JointExp, recursive splitting, independent
+// releases under basic composition.
+std::vector<AuditTarget> quantile_audits();
+std::vector<AuditTarget> all_audits();  // the four lists, in that order
 
 }  // namespace dpselect::audit

@@ -48,6 +48,7 @@ RELEASES_PER_CALL: int = _core.RELEASES_PER_CALL
 clopper_pearson = _core.clopper_pearson
 noise_audits = _core.noise_audits
 privacy_loss_bounds = _core.privacy_loss_bounds
+quantile_audits = _core.quantile_audits
 regularized_incomplete_beta = _core.regularized_incomplete_beta
 selection_audits = _core.selection_audits
 sparse_vector_audits = _core.sparse_vector_audits
@@ -55,14 +56,14 @@ sparse_vector_audits = _core.sparse_vector_audits
 __all__ = [
     "AuditOptions", "AuditResult", "AuditTarget", "Bounds", "EventBound", "EventCounts", "Interval",
     "RELEASES_PER_CALL", "clopper_pearson", "library_targets", "noise_audits", "privacy_loss_bounds",
-    "regularized_incomplete_beta", "run", "selection_audits", "sparse_vector_audits",
+    "quantile_audits", "regularized_incomplete_beta", "run", "selection_audits", "sparse_vector_audits",
 ]
 
 
 def library_targets() -> list[AuditTarget]:
     """Every mechanism of the library on its neighbour patterns, at CI-friendly parameters (small
     ranges, epsilon around 1), as ``dpselect audit`` runs them: selection_audits(),
-    sparse_vector_audits() and noise_audits(), in that order. Each claim is the library's
+    sparse_vector_audits(), noise_audits() and quantile_audits(), in that order. Each claim is the library's
     documented guarantee; every one should pass.
     """
     return _core.all_audits()

@@ -409,7 +409,11 @@ void bind_runs(nb::module_& m) {
         "The library's audits of AboveThreshold, Sparse and NumericSparse (both algorithms).");
   m.def("noise_audits", &audit::noise_audits,
         "The library's audits of the Laplace, Gaussian and generalized Gaussian vectors and secure noise.");
-  m.def("all_audits", &audit::all_audits, "selection_audits(), sparse_vector_audits() and noise_audits(), in order.");
+  m.def("quantile_audits", &audit::quantile_audits,
+        "The library's audits of the quantile mechanisms: the single quantile (both neighbour relations), "
+        "JointExp, recursive splitting, independent releases under basic composition.");
+  m.def("all_audits", &audit::all_audits,
+        "selection_audits(), sparse_vector_audits(), noise_audits() and quantile_audits(), in order.");
 }
 
 }  // namespace

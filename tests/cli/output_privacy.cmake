@@ -51,6 +51,14 @@ dpselect_privacy_release(price_grid_bid_intervals ${privacy_price_args} ${privac
   --grid-sampler bid-intervals)
 dpselect_privacy_release(price_range ${privacy_price_args} --range 0.0625:1500)
 dpselect_privacy_release(svt ${privacy_svt_args} --max-positives 2 --repeat 2)
+# privacy_utilities.txt as quantile data (-7777.75 is below the range: clipped); the released
+# values are random grid points, and the exact quantiles (31.625, 2718.5) are not printed.
+set(privacy_quantile_data quantile --data privacy_utilities.txt --range -5000:200000 --seed 1)
+set(privacy_quantile_args ${privacy_quantile_data} --epsilon 1)
+dpselect_privacy_release(quantile ${privacy_quantile_args} --q 0.5 --repeat 2)
+dpselect_privacy_release(quantile_add_remove ${privacy_quantile_args} --q 0.5 --neighbours add-remove)
+dpselect_privacy_release(quantiles_joint ${privacy_quantile_args} --q 0.25,0.5,0.75)
+dpselect_privacy_release(quantiles_recursive ${privacy_quantile_args} --q 0.25,0.5,0.75 --method recursive)
 
 # With --diagnostics the same markers do appear: the optimum, the count of bids, the timings.
 dpselect_cli_test(privacy_price_diagnostics_show_the_bid_markers
@@ -66,6 +74,19 @@ dpselect_cli_test(privacy_price_diagnostics
 dpselect_cli_test(privacy_price_range_diagnostics_time_only
   STDOUT_REGEX "  release 1:\n    seconds: [0-9.e-]+\n" NOT_STDOUT_REGEX "per second"
   ARGS ${privacy_price_args} --range 0.0625:1500 --diagnostics)
+# --diagnostics shows the exact median's neighbourhood: the best grid point for q = 1/2 is the
+# first above the second smallest value, 31.625.
+string(CONCAT quantile_diagnostics_regex "NOT PRIVATE \\(diagnostics computed from the data: do not publish\\):\n"
+  "  values: 4\n  quantile 1:\n    q: 0\\.5\n    best value: 31\\.625[0-9]*  .*\n    best rank error: 0  .*"
+  "  release 1:\n    seconds: [0-9.e-]+\n    rank errors: [0-9.]+  ")
+dpselect_cli_test(privacy_quantile_diagnostics STDOUT_REGEX "${quantile_diagnostics_regex}"
+  ARGS ${privacy_quantile_args} --q 0.5 --diagnostics)
+dpselect_cli_test(privacy_quantile_diagnostics_show_the_utility_markers STDOUT_REGEX "${utility_markers}"
+  ARGS ${privacy_quantile_args} --q 0.5 --diagnostics --neighbours add-remove)
+dpselect_cli_test(privacy_quantile_diagnostics_json
+  JSON_MEMBERS not_private/values not_private/quantiles/0/best_value not_private/quantiles/0/best_rank_error
+    not_private/preparation_seconds not_private/releases/0/seconds not_private/releases/0/rank_errors/2
+  ARGS ${privacy_quantile_args} --q 0.25,0.5,0.75 --diagnostics --json)
 foreach(command select topk rows svt)
   set(diagnostics_args_select select ${privacy_select_args})
   set(diagnostics_args_topk topk ${privacy_select_args} --k 2)
@@ -129,6 +150,13 @@ dpselect_privacy_error(select_utility_beyond_bound "${utility_beyond_bound_regex
 dpselect_privacy_error(svt_query_beyond_value_bound
   "^dpselect: error: --queries privacy_queries\\.txt:5: query answer must be within --value-bound 50000 in magnitude\n$"
   ${privacy_svt_args} --value-bound 50000)
+dpselect_privacy_error(quantile_tiny_epsilon
+  "^dpselect: error: --epsilon is too small for double-precision noise on these data: the floating-point slack would reach --epsilon; use a larger --epsilon, or give a public --max-points so that this is checked from the bound before any data is read\n$"
+  ${privacy_quantile_data} --q 0.5 --epsilon 1e-13 --neighbours add-remove)
+# The number of values is private under add/remove neighbours: not in the message.
+dpselect_privacy_error(quantile_more_values_than_max_points
+  "^dpselect: error: --data privacy_utilities\\.txt: more values than --max-points 3\n$"
+  ${privacy_quantile_args} --q 0.5 --neighbours add-remove --max-points 3)
 # The count of bids is not compared with the bound in the message.
 dpselect_privacy_error(price_more_bids_than_max_bidders
   "^dpselect: error: bids must number at most --max-bidders 1000 \\(got more\\)\n$"

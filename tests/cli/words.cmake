@@ -8,10 +8,10 @@ set(words_select select --utilities utilities.txt ${select_args})
 
 # ---- unknown names ----
 dpselect_cli_error(words_unknown_subcommand
-  "^dpselect: error: unknown subcommand 'selct' \\(did you mean select\\?\\); the subcommands are select.topk.rows.price.svt.demo.audit\n$"
+  "^dpselect: error: unknown subcommand 'selct' \\(did you mean select\\?\\); the subcommands are select.topk.rows.price.svt.quantile.demo.audit\n$"
   selct --utilities utilities.txt)
 dpselect_cli_error(words_no_subcommand
-  "^dpselect: error: no subcommand given; usage: dpselect select.topk.rows.price.svt.demo.audit \\[options\\] \\(dpselect --help describes each\\)\n$")
+  "^dpselect: error: no subcommand given; usage: dpselect select.topk.rows.price.svt.quantile.demo.audit \\[options\\] \\(dpselect --help describes each\\)\n$")
 dpselect_cli_error(words_unknown_option_typo
   "^dpselect: error: select: unknown option --epsilno \\(did you mean --epsilon\\?\\)\n$"
   select --utilities utilities.txt --epsilno 1 --sensitivity 1)
@@ -122,7 +122,10 @@ dpselect_cli_test(words_svt_help_explains_sensitivity
   ARGS svt --help)
 string(CONCAT words_epsilon_regex "What epsilon means: adding, removing or changing one person's records changes the\n"
   "probability of any output by at most a factor e\\^epsilon.*Typical values: 0\\.1 to 1 strong privacy, 1 to 5 moderate; above 10 almost none")
-foreach(command select topk rows price svt demo)
+dpselect_cli_test(words_quantile_help_explains_neighbours
+  STDOUT_REGEX "what one person's data is: one value replaced \\(the number of values is public\\) or one value added or removed"
+  ARGS quantile --help)
+foreach(command select topk rows price svt quantile demo)
   dpselect_cli_test(words_${command}_help_explains_epsilon STDOUT_REGEX "${words_epsilon_regex}"
     ARGS ${command} --help)
 endforeach()

@@ -63,3 +63,13 @@ write_npy("svt_queries_2x5.npy", "d", svt_queries, [2, len(svt_queries) // 2])
 # reveal it: 1013 float64 and 3 stray bytes; a .npy of shape (1013,) holding only 1012 values.
 (HERE / "privacy_bids_odd_size.f64").write_bytes(bytes(8 * 1013 + 3))
 write_npy("privacy_bids_truncated.npy", "d", [2.5] * 1012, [1013])
+
+# dpselect quantile: 1025 values 0.5 + i/1024 (exact in float32, so every format reads the same
+# values) and, outside the range -5:5 of the tests, -1000 and +inf (clipped to its ends).
+spread = [0.5 + i / 1024 for i in range(1025)]
+(HERE / "quantile_spread.txt").write_text(
+    "# 1025 values 0.5 + i/1024, i = 0..1024, then -1000 and inf (outside -5:5: clipped)\n" +
+    "".join("%r\n" % value for value in spread) + "-1000\ninf\n")
+spread_all = spread + [-1000.0, float("inf")]
+(HERE / "quantile_spread.f32").write_bytes(struct.pack("<%df" % len(spread_all), *spread_all))
+write_npy("quantile_spread_f4.npy", "f", spread_all, [len(spread_all)])
