@@ -122,6 +122,14 @@ TEST(QuantileValidation, BadQuantileListsChargeNothing) {
   charged.expect_nothing_charged();
 }
 
+TEST(QuantileValidation, DiagnosticsRefuseAnIndexOffTheGrid) {
+  const QuantileData data(std::span<const double>(kValues), kRange);
+  const std::uint64_t size = data.grid().size;
+  expect_invalid_message([&] { nonprivate_rank_error(data, size, 0.5); }, {"grid_index", std::to_string(size)});
+  EXPECT_EQ(nonprivate_rank_error(data, size - 1, 0.5), 2.0);  // all four values lie below the top
+  expect_invalid_message([&] { nonprivate_quantile_diagnostics(data, 2.0); }, {"q", "2"});
+}
+
 TEST(QuantileValidation, CalculatorsRefuseBadBeta) {
   for (const double beta : {0.0, 1.0, -0.5, std::numeric_limits<double>::quiet_NaN()}) {
     expect_invalid_message([&] { quantile_rank_error_bound(good_params(), 0.5, beta); }, {"beta"});

@@ -303,6 +303,10 @@ double quantiles_rank_error_bound(const QuantilesParams& params, std::span<const
 
 double nonprivate_rank_error(const QuantileData& data, std::uint64_t grid_index, double q) {
   detail::validate_quantile_level(q);
+  if (grid_index >= data.grid().size) {
+    throw InvalidArgument("dpselect: grid_index must be below the grid size, " + std::to_string(data.grid().size) +
+                          " (got " + std::to_string(grid_index) + ")");
+  }
   const HostPositions host(data);
   const std::span<const std::uint64_t> positions = host.sorted;
   const auto below = static_cast<double>(std::upper_bound(positions.begin(), positions.end(), grid_index) -

@@ -77,7 +77,7 @@ class QuantileData(_core.QuantileData):
     and ``sorted_positions()`` are computed from the data: NOT PRIVATE, never publish them.
     """
 
-    def __init__(self, values, range, *, stream: int = 0) -> None:  # noqa: A002 (the library's name)
+    def __init__(self, values, range, *, stream: int = 0) -> None:
         where, array = as_host_or_device(values, "values")
         if where == "host":
             super().__init__(array, _as_range(range))

@@ -142,7 +142,10 @@ void bind_range_and_data(nb::module_& m) {
           "without a usable GPU.")
       .def_prop_ro("size", &QuantileData::size, "NOT PRIVATE: the number of values.")
       .def("__len__", &QuantileData::size)
-      .def_prop_ro("range", &QuantileData::range, "The public range the data were prepared for.")
+      // A copy: writing to it must not change the prepared data's range.
+      .def_prop_ro(
+          "range", [](const QuantileData& data) { return data.range(); },
+          "The public range the data were prepared for (a copy).")
       .def("grid", &QuantileData::grid, "The public grid of the range.")
       .def_prop_ro("on_device", &QuantileData::on_device, "Whether the positions are in device memory.")
       .def(
