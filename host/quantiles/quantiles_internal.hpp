@@ -179,7 +179,8 @@ std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const dou
 std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const float* values, std::uint64_t count,
                                                                        const QuantileRange& range,
                                                                        cuda_stream_t stream);
-// Stage 1 on the GPU over `range` of the data's intervals (host positions are copied over first).
+// Stage 1 on the GPU over `range` of the data's intervals (host positions, sorted first, stream
+// through the device in chunks).
 ShardResult gpu_score_quantile_intervals(const SingleQuantilePlan& plan, const NoiseSpec& spec,
                                          const QuantileData::Storage& data, IndexRange range);
 // Device positions back to the host: positions [first, first + count).
