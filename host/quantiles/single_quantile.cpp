@@ -272,15 +272,16 @@ QuantileRelease finish_single_quantile(Release& release, const SingleQuantilePla
   if (plan.selection.backend == Backend::Gpu) {
     choice.result = gpu_score_quantile_intervals(plan, spec, storage, range);
     const std::uint64_t interval = choice.result.best_index;
-    if (interval != kNoIndex) {
+    if (interval != kNoIndex) {  // the interval's ends: positions interval - 1 and interval
       const std::uint64_t first = interval == 0 ? 0 : interval - 1;
       const std::uint64_t count = (interval == 0 || interval == storage.count) ? 1 : 2;
-      const std::vector<std::uint64_t> ends = storage.on_device()
-                                                  ? gpu_read_quantile_positions(storage, first, count)
-                                                  : std::vector<std::uint64_t>(storage.sorted_host_positions().begin() +
-                                                                                   static_cast<std::ptrdiff_t>(first),
-                                                                               storage.sorted_host_positions().begin() +
-                                                                                   static_cast<std::ptrdiff_t>(first + count));
+      std::vector<std::uint64_t> ends;
+      if (storage.on_device()) {
+        ends = gpu_read_quantile_positions(storage, first, count);
+      } else {
+        const std::span<const std::uint64_t> sorted = storage.sorted_host_positions().subspan(first, count);
+        ends.assign(sorted.begin(), sorted.end());
+      }
       choice.begin = interval > 0 ? ends.front() : 0;
       choice.end = interval < storage.count ? ends.back() : grid_size;
     }
