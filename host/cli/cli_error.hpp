@@ -12,6 +12,13 @@ class CliError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Not enough memory to hold an input. Not bad input (the same file may load on a larger machine):
+// main() reports it with status 1, from the process that met it.
+class OutOfMemory : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // The message of `error` without the "dpselect: " the library starts its messages with, for
 // quoting it after the command's own prefix.
 inline std::string_view message_of(const std::exception& error) {

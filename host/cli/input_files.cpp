@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
+#include <new>
 
 #include "input_reading.hpp"
 
@@ -135,7 +136,9 @@ std::vector<double> InputValues::take_doubles() {
   return std::vector<double>(floats.begin(), floats.end());
 }
 
-InputValues read_values(const InputOption& input, ValueKind kind) {
+namespace {
+
+InputValues read_values_or_throw(const InputOption& input, ValueKind kind) {
   if (input.slice && input.path == standard_input_path) {
     throw CliError(input_label(input.name, input.path) +
                    ": standard input cannot be split across the ranks of a distributed run; give a file");
@@ -159,6 +162,19 @@ InputValues read_values(const InputOption& input, ValueKind kind) {
   InputValues values = read_text(bytes, kind);
   values.total = values.size();
   return input.slice ? cut(std::move(values), *input.slice) : values;
+}
+
+}  // namespace
+
+InputValues read_values(const InputOption& input, ValueKind kind) {
+  try {
+    return read_values_or_throw(input, kind);
+  } catch (const std::bad_alloc&) {
+    // The size is not quoted: for bids it gives the number of bidders.
+    throw OutOfMemory(input_label(input.name, input.path) +
+                      ": not enough memory to read it (free memory, raise the limit set by "
+                      "ulimit -v, or give a smaller input)");
+  }
 }
 
 }  // namespace dpselect::cli

@@ -1,6 +1,8 @@
 #include "input_reading.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -33,11 +35,23 @@ InputBytes::InputBytes(const std::string& path, std::string label) : label_(std:
     return;
   }
 
-  file_.reset(std::fopen(path.c_str(), "rb"));
-  if (!file_) throw CliError(label_ + ": cannot open: " + std::strerror(errno));
+  // O_NONBLOCK: opening a named pipe would otherwise wait for a writer forever before fstat could
+  // refuse it (it has no effect on a regular file). The type is checked on the open descriptor,
+  // so the file cannot be swapped between the check and the read.
+  const int descriptor = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (descriptor < 0) throw CliError(label_ + ": cannot open: " + std::strerror(errno));
+  file_.reset(::fdopen(descriptor, "rb"));
+  if (!file_) {
+    const int error = errno;
+    ::close(descriptor);
+    throw CliError(label_ + ": cannot open: " + std::strerror(error));
+  }
   struct stat status {};
-  if (fstat(fileno(file_.get()), &status) != 0) throw CliError(read_error(label_));
-  if (!S_ISREG(status.st_mode)) throw CliError(label_ + ": not a regular file");
+  if (fstat(descriptor, &status) != 0) throw CliError(read_error(label_));
+  if (!S_ISREG(status.st_mode)) {
+    throw CliError(label_ + ": not a regular file" +
+                   (S_ISFIFO(status.st_mode) ? " (a pipe: give it on standard input, as - < PIPE)" : ""));
+  }
   size_ = static_cast<std::uint64_t>(status.st_size);
   head_.resize(std::min<std::uint64_t>(size_, 8));
   read(head_.data(), head_.size());
@@ -54,10 +68,12 @@ void InputBytes::read(void* destination, std::uint64_t bytes) {
   if (!file_) {
     std::memcpy(destination, standard_input_.data() + position_, bytes);
   } else if (std::fread(destination, 1, bytes, file_.get()) != bytes) {
-    throw CliError(label_ + ": cannot read " + std::to_string(bytes) + " bytes at offset " +
-                   std::to_string(position_) +
-                   (std::ferror(file_.get()) ? std::string(": ") + std::strerror(errno)
-                                             : std::string(": file too short")));
+    // The file ended before the size fstat gave when it was opened: it shrank while being read.
+    // No byte counts in the message: for bids they give the number of bidders.
+    throw CliError(label_ + (std::ferror(file_.get())
+                                 ? ": cannot read: " + std::string(std::strerror(errno))
+                                 : std::string(": the file ended before its size when opened "
+                                               "(it shrank while being read)")));
   }
   position_ += bytes;
 }

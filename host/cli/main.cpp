@@ -3,7 +3,10 @@
 // (nothing was released), 1 when the computation itself could not run.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <new>
 #include <optional>
 #include <string>
@@ -160,6 +163,9 @@ int run(CLI::App& app, int argc, char** argv, bool& whole_job) {
   } catch (const dpselect::CudaError& error) {
     whole_job = false;
     return report_error(message_of(error), exit_failure, whole_job);
+  } catch (const dpselect::cli::OutOfMemory& error) {
+    whole_job = false;
+    return report_error(error.what(), exit_failure, whole_job);
   } catch (const std::bad_alloc&) {
     whole_job = false;
     return report_error("out of memory", exit_failure, whole_job);
@@ -167,6 +173,22 @@ int run(CLI::App& app, int argc, char** argv, bool& whole_job) {
     whole_job = false;
     return report_error(message_of(error), exit_failure, whole_job);
   }
+}
+
+// Output still buffered, or written by code that does not check (help, the audit table), is
+// flushed and checked here: a full disk or a closed pipe must not end in status 0 with the output
+// cut short. (A closed pipe usually ends the process by SIGPIPE first; this covers a process that
+// inherited SIGPIPE ignored, which then sees EPIPE.)
+bool standard_output_written() {
+  errno = 0;
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (failed) {
+    report_error(std::string("the output could not be written to standard output") +
+                     (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()),
+                 exit_failure, false);
+  }
+  return !failed;
 }
 
 }  // namespace
@@ -193,7 +215,12 @@ int main(int argc, char** argv) {
     return report_error(error.what(), exit_bad_input);
   }
   bool whole_job = true;
-  const int status = run(app, argc, argv, whole_job);
+  int status = run(app, argc, argv, whole_job);
+  // After a failure its one error line is out already; a second about the output would confuse.
+  if (status == 0 && !standard_output_written()) {
+    status = exit_failure;
+    whole_job = false;
+  }
   if (status != 0 && !whole_job) job->abandon(status);
   return status;
 }
