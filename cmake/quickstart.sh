@@ -5,7 +5,8 @@
 #                              command, and runs the demo (a synthetic auction)
 #   cmake/quickstart.sh test   installs what is missing, builds everything and runs the whole
 #                              test suite: the `default` workflow (CUDA when nvcc is found; GPU
-#                              tests report as skipped without a GPU) and the `cpu-only` one
+#                              tests report as skipped without a GPU), the `cpu-only` one, and
+#                              the sanitizer workflows `asan-ubsan` and `tsan`
 #
 # Missing Debian packages are installed when this runs as root with apt-get; otherwise it stops
 # at once with exit status 2 and prints the one apt-get line to run. CI (.ci/run) calls
@@ -26,7 +27,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # GoogleTest, Google Benchmark and Open MPI (the optional dpselect::mpi target and its `mpi`
 # tests, run under mpiexec). The CUDA Toolkit is optional and never installed here.
 packages=(cmake ninja-build g++ libcli11-dev)
-[[ $task == test ]] && packages+=(libgtest-dev libbenchmark-dev libopenmpi-dev openmpi-bin python3-venv python3-dev)
+# clang and LLVM's OpenMP runtime build the ThreadSanitizer workflow (its Archer tool tells TSan
+# about OpenMP's synchronization; docs/reliability.md).
+[[ $task == test ]] && packages+=(libgtest-dev libbenchmark-dev libopenmpi-dev openmpi-bin python3-venv python3-dev
+  clang libomp-dev)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -80,5 +84,9 @@ case $task in
     export VIRTUAL_ENV=$PWD/$venv PATH=$PWD/$venv/bin:$PATH
     cmake --workflow --preset default
     cmake --workflow --preset cpu-only
+    # The sanitizers (docs/reliability.md): AddressSanitizer + UndefinedBehaviorSanitizer over the
+    # unit, CLI and install tests; ThreadSanitizer over the concurrency tests.
+    cmake --workflow --preset asan-ubsan
+    cmake --workflow --preset tsan
     ;;
 esac

@@ -162,7 +162,11 @@ struct QuantilesRelease {
   QuantilesMethod method = QuantilesMethod::joint_exponential;
   double epsilon_spent = 0.0;
   double delta_spent = 0.0;
-  // The epsilon of each exponential mechanism run (one for joint_exponential).
+  // The epsilon of each exponential mechanism run (one for joint_exponential). The accountant is
+  // charged `mechanisms` exponential-mechanism releases at this epsilon (recursive splitting: as
+  // many as one record takes part in), so that it composes them by its best theorem. For
+  // independent_zcdp that is what keeps (epsilon, delta); an adaptive accountant, which may only
+  // add epsilons up, records m times this epsilon, a little more than epsilon.
   double epsilon_per_mechanism = 0.0;
   std::uint64_t mechanisms = 0;
   // Summed over the mechanisms run.
