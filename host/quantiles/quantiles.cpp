@@ -202,7 +202,7 @@ QuantilesRelease select_quantiles(Context& context, const QuantileData& data, st
   } else if (params.method == QuantilesMethod::recursive_splitting) {
     const std::uint64_t per_record = recursive_mechanisms_per_record(params.base.neighbours, m);
     // Each record reaches one node per level, so the levels compose (Kaplan, Schnapp & Stemmer
-    // 2022, Thm 3.2; basic composition, Dwork & Roth 2014, Thm 3.16) and the nodes of a level in
+    // 2022, Sec. 3; basic composition, Dwork & Roth 2014, Thm 3.16) and the nodes of a level in
     // parallel (McSherry 2009, Thm 4).
     const double epsilon_each = split_evenly(params.base.epsilon, per_record);
     // Each node's slack is checked against its own epsilon before any charge: the worst node is
