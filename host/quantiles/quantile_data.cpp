@@ -113,13 +113,25 @@ void compute_positions(const QuantileGrid& grid, const T* values, std::uint64_t*
   compute_positions_portable(grid, values, positions, count);
 }
 
+// Every check of new data before any work: the range, and 1 to 2^40 values.
+void validate_data(const QuantileRange& range, std::uint64_t count) {
+  range.validate();
+  if (count == 0) throw InvalidArgument("dpselect: data must hold at least one value (got none)");
+  if (count > kMaxValues) {
+    throw InvalidArgument("dpselect: data must hold at most 2^40 values (got " + std::to_string(count) + ")");
+  }
+}
+
+template <class T>
+QuantileData prepare_device(DeviceSpan<const T> values, const QuantileRange& range, cuda_stream_t stream) {
+  validate_data(range, values.size);
+  detail::resolve_backend(Backend::Gpu);
+  return QuantileData(detail::gpu_prepare_quantile_data(values.data, values.size, range, stream));
+}
+
 template <class T>
 std::shared_ptr<const QuantileData::Storage> prepare_host(std::span<const T> values, const QuantileRange& range) {
-  range.validate();
-  if (values.empty()) throw InvalidArgument("dpselect: data must hold at least one value (got none)");
-  if (values.size() > kMaxValues) {
-    throw InvalidArgument("dpselect: data must hold at most 2^40 values (got " + std::to_string(values.size()) + ")");
-  }
+  validate_data(range, values.size());
   auto storage = std::make_shared<QuantileData::Storage>();
   storage->range = range;
   storage->grid = range.grid();
@@ -288,24 +300,12 @@ QuantileData::QuantileData(std::span<const float> values, const QuantileRange& r
 
 QuantileData QuantileData::from_device(DeviceSpan<const double> values, const QuantileRange& range,
                                        cuda_stream_t stream) {
-  range.validate();
-  if (values.size == 0) throw InvalidArgument("dpselect: data must hold at least one value (got none)");
-  if (values.size > kMaxValues) {
-    throw InvalidArgument("dpselect: data must hold at most 2^40 values (got " + std::to_string(values.size) + ")");
-  }
-  detail::resolve_backend(Backend::Gpu);
-  return QuantileData(detail::gpu_prepare_quantile_data(values.data, values.size, range, stream));
+  return prepare_device(values, range, stream);
 }
 
 QuantileData QuantileData::from_device(DeviceSpan<const float> values, const QuantileRange& range,
                                        cuda_stream_t stream) {
-  range.validate();
-  if (values.size == 0) throw InvalidArgument("dpselect: data must hold at least one value (got none)");
-  if (values.size > kMaxValues) {
-    throw InvalidArgument("dpselect: data must hold at most 2^40 values (got " + std::to_string(values.size) + ")");
-  }
-  detail::resolve_backend(Backend::Gpu);
-  return QuantileData(detail::gpu_prepare_quantile_data(values.data, values.size, range, stream));
+  return prepare_device(values, range, stream);
 }
 
 std::uint64_t QuantileData::size() const { return storage_->count; }
