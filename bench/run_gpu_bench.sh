@@ -16,6 +16,9 @@
 #                                               # the quantile benchmarks' sizes (log2; default
 #                                               # 20,24,27,30: 2^30 floats need ~20 GiB)
 #   SKIP_QUANTILES=1 bench/run_gpu_bench.sh     # without dpselect_bench_quantiles_gpu
+#   QUANTILE_BENCH_FILTER=float/ bench/run_gpu_bench.sh
+#                                               # its own filter (BENCH_FILTER is the others')
+#   SKIP_SELECTION=1 bench/run_gpu_bench.sh     # without dpselect_bench_gpu
 #
 # Extra arguments are passed to every benchmark binary (e.g. --benchmark_repetitions=3).
 set -euo pipefail
@@ -92,9 +95,9 @@ if [[ -n "${RUN_TESTS:-}" ]]; then
 fi
 
 run_one() {
-  local binary="$1" name="$2"
-  shift 2
-  local command=("${BUILD_DIR}/bench/${binary}" "--benchmark_filter=${BENCH_FILTER}"
+  local binary="$1" name="$2" filter="$3"
+  shift 3
+  local command=("${BUILD_DIR}/bench/${binary}" "--benchmark_filter=${filter}"
     "--benchmark_min_time=${BENCH_MIN_TIME}" "--benchmark_format=console"
     "--benchmark_out_format=json" "--benchmark_out=${OUT_DIR}/${name}.json" "$@")
   echo "== ${command[*]}"
@@ -106,13 +109,15 @@ if [[ ! -x "${BUILD_DIR}/bench/dpselect_bench_gpu" ]]; then
   echo "run_gpu_bench.sh: ${BUILD_DIR}/bench/dpselect_bench_gpu was not built (nvcc not found?)" >&2
   exit 1
 fi
-run_one dpselect_bench_gpu gpu "$@"
+if [[ -z "${SKIP_SELECTION:-}" ]]; then
+  run_one dpselect_bench_gpu gpu "${BENCH_FILTER}" "$@"
+fi
 if [[ -z "${SKIP_QUANTILES:-}" ]]; then
   # QuantileData::from_device + select_quantile against a CUB sort of the same array (cub_sort_ratio).
-  run_one dpselect_bench_quantiles_gpu quantiles_gpu "$@"
+  run_one dpselect_bench_quantiles_gpu quantiles_gpu "${QUANTILE_BENCH_FILTER:-.}" "$@"
 fi
 if [[ -z "${SKIP_CPU:-}" ]]; then
-  run_one dpselect_bench_cpu cpu "$@"
+  run_one dpselect_bench_cpu cpu "${BENCH_FILTER}" "$@"
 fi
 
 if [[ -n "${RUN_AUDIT:-}" ]]; then

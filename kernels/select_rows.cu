@@ -119,7 +119,7 @@ __global__ void __launch_bounds__(kRowsBlockThreads, kRowsMinBlocksPerMultiproce
     }
     ShardResult total = TeamReduce<TeamThreads>::reduce(storage, team, accumulator.result);
     total.executed_on = ExecutedOn::gpu;
-    if (member == 0) results[row] = total;
+    if (member == 0) store_whole(results + row, total);  // the host copies whole structs back
   }
 }
 

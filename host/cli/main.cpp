@@ -1,226 +1,29 @@
-// dpselect: the command-line tool. Wires the subcommands and turns every failure into one
-// "dpselect: error: " line on stderr with nothing on stdout: status 2 for bad input or usage
-// (nothing was released), 1 when the computation itself could not run.
-#include <CLI/CLI.hpp>
-#include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <iostream>
-#include <new>
+// dpselect: the command-line tool. The command line itself is command_line.cpp; this is the
+// process around it: the MPI job (job.hpp) and the final check of standard output. Exit status 2
+// for bad input or usage (nothing was released), 1 when the computation itself could not run.
 #include <optional>
-#include <string>
-#include <utility>
-#include <vector>
 
 #include "cli_error.hpp"
-#include "commands.hpp"
-#include "dpselect/errors.hpp"
+#include "command_line.hpp"
 #include "job.hpp"
-#include "option_terms.hpp"
-#include "suggestions.hpp"
-
-namespace {
-
-using dpselect::cli::closest_names;
-using dpselect::cli::did_you_mean;
-
-constexpr int exit_bad_input = 2;
-constexpr int exit_failure = 1;
-
-// An error every rank of a job shares (bad input, a refusal: the collective calls agree on
-// them) is printed by rank 0 alone; any other is printed by the rank that met it, named.
-int report_error(std::string_view message, int status, bool whole_job = true) {
-  if (!dpselect::cli::reports_error(whole_job)) return status;
-  std::string line(message);
-  std::replace(line.begin(), line.end(), '\n', ' ');  // exactly one line, whatever the source
-  const dpselect::cli::JobPlace& place = dpselect::cli::job_place();
-  const std::string rank = place.distributed && !whole_job ? "rank " + std::to_string(place.rank) + ": " : "";
-  std::fprintf(stderr, "dpselect: error: %s%s\n", rank.c_str(), line.c_str());
-  return status;
-}
-
-// The option names `command` knows, as typed (--epsilon, -h), with those of its option groups.
-std::vector<std::string> option_names(const CLI::App& command) {
-  std::vector<std::string> names;
-  for (const CLI::Option* option : command.get_options()) {
-    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
-    for (const std::string& name : option->get_snames()) names.push_back("-" + name);
-  }
-  for (const CLI::App* group :
-       command.get_subcommands([](const CLI::App* sub) { return sub->get_name().empty(); })) {
-    for (std::string& name : option_names(*group)) names.push_back(std::move(name));
-  }
-  return names;
-}
-
-std::vector<const CLI::App*> named_subcommands(const CLI::App& app) {
-  return app.get_subcommands([](const CLI::App* sub) { return !sub->get_name().empty(); });
-}
-
-std::string subcommand_list(const CLI::App& app) {
-  std::string list;
-  for (const CLI::App* sub : named_subcommands(app)) {
-    list += (list.empty() ? "" : "|") + sub->get_name();
-  }
-  return list;
-}
-
-// The subcommands other than `command` that have the option `typed`, as " (an option of topk)".
-std::string elsewhere(const CLI::App& app, const CLI::App* command, const std::string& typed) {
-  std::vector<std::string> owners;
-  for (const CLI::App* sub : named_subcommands(app)) {
-    const std::vector<std::string> names = option_names(*sub);
-    if (sub != command && std::find(names.begin(), names.end(), typed) != names.end()) {
-      owners.push_back(sub->get_name());
-    }
-  }
-  if (owners.empty()) return {};
-  if (command == nullptr) return " (options go after the subcommand: dpselect " + owners.front() + " " + typed + " ...)";
-  std::string list;
-  for (const std::string& owner : owners) list += (list.empty() ? "" : ", ") + owner;
-  return " (an option of " + list + ", not of " + command->get_name() + ")";
-}
-
-// What went wrong while parsing, in the user's words. A name the command does not know is
-// reported first, whatever else CLI11 found missing: a mistyped --epsilon would otherwise read
-// as "--epsilon is required".
-std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error) {
-  const std::vector<CLI::App*> parsed = app.get_subcommands();
-  const CLI::App* command = parsed.empty() ? nullptr : parsed.front();
-  const std::vector<std::string> top_left_over = app.remaining();
-  if (command == nullptr && !top_left_over.empty() && !top_left_over.front().starts_with('-')) {
-    std::vector<std::string> names;
-    for (const CLI::App* sub : named_subcommands(app)) names.push_back(sub->get_name());
-    return "unknown subcommand '" + top_left_over.front() + "'" +
-           did_you_mean(closest_names(top_left_over.front(), names)) + "; the subcommands are " +
-           subcommand_list(app);
-  }
-  // CLI11 leaves an unknown option with the subcommand that met it, and a stray value with the
-  // top level.
-  const std::vector<std::string> command_left_over =
-      command == nullptr ? std::vector<std::string>() : command->remaining();
-  const std::pair<const CLI::App*, const std::vector<std::string>*> left_overs[] = {
-      {command, &command_left_over}, {nullptr, &top_left_over}};
-  for (const auto& [owner, left_over] : left_overs) {
-    for (const std::string& item : *left_over) {
-      if (item.size() < 2 || !item.starts_with('-')) continue;
-      const std::string typed = item.substr(0, item.find('='));
-      std::string hint = did_you_mean(closest_names(typed, option_names(owner ? *owner : app)));
-      if (hint.empty()) hint = elsewhere(app, owner, typed);
-      return (owner ? owner->get_name() + ": " : std::string()) + "unknown option " + typed + hint;
-    }
-  }
-  const std::string where = command == nullptr ? "" : command->get_name() + ": ";
-  for (const auto* list : {&command_left_over, &top_left_over}) {
-    if (!list->empty()) {
-      return where + "unexpected argument '" + list->front() +
-             "' (every value follows its option, as in --epsilon 1)";
-    }
-  }
-  if (command == nullptr) {
-    return "no subcommand given; usage: dpselect " + subcommand_list(app) +
-           " [options] (dpselect --help describes each)";
-  }
-  return where + error.what() + " (see dpselect " + command->get_name() + " --help)";
-}
-
-constexpr const char* examples = R"(Examples:
-  dpselect demo
-  dpselect select --utilities scores.txt --epsilon 1 --sensitivity 1
-  dpselect topk --utilities scores.txt --k 10 --epsilon 1 --sensitivity 1
-  dpselect rows --utilities matrix.npy --epsilon 0.5 --sensitivity 1
-  dpselect price --bids bids.npy --epsilon 1 --grid 0.01:100:0.01
-  dpselect svt --queries answers.txt --epsilon 1 --sensitivity 1 --threshold 100
-  dpselect quantile --data values.txt --q 0.5 --range 0:1000 --epsilon 1
-  dpselect audit --runs 100000
-  dpselect <command> --help
-
-Exit status: 0 released, 2 bad input or usage (nothing released), 1 the backend failed (audit:
-an audit found a privacy loss above its claim).)";
-
-// Parses the command line and runs the subcommand; every failure becomes one error line and a
-// status. `whole_job` is left true for the errors every rank of a job shares.
-int run(CLI::App& app, int argc, char** argv, bool& whole_job) {
-  using dpselect::cli::in_option_terms;
-  using dpselect::cli::message_of;
-  try {
-    app.parse(argc, argv);
-    return 0;
-  } catch (const CLI::ParseError& error) {
-    if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
-      return dpselect::cli::job_place().rank == 0 ? app.exit(error) : 0;  // --help, --version
-    }
-    return report_error(parse_error_message(app, error), exit_bad_input);
-  } catch (const dpselect::cli::CliError& error) {
-    return report_error(error.what(), exit_bad_input);
-  } catch (const dpselect::InvalidArgument& error) {
-    return report_error(in_option_terms(app, message_of(error)), exit_bad_input);
-  } catch (const dpselect::UsageError& error) {
-    return report_error(message_of(error), exit_bad_input);
-  } catch (const dpselect::BackendUnavailable& error) {
-    return report_error(in_option_terms(app, message_of(error)), exit_failure);
-  } catch (const dpselect::CudaError& error) {
-    whole_job = false;
-    return report_error(message_of(error), exit_failure, whole_job);
-  } catch (const dpselect::cli::OutOfMemory& error) {
-    whole_job = false;
-    return report_error(error.what(), exit_failure, whole_job);
-  } catch (const std::bad_alloc&) {
-    whole_job = false;
-    return report_error("out of memory", exit_failure, whole_job);
-  } catch (const std::exception& error) {
-    whole_job = false;
-    return report_error(message_of(error), exit_failure, whole_job);
-  }
-}
-
-// Output still buffered, or written by code that does not check (help, the audit table), is
-// flushed and checked here: a full disk or a closed pipe must not end in status 0 with the output
-// cut short. (A closed pipe usually ends the process by SIGPIPE first; this covers a process that
-// inherited SIGPIPE ignored, which then sees EPIPE.)
-bool standard_output_written() {
-  errno = 0;
-  std::cout.flush();
-  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
-  if (failed) {
-    report_error(std::string("the output could not be written to standard output") +
-                     (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()),
-                 exit_failure, false);
-  }
-  return !failed;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("dpselect: differentially private selection over very large candidate ranges",
-               "dpselect");
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "dpselect " DPSELECT_VERSION);
-  app.footer(examples);
-  dpselect::cli::register_select_command(app);
-  dpselect::cli::register_top_k_command(app);
-  dpselect::cli::register_rows_command(app);
-  dpselect::cli::register_price_command(app);
-  dpselect::cli::register_svt_command(app);
-  dpselect::cli::register_quantile_command(app);
-  dpselect::cli::register_demo_command(app);
-  dpselect::cli::register_audit_command(app);
+  using namespace dpselect::cli;
+  const std::unique_ptr<CLI::App> app = make_command_line();
 
-  std::optional<dpselect::cli::Job> job;
+  std::optional<Job> job;
   try {
     job.emplace(argc, argv);
-  } catch (const dpselect::cli::CliError& error) {
+  } catch (const CliError& error) {
     return report_error(error.what(), exit_bad_input);
   }
   bool whole_job = true;
-  int status = run(app, argc, argv, whole_job);
+  int status = run_command_line(*app, argc, argv, whole_job);
   // After a failure its one error line is out already; a second about the output would confuse.
-  if (status == 0 && !standard_output_written()) {
+  if (status == exit_released && !standard_output_written()) {
     status = exit_failure;
     whole_job = false;
   }
-  if (status != 0 && !whole_job) job->abandon(status);
+  if (status != exit_released && !whole_job) job->abandon(status);
   return status;
 }

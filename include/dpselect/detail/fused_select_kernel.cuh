@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "dpselect/detail/cuda_check.cuh"
 #include "dpselect/detail/device_memory_pool.cuh"
@@ -65,6 +66,19 @@ __global__ void __launch_bounds__(BlockThreads, kSelectMinBlocksPerMultiprocesso
   if (threadIdx.x == 0) block_results[blockIdx.x] = block_result;
 }
 
+// Stores every byte of `value` at `target`, padding included. A plain assignment stores the
+// fields alone, and the host then copies the whole struct back: compute-sanitizer's initcheck
+// reports the padding bytes that no kernel wrote (seen on an H200, 2026-11-26).
+__device__ __forceinline__ void store_whole(ShardResult* target, const ShardResult& value) {
+  static_assert(sizeof(ShardResult) % sizeof(std::uint64_t) == 0 && alignof(ShardResult) >= alignof(std::uint64_t));
+  constexpr int kWords = sizeof(ShardResult) / sizeof(std::uint64_t);
+  std::uint64_t words[kWords];
+  memcpy(words, &value, sizeof value);
+  auto* out = reinterpret_cast<std::uint64_t*>(target);
+#pragma unroll
+  for (int i = 0; i < kWords; ++i) out[i] = words[i];
+}
+
 // One block: folds block_results[0..blocks) into *accumulator (stream-ordered after the pass).
 template <int BlockThreads>
 __global__ void __launch_bounds__(BlockThreads)
@@ -77,14 +91,14 @@ __global__ void __launch_bounds__(BlockThreads)
   using BlockReduce = cub::BlockReduce<ShardResult, BlockThreads>;
   __shared__ typename BlockReduce::TempStorage temp_storage;
   const ShardResult total = BlockReduce(temp_storage).Reduce(partial, MergeShards{});
-  if (threadIdx.x == 0) *accumulator = merge(*accumulator, total);
+  if (threadIdx.x == 0) store_whole(accumulator, merge(*accumulator, total));
 }
 
 template <int Unused>
 __global__ void reset_accumulator_kernel(ShardResult* accumulator) {
   ShardResult empty;
   empty.executed_on = ExecutedOn::gpu;
-  *accumulator = empty;
+  store_whole(accumulator, empty);
 }
 
 // How many blocks of `kernel` (with `threads` threads and `shared_bytes` of dynamic shared memory

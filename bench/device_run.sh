@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# One bounded call on a lent GPU machine: unpacks what bench/device_pack.sh built here, then
+# runs, each phase under its own time limit so that a slow phase cannot take the others' time:
+#
+#   1. benchmarks, alone on the GPU (bench/run_gpu_bench.sh with SKIP_BUILD=1; BENCH_FILTER,
+#      DPSELECT_QUANTILE_BENCH_LOG2N as there); meanwhile the Python package is built from source
+#      (pip, nanobind and scikit-build-core of the machine's image, CUDA backend);
+#   2. at once: the GPU tests (ctest -L gpu), every other test label except mpi and install,
+#      compute-sanitizer (memcheck, initcheck, synccheck, racecheck) over the GPU tests without
+#      the long statistical ones, the Python tests (CuPy and PyTorch CUDA tensors included) and
+#      the audit of the single-pick mechanisms at AUDIT_RUNS releases per input.
+#
+# Logs go to a folder that is packed into $OUT/results.tgz after every phase (what the device
+# tool brings back survives a timeout); $OUT/summary.txt holds the lines worth reading first.
+#
+#   device tool: run  command='bash bench/device_run.sh'  carry=['build/device']  timeout_s=560
+#
+# Limits (seconds): BENCH_LIMIT=150 TEST_LIMIT=300 SANITIZER_LIMIT=140 (per tool) AUDIT_RUNS=10^7.
+# Narrower calls: BENCH_FILTER / QUANTILE_BENCH_FILTER (run_gpu_bench.sh's; SKIP_SELECTION=1 skips
+# the selection benchmarks), ALONE_TESTS (a ctest -R regex run alone on the GPU after the
+# benchmarks), GPU_TESTS (ctest -R within label gpu), SANITIZER_FILTER / RACECHECK_FILTER (gtest
+# filters), SANITIZERS_APART=1 (the four tools at once), SKIP_OTHER_TESTS, SKIP_AUDIT and
+# SKIP_PYTHON (SKIP_PYTHON=1 also makes a dry run of this script on a machine without a GPU).
+set -uo pipefail
+T0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - T0 )); }
+OUT="${OUT:-/tmp/device-out}"
+mkdir -p "${OUT}"
+LOGS=/tmp/device-results
+rm -rf "${LOGS}"
+mkdir -p "${LOGS}"
+SUMMARY="${OUT}/summary.txt"
+note() { echo "[$(elapsed) s] $*" | tee -a "${SUMMARY}"; }
+pack() { tar -C /tmp -czf "${OUT}/results.tgz" device-results 2> /dev/null; }
+
+# The CTest files name /work/main (where device_pack.sh ran): make that path this copy.
+ROOT=$PWD
+if [[ "${ROOT}" != /work/main ]]; then
+  mkdir -p /work
+  rm -rf /work/main
+  ln -s "${ROOT}" /work/main
+fi
+cd /work/main || exit 1
+[[ -x /usr/bin/cmake ]] || ln -sf "$(command -v cmake)" /usr/bin/cmake  # CTest files name it
+export LD_LIBRARY_PATH="/work/main/build/device/lib${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"
+tar -xJf build/device/prebuilt.tar.xz || { note "unpack failed"; exit 1; }
+mkdir -p build/default/tests/cli/output_files
+export DPSELECT_COMMIT="$(cat build/device/commit.txt)"
+note "commit ${DPSELECT_COMMIT}; unpacked"
+
+{
+  nvidia-smi
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit,pstate --format=csv
+  nvcc --version | tail -n 1
+  compute-sanitizer --version | tail -n 1
+  python3 -c 'import sys, numpy, torch, cupy; print(sys.version.split()[0], "numpy", numpy.__version__, "torch", torch.__version__, "cupy", cupy.__version__)'
+  nproc
+  free -g
+} > "${LOGS}/machine.txt" 2>&1
+grep -E "NVIDIA|Build|Version|^3\." "${LOGS}/machine.txt" | head -6 | tee -a "${SUMMARY}"
+
+# The Python package: the wheel device_pack.sh carried (built here for the machine's Python),
+# else built from source while the benchmarks run (they time the GPU with events).
+(
+  if [[ -n "${SKIP_PYTHON:-}" ]]; then
+    echo "SKIP_PYTHON set" > "${LOGS}/python-build.log"
+    exit 0
+  elif compgen -G "build/device/*.whl" > /dev/null; then
+    python3 -m pip install --no-deps --no-index --no-cache-dir build/device/*.whl > "${LOGS}/python-build.log" 2>&1
+  else
+    cd python && CMAKE_BUILD_PARALLEL_LEVEL=12 timeout 400 nice python3 -m pip install \
+      --no-build-isolation --no-deps --no-cache-dir -v . > "${LOGS}/python-build.log" 2>&1
+  fi
+  echo "python install rc $?" >> "${LOGS}/python-build.log"
+) &
+PYTHON_BUILD=$!
+
+# The sizes that fill the chip, and the ones the H100 run of 2026-11-24 measured.
+DEFAULT_FILTER='gpu_(select|cub_argmax|read|memcpy_d2d)/float/.*n:(16777216|1073741824)/|gpu_select/double/.*n:1073741824/'
+DEFAULT_FILTER+='|gpu_rows/float/rows:4096/|gpu_top_k/float/k:(16|1024)/n:1073741824/|gpu_functor/exponential/.*/n:68719476736/'
+DEFAULT_FILTER+='|gpu_pricing/per_price/bids:1000000/prices:1000000000/|gpu_repeated/double/n:8/releases:65536/'
+DEFAULT_FILTER+='|gpu_noise_vector/laplace/.*n:1000000000|gpu_select_host/float/n:268435456|gpu_h2d_pinned/float/n:268435456'
+note "phase 1: benchmarks"
+SKIP_BUILD=1 SKIP_CPU=1 BENCH_MIN_TIME="${BENCH_MIN_TIME:-0.2}" BENCH_FILTER="${BENCH_FILTER:-${DEFAULT_FILTER}}" \
+  QUANTILE_BENCH_FILTER="${QUANTILE_BENCH_FILTER:-float/}" DPSELECT_QUANTILE_BENCH_LOG2N="${DPSELECT_QUANTILE_BENCH_LOG2N:-24,27,30}" \
+  timeout "${BENCH_LIMIT:-150}" bash bench/run_gpu_bench.sh > "${LOGS}/bench-log.txt" 2>&1
+note "benchmarks rc $?"
+RESULTS_DIR=$(ls -dt bench/results/*/ | head -n 1)
+cp -r "${RESULTS_DIR}" "${LOGS}/bench-results"
+grep -E "cub_sort_ratio|gpu_quantile_total|gpu_select/float/exponential" "${LOGS}/bench-log.txt" | head -12 >> "${SUMMARY}"
+pack
+# Tests to time alone on the GPU, before phase 2 shares it out (ctest -R; none by default).
+if [[ -n "${ALONE_TESTS:-}" ]]; then
+  (cd build/default && timeout "${ALONE_LIMIT:-60}" ctest -R "${ALONE_TESTS}" -j4 --timeout 60 --output-on-failure \
+    > "${LOGS}/ctest-alone.txt" 2>&1; echo "ctest alone rc $?" >> "${LOGS}/ctest-alone.txt")
+  grep -E "Test +#|rc [0-9]+$" "${LOGS}/ctest-alone.txt" >> "${SUMMARY}"
+  pack
+fi
+
+note "phase 2: tests, sanitizers, Python, audit"
+TEST_LIMIT="${TEST_LIMIT:-300}"
+(
+  cd build/default && timeout "${TEST_LIMIT}" ctest -L gpu -R "${GPU_TESTS:-.}" -j"${GPU_TEST_JOBS:-6}" --timeout 240 --output-on-failure \
+    > "${LOGS}/ctest-gpu.txt" 2>&1
+  echo "ctest gpu rc $?" >> "${LOGS}/ctest-gpu.txt"
+) &
+[[ -n "${SKIP_OTHER_TESTS:-}" ]] || (
+  cd build/default && timeout "${TEST_LIMIT}" nice ctest -LE "gpu|mpi|install" -j4 --timeout 200 \
+    --output-on-failure > "${LOGS}/ctest-other.txt" 2>&1
+  echo "ctest other rc $?" >> "${LOGS}/ctest-other.txt"
+) &
+# The statistical tests (10^5 to 10^6 releases each) would take the sanitizers' whole time.
+STATISTICAL='*SelectionDistribution*:*Frequencies*:EmVersusPermuteAndFlip.*:CpuGpuEquality.TenThousandSeededReleases'
+STATISTICAL+=':Quantiles.SingleQuantileMatchesExactIntervalProbabilities:Quantiles.PointInsideTheIntervalIsUniform'
+STATISTICAL+=':Quantiles.RankError*:Quantiles.UnsortedAndSorted*:Pricing.AccuracyBoundHoldsEmpirically'
+SANITIZER_FILTER="${SANITIZER_FILTER:--${STATISTICAL}}"
+# racecheck runs far slower: also without the larger equality tests.
+RACECHECK_FILTER="${RACECHECK_FILTER:-${SANITIZER_FILTER}:Rows.BackendMemoryRowsEqualSingleReleases:ReleaseApi.ScreeningNeverChangesTheAnswer}"
+sanitize() {
+  for tool in "$@"; do
+    filter="${SANITIZER_FILTER}"
+    [[ "${tool}" == racecheck ]] && filter="${RACECHECK_FILTER}"
+    timeout "${SANITIZER_LIMIT:-140}" compute-sanitizer --tool "${tool}" --error-exitcode 9 --print-limit 50 \
+      build/default/tests/dpselect_gpu_tests --gtest_filter="${filter}" \
+      > "${LOGS}/sanitizer-${tool}.txt" 2>&1
+    echo "compute-sanitizer ${tool} rc $?" >> "${LOGS}/sanitizer-${tool}.txt"
+  done
+}
+if [[ -n "${SANITIZERS_APART:-}" ]]; then  # one process per tool (more GPU sharing, less wall time)
+  for tool in memcheck initcheck synccheck racecheck; do sanitize "${tool}" & done
+else
+  sanitize memcheck initcheck &
+  sanitize synccheck racecheck &
+fi
+[[ -n "${SKIP_PYTHON:-}" ]] || (
+  wait_for=$(( T0 + 400 ))
+  while kill -0 "${PYTHON_BUILD}" 2> /dev/null && (( $(date +%s) < wait_for )); do sleep 2; done
+  # From the root: python -m puts the working folder first on sys.path, and python/dpselect
+  # (the sources, without the extension) would shadow the installed package.
+  DPSELECT_CLI=/work/main/build/default/host/cli/dpselect PYTHONUNBUFFERED=1 timeout 150 \
+    python3 -m pytest -q -rs -p no:cacheprovider python/tests \
+    > "${LOGS}/pytest.txt" 2>&1
+  echo "pytest rc $?" >> "${LOGS}/pytest.txt"
+) &
+[[ -n "${SKIP_AUDIT:-}" ]] || (
+  for claims in ' (general)' ' (monotone)'; do
+    timeout "${TEST_LIMIT}" build/default/host/cli/dpselect audit --only "${claims}" \
+      --runs "${AUDIT_RUNS:-10000000}" --selection-runs 1000000 >> "${LOGS}/audit.md" 2>&1
+    echo "audit${claims} rc $?" >> "${LOGS}/audit.md"
+  done
+) &
+while (( $(jobs -rp | wc -l) > 0 )); do sleep 10; pack; done
+wait
+
+note "phase 2 done"
+{
+  grep -h -E "tests passed|tests failed|rc [0-9]+$" "${LOGS}"/ctest-*.txt
+  grep -h -A30 "The following tests FAILED" "${LOGS}"/ctest-*.txt | head -30
+  for f in "${LOGS}"/sanitizer-*.txt; do grep -E "ERROR SUMMARY|rc [0-9]+$|PASSED|FAILED" "$f" | tail -3; done
+  tail -n 4 "${LOGS}/pytest.txt"
+  tail -n 1 "${LOGS}/python-build.log"
+  grep -E "^\||rc [0-9]+$" "${LOGS}/audit.md" | tail -14
+} >> "${SUMMARY}" 2>&1
+pack
+note "all done"
+cat "${SUMMARY}"
