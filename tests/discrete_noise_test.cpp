@@ -70,7 +70,10 @@ TEST(DiscreteGaussian, PmfSigmaSquaredNineQuarters) {
 }
 
 TEST(DiscreteLaplace, PmfMatchesClosedFormForScaleOneAndThreeHalves) {
-  for (const auto& [num, den] : {std::pair<std::uint64_t, std::uint64_t>{1, 1}, {3, 2}}) {
+  for (const auto& scale : {std::pair<std::uint64_t, std::uint64_t>{1, 1}, {3, 2}}) {
+    // Named copies, not a structured binding: clang before 16 cannot capture bindings in a lambda.
+    const std::uint64_t num = scale.first;
+    const std::uint64_t den = scale.second;
     const long double t = static_cast<long double>(num) / den;
     // Closed form: P[x] = (1 - e^{-1/t}) / (1 + e^{-1/t}) e^{-|x|/t}.
     const long double q = std::exp(-1 / t);

@@ -128,8 +128,22 @@ an audit found a privacy loss above its claim).)";
 
 int report_error(std::string_view message, int status, bool whole_job) {
   if (!reports_error(whole_job)) return status;
-  std::string line(message);
-  std::replace(line.begin(), line.end(), '\n', ' ');  // exactly one line, whatever the source
+  // Exactly one line of printable ASCII, whatever the source: a message may quote an argument as
+  // typed, and a control byte in it (an escape sequence) would act on the user's terminal.
+  std::string line;
+  for (const char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      line += ' ';
+    } else if (byte < 0x20 || byte > 0x7e) {
+      constexpr char kHex[] = "0123456789abcdef";
+      line += "\\x";
+      line += kHex[byte >> 4];
+      line += kHex[byte & 0xf];
+    } else {
+      line += c;
+    }
+  }
   const JobPlace& place = job_place();
   const std::string rank = place.distributed && !whole_job ? "rank " + std::to_string(place.rank) + ": " : "";
   std::fprintf(stderr, "dpselect: error: %s%s\n", rank.c_str(), line.c_str());
@@ -154,6 +168,16 @@ std::unique_ptr<CLI::App> make_command_line() {
 }
 
 int run_command_line(CLI::App& app, int argc, char** argv, bool& whole_job) {
+  // CLI11 2.1 takes an empty argument for the name of an option group (a subcommand named "")
+  // and can loop forever on it (`dpselect price "" -x`; found by tests/fuzz/fuzz_command_line):
+  // no option or value of the command is empty, so it is refused before CLI11 sees it.
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] == '\0') {
+      return report_error("argument " + std::to_string(i) +
+                              " is empty (an option or a value left out? every option and value has text)",
+                          exit_bad_input);
+    }
+  }
   try {
     app.parse(argc, argv);
     return 0;

@@ -22,7 +22,8 @@ std::unique_ptr<CLI::App> make_command_line();
 // `whole_job` is left true for the errors every rank of a job shares.
 int run_command_line(CLI::App& app, int argc, char** argv, bool& whole_job);
 
-// One "dpselect: error: " line on stderr, whatever line breaks `message` holds; returns
+// One "dpselect: error: " line of printable ASCII on stderr (line breaks become spaces, other
+// control and non-ASCII bytes \xNN), whatever `message` holds; returns
 // `status`. An error every rank of a job shares (bad input, a refusal: the collective calls agree
 // on them) is printed by rank 0 alone; any other by the rank that met it, named.
 int report_error(std::string_view message, int status, bool whole_job = true);

@@ -38,7 +38,7 @@ endif()
 # ulimit -v). Status 77 is a skip, with the reason in the test's output. ----
 if(CMAKE_HOST_SYSTEM_NAME STREQUAL "Linux")
   foreach(fault_case closed_pipe closed_pipe_sigpipe_ignored npy_pipe_ends_early
-      named_pipe_without_writer file_shorter_than_its_size memory_limit)
+      named_pipe_without_writer file_shorter_than_its_size memory_limit empty_argument)
     add_test(NAME cli.fault_${fault_case}
       COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/faults.sh ${fault_case} $<TARGET_FILE:dpselect_cli>
         ${CMAKE_CURRENT_BINARY_DIR}/fault_files/${fault_case}

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Fault cases of the dpselect command that run_cli.cmake cannot set up: a pipe closed by its
-# reader, named pipes, a file that ends before its announced size, a memory limit. POSIX sh and
+# reader, named pipes, a file that ends before its announced size, a memory limit, an empty
+# argument (CMake's lists drop empty elements). POSIX sh and
 # coreutils only. Run by faults.cmake from tests/cli/data:
 #   sh faults.sh <case> <dpselect binary> <scratch folder, emptied here>
 # Exit status: 0 passed, 1 failed (with the reason on stderr), 77 skipped (said why).
@@ -139,6 +140,16 @@ case $fault_case in
       --sensitivity 1 <"$scratch/big.f64" >"$out" 2>"$err")
     status=$?
     expect_error 1 "--utilities <stdin>: not enough memory to read it .*"
+    ;;
+  empty_argument)
+    # CLI11 2.1 looped forever on an empty argument before a short option (found by
+    # tests/fuzz/fuzz_command_line); every empty argument is now refused first, naming its place.
+    "$cli" price "" -ox >"$out" 2>"$err"
+    status=$?
+    expect_error 2 "argument 2 is empty \\(an option or a value left out\\? every option and value has text\\)"
+    "$cli" select --utilities utilities.txt --epsilon 1 --sensitivity "" >"$out" 2>"$err"
+    status=$?
+    expect_error 2 "argument 7 is empty .*"
     ;;
   *)
     echo "faults.sh: unknown case '$fault_case'" >&2

@@ -39,6 +39,12 @@ dpselect_cli_error(words_option_before_subcommand
   --epsilon 1 select --utilities utilities.txt --sensitivity 1)
 dpselect_cli_error(words_unknown_option_far_from_all "^dpselect: error: price: unknown option --colour\n$"
   ${pumpkin_args} --grid 1:4:1 --colour red)
+# A control byte typed into an argument comes back as \xNN, never raw: an escape sequence in an
+# error line would act on the user's terminal (found by tests/fuzz/fuzz_command_line).
+string(ASCII 27 escape)
+dpselect_cli_error(words_control_byte_in_an_argument_is_escaped
+  "^dpselect: error: select: unknown option --eps.x1b.0m\n$"  # "." for the backslash and the bracket
+  ${words_select} "--eps${escape}[0m")
 dpselect_cli_error(words_unexpected_argument
   "^dpselect: error: select: unexpected argument '2' \\(every value follows its option, as in --epsilon 1\\)\n$"
   ${words_select} 2)

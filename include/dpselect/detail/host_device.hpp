@@ -46,9 +46,14 @@ namespace dpselect::detail {
 // product that passes through here cannot be contracted into the add that uses it, nor an add's
 // operand into the multiply that made it. An empty asm with a register operand costs no
 // instruction. Without hardware FMA there is nothing to contract, and the code stays as it was
-// (the library's own build: baseline x86-64, -ffp-contract=off).
+// (the library's own build: baseline x86-64, -ffp-contract=off). GCC says FMA by __FP_FAST_FMA;
+// clang before 16 defines only __FMA__ (x86) or __ARM_FEATURE_FMA, and contracts under
+// -ffp-contract=fast all the same (tests/contraction under the clang asan-ubsan preset).
+#if defined(__FP_FAST_FMA) || defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+#define DPSELECT_TARGET_HAS_FMA 1
+#endif
 DPSELECT_FORCEINLINE double unfusable(double x) {
-#if defined(__FP_FAST_FMA) && (defined(__GNUC__) || defined(__clang__))
+#if defined(DPSELECT_TARGET_HAS_FMA) && (defined(__GNUC__) || defined(__clang__))
 #if defined(__x86_64__) || defined(__i386__)
   __asm__("" : "+x"(x));
 #elif defined(__aarch64__)
