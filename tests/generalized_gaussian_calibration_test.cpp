@@ -46,6 +46,22 @@ TEST(GeneralizedGaussianCalibration, P2MatchesAnalyticGaussianFromAbove) {
 // E[(1 - e^{eps'-L})_+] over x < x0 = (1 - b eps')/2 sums to 1 - e^{-c}, c = (1/b - eps')/2.
 double laplace_delta(double b, double epsilon) { return std::max(0.0, -std::expm1((epsilon - 1 / b) / 2)); }
 
+// Epsilon 7e307 once reached undefined behaviour (an infinite loss converted to an index) and
+// 1e100 a search of minutes (found by tests/fuzz/fuzz_parameters): the calibration takes epsilon up
+// to 1e6, and a sigma too small for the loss grid is refused by name.
+TEST(GeneralizedGaussianCalibration, HugeEpsilonAndTinySigmaAreRefused) {
+  for (const double epsilon : {1.000001e6, 1e100, 7.179287000645792e307}) {
+    expect_invalid_message([&] { generalized_gaussian_sigma(epsilon, 0.1, 2.0, 1); }, {"epsilon", "at most 1e6"});
+    expect_invalid_message([&] { generalized_gaussian_best_p(epsilon, 0.1, 1); }, {"epsilon", "at most 1e6"});
+  }
+  EXPECT_GT(generalized_gaussian_sigma(1e6, 0.1, 2.0, 1), 0.0);
+  // A denormal epsilon is (0, delta)-DP in effect: its sigma is the tiny-epsilon limit, found
+  // from the total-variation bound instead of a walk down from 1e300.
+  const double limit = generalized_gaussian_sigma(1e-12, 0.1, 2.0, 1);
+  EXPECT_NEAR(generalized_gaussian_sigma(3.8882966327706103e-321, 0.1, 2.0, 1), limit, 1e-4 * limit);
+  expect_invalid_message([&] { generalized_gaussian_delta(1e-300, 2.0, 1, 1.0); }, {"sigma", "privacy-loss grid"});
+}
+
 TEST(GeneralizedGaussianCalibration, P1IsLaplace) {
   // Exactly eps-DP at sigma = 1/eps: only the discretization and rounding bounds remain.
   for (const double epsilon : {0.1, 1.0, 4.0}) {

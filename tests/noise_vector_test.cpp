@@ -469,6 +469,17 @@ TEST(NoiseVector, RefusesBadParametersWithExactMessages) {
     p.backend = static_cast<Backend>(9);
     expect_refused(p, v, "dpselect: backend must be Auto, Cpu or Gpu (got 9)");
   }
+  // A scale whose draws overflow doubles (1.5e307 / 0.1 gave infinite noisy values; found by
+  // tests/fuzz/fuzz_parameters), and the largest one taken.
+  NoiseVectorParams huge = laplace(0.1);
+  huge.sensitivity = 1.5026977895109075e307;
+  expect_refused(huge, v, "dpselect: the noise scale (from sensitivity and epsilon) must be a positive normal finite "
+                          "double, at most 2^960 (got " + detail::format_value(huge.sensitivity / 0.1) + ")");
+  huge.sensitivity = 0x1p950;  // scale about 2^953
+  std::vector<double> noisy = v;
+  Context huge_context = Context::with_fixed_seed(3);
+  add_noise(huge_context, std::span<double>(noisy), huge);
+  for (const double value : noisy) EXPECT_TRUE(std::isfinite(value));
   for (const double delta : {1e-6, -1e-6, nan, 1.0}) {
     NoiseVectorParams p = laplace(1.0);
     p.delta = delta;

@@ -56,6 +56,12 @@ TEST(QuantileValidation, BadRangesAreRefusedByName) {
   expect_invalid_message([] { QuantileRange{0.0, 0x1p1000}.validate(); }, {"range upper", "2^960"});
   expect_invalid_message([] { QuantileData(std::span<const double>(kValues), QuantileRange{1.0, 0.0}); },
                          {"range upper"});
+  // A range of denormals: its grid step underflowed to 0 (undefined behaviour in the point count;
+  // found by tests/fuzz/fuzz_parameters).
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  expect_invalid_message([&] { QuantileRange{-tiny, tiny}.validate(); }, {"range upper", "positive step"});
+  expect_invalid_message([&] { QuantileRange{0.0, 0x1p-1040}.grid(); }, {"range upper", "positive step"});
+  EXPECT_GT((QuantileRange{0.0, 0x1p-1000}.grid().step), 0.0);
 }
 
 TEST(QuantileValidation, NaNDataNamesItsIndexAndEmptyDataIsRefused) {

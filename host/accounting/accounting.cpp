@@ -671,7 +671,9 @@ AccountedBound best_bound(const ReleaseLedger& ledger, const PrivacyBound& budge
   // Basic composition over everything (Dwork & Roth Thm 3.16).
   const double dp_basic = ledger_basic_epsilon(ledger);
   AccountedBound best{dp_basic + approximate_epsilon, approximate_delta, CompositionRoute::basic};
-  if (dp_count == 0 || choice == ParameterChoice::adaptive) return best;
+  // Past the largest double the other routes' arithmetic overflows (to 0, NaN or -inf) while their
+  // true bounds are about the sum too (fits_budget): the sum, infinite, is the answer.
+  if (dp_count == 0 || choice == ParameterChoice::adaptive || !std::isfinite(best.epsilon)) return best;
 
   // The other routes bound the pure and exponential-mechanism releases with whatever delta the
   // approximate ones leave, and add the approximate ones by basic composition.
@@ -710,7 +712,14 @@ bool fits_budget(const ReleaseLedger& ledger, const PrivacyBound& budget, Parame
   const double approximate_epsilon = ledger.approximate_epsilon.value();
   const double approximate_delta = ledger.approximate_delta.value();
   if (!(approximate_delta <= budget.delta)) return false;  // every route reports at least this
-  if (ledger_basic_epsilon(ledger) + approximate_epsilon <= budget.epsilon) return true;
+  const double basic_epsilon = ledger_basic_epsilon(ledger) + approximate_epsilon;
+  // A sum past the largest double needs epsilon > 1e289 (counts are below 2^64), where each
+  // release's privacy loss is +epsilon with probability ~1 and every route's bound is about the
+  // sum too: beyond every finite budget. The routes' own arithmetic overflows to NaN or -inf
+  // there, and once let such a charge through while recording nothing (3 releases at epsilon
+  // 7e307; found by tests/fuzz/fuzz_parameters).
+  if (!std::isfinite(basic_epsilon)) return false;
+  if (basic_epsilon <= budget.epsilon) return true;
   if (dp_count == 0 || choice == ParameterChoice::adaptive) return false;
   const Leftover left = leftover(budget, approximate_epsilon, approximate_delta);
   if (!(left.delta > 0.0) || !(left.epsilon >= 0.0)) return false;

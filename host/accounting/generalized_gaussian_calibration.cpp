@@ -85,6 +85,17 @@ double round_up(ld x) {
   return d;
 }
 
+// The largest epsilon the calibration takes: there the scale is already under 2e-3 of the
+// sensitivity (p = 2); far beyond it the privacy-loss grid of one coordinate overflows its
+// integer indices and the search for sigma runs for minutes (epsilon 1e100 on p = 2 did; found by
+// tests/fuzz/fuzz_parameters, with undefined behaviour at epsilon 7e307).
+constexpr double kMaxCalibratedEpsilon = 1e6;
+
+void validate_calibrated_epsilon(double epsilon) {
+  detail::validate_positive_finite("epsilon", epsilon);
+  if (!(epsilon <= kMaxCalibratedEpsilon)) detail::throw_invalid("epsilon", "at most 1e6 for the generalized Gaussian", epsilon);
+}
+
 void validate_p(double p) {
   if (!std::isfinite(p) || !(p >= 1) || !(p <= 32)) detail::throw_invalid("p", "finite and in [1, 32]", p);
 }
@@ -287,6 +298,11 @@ Pld single_coordinate(double sigma, double p, double tail_budget) {
   Pld d;
   d.h0 = static_cast<double>((l_max - l_min) / kSinglePoints);
   const ld h = d.h0;
+  // A sigma so small that the losses leave long double's range, or their grid the indices'
+  // (the grid holds kSinglePoints steps between them, so only non-finite ends can overflow).
+  if (!std::isfinite(l_min / h) || !std::isfinite(l_max / h) || !(h > 0)) {
+    detail::throw_invalid("sigma", "large enough for the privacy-loss grid of one coordinate", sigma);
+  }
   d.lo = static_cast<std::int64_t>(std::floor(l_min / h)) - 1;
   const auto hi = static_cast<std::int64_t>(std::ceil(l_max / h)) + 1;
   std::vector<ld> acc(static_cast<std::size_t>(hi - d.lo + 1), 0.0L);
@@ -405,6 +421,12 @@ double calibrate_sigma(double epsilon, double delta, double p, std::uint64_t k) 
   // under the classical bound sqrt(2 ln(1.25/delta)) sqrt(k) / eps (Dwork & Roth Thm A.1).
   const double gauss_sd = std::sqrt(2 * std::log(1.25 / delta) * static_cast<double>(k)) / epsilon;
   double hi = gauss_sd / std::sqrt(std::tgamma(3 / p) / std::tgamma(1 / p));
+  // (0, delta)-DP, so every epsilon, holds once the total variation between the two shifted laws
+  // is at most delta: for a symmetric unimodal density f it is at most f(0) per unit shift and
+  // coordinate (f(0) = 1 / (2 sigma Gamma(1 + 1/p))), k coordinates at most k times that. A tiny
+  // epsilon would otherwise start the search near 1e300 and walk down thousands of costly steps
+  // (epsilon 4e-321 ran for minutes; found by tests/fuzz/fuzz_parameters).
+  hi = std::min(hi, static_cast<double>(k) / (2 * delta * std::tgamma(1 + 1 / p)));
   double lo = hi;
   while (!ok(hi)) {
     lo = hi;
@@ -430,7 +452,7 @@ double calibrate_sigma(double epsilon, double delta, double p, std::uint64_t k) 
 }  // namespace
 
 double generalized_gaussian_sigma(double epsilon, double delta, double p, std::uint64_t k) {
-  detail::validate_positive_finite("epsilon", epsilon);
+  validate_calibrated_epsilon(epsilon);
   validate_delta(delta);
   validate_p(p);
   validate_k(k);
@@ -486,7 +508,7 @@ double generalized_gaussian_recommended_p(std::uint64_t k, bool composed_with_sp
 
 GeneralizedGaussianChoice generalized_gaussian_best_p(double epsilon, double delta, std::uint64_t k,
                                                       std::span<const double> p_grid) {
-  detail::validate_positive_finite("epsilon", epsilon);
+  validate_calibrated_epsilon(epsilon);
   validate_delta(delta);
   validate_k(k);
   std::vector<double> grid(p_grid.begin(), p_grid.end());

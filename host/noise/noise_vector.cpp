@@ -91,8 +91,11 @@ double calibrated_scale(const NoiseVectorParams& params, std::uint64_t count) {
       scale = params.sensitivity * generalized_gaussian_sigma(params.epsilon, params.delta, params.p, count);
       break;
   }
-  if (!std::isfinite(scale) || !(scale >= 0x1p-1022)) {
-    detail::throw_invalid("the noise scale (from sensitivity and epsilon)", "a positive normal finite double", scale);
+  // At most 2^960: a draw is a few dozen scales at most, and the noisy value must stay a finite
+  // double (scale 1.5e308 gave infinities; found by tests/fuzz/fuzz_parameters).
+  if (!std::isfinite(scale) || !(scale >= 0x1p-1022) || !(scale <= 0x1p960)) {
+    detail::throw_invalid("the noise scale (from sensitivity and epsilon)",
+                          "a positive normal finite double, at most 2^960", scale);
   }
   return scale;
 }

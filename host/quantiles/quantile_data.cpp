@@ -276,6 +276,14 @@ void QuantileRange::validate() const {
     detail::throw_invalid("range upper", "finite, within +-2^960 and > lower (" + detail::format_value(lower) + ")",
                           upper);
   }
+  // The grid's step (grid()) must be a positive double: a range of denormals around 0 has none
+  // (its step underflowed to 0 and the point count to infinity; found by tests/fuzz/fuzz_parameters).
+  const double magnitude = std::max(std::fabs(lower), std::fabs(upper));
+  if (!(std::max((upper - lower) * 0x1p-40, magnitude * 0x1p-50) > 0)) {
+    detail::throw_invalid("range upper", "far enough from lower (" + detail::format_value(lower) +
+                                             ") that the grid has a positive step (a range wider than 2^-1034)",
+                          upper);
+  }
 }
 
 QuantileGrid QuantileRange::grid() const {

@@ -39,7 +39,7 @@ std::string_view to_string(NoiseDistribution distribution);
 
 struct NoiseVectorParams {
   NoiseDistribution distribution = NoiseDistribution::laplace;
-  double epsilon = 0.0;      // finite and > 0
+  double epsilon = 0.0;      // finite and > 0 (at most 1e6 for generalized_gaussian)
   double delta = 0.0;        // 0 for laplace; in (0, 1) for gaussian and generalized_gaussian
   double sensitivity = 1.0;  // finite and > 0: L1 (laplace), L2 (gaussian), L_inf (generalized_gaussian)
   double p = 2.0;            // generalized_gaussian only: finite, in [1, 32]

@@ -7,8 +7,9 @@
 // -artifact_prefix, -dict), as tests/fuzz/run_fuzzer.sh does.
 //
 // Invariants: the status is 0 (released), 2 (bad input or usage) or 1 only for a failure of the
-// machine (memory, no GPU); every failure writes exactly one line "dpselect: error: ..." of
-// printable ASCII to stderr; nothing crashes, leaks or trips a sanitizer.
+// machine or of the output (memory, no GPU, an --output file that cannot be written); every
+// failure writes exactly one line "dpselect: error: ..." of printable ASCII to stderr; nothing
+// crashes, leaks or trips a sanitizer.
 //
 // The target refuses (returns at once) inputs it cannot run safely or quickly: the subcommands
 // audit and demo (their work is sized by their own options, up to hours), any argument with a
@@ -123,8 +124,10 @@ std::string captured_stderr() {
   return text;
 }
 
+// Status 1: the computation or its output failed (main.cpp), not the input: memory, the GPU, a
+// read error, or an --output file that cannot be written (after the release: its privacy is spent).
 bool machine_failure(std::string_view message) {
-  for (const std::string_view cause : {"memory", "GPU", "CUDA", "backend"}) {
+  for (const std::string_view cause : {"memory", "GPU", "CUDA", "backend", "cannot read", "--output", "could not be written"}) {
     if (message.find(cause) != std::string_view::npos) return true;
   }
   return false;
