@@ -4,6 +4,7 @@
 // estimate of delta at other p.
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -60,6 +61,25 @@ TEST(GeneralizedGaussianCalibration, HugeEpsilonAndTinySigmaAreRefused) {
   const double limit = generalized_gaussian_sigma(1e-12, 0.1, 2.0, 1);
   EXPECT_NEAR(generalized_gaussian_sigma(3.8882966327706103e-321, 0.1, 2.0, 1), limit, 1e-4 * limit);
   expect_invalid_message([&] { generalized_gaussian_delta(1e-300, 2.0, 1, 1.0); }, {"sigma", "privacy-loss grid"});
+}
+
+// When no sigma up to 2^960 passes, the search once walked up by a factor of 1.25 for 349 s before
+// refusing (found by tests/fuzz/fuzz_parameters); it gallops now, and refuses in a dozen steps.
+TEST(GeneralizedGaussianCalibration, NoPassingSigmaIsRefusedByName) {
+  const double tiny_epsilon = 0x1p-52, smallest_normal = DBL_MIN;
+  for (const double p : {1.0 + 0x1p-52, 2.0}) {
+    expect_invalid_message([&] { generalized_gaussian_sigma(tiny_epsilon, smallest_normal, p, 5); },
+                           {"delta", "2.2250738585072014e-308", "sigma of at most 2^960"});
+  }
+  // Laplace (p = 1) is pure epsilon-DP from sigma = k / epsilon on, and the bound's own
+  // discretization and rounding terms vanish a little above it: a sigma exists and is found.
+  const double laplace = generalized_gaussian_sigma(tiny_epsilon, smallest_normal, 1.0, 5);
+  EXPECT_GE(laplace, 5 / tiny_epsilon);
+  EXPECT_LE(generalized_gaussian_delta(laplace, 1.0, 5, tiny_epsilon), smallest_normal);
+  // The gallop and bisection still end at the smallest passing sigma (to the 1e-5 tolerance).
+  const double sigma = generalized_gaussian_sigma(1e-3, 1e-10, 1.5, 3);
+  EXPECT_LE(generalized_gaussian_delta(sigma, 1.5, 3, 1e-3), 1e-10);
+  EXPECT_GT(generalized_gaussian_delta(sigma * (1 - 2e-5), 1.5, 3, 1e-3), 1e-10);
 }
 
 TEST(GeneralizedGaussianCalibration, P1IsLaplace) {
@@ -149,6 +169,9 @@ TEST(GeneralizedGaussianCalibration, ExpectedLinfClosedForms) {
   EXPECT_NEAR(generalized_gaussian_expected_linf(1.0, 1.0, 1000), harmonic, 1e-7);
   EXPECT_NEAR(generalized_gaussian_abs_cdf(2.0, 2.0, 1.0), 1 - std::exp(-1.0), 1e-15);
   EXPECT_NEAR(generalized_gaussian_abs_cdf(1.0, 1.0, 2.0), std::erf(1.0), 1e-15);
+  // (t / sigma)^p past long double's range once gave NaN (found by tests/fuzz/fuzz_parameters).
+  EXPECT_EQ(generalized_gaussian_abs_cdf(1.0, 1e-300, 32.0), 1.0);
+  EXPECT_EQ(generalized_gaussian_abs_cdf(1.7976931348623157e308, 1.0, 32.0), 1.0);
 }
 
 TEST(GeneralizedGaussianCalibration, RecommendedP) {

@@ -187,7 +187,23 @@ TEST(BidIntervals, BadInput) {
   expect_invalid_message([&] { select_price(context, bids, PriceRange{2.0, 2.0}, params); }, {"range max", "2"});
   expect_invalid_message([&] { select_price(context, bids, PriceRange{0.0, INFINITY}, params); }, {"range max", "inf"});
   expect_invalid_message([&] { select_price(context, bids, PriceRange{0.0, 0x1p970}, params); },
-                         {"the largest price", "2^960"});
+                         {"range max", "2^960"});
+  // A range of denormals has no positive grid step: once undefined behaviour in PriceGrid::size
+  // (found by tests/fuzz/fuzz_parameters). The narrowest range that has one is refused by the
+  // selection's own check (its largest price, the sensitivity, is too small for epsilon); a
+  // narrow range of normal prices is sampled.
+  for (const double min : {-0.0, 0.0}) {
+    expect_invalid_message([&] { select_price(context, bids, PriceRange{min, 4.9e-324}, params); },
+                           {"range max", "5e-324", "positive step"});
+    EXPECT_THROW(PriceRange({min, 4.9e-324}).grid(), InvalidArgument);
+  }
+  const PriceRange narrowest{0.0, 0x1p-1034};
+  EXPECT_EQ(narrowest.grid().step, 0x1p-1074);
+  EXPECT_EQ(narrowest.grid().size(), (std::uint64_t{1} << 40) + 1);
+  expect_invalid_message([&] { select_price(context, bids, narrowest, params); }, {"epsilon / sensitivity", "inf"});
+  const PriceRange narrow{0.0, 0x1p-1000};
+  EXPECT_EQ(narrow.grid().size(), (std::uint64_t{1} << 40) + 1);
+  EXPECT_LE(select_price(context, bids, narrow, params).price, narrow.max);
   PricingParams other = params;
   other.mechanism = Mechanism::permute_and_flip;
   expect_invalid_message([&] { select_price(context, bids, PriceRange{0.0, 2.0}, other); }, {"mechanism",

@@ -140,13 +140,17 @@ ld gamma_continued_fraction(ld a, ld y) {  // Q(a, y), y >= a + 1
   return std::exp(log_gamma_prefactor(a, y)) * h;
 }
 
+// y = +inf (a (t / sigma)^p past long double's range) is the limit, not -inf + inf = NaN in the
+// prefactor (found by tests/fuzz/fuzz_parameters through generalized_gaussian_abs_cdf).
 ld gamma_p(ld a, ld y) {
   if (y <= 0) return 0;
+  if (std::isinf(y)) return 1;
   return y < a + 1 ? gamma_series(a, y) : 1 - gamma_continued_fraction(a, y);
 }
 
 ld gamma_q(ld a, ld y) {
   if (y <= 0) return 1;
+  if (std::isinf(y)) return 0;
   return y < a + 1 ? 1 - gamma_series(a, y) : gamma_continued_fraction(a, y);
 }
 
@@ -414,36 +418,57 @@ double generalized_gaussian_delta(double sigma, double p, std::uint64_t k, doubl
 
 namespace {
 
-// The search behind generalized_gaussian_sigma, after its checks.
+// The search behind generalized_gaussian_sigma, after its checks. delta(sigma) decreases in sigma
+// (Dong, Roth & Su 2022: a larger scale is a garbling), so: gallop from a starting guess to a
+// bracket [lo, hi] with lo failing and hi passing, the factor squared each step, then bisect. Every
+// step costs one privacy-loss composition (~0.1 s), so the number of steps is what matters: a walk
+// by a fixed factor up to a refusal once took 349 s (found by tests/fuzz/fuzz_parameters); the
+// gallop reaches the largest scale from any guess in at most a dozen steps.
 double calibrate_sigma(double epsilon, double delta, double p, std::uint64_t k) {
-  const auto ok = [&](double sigma) { return generalized_gaussian_delta(sigma, p, k, epsilon) <= delta; };
+  // A sigma too small for the privacy-loss grid (reachable by a downward gallop's last step) is
+  // refused by generalized_gaussian_delta: it counts as failing, which only moves the answer up.
+  const auto ok = [&](double sigma) {
+    try {
+      return generalized_gaussian_delta(sigma, p, k, epsilon) <= delta;
+    } catch (const InvalidArgument&) {
+      return false;
+    }
+  };
+  // The largest scale a noise vector accepts (noise_vector.cpp): beyond it, refuse.
+  constexpr double kLargestSigma = 0x1p960;
   // Starting guess: the Gaussian with the same variance (GG variance sigma^2 Gamma(3/p)/Gamma(1/p))
-  // under the classical bound sqrt(2 ln(1.25/delta)) sqrt(k) / eps (Dwork & Roth Thm A.1).
+  // under the classical bound sqrt(2 ln(1.25/delta)) sqrt(k) / eps (Dwork & Roth 2014, Thm A.1).
   const double gauss_sd = std::sqrt(2 * std::log(1.25 / delta) * static_cast<double>(k)) / epsilon;
-  double hi = gauss_sd / std::sqrt(std::tgamma(3 / p) / std::tgamma(1 / p));
+  double guess = gauss_sd / std::sqrt(std::tgamma(3 / p) / std::tgamma(1 / p));
   // (0, delta)-DP, so every epsilon, holds once the total variation between the two shifted laws
   // is at most delta: for a symmetric unimodal density f it is at most f(0) per unit shift and
   // coordinate (f(0) = 1 / (2 sigma Gamma(1 + 1/p))), k coordinates at most k times that. A tiny
-  // epsilon would otherwise start the search near 1e300 and walk down thousands of costly steps
-  // (epsilon 4e-321 ran for minutes; found by tests/fuzz/fuzz_parameters).
-  hi = std::min(hi, static_cast<double>(k) / (2 * delta * std::tgamma(1 + 1 / p)));
-  double lo = hi;
-  while (!ok(hi)) {
-    lo = hi;
-    hi *= 1.25;
-    if (!(hi < 1e300)) detail::throw_invalid("delta", "large enough for a finite sigma", delta);
-  }
-  if (lo == hi) {
-    do {
-      hi = lo;
-      lo /= 1.25;
+  // epsilon would otherwise start the search near 1e300.
+  guess = std::min({guess, static_cast<double>(k) / (2 * delta * std::tgamma(1 + 1 / p)), kLargestSigma});
+  double lo = guess, hi = guess;
+  double factor = 1.25;
+  if (ok(guess)) {
+    for (;;) {
+      lo = hi / factor;
+      // Below 1e-300 the loss grid is refused anyway (generalized_gaussian_delta): hi is the answer.
       if (!(lo > 1e-300)) return hi;
-    } while (ok(lo));
+      if (!ok(lo)) break;
+      hi = lo;
+      factor = std::min(factor * factor, 0x1p64);
+    }
+  } else {
+    for (;;) {
+      hi = std::min(lo * factor, kLargestSigma);
+      if (ok(hi)) break;
+      if (hi == kLargestSigma) detail::throw_invalid("delta", "large enough for a sigma of at most 2^960", delta);
+      lo = hi;
+      factor = std::min(factor * factor, 0x1p64);
+    }
   }
-  // Bisection: delta decreases in sigma (Dong, Roth & Su: a larger scale is a garbling), lo fails
-  // and hi passes; stop at relative width 1e-5 and return hi (safe side).
+  // Bisection on log sigma (the bracket can span many orders of magnitude) until it is narrow,
+  // then on sigma; stop at relative width 1e-5 and return hi (the safe side).
   while ((hi - lo) > 1e-5 * hi) {
-    const double mid = lo + (hi - lo) / 2;
+    const double mid = hi > 2 * lo ? std::sqrt(lo) * std::sqrt(hi) : lo + (hi - lo) / 2;
     (ok(mid) ? hi : lo) = mid;
   }
   return hi;

@@ -18,6 +18,14 @@ namespace dpselect {
 namespace {
 
 constexpr std::uint64_t kLargestGrid = std::uint64_t{1} << 53;  // i -> double stays exact
+// price * count can only overflow for prices this large, whatever the (private) count.
+constexpr double kLargestPrice = 0x1p960;
+
+// The step of PriceRange::grid(): 2^40 steps (a power-of-two scaling: exact), or as many as keep
+// consecutive prices apart.
+double range_grid_step(const PriceRange& range) {
+  return std::max((range.max - range.min) * 0x1p-40, range.max * 0x1p-50);
+}
 
 // Revenue of the grid prices first, first+1, ... by one merge of the increasing prices with the
 // sorted bids: one binary search per call, then a linear walk.
@@ -78,8 +86,6 @@ ShardResult score_price_grid(const NoiseSpec& spec, const Bids& bids, const Pric
 }
 
 SelectionParams pricing_selection_params(const PricingParams& params, double largest_price, const Bids& bids) {
-  // price * count can only overflow for prices this large, whatever the (private) count.
-  constexpr double kLargestPrice = 0x1p960;
   if (!(largest_price <= kLargestPrice)) {
     detail::throw_invalid("the largest price", "<= 2^960 so that revenues stay finite", largest_price);
   }
@@ -184,15 +190,21 @@ std::uint64_t PriceGrid::size() const {
 
 void PriceRange::validate() const {
   if (!std::isfinite(min) || min < 0.0) detail::throw_invalid("range min", "finite and >= 0", min);
-  if (!std::isfinite(max) || !(max > min)) {
-    detail::throw_invalid("range max", "finite and > min (" + detail::format_value(min) + ")", max);
+  if (!std::isfinite(max) || !(max > min) || !(max <= kLargestPrice)) {
+    detail::throw_invalid("range max", "finite, > min (" + detail::format_value(min) + ") and <= 2^960", max);
+  }
+  // The grid's step must be a positive double: a range of denormals has none (its step underflowed
+  // to 0 and its size to infinity; found by tests/fuzz/fuzz_parameters).
+  if (!(range_grid_step(*this) > 0)) {
+    detail::throw_invalid("range max", "far enough from min (" + detail::format_value(min) +
+                                           ") that the grid has a positive step (a range wider than 2^-1034)",
+                          max);
   }
 }
 
 PriceGrid PriceRange::grid() const {
   validate();
-  // 2^40 steps (a power-of-two scaling: exact), or as many as keep consecutive prices apart.
-  return PriceGrid{min, max, std::max((max - min) * 0x1p-40, max * 0x1p-50)};
+  return PriceGrid{min, max, range_grid_step(*this)};
 }
 
 PriceSelection select_price(Context& context, const Bids& bids, std::span<const double> prices,

@@ -93,6 +93,124 @@ std::uint64_t probe_stream(Context& context, const std::shared_ptr<PrivacyAccoun
   return stream;
 }
 
+bool is_probability(double value) { return value >= 0 && value <= 1; }
+
+// The generalized Gaussian's public calculators (no context: nothing to charge).
+void generalized_gaussian_calculators(FuzzedDataProvider& data) {
+  const double sigma = parameter(data), p = parameter(data), epsilon = parameter(data);
+  const std::uint64_t k = count(data);
+  switch (data.ConsumeIntegralInRange<int>(0, 3)) {
+    case 0: {
+      // At most 4096 coordinates (and the refused 0 and 2^64 - 1): the composition's cost grows with log k.
+      const std::uint64_t coordinates = k == (1u << 20) ? 4096 : k;
+      check(is_probability(generalized_gaussian_delta(sigma, p, coordinates, epsilon)), "a delta outside [0, 1]");
+      return;
+    }
+    case 1: check(generalized_gaussian_expected_linf(sigma, p, k) >= 0, "an expected l_inf error below 0 or NaN"); return;
+    case 2: check(is_probability(generalized_gaussian_abs_cdf(parameter(data), sigma, p)), "a cdf outside [0, 1]"); return;
+    default: {
+      const double recommended = generalized_gaussian_recommended_p(k, data.ConsumeBool());
+      check(recommended >= 1 && std::isfinite(recommended), "a recommended p below 1 or not finite");
+      return;
+    }
+  }
+}
+
+// The accounting calculators, with the invariants privacy rests on: a split never sums past its
+// total, and the per-release epsilon it recommends composes within its target.
+void accounting_calculators(FuzzedDataProvider& data) {
+  const std::uint64_t k = count(data);
+  const double epsilon = parameter(data), delta = parameter(data), other = parameter(data);
+  const auto kind = choice<ReleaseKind>(data, 3);
+  switch (data.ConsumeIntegralInRange<int>(0, 9)) {
+    case 0: {
+      std::vector<PrivacyBound> releases;
+      for (std::size_t i = data.ConsumeIntegralInRange<std::size_t>(0, 4); i > 0; --i) {
+        releases.push_back({parameter(data), parameter(data)});
+      }
+      const PrivacyBound total = basic_composition(releases);
+      check(total.epsilon >= 0 && total.delta >= 0, "basic composition: a negative or NaN total");
+      return;
+    }
+    case 1: {
+      const PrivacyBound total = advanced_composition(k, {epsilon, delta}, other);
+      check(total.epsilon >= 0 && total.delta >= 0, "advanced composition: a negative or NaN total");
+      return;
+    }
+    case 2: check(is_probability(optimal_composition_delta(k, epsilon, other)), "optimal composition: a delta outside [0, 1]"); return;
+    case 3: check(optimal_composition_epsilon(k, epsilon, delta) >= 0, "optimal composition: an epsilon below 0 or NaN"); return;
+    case 4: check(zcdp_of_pure(epsilon) >= 0 && zcdp_of_exponential_mechanism(epsilon) >= 0, "a rho below 0 or NaN"); return;
+    case 5: check(is_probability(delta_from_zcdp(epsilon, other)), "zCDP: a delta outside [0, 1]"); return;
+    case 6: check(epsilon_from_zcdp_tight(epsilon, delta) >= 0, "zCDP: an epsilon below 0 or NaN"); return;
+    case 7: {
+      const AccountedBound bound = compose_homogeneous(k, epsilon, kind, delta);
+      check(bound.epsilon >= 0 && is_probability(bound.delta), "compose_homogeneous: a bound below 0 or NaN");
+      return;
+    }
+    case 8: {
+      std::vector<double> shares;
+      if (data.ConsumeBool()) {
+        shares.assign(std::min<std::uint64_t>(k, 64), split_evenly(epsilon, k));
+      } else {
+        std::vector<double> weights;
+        for (std::size_t i = data.ConsumeIntegralInRange<std::size_t>(0, 4); i > 0; --i) weights.push_back(parameter(data));
+        shares = split_by_weights(epsilon, weights);
+      }
+      long double sum = 0;
+      for (const double share : shares) {
+        check(share > 0, "a share of a split that is not positive");
+        sum += share;
+      }
+      check(sum <= epsilon, "a split whose shares sum past the total");
+      return;
+    }
+    default: {
+      const double each = per_release_epsilon(k, epsilon, delta, kind);
+      check(each > 0 && compose_homogeneous(k, each, kind, delta).epsilon <= epsilon,
+            "per_release_epsilon: k releases that compose past the target");
+      return;
+    }
+  }
+}
+
+// The noise calibrations and the plans built on them (no context: nothing to charge).
+void calibrations_and_plans(FuzzedDataProvider& data) {
+  const double epsilon = parameter(data), delta = parameter(data), sensitivity = parameter(data);
+  switch (data.ConsumeIntegralInRange<int>(0, 4)) {
+    case 0: check(is_probability(discrete::gaussian_delta(parameter(data), sensitivity, epsilon)), "gaussian_delta outside [0, 1]"); return;
+    case 1: {
+      const double sigma = discrete::analytic_gaussian_sigma(epsilon, delta, sensitivity);
+      check(sigma > 0 && discrete::gaussian_delta(sigma, sensitivity, epsilon) <= delta, "an analytic Gaussian sigma that fails its delta");
+      return;
+    }
+    case 2: {
+      const auto integer_sensitivity = static_cast<std::int64_t>(std::min<std::uint64_t>(count(data), 1u << 20));
+      check(is_probability(discrete::discrete_gaussian_delta(parameter(data), integer_sensitivity, epsilon)),
+            "discrete_gaussian_delta outside [0, 1]");
+      return;
+    }
+    case 3: {
+      SecureNoiseParams params{.distribution = choice<SecureDistribution>(data, 2), .epsilon = epsilon, .delta = delta,
+                               .sensitivity = sensitivity, .inputs_on_grid = data.ConsumeBool()};
+      const SecureNoisePlan plan = secure_noise_plan(params, count(data));
+      check(plan.granularity > 0 && plan.effective_scale > 0 && std::isfinite(plan.effective_scale),
+            "a secure noise plan without a positive finite scale");
+      return;
+    }
+    default: {
+      // One p, no repairs and up to 64 queries: one calibration (a plan with repairs calibrates
+      // once per budget share, and p = 0 once per p of a grid: seconds each, the unit tests' job).
+      LinfAnswerParams params{.epsilon = epsilon, .delta = delta, .beta = parameter(data), .p = parameter(data),
+                              .max_repairs = count(data), .repair_with_sparse_vector = false};
+      if (params.p == 0) params.p = 2;
+      const LinfAnswerPlan plan = plan_linf_answers(params, std::min<std::uint64_t>(count(data), 64));
+      const double epsilon_total = plan.epsilon_noise + plan.check.epsilon + plan.epsilon_repair;
+      check(plan.sigma > 0 && epsilon_total <= epsilon * (1 + 1e-15), "an l_inf plan that splits past its epsilon");
+      return;
+    }
+  }
+}
+
 void run(FuzzedDataProvider& data, int entry, Context& context) {
   const std::span<const double> utilities(kUtilities);
   switch (entry) {
@@ -234,6 +352,25 @@ void run(FuzzedDataProvider& data, int entry, Context& context) {
       check(std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); }), "secure noise that is not finite");
       return;
     }
+    case 15: generalized_gaussian_calculators(data); return;
+    case 16: accounting_calculators(data); return;
+    case 17: calibrations_and_plans(data); return;
+    case 18: {
+      QuantilesParams params;
+      params.base.range = QuantileRange{.lower = parameter(data), .upper = parameter(data)};
+      params.base.epsilon = parameter(data);
+      params.base.neighbours = choice<RecordNeighbours>(data, 2);
+      params.base.max_points = count(data);
+      params.method = choice<QuantilesMethod>(data, 4);
+      params.delta = parameter(data);
+      const double beta = parameter(data);
+      std::vector<double> qs;
+      for (std::size_t i = data.ConsumeIntegralInRange<std::size_t>(0, 4); i > 0; --i) qs.push_back(parameter(data));
+      const double alpha = data.ConsumeBool() ? quantile_rank_error_bound(params.base, qs.empty() ? 0.5 : qs[0], beta)
+                                              : quantiles_rank_error_bound(params, qs, beta);
+      check(alpha >= 0, "a rank error bound that is negative or NaN");
+      return;
+    }
     default: return;
   }
 }
@@ -264,7 +401,10 @@ void refused(const Error& error, double spent_before, double spent_after, std::u
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
   FuzzedDataProvider data(bytes, size);
-  const int entry = data.ConsumeIntegralInRange<int>(0, 14);
+  // Entries 0-14 as the first version of this target drew them (byte % 15), so that saved inputs
+  // keep their meaning; the entries added later take the top bytes.
+  const std::uint8_t entry_byte = data.ConsumeIntegral<std::uint8_t>();
+  const int entry = entry_byte >= 225 ? 15 + (entry_byte - 225) % 4 : entry_byte % 15;
   Context context = Context::with_fixed_seed(7, data.ConsumeBool() ? Generator::chacha20 : Generator::philox);
   // A tiny budget some of the time, so that BudgetExceeded is among the refusals.
   const PrivacyBound budget = data.ConsumeBool() ? PrivacyBound{.epsilon = 1e9, .delta = 0.5}
