@@ -5,19 +5,23 @@
 // Preparation. QuantileGrid::points_at_or_below is non-decreasing in the value (it counts the grid
 // points <= the value), so the positions of sorted values are the sorted positions. float32 values
 // are therefore sorted as they are (CUB's radix sort over their 32 bits: the cost of sorting the
-// array itself) and mapped to positions afterwards; sorting the 41-bit positions instead would take
-// 8-byte keys over six 8-bit passes, about three times the traffic. Doubles are mapped first and
-// the positions sorted over bits [0, 41), fewer passes than the 64 bits of a double. Either way the
-// first NaN is found, by index, before the sort.
+// array itself), and the sorted values are what the data keep: a pass computes a position where it
+// reads one (PositionsOfSortedFloats), with the function the host uses, so with the same bits.
+// Storing the positions instead cost a pass writing 8 bytes a value and as much fresh device
+// memory: at 2^30 values on an H200, 14.5 ms of mapping memory alone next to a 22.3-ms sort
+// (bench/results/2026-11-26-nvidia-h200). Sorting the 41-bit positions instead of the floats would
+// take 8-byte keys over six 8-bit passes, about three times the traffic. Doubles are mapped first
+// and the positions sorted over bits [0, 41), fewer passes than the 64 bits of a double, and kept.
+// Either way the first NaN is found, by index, before the sort.
 //
 // The interval pass (stage 1): a functor over the sorted positions in the fused selection pass,
 // the intervals around the target rank first (score_lead_first), as the CPU pass does. Host
 // positions (Backend::Gpu over host data) stream through the device in chunks.
 //
-// Memory: the positions (8 bytes a value) stay on the device for the lifetime of the data. On the
-// way, floats take 8 bytes a value while sorting (the sorted copy and CUB's alternate buffer) and
-// 4 next to the positions (the sorted copy); doubles 8 next to the positions (the alternate
-// buffer of the sort). Every buffer comes from the library's pool (device_memory.hpp).
+// Memory for the lifetime of the data: 4 bytes a float32 value (the sorted values), 8 a double
+// (the positions). On the way, floats take 8 bytes a value while sorting (the sorted copy and
+// CUB's alternate buffer), doubles 16 (the positions and the sort's alternate buffer). Every buffer
+// comes from the library's pool (device_memory.hpp).
 #include <cuda_runtime.h>
 
 #include <cub/device/device_radix_sort.cuh>
@@ -29,6 +33,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "dpselect/detail/cuda_check.cuh"
@@ -179,9 +184,8 @@ cudaError_t with_item_count(std::uint64_t count, const Sort& sort) {
   return sort(count);
 }
 
-// float32: NaN scan, CUB sort of the values into a copy, then their positions (already sorted).
-PoolBuffer sorted_positions_of(const float* values, std::uint64_t count, const QuantileGrid& grid,
-                               cudaStream_t stream) {
+// float32: NaN scan, then CUB sort of the values into a copy, which the data keep.
+PoolBuffer sorted_copy_of(const float* values, std::uint64_t count, cudaStream_t stream) {
   const PoolBuffer first_nan = no_nan_yet(stream);
   first_nan_kernel<float><<<blocks_for(count), kBlockThreads, 0, stream>>>(values, count,
                                                                                 first_nan.as<unsigned long long>());
@@ -193,18 +197,12 @@ PoolBuffer sorted_positions_of(const float* values, std::uint64_t count, const Q
   DPSELECT_CUDA_TRY(with_item_count(count, [&](auto items) {
     return cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, values, sorted.as<float>(), items, 0, 32, stream);
   }));
-  {
-    PoolBuffer temp(temp_bytes, stream);  // holds CUB's alternate copy of the keys
-    DPSELECT_CUDA_TRY(with_item_count(count, [&](auto items) {
-      return cub::DeviceRadixSort::SortKeys(temp.as<void>(), temp_bytes, values, sorted.as<float>(), items, 0, 32,
-                                            stream);
-    }));
-  }
-  PoolBuffer positions(count * sizeof(std::uint64_t), stream);
-  grid_positions_kernel<float><<<blocks_for(count), kBlockThreads, 0, stream>>>(
-      sorted.as<float>(), count, grid, positions.as<std::uint64_t>(), nullptr);
-  DPSELECT_CUDA_TRY(cudaGetLastError());
-  return positions;
+  PoolBuffer temp(temp_bytes, stream);  // holds CUB's alternate copy of the keys
+  DPSELECT_CUDA_TRY(with_item_count(count, [&](auto items) {
+    return cub::DeviceRadixSort::SortKeys(temp.as<void>(), temp_bytes, values, sorted.as<float>(), items, 0, 32,
+                                          stream);
+  }));
+  return sorted;
 }
 
 // double: positions (and the first NaN) in one pass, then CUB sort of the positions' 41 bits.
@@ -243,19 +241,40 @@ std::shared_ptr<const QuantileData::Storage> prepare(const T* values, std::uint6
   storage->grid = range.grid();
   storage->count = count;
   DPSELECT_CUDA_TRY(cudaGetDevice(&storage->device_ordinal));
-  PoolBuffer positions = sorted_positions_of(values, count, storage->grid, stream);
+  PoolBuffer sorted = [&] {
+    if constexpr (std::is_same_v<T, float>) return sorted_copy_of(values, count, stream);
+    else return sorted_positions_of(values, count, storage->grid, stream);
+  }();
   DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
-  storage->device_positions = std::shared_ptr<void>(positions.release(), FreeOnDevice{storage->device_ordinal});
+  storage->device_data = std::shared_ptr<void>(sorted.release(), FreeOnDevice{storage->device_ordinal});
+  storage->device_data_is_sorted_floats = std::is_same_v<T, float>;
   return storage;
 }
+
+// The sorted positions as stored: host chunks, or the device data of doubles.
+struct StoredPositions {
+  const std::uint64_t* positions;
+  __device__ std::uint64_t operator[](std::uint64_t i) const { return positions[i]; }
+};
+
+// The sorted positions of sorted float32 values, computed where they are read: the preparation's
+// own QuantileGrid::points_at_or_below, hence the bits the host stores for the same values.
+struct PositionsOfSortedFloats {
+  const float* values;
+  QuantileGrid grid;
+  __device__ std::uint64_t operator[](std::uint64_t i) const {
+    return grid.points_at_or_below(static_cast<double>(values[i]));
+  }
+};
 
 // The stage-1 utility of interval r (the candidate index) from sorted positions in device memory,
 // as QuantileIntervalUtilities::fill computes it over DataIntervals{positions, grid size}: the same
 // operations, so the same bits. The positions held from index first_position on (all of them for
 // device data; one chunk of the host's at a time); the interval at first_position starts at
 // position_before, the position just before the chunk.
+template <class Positions>
 struct DeviceIntervalUtility {
-  const std::uint64_t* positions;
+  Positions positions;
   std::uint64_t first_position;
   std::uint64_t position_before;  // positions[first_position - 1]; unused when first_position is 0
   std::uint64_t count;            // n: intervals 0 .. n
@@ -276,7 +295,8 @@ struct DeviceIntervalUtility {
 // (host_streaming.cuh), each pass scoring the intervals that end in its chunk, into one
 // accumulator. The noise of interval r depends on r alone, so the chunking never changes the
 // result, and data larger than the device still runs. known_score: fused_select_kernel's.
-ShardResult score_host_positions(const DeviceIntervalUtility& utility, const std::uint64_t* host_positions,
+ShardResult score_host_positions(const DeviceIntervalUtility<StoredPositions>& utility,
+                                 const std::uint64_t* host_positions,
                                  const NoiseSpec& spec, IndexRange range, double known_score) {
   const std::uint64_t n = utility.count;
   // Positions [first, last): the ends of the intervals in `range` below n, or (for interval n
@@ -287,7 +307,7 @@ ShardResult score_host_positions(const DeviceIntervalUtility& utility, const std
                                          StreamingDirection::to_device,
                                          "cudaMallocFromPoolAsync(quantile positions chunk)");
   const cudaStream_t stream = streaming.compute_stream();
-  using Source = FunctorSource<DeviceIntervalUtility>;
+  using Source = FunctorSource<DeviceIntervalUtility<StoredPositions>>;
   // A chunk's pass covers one interval more than its positions when it ends at n.
   const unsigned int grid = fused_select_grid<Source>(streaming.chunk_elements() + 1, spec.key.generator);
   DeviceScratch scratch((grid + 1) * sizeof(ShardResult), stream);
@@ -301,8 +321,8 @@ ShardResult score_host_positions(const DeviceIntervalUtility& utility, const std
     const std::uint64_t begin = std::max(chunk_first, range.begin);
     const std::uint64_t end = chunk_end == n && range.end == n + 1 ? n + 1 : std::min(chunk_end, range.end);
     if (begin >= end) return;
-    DeviceIntervalUtility chunk_utility = utility;
-    chunk_utility.positions = chunk;
+    DeviceIntervalUtility<StoredPositions> chunk_utility = utility;
+    chunk_utility.positions = StoredPositions{chunk};
     chunk_utility.first_position = chunk_first;
     chunk_utility.position_before = chunk_first == 0 ? 0 : host_positions[chunk_first - 1];
     enqueue_fused_select(Source{chunk_utility}, begin, end - begin, spec, grid, accumulator + 1, accumulator, stream,
@@ -354,8 +374,9 @@ ShardResult gpu_score_quantile_intervals(const SingleQuantilePlan& plan, const N
   if (range.begin >= range.end || range.end > data.count + 1) {
     throw std::logic_error("dpselect: quantile intervals outside [0, n]");
   }
-  DeviceIntervalUtility utility{nullptr, 0, 0, data.count, data.grid.size, plan.target, plan.score_scale};
   if (!data.on_device()) {
+    const DeviceIntervalUtility<StoredPositions> utility{
+        {nullptr}, 0, 0, data.count, data.grid.size, plan.target, plan.score_scale};
     const std::uint64_t* host_positions = data.sorted_host_positions().data();
     return score_lead_first(
         [&](IndexRange part, double known_score) {
@@ -365,13 +386,20 @@ ShardResult gpu_score_quantile_intervals(const SingleQuantilePlan& plan, const N
   }
   const CurrentDevice device(data.device_ordinal);
   const OwnedStream stream;
-  utility.positions = static_cast<const std::uint64_t*>(data.device_positions.get());
-  return score_lead_first(
-      [&](IndexRange part, double known_score) {
-        return run_fused_select(FunctorSource<DeviceIntervalUtility>{utility}, part.begin, part.size(), spec,
-                                stream.get(), known_score);
-      },
-      plan.target, data.count, range);
+  const auto score_on_device = [&](auto positions) {
+    using Utility = DeviceIntervalUtility<decltype(positions)>;
+    const Utility utility{positions, 0, 0, data.count, data.grid.size, plan.target, plan.score_scale};
+    return score_lead_first(
+        [&](IndexRange part, double known_score) {
+          return run_fused_select(FunctorSource<Utility>{utility}, part.begin, part.size(), spec, stream.get(),
+                                  known_score);
+        },
+        plan.target, data.count, range);
+  };
+  if (data.device_data_is_sorted_floats) {
+    return score_on_device(PositionsOfSortedFloats{static_cast<const float*>(data.device_data.get()), data.grid});
+  }
+  return score_on_device(StoredPositions{static_cast<const std::uint64_t*>(data.device_data.get())});
 }
 
 std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Storage& data, std::uint64_t first,
@@ -387,8 +415,25 @@ std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Stora
   if (count == 0) return positions;
   const CurrentDevice device(data.device_ordinal);
   const OwnedStream stream;
-  DPSELECT_CUDA_TRY(cudaMemcpyAsync(positions.data(), static_cast<const std::uint64_t*>(data.device_positions.get()) + first,
-                                    count * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream.get()));
+  if (!data.device_data_is_sorted_floats) {
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(positions.data(), static_cast<const std::uint64_t*>(data.device_data.get()) + first,
+                                      count * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream.get()));
+    DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+    return positions;
+  }
+  // Sorted floats: their positions computed on the device (the preparation's kernel) in chunks of
+  // 128 MiB, each copied out, so that reading all of them never needs 8 bytes a value on the device.
+  constexpr std::uint64_t kChunkPositions = std::uint64_t{1} << 24;
+  const float* sorted = static_cast<const float*>(data.device_data.get()) + first;
+  const PoolBuffer chunk(std::min(count, kChunkPositions) * sizeof(std::uint64_t), stream.get());
+  for (std::uint64_t done = 0; done < count; done += kChunkPositions) {
+    const std::uint64_t elements = std::min(kChunkPositions, count - done);
+    grid_positions_kernel<float><<<blocks_for(elements), kBlockThreads, 0, stream.get()>>>(
+        sorted + done, elements, data.grid, chunk.as<std::uint64_t>(), nullptr);
+    DPSELECT_CUDA_TRY(cudaGetLastError());
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(positions.data() + done, chunk.as<std::uint64_t>(),
+                                      elements * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream.get()));
+  }
   DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
   return positions;
 }

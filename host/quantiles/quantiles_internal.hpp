@@ -22,7 +22,8 @@ namespace dpselect {
 
 // The grid positions (QuantileGrid::points_at_or_below of each clipped value): in host memory,
 // in input order until a release needs them sorted; or, for device data, sorted in device memory
-// (a buffer the storage owns and frees).
+// (a buffer the storage owns and frees; for float32 values the sorted values, from which a
+// position is one QuantileGrid::points_at_or_below away).
 //
 // A single quantile over host data needs only the order statistics around its target rank
 // (single_quantile.cpp), so host positions are sorted on first need (JointExp, recursive
@@ -32,10 +33,14 @@ struct QuantileData::Storage {
   QuantileRange range;
   QuantileGrid grid;
   std::uint64_t count = 0;
-  std::shared_ptr<void> device_positions;  // null for host data; count uint64 on device_ordinal
+  // Device data, on device_ordinal (null for host data): the count sorted positions (uint64), or,
+  // for float32 values, the count sorted values themselves, whose positions the passes compute
+  // where they read them (kernels/quantiles.cu).
+  std::shared_ptr<void> device_data;
+  bool device_data_is_sorted_floats = false;
   int device_ordinal = -1;
 
-  bool on_device() const { return device_positions != nullptr; }
+  bool on_device() const { return device_data != nullptr; }
 
   // Host data: the positions sorted (sorting them on the first call; thread-safe).
   std::span<const std::uint64_t> sorted_host_positions() const;

@@ -37,9 +37,9 @@ namespace dpselect {
 // process that shares the GPU with other code leaves at most 1 GiB per device (about 1% of an
 // 80 GB H100) held idle by this library. Set it higher when one large call (a radix sort of many
 // bids, say) repeats and the device is yours alone; set it to 0 for CUDA's own default.
-// QuantileData over device values is the exception that outlives a call: it keeps 8 bytes per
-// value in the pool for as long as it lives (and its preparation peaks at 12 bytes per float,
-// 16 per double, for the sort).
+// QuantileData over device values is the exception that outlives a call: it keeps 4 bytes per
+// float32 value and 8 per double in the pool for as long as it lives (and its preparation peaks
+// at 8 bytes per float, 16 per double, for the sort).
 inline constexpr std::uint64_t kDefaultDeviceMemoryReleaseThreshold = std::uint64_t{1} << 30;
 
 // Sets the release threshold, in bytes, of the library's pool on every device: the pools created

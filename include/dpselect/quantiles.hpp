@@ -80,7 +80,8 @@ struct QuantileRange {
 //
 // Host values are sorted on all cores (a radix sort of the positions). Device values (a CUDA
 // build with a usable GPU) are sorted on the device with CUB and stay there; releases over them
-// run their interval pass on the GPU.
+// run their interval pass on the GPU. float32 device values keep only their sorted copy (4 bytes
+// per value), from which the passes compute the same positions.
 class QuantileData {
  public:
   // Throws InvalidArgument for an invalid range, no values, more than 2^40, or a NaN (naming

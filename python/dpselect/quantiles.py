@@ -71,8 +71,8 @@ class QuantileData(_core.QuantileData):
     host memory (NumPy, or DLPack on the CPU) or on a CUDA device (CuPy, PyTorch, JAX; read on
     ``stream``, a cudaStream_t as an int), handed to the library without a conversion; ``range`` a
     :class:`QuantileRange` or a (lower, upper) pair. Each value is clipped to the range, placed on
-    its grid and sorted (8 bytes per value; host values on all cores, device values on the GPU,
-    where they stay). Raises InvalidArgument for a bad range, no values or a NaN (naming
+    its grid and sorted (8 bytes per value, 4 for float32 device values; host values on all cores,
+    device values on the GPU, where they stay). Raises InvalidArgument for a bad range, no values or a NaN (naming
     ``data[i]``), BackendUnavailable for device values without a usable GPU. ``size`` / ``len()``
     and ``sorted_positions()`` are computed from the data: NOT PRIVATE, never publish them.
     """
