@@ -24,6 +24,13 @@ constexpr double kLargestRangeMagnitude = 0x1p960;  // keeps upper - lower finit
 constexpr std::uint64_t kGridSteps = std::uint64_t{1} << 40;
 constexpr std::uint64_t kMaxValues = std::uint64_t{1} << 40;
 
+// The step of QuantileRange::grid(): 2^40 steps (a power-of-two scaling of one rounded
+// difference), or as many as keep consecutive points apart.
+double range_grid_step(const QuantileRange& range) {
+  const double magnitude = std::max(std::fabs(range.lower), std::fabs(range.upper));
+  return std::max((range.upper - range.lower) * 0x1p-40, magnitude * 0x1p-50);
+}
+
 constexpr int kDigitBits = 11;
 constexpr int kDigits = 4;  // 44 bits >= the 41 of a position <= 2^40 + 1
 constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
@@ -278,8 +285,7 @@ void QuantileRange::validate() const {
   }
   // The grid's step (grid()) must be a positive double: a range of denormals around 0 has none
   // (its step underflowed to 0 and the point count to infinity; found by tests/fuzz/fuzz_parameters).
-  const double magnitude = std::max(std::fabs(lower), std::fabs(upper));
-  if (!(std::max((upper - lower) * 0x1p-40, magnitude * 0x1p-50) > 0)) {
+  if (!(range_grid_step(*this) > 0)) {
     detail::throw_invalid("range upper", "far enough from lower (" + detail::format_value(lower) +
                                              ") that the grid has a positive step (a range wider than 2^-1034)",
                           upper);
@@ -288,10 +294,7 @@ void QuantileRange::validate() const {
 
 QuantileGrid QuantileRange::grid() const {
   validate();
-  // 2^40 steps (a power-of-two scaling of one rounded difference), or as many as keep
-  // consecutive points apart.
-  const double magnitude = std::max(std::fabs(lower), std::fabs(upper));
-  QuantileGrid grid{lower, std::max((upper - lower) * 0x1p-40, magnitude * 0x1p-50), 0};
+  QuantileGrid grid{lower, range_grid_step(*this), 0};
   // floor((upper - lower) / step) + 1 points, corrected for the roundings of the division and of point().
   std::uint64_t last = std::min(kGridSteps, static_cast<std::uint64_t>(std::floor((upper - lower) / grid.step)));
   while (last > 0 && grid.point(last) > upper) --last;
