@@ -449,9 +449,9 @@ double calibrate_sigma(double epsilon, double delta, double p, std::uint64_t k) 
   double factor = 1.25;
   if (ok(guess)) {
     for (;;) {
-      lo = hi / factor;
       // Below 1e-300 the loss grid is refused anyway (generalized_gaussian_delta): hi is the answer.
-      if (!(lo > 1e-300)) return hi;
+      if (!(hi > 1e-300)) return hi;
+      lo = std::max(hi / factor, 1e-300);
       if (!ok(lo)) break;
       hi = lo;
       factor = std::min(factor * factor, 0x1p64);
