@@ -97,6 +97,14 @@ TEST(DiscreteGaussianDelta, CloseToButNotEqualTheContinuousDelta) {
   }
 }
 
+// At a huge epsilon both tails are empty and delta is the truncation bound alone, 2 e^-80
+// (1 + sigma); the normalizer once summed 2.7e7 terms here for seconds (tests/fuzz/fuzz_parameters).
+TEST(DiscreteGaussianDelta, HugeEpsilonLeavesOnlyTheTruncationBound) {
+  const double delta = discrete_gaussian_delta(0.1, 2, 9007199254740993.0);
+  EXPECT_GT(delta, 0.0);
+  EXPECT_LE(delta, 2 * std::exp(-80.0) * 1.1 * (1 + 1e-12));
+}
+
 TEST(GaussianCalibration, BadParametersNameTheParameterAndValue) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
