@@ -61,6 +61,12 @@ TEST(GeneralizedGaussianCalibration, HugeEpsilonAndTinySigmaAreRefused) {
   const double limit = generalized_gaussian_sigma(1e-12, 0.1, 2.0, 1);
   EXPECT_NEAR(generalized_gaussian_sigma(3.8882966327706103e-321, 0.1, 2.0, 1), limit, 1e-4 * limit);
   expect_invalid_message([&] { generalized_gaussian_delta(1e-300, 2.0, 1, 1.0); }, {"sigma", "privacy-loss grid"});
+  // A nearly deterministic loss (1/sigma^2 = 2e31, spread 1e-15 of it) once overflowed the grid
+  // indices as composition doubled them (found by tests/fuzz/fuzz_parameters); now coarsened: the
+  // loss is far above epsilon, so delta is 1. At sigma 1e-18 the single grid itself would need
+  // indices past int64: refused by name.
+  EXPECT_EQ(generalized_gaussian_delta(0x1p-52, 2.0, 4096, 2.0), 1.0);
+  expect_invalid_message([&] { generalized_gaussian_delta(1e-18, 2.0, 1, 1.0); }, {"sigma", "privacy-loss grid"});
 }
 
 // When no sigma up to 2^960 passes, the search once walked up by a factor of 1.25 for 349 s before

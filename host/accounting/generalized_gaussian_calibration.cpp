@@ -70,6 +70,8 @@ constexpr double kU = DBL_EPSILON / 2;      // unit roundoff of double
 constexpr ld kLdEps = LDBL_EPSILON;
 constexpr int kSinglePoints = 1024;         // grid cells of the single-coordinate law
 constexpr std::size_t kMaxPoints = 1024;    // grid points kept between convolutions
+// The largest grid index magnitude kept: sums of two (a convolution's ends) stay far inside int64.
+constexpr std::int64_t kMaxGridIndex = std::int64_t{1} << 60;
 constexpr double kTailBudget = 1e-18;       // tail mass cut per truncation, times multiplicity
 constexpr std::uint64_t kMaxK = std::uint64_t{1} << 32;
 
@@ -228,8 +230,26 @@ void truncate_tails(Pld& d, double budget) {
   d.rel = (1 + d.rel) * (1 + 2 * kU) - 1;  // the two adds
 }
 
+// The smallest level >= `level` at which both ends of d's support have indices within
+// kMaxGridIndex.
+int level_for_indices(const Pld& d, int level) {
+  const std::int64_t first = d.lo, last = d.lo + static_cast<std::int64_t>(d.m.size()) - 1;
+  auto fits = [&](int at) {
+    const int shift = at - d.level;
+    if (shift >= 62) return true;
+    return (std::max(first, -first) >> shift) <= kMaxGridIndex / 2 &&
+           (std::max(last, -last) >> shift) <= kMaxGridIndex / 2;
+  };
+  while (!fits(level)) ++level;
+  return level;
+}
+
 Pld convolve(Pld a, Pld b) {
-  const int level = std::max(a.level, b.level);
+  // A nearly deterministic loss (a tiny sigma: the loss 1/sigma^2 with a spread 1e-15 of it) sits
+  // at grid indices far from 0 in few points, so no coarsening follows and its indices double with
+  // each squaring, up to a signed overflow (found by tests/fuzz/fuzz_parameters at sigma 2^-52,
+  // k = 4096). Coarsening first keeps them in range; coarsening only raises the bound.
+  const int level = level_for_indices(b, level_for_indices(a, std::max(a.level, b.level)));
   coarsen(a, level);
   coarsen(b, level);
   Pld c;
@@ -302,9 +322,11 @@ Pld single_coordinate(double sigma, double p, double tail_budget) {
   Pld d;
   d.h0 = static_cast<double>((l_max - l_min) / kSinglePoints);
   const ld h = d.h0;
-  // A sigma so small that the losses leave long double's range, or their grid the indices'
-  // (the grid holds kSinglePoints steps between them, so only non-finite ends can overflow).
-  if (!std::isfinite(l_min / h) || !std::isfinite(l_max / h) || !(h > 0)) {
+  // A sigma so small that the losses leave long double's range, or their grid the indices': the
+  // grid holds kSinglePoints steps between the ends, but a nearly deterministic loss (spread
+  // 1e-17 of its value at sigma ~1e-18) puts them at indices past int64.
+  const ld largest_index = kMaxGridIndex / 2;
+  if (!(std::fabs(l_min / h) <= largest_index) || !(std::fabs(l_max / h) <= largest_index) || !(h > 0)) {
     detail::throw_invalid("sigma", "large enough for the privacy-loss grid of one coordinate", sigma);
   }
   d.lo = static_cast<std::int64_t>(std::floor(l_min / h)) - 1;
