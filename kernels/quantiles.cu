@@ -76,8 +76,8 @@ class CurrentDevice {
 // Says nothing of the number of values (private under add/remove neighbours).
 [[noreturn]] void throw_out_of_memory() {
   throw CudaError("dpselect: the device has too little free memory to prepare quantile data (the sorted "
-                  "positions take 8 bytes per value and stay on the device; sorting needs up to 8 bytes per "
-                  "value more); free device memory, or prepare the data from host memory");
+                  "data take 4 bytes per float32 value and 8 per double and stay on the device; sorting needs "
+                  "up to 8 bytes per value more); free device memory, or prepare the data from host memory");
 }
 
 // A buffer from the library's pool, freed in order on `stream` unless handed over with release().

@@ -596,6 +596,10 @@ TEST(Splitting, WeightedSharesAreProportionalAndFitInAnyOrder) {
   EXPECT_NEAR(huge[0], 1.0, 1e-15);
   EXPECT_NEAR(huge[1], 1.0, 1e-15);
   EXPECT_LE(huge[0] + huge[1], 2.0);
+  // A denormal total whose shares round up past it is refused, not split into more than itself.
+  const double tiny_total = 3 * std::numeric_limits<double>::denorm_min();
+  expect_invalid_message([&] { split_by_weights(tiny_total, std::vector<double>{1.0, 1.0}); },
+                         {"epsilon_total", "round past it", "1.5e-323"});
 }
 
 struct PerReleaseCase {

@@ -77,6 +77,9 @@ TEST(GeneralizedGaussianCalibration, NoPassingSigmaIsRefusedByName) {
     expect_invalid_message([&] { generalized_gaussian_sigma(tiny_epsilon, smallest_normal, p, 5); },
                            {"delta", "2.2250738585072014e-308", "sigma of at most 2^960"});
   }
+  // For p = 32, sigma^p leaves long double's range past 2^500: the search ends there.
+  expect_invalid_message([&] { generalized_gaussian_sigma(tiny_epsilon, smallest_normal, 32.0, 5); },
+                         {"delta", "sigma of at most 2^500"});
   // Laplace (p = 1) is pure epsilon-DP from sigma = k / epsilon on, and the bound's own
   // discretization and rounding terms vanish a little above it: a sigma exists and is found.
   const double laplace = generalized_gaussian_sigma(tiny_epsilon, smallest_normal, 1.0, 5);

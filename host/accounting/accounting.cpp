@@ -790,7 +790,9 @@ std::vector<double> split_by_weights(double epsilon_total, std::span<const doubl
     if (sum.value() <= epsilon_total * (1.0 - kSplitHeadroom / 2)) return shares;
     cap *= 1.0 - kSplitHeadroom;
   }
-  return shares;
+  // A denormal total: its shares round up past it and the headroom cannot shrink them (3 * 2^-1074
+  // over weights {1, 1} gave two shares of 2 * 2^-1074; found in review of the fuzz invariants).
+  detail::throw_invalid("epsilon_total", "large enough that its shares do not round past it", epsilon_total);
 }
 
 namespace {

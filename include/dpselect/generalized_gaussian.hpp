@@ -37,8 +37,9 @@ double generalized_gaussian_delta(double sigma, double p, std::uint64_t k, doubl
 // Requires epsilon finite, > 0 and at most 1e6 (there the scale is under 2e-3 of the
 // sensitivity and the calibration leaves its numerical range), delta in (0, 1), p and k as
 // above. Throws InvalidArgument for those, and naming delta when no sigma up to 2^960 (the
-// largest noise scale) passes. The search gallops from a Gaussian guess and bisects on log sigma:
-// a few dozen compositions at most.
+// largest noise scale; 2^(16000 / p) for p > 16.7, where sigma^p leaves long double's range)
+// passes. The search gallops from a Gaussian guess and bisects on log sigma: a few dozen
+// compositions at most.
 // Thread-safe; the last 64 results are cached (the search costs ~0.1-1 s).
 // Usage: double s = dpselect::generalized_gaussian_sigma(1.0, 1e-6, 2.0, 1000);
 double generalized_gaussian_sigma(double epsilon, double delta, double p, std::uint64_t k);

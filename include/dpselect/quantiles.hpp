@@ -76,7 +76,8 @@ struct QuantileRange {
 
 // The data of quantile releases over one range, prepared once: each value clipped to the range,
 // replaced by its position on the grid (QuantileGrid::points_at_or_below) and sorted. Releases
-// read only these positions; 8 bytes per value. Up to 2^40 values.
+// read only these positions; 8 bytes per value (4 for float32 values in device memory, below).
+// Up to 2^40 values.
 //
 // Host values are sorted on all cores (a radix sort of the positions). Device values (a CUDA
 // build with a usable GPU) are sorted on the device with CUB and stay there; releases over them

@@ -107,7 +107,8 @@ void bind_range_and_data(nb::module_& m) {
 
   nb::class_<QuantileData>(m, "QuantileData",
                            "The data of quantile releases over one range, prepared once: each value clipped to the "
-                           "range, replaced by its grid position and sorted (8 bytes per value). Host arrays are "
+                           "range, replaced by its grid position and sorted (8 bytes per value, 4 for float32 "
+                           "device arrays). Host arrays are "
                            "sorted on all cores, device arrays on the GPU, where they stay. Build it once and reuse "
                            "it for many releases. size, len() and sorted_positions() are computed from the data: "
                            "NOT PRIVATE.")

@@ -1,14 +1,17 @@
 // libFuzzer target for the validation of every public entry point that charges a context's
 // accountant: select (float, double, and the begin_release / evaluate / finish API),
 // select_top_k, select_rows, select_repeated, select_price (grid, list, range), select_quantile,
-// select_quantiles, SparseVector, sparse_vector_batch, add_noise and add_secure_noise. Their
-// parameters come from the input, half of them adversarial (NaN, infinities, denormals, signed
-// zeros, the extremes: fuzz_support.hpp) and counts from 0 up; the data are small and valid, so
-// that every refusal is about the parameters (or the budget: a tiny one, some of the time).
+// select_quantiles, SparseVector, sparse_vector_batch, add_noise and add_secure_noise; and of the
+// public calculators that charge nothing (generalized Gaussian, accounting and budget splits,
+// Gaussian calibrations, secure-noise and l_inf plans, rank-error bounds). Their parameters come
+// from the input, half of them adversarial (NaN, infinities, denormals, signed zeros, the
+// extremes: fuzz_support.hpp) and counts from 0 up; the data are small and valid, so that every
+// refusal is about the parameters (or the budget: a tiny one, some of the time).
 //
 // Invariants:
 // - a call returns a valid answer (an index inside the range, k distinct indices, a price among
-//   the candidates, grid points inside the range, finite noisy values), or throws
+//   the candidates, grid points inside the range, finite noisy values; for the calculators,
+//   probabilities in [0, 1], splits within their totals, calibrations that meet their targets), or throws
 //   InvalidArgument, UsageError or BudgetExceeded with one printable line; nothing else;
 // - a call that throws charged nothing and drew no stream: the accountant's total is unchanged
 //   and the context's next stream is the one it would have drawn (probed before and after on
@@ -198,14 +201,17 @@ void calibrations_and_plans(FuzzedDataProvider& data) {
       return;
     }
     default: {
-      // One p, no repairs and up to 64 queries: one calibration (a plan with repairs calibrates
-      // once per budget share, and p = 0 once per p of a grid: seconds each, the unit tests' job).
+      // One p, and either no repairs over up to 64 queries (one calibration) or repairs over at
+      // most 3 (one calibration per budget share, each over 3 coordinates): p = 0 (a grid of p)
+      // and repairs over many queries cost seconds, the unit tests' job.
       LinfAnswerParams params{.epsilon = epsilon, .delta = delta, .beta = parameter(data), .p = parameter(data),
-                              .max_repairs = count(data), .repair_with_sparse_vector = false};
+                              .max_repairs = count(data), .repair_with_sparse_vector = data.ConsumeBool()};
       if (params.p == 0) params.p = 2;
-      const LinfAnswerPlan plan = plan_linf_answers(params, std::min<std::uint64_t>(count(data), 64));
+      const std::uint64_t queries = std::min<std::uint64_t>(count(data), params.repair_with_sparse_vector ? 3 : 64);
+      const LinfAnswerPlan plan = plan_linf_answers(params, queries);
       const double epsilon_total = plan.epsilon_noise + plan.check.epsilon + plan.epsilon_repair;
-      check(plan.sigma > 0 && epsilon_total <= epsilon * (1 + 1e-15), "an l_inf plan that splits past its epsilon");
+      const double delta_total = plan.delta_noise + plan.check.delta + plan.delta_repair;
+      check(plan.sigma > 0 && epsilon_total <= epsilon * (1 + 1e-15) && delta_total <= delta * (1 + 1e-15), "an l_inf plan that splits past its epsilon or delta");
       return;
     }
   }
@@ -401,8 +407,9 @@ void refused(const Error& error, double spent_before, double spent_after, std::u
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
   FuzzedDataProvider data(bytes, size);
-  // Entries 0-14 as the first version of this target drew them (byte % 15), so that saved inputs
-  // keep their meaning; the entries added later take the top bytes.
+  // Entries 0-14 as the first version of this target drew them (byte % 15) for bytes below 225,
+  // which keeps the meaning of every saved regression input; the entries added later take the
+  // top 31 bytes (8 of the seed corpus's 330 inputs changed entry, which only reshuffles seeds).
   const std::uint8_t entry_byte = data.ConsumeIntegral<std::uint8_t>();
   const int entry = entry_byte >= 225 ? 15 + (entry_byte - 225) % 4 : entry_byte % 15;
   Context context = Context::with_fixed_seed(7, data.ConsumeBool() ? Generator::chacha20 : Generator::philox);
