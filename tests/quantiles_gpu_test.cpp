@@ -1,8 +1,8 @@
 // Quantiles on the GPU give the CPU's bits (GPU machines only): positions sorted on the device
 // against the host's, the interval pass (stage 1) against the CPU pass score for score, releases
 // over device data and over host data with Backend::Gpu against Backend::Cpu, several quantiles
-// over device data against host data, a NaN in device memory refused by index, and the device
-// positions freed with the data. Nothing here is statistical: every check is an equality that a
+// over device data against host data, a NaN in device memory refused by index, the positions of
+// float32 device data read back across the mapping's chunks, and the device data freed with them. Nothing here is statistical: every check is an equality that a
 // single differing bit breaks. Compiled by nvcc (as a .cu copy) in CUDA builds; in CPU-only builds
 // the tests are registered and skip.
 #include <gtest/gtest.h>
@@ -39,6 +39,7 @@ TEST(QuantilesGpu, SeveralQuantilesOverDeviceDataEqualHost) { GTEST_SKIP() << "C
 TEST(QuantilesGpu, NanOnDeviceIsRefusedNamingItsIndex) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(QuantilesGpu, HostPointerIsRefused) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(QuantilesGpu, DevicePositionsAreFreedWithTheData) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
+TEST(QuantilesGpu, FloatPositionsReadBackAcrossChunks) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 #else
 
 using dpselect::QuantileData;
@@ -139,6 +140,23 @@ TEST(QuantilesGpu, DevicePositionsEqualHostPositions) {
           << "float, n " << n << ", upper " << range.upper;
     }
   }
+}
+
+// float32 device data keep their sorted values; reading the positions back maps them on the
+// device in chunks of 2^24 (kernels/quantiles.cu): across chunk ends, and from an offset.
+TEST(QuantilesGpu, FloatPositionsReadBackAcrossChunks) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  const std::size_t n = (std::size_t{1} << 25) + 5;  // two whole chunks and a few positions
+  const std::vector<float> floats = as_floats(test_values(n, 29));
+  const QuantileData host(std::span<const float>(floats), kRange);
+  const DeviceCopy<float> device_floats(floats);
+  const QuantileData device = QuantileData::from_device(device_floats.span(), kRange, nullptr);
+  const std::vector<std::uint64_t> expected = host.sorted_positions();
+  EXPECT_TRUE(device.sorted_positions() == expected);
+  const std::uint64_t first = (std::uint64_t{1} << 24) - 2;
+  const std::vector<std::uint64_t> window =
+      dpselect::detail::gpu_read_quantile_positions(device.storage(), first, 5);
+  EXPECT_EQ(window, std::vector<std::uint64_t>(expected.begin() + first, expected.begin() + first + 5));
 }
 
 // The two passes' shards, field by field (the scores bit for bit); executed_on aside.
