@@ -190,9 +190,10 @@ std::uint64_t PriceGrid::size() const {
 
 void PriceRange::validate() const {
   if (!std::isfinite(min) || min < 0.0) detail::throw_invalid("range min", "finite and >= 0", min);
-  if (!std::isfinite(max) || !(max > min) || !(max <= kLargestPrice)) {
-    detail::throw_invalid("range max", "finite, > min (" + detail::format_value(min) + ") and <= 2^960", max);
+  if (!std::isfinite(max) || !(max > min)) {
+    detail::throw_invalid("range max", "finite and > min (" + detail::format_value(min) + ")", max);
   }
+  if (!(max <= kLargestPrice)) detail::throw_invalid("range max", "<= 2^960 so that revenues stay finite", max);
   // The grid's step must be a positive double: a range of denormals has none (its step underflowed
   // to 0 and its size to infinity; found by tests/fuzz/fuzz_parameters).
   if (!(range_grid_step(*this) > 0)) {
