@@ -286,7 +286,7 @@ def test_bad_ranges():
         (price_range(float("nan"), 2.0), ("range min", "nan")),
         (price_range(2.0, 2.0), ("range max", "2")),
         (price_range(0.0, float("inf")), ("range max", "inf")),
-        (price_range(0.0, 2.0**970), ("the largest price", "2^960")),
+        (price_range(0.0, 2.0**970), ("range max", "2^960")),
         (price_range(0.0, 2.0, mechanism=dpselect.Mechanism.PERMUTE_AND_FLIP), ("mechanism", "permute")),
         (price_range(0.0, 2.0, backend=dpselect.Backend.GPU), ("backend", "Gpu")),
         (price_range(0.0, 2.0, epsilon=0.0), ("epsilon", "0")),
