@@ -421,10 +421,23 @@ std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Stora
     DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
     return positions;
   }
-  // Sorted floats: their positions computed on the device (the preparation's kernel) in chunks of
-  // 128 MiB, each copied out, so that reading all of them never needs 8 bytes a value on the device.
-  constexpr std::uint64_t kChunkPositions = std::uint64_t{1} << 24;
   const float* sorted = static_cast<const float*>(data.device_data.get()) + first;
+  // A few positions (a single-quantile release reads its interval's one or two ends): the floats
+  // copied out and mapped here by the same QuantileGrid::points_at_or_below, whose result is exact
+  // on either side (fma_rn, no contraction), so the same bits without a device buffer or a launch.
+  constexpr std::uint64_t kMapOnHostBelow = std::uint64_t{1} << 16;
+  if (count < kMapOnHostBelow) {
+    std::vector<float> values(count);
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(values.data(), sorted, count * sizeof(float), cudaMemcpyDeviceToHost,
+                                      stream.get()));
+    DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+    std::transform(values.begin(), values.end(), positions.begin(),
+                   [&](float value) { return data.grid.points_at_or_below(static_cast<double>(value)); });
+    return positions;
+  }
+  // Many: computed on the device (the preparation's kernel) in chunks of 128 MiB, each copied
+  // out, so that reading all of them never needs 8 bytes a value on the device.
+  constexpr std::uint64_t kChunkPositions = std::uint64_t{1} << 24;
   const PoolBuffer chunk(std::min(count, kChunkPositions) * sizeof(std::uint64_t), stream.get());
   for (std::uint64_t done = 0; done < count; done += kChunkPositions) {
     const std::uint64_t elements = std::min(kChunkPositions, count - done);

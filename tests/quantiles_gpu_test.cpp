@@ -143,7 +143,8 @@ TEST(QuantilesGpu, DevicePositionsEqualHostPositions) {
 }
 
 // float32 device data keep their sorted values; reading the positions back maps them on the
-// device in chunks of 2^24 (kernels/quantiles.cu): across chunk ends, and from an offset.
+// device in chunks of 2^24, or on the host below 2^16 of them (kernels/quantiles.cu): all of them
+// (across chunk ends), and windows from an offset read either way.
 TEST(QuantilesGpu, FloatPositionsReadBackAcrossChunks) {
   if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
   const std::size_t n = (std::size_t{1} << 25) + 5;  // two whole chunks and a few positions
@@ -154,9 +155,12 @@ TEST(QuantilesGpu, FloatPositionsReadBackAcrossChunks) {
   const std::vector<std::uint64_t> expected = host.sorted_positions();
   EXPECT_TRUE(device.sorted_positions() == expected);
   const std::uint64_t first = (std::uint64_t{1} << 24) - 2;
-  const std::vector<std::uint64_t> window =
-      dpselect::detail::gpu_read_quantile_positions(device.storage(), first, 5);
-  EXPECT_EQ(window, std::vector<std::uint64_t>(expected.begin() + first, expected.begin() + first + 5));
+  for (const std::uint64_t count : {std::uint64_t{5}, (std::uint64_t{1} << 16) - 1, std::uint64_t{1} << 16}) {
+    const std::vector<std::uint64_t> window =
+        dpselect::detail::gpu_read_quantile_positions(device.storage(), first, count);
+    EXPECT_TRUE(window == std::vector<std::uint64_t>(expected.begin() + first, expected.begin() + first + count))
+        << count << " positions";
+  }
 }
 
 // The two passes' shards, field by field (the scores bit for bit); executed_on aside.
