@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU benchmarks of the batched entry points and pricing (part of dpselect_bench_gpu).
 //
 //   gpu_rows/float/rows:<r>/cols:<c>        dpselect::select_rows over a DeviceMatrix<const float>:
@@ -118,7 +119,7 @@ void bm_pricing(benchmark::State& state, std::uint64_t bids, std::uint64_t price
 }  // namespace
 
 void register_batched_benchmarks() {
-  // Issue 7: 1 ... 4096 rows x 32k ... 256k columns.
+  // select_rows: 1 ... 4096 rows x 32k ... 256k columns.
   for (const std::uint64_t rows : {1u, 16u, 256u, 4096u}) {
     for (const std::uint64_t cols : {std::uint64_t{1} << 15, std::uint64_t{1} << 17, std::uint64_t{1} << 18}) {
       benchmark::RegisterBenchmark(("gpu_rows/float/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols)).c_str(),

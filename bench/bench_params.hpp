@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parameters shared by the CPU and GPU benchmark programs.
 #pragma once
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Packs the sm_90 build of the default preset (every test, benchmark, example and command
-# binary, with the CTest files that name them) into build/device/, for a lent GPU machine whose
+# binary, with the CTest files that name them) into build/device/, for a separate GPU machine whose
 # image has nvcc but no GoogleTest, Google Benchmark or CLI11. Build first, then pack, here:
 #
 #   cmake --preset default && cmake --build --preset default

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One bounded call on a lent GPU machine: unpacks what bench/device_pack.sh built here, then
+# SPDX-License-Identifier: Apache-2.0
+# One bounded call on a separate GPU machine: unpacks what bench/device_pack.sh built here, then
 # runs, each phase under its own time limit so that a slow phase cannot take the others' time:
 #
 #   1. benchmarks, alone on the GPU (bench/run_gpu_bench.sh with SKIP_BUILD=1; BENCH_FILTER,

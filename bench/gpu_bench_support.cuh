@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the GPU benchmark programs share: the device environment (stream, events, L2 flush
 // buffer, the measured copy and read bandwidths), device input arrays, timing and reporting.
 // Included by every .cu file of dpselect_bench_gpu; one environment per process.

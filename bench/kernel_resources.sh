@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Static evidence of the kernels' shape, without a GPU: for every kernel in a CUDA build of the
 # library, its registers, stack frame, local memory and shared memory (cuobjdump -res-usage), and
 # from its SASS the mix of global loads (32-bit LDG.E against 64- and 128-bit LDG.E.64/.128) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The l_inf error of answering k counting queries at (epsilon, delta) (Ganesh & Zhao 2021):
 // Laplace, Gaussian, the generalized Gaussian with the best fixed p, and the generalized Gaussian
 // composed with the sparse vector technique (linf_answers.hpp). Prints one Markdown table:

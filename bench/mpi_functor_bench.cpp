@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strong scaling of one distributed release (dpselect::mpi::select_functor) over a fixed range of
 // functor candidates, split evenly over the ranks. Run under mpiexec with 1, 2, 4, ... ranks:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU benchmarks of noise vectors (registered by select_cpu_bench.cpp's main).
 //
 //   cpu_noise_vector/<distribution>/<generator>/n:<n>   add_noise on n doubles in host memory,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compare dpselect's CPU path with the private-selection code a Python user has at hand.
 
 Times one private selection (one release of one index out of n candidates, epsilon = 1,
@@ -542,10 +543,10 @@ FAIRNESS_NOTES = """\
 Notes on fairness and on what each row actually guarantees:
 
 - **Private on floats?** The NumPy and PyTorch composites are the textbook Gumbel-max trick in
-  floating point. They are *not* protected against the floating-point attacks of
-  /work/shared/DESIGN.md §4 (Mironov 2012 style): the noise comes from one 53-bit (NumPy,
-  float64) or 24-bit (PyTorch, float32) uniform per candidate, so the Gumbel noise is capped
-  (about [−3.6, 36.7] for 53 bits, [−2.8, 16.6] for 24 bits): candidates trailing the best by
+  floating point. They are *not* protected against floating-point attacks (Mironov 2012;
+  docs/design.md, "Large ranges"): the noise comes from one 53-bit (NumPy, float64) or 24-bit
+  (PyTorch, float32) uniform per candidate, so the Gumbel noise is capped (about [−3.6, 36.7]
+  for 53 bits, [−2.8, 16.6] for 24 bits): candidates trailing the best by
   more than that can never win, where the exact EM gives them positive probability, and the pure-DP
   guarantee fails on large ranges; nothing reports the residual. diffprivlib builds
   exp(ε/(2Δ)·(u − max u)) in float64, normalises, takes a float64 cumulative sum and inverts it
@@ -554,7 +555,7 @@ Notes on fairness and on what each row actually guarantees:
   OpenDP's noisy max converts each score to an exact rational and samples the noise exactly
   with arbitrary-precision arithmetic (its documented floating-point-safe design).
   dpselect bounds the floating-point error of its noise and reports it as (ε_float, δ_float)
-  with every release (see the top-level README).
+  with every release (see docs/guarantees.md).
 - **Randomness.** NumPy: PCG64 (`default_rng`), not cryptographic. PyTorch: the CPU generator is
   a Mersenne Twister (`torch.rand`), not cryptographic. diffprivlib: with `random_state=None`,
   `secrets.SystemRandom` (os.urandom, the OS CSPRNG), one draw per release. OpenDP: a CSPRNG
@@ -705,9 +706,9 @@ def main(argv=None) -> int:
                    help="skip a size whose release is extrapolated (linearly from the previous size) "
                         "to take longer than this (default 120)")
     p.add_argument("--target", type=float, default=20.0,
-                   help="speed-up target over the NumPy composite (default 20, issue 16)")
+                   help="speed-up target over the NumPy composite (default 20)")
     p.add_argument("--floor-target", type=float, default=3.0,
-                   help="largest time over NumPy's non-private argmax (default 3, issue 16)")
+                   help="largest time over NumPy's non-private argmax (default 3)")
     p.add_argument("--json", metavar="OUT", help="write the raw numbers to this JSON file")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     args = p.parse_args(argv)

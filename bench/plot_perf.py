@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Plots the performance tables: time per release against n, dpselect and the peers.
 
     python3 bench/plot_perf.py --peers bench/results/<run>/peers.json --out docs/pictures/perf-cpu.svg

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU benchmarks of private pricing (registered by select_cpu_bench.cpp's main).
 //
 //   cpu_pricing/per_price/bids:<n>/prices:<m>      grid, per-price noise (the fused pass)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What a release costs from Python beyond the same release called from C++.
 
 Times one exponential-mechanism release (epsilon = 1, sensitivity = 1, ChaCha20, Backend::Cpu)

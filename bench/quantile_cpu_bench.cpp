@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU benchmarks of private quantiles (registered by select_cpu_bench.cpp's main).
 //
 //   cpu_quantile/median/n:<n>           one median from raw host values: the sort of the grid
@@ -6,7 +7,7 @@
 //   cpu_quantile/deciles/<method>/n:<n> nine deciles from prepared data, by each method
 //
 // Values are log-normal (median 20, sigma 1) from a fixed seed, generated once outside the timed
-// loop; the range is [0, 1000]. The target: 10^8 values in under 2 s on 2 cores, sort
+// loop; the range is [0, 1000]. The target: 10^8 values in under 2 s on 2 cores, sort
 // included (cpu_quantile/median/n:1e8). values_per_s counts input values.
 #include <benchmark/benchmark.h>
 

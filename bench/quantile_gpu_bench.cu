@@ -1,4 +1,5 @@
-// GPU benchmarks of private quantiles over device data (Google Benchmark, CUDA): the issue's
+// SPDX-License-Identifier: Apache-2.0
+// GPU benchmarks of private quantiles over device data (Google Benchmark, CUDA): the
 // target is QuantileData::from_device + select_quantile over 10^9 float32 values in device memory
 // within 2x of a CUB radix sort of the same array.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Private quantiles: dpselect against OpenDP and diffprivlib, on the same data at the same epsilon.
 
 Accuracy (``accuracy``): the mean absolute rank error |#{x_i < v} - q n| of the released value v

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the default preset and runs the GPU and CPU benchmarks with JSON output into
 # bench/results/<date>-<gpu-name>/. Run from the repository root on a machine with a GPU
 # (written for an H200):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU benchmarks of dpselect (Google Benchmark).
 //
 //   cpu_select/<type>/<mechanism>/n:<n>    dpselect::select over a host utility array,

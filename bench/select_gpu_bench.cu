@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU benchmarks of dpselect (Google Benchmark, CUDA).
 //
 //   gpu_select/<type>/<mechanism>/<generator>/n:<n>   dpselect::select over a DeviceSpan<const T>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU benchmarks of the batched sparse vector (registered by select_cpu_bench.cpp's main).
 //
 //   cpu_sparse_vector/n:<n>   sparse_vector_batch over n query values in host memory, every one

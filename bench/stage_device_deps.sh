@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Stages what a build on a lent GPU machine needs and its image lacks (it has nvcc, CMake and
+# SPDX-License-Identifier: Apache-2.0
+# Stages what a build on a separate GPU machine needs and its image lacks (it has nvcc, CMake and
 # ninja, no network, and no GoogleTest, Google Benchmark or CLI11) into build/device-deps/, an
 # ignored folder small enough (~5 MiB) to travel with the device tool's `carry`. Run it here, from
 # the repository root:

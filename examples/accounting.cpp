@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A budget of (1, 1e-6) spread over 100 exponential-mechanism releases, charged as they happen.
 #include <dpselect/dpselect.hpp>
 #include <dpselect/io.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Selection, the sparse vector technique and top-k over values that already live in GPU memory.
 #include <dpselect/dpselect.hpp>
 #include <dpselect/io.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One rank per GPU (dpselect::mpi): each rank binds the GPU of its local rank, holds its slice of
 // the utilities in that GPU's memory, and passes it as a DeviceSpan. The kernels run on every GPU
 // at once; the shard results (under 100 bytes each) travel on the host over MPI, and every rank

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One release sharded over MPI ranks (dpselect::mpi): every rank holds a slice of the utilities
 // and every rank gets the same index, the one a single process would pick over the whole array.
 // Run with: mpiexec -n 2 ./example_distributed_select

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A private arg-max over 2^20 candidates whose utilities a lambda computes on demand, on the CPU.
 // [readme:functor_cpu]
 #include <dpselect/select_functor.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A private arg-max over 2^36 candidates whose utilities a functor computes on the GPU: no
 // memory traffic at all.
 // [readme:functor_gpu]

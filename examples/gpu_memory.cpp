@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU memory the library keeps between calls: a larger release threshold for a process that
 // has the GPU to itself, and what the library holds idle handed back at the end. Runs on any
 // build: without a usable GPU the releases run on the CPU and the threshold is only recorded.

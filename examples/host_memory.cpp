@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One private arg-max over utilities in host memory, and its report printed.
 // [readme:host_memory]
 #include <dpselect/dpselect.hpp>

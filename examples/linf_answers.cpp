@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 1,000 counting queries answered with a small largest error (the l-infinity answerer).
 #include <dpselect/dpselect.hpp>
 

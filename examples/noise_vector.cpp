@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gaussian noise on 1,000 counting queries (L2 sensitivity sqrt(1000)).
 #include <dpselect/dpselect.hpp>
 #include <dpselect/io.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A private posted price for a synthetic auction: over a grid of 50,000 prices, then over every
 // price in [0, 500].
 #include <dpselect/dpselect.hpp>

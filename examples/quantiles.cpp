@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Private quantiles of 100,000 synthetic incomes over the public range [0, 500000]: the median,
 // then the deciles with each method for several quantiles.
 #include <dpselect/dpselect.hpp>

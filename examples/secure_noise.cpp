@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Floating-point-safe Laplace noise on integer counts.
 #include <dpselect/dpselect.hpp>
 #include <dpselect/io.hpp>

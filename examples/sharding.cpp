@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One release evaluated in two shards (here in one process; across devices or ranks alike).
 #include <dpselect/dpselect.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sparse vector technique over 1,000 query answers: streaming, then as one batch.
 #include <dpselect/dpselect.hpp>
 #include <dpselect/io.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A one-shot private top-100 of 10,000 candidates, then one private pick per row of a matrix.
 #include <dpselect/dpselect.hpp>
 

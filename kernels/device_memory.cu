@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's device memory pools (dpselect/device_memory.hpp): one per device, created on the
 // first allocation there with the configured release threshold, and used for every device
 // allocation of the library. The device's default pool is left to the application: its release

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chunk and staging-piece sizes of host_streaming.cuh, and the test hook that shrinks them.
 #include "host_streaming.cuh"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams an array in host memory through the device in chunks (the host-array paths of
 // selection, top-k, rows and noise vectors), overlapping the stages of successive chunks: the host
 // copies a chunk from the caller's pageable memory into page-locked staging (pinned_staging.cuh),

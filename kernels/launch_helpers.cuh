@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the kernels of kernels/: the grid size of the grid-stride kernels (sparse
 // vector, noise vectors, secure noise), reading one result back, and the device buffers of the
 // host-array paths (host_streaming.cuh). Device-only translation units include it.

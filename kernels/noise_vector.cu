@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU side of noise vectors (noise_vector.hpp): grid-stride kernels that replace each value by
 // value + noise, computed by the same __host__ __device__ samplers as the CPU pass
 // (continuous_noise.hpp), so the two give the same bits for the same (key, stream, coordinate).

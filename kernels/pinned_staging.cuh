@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Page-locked host buffers through which host arrays reach the device (host_streaming.cuh). A
 // DMA engine reads page-locked memory while the host and the kernels go on; pageable memory it
 // cannot read, so cudaMemcpyAsync from it copies through a driver buffer with the host waiting.

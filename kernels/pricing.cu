@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU pricing over a grid: the revenue of each grid price is computed inside the fused
 // selection pass (binary search over the sorted bids in device memory), never materialized.
 #include <cuda_runtime.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU side of quantile releases (quantiles_internal.hpp): device values to sorted grid
 // positions that stay in device memory, the single-quantile interval pass over them, and reading
 // them back.

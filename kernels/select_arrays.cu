@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU selection over utility arrays in device memory, and over host arrays streamed through
 // the device in chunks, the upload of one overlapping the pass over the last.
 #include <cuda_runtime.h>

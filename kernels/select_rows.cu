@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Many releases in one launch: row r of a utility matrix is release r, with its own NoiseSpec
 // (stream, and scale when the rows have their own epsilons). With row_stride 0 every release
 // reads the same row (select_repeated). Each row is scored by a team of threads: one thread for

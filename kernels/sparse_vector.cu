@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU side of the batched sparse vector: a validation pass over the query values and the
 // parallel find-first that decides the next "above" answer (host/sparse_vector/sparse_vector_batch.cpp drives
 // both). Each query's noise is a pure function of its index, so any thread may evaluate any

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One-shot Gumbel top-k on the GPU (top_k.hpp): the k candidates with the best noisy scores, in
 // one pass over the utilities and a one-block merge, with the scores of every other path (the
 // same score_scanned_group), so the GPU returns the CPU's k indices in the CPU's order.

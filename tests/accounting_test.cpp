@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Privacy accounting: composition theorems against independently computed references, the
 // accountant's budget (refusals record nothing, concurrent charges add up, never below the optimal
 // composition), splitting round trips, and every bad input.

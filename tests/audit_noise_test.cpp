@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Audits of the noise mechanisms (audit.hpp, host/audit/audit_noise.cpp): add_noise and add_secure_noise.
 // Confidence 1 - 1e-6: an honest mechanism fails an audit with probability <= 1e-6 (run_audit's
 // bounds hold jointly at that level); the seeds are fixed, so the outcome is reproducible.

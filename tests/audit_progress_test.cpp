@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AuditOptions::progress: counts from 0 to the total, never decreasing, on the calling thread,
 // and an audit's result does not depend on whether a hook is set.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Audits of the quantile mechanisms (host/audit/audit_quantiles.cpp) and negative controls.
 //
 // Every target of quantile_audits() must pass, and its epsilon lower bound must stay below the

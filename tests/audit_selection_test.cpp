@@ -1,5 +1,5 @@
-// Audits of the selection mechanisms (host/audit/audit_selection.cpp) and their negative controls
-// (issue 6).
+// SPDX-License-Identifier: Apache-2.0
+// Audits of the selection mechanisms (host/audit/audit_selection.cpp) and their negative controls.
 //
 // Every honest target of selection_audits() must pass; every deliberately broken mechanism below
 // (built here from the library's public primitives, never shipped) must be caught: its epsilon
@@ -182,9 +182,9 @@ TEST(SelectionAuditNegativeControls, LaplaceNoisyMaxAtTheMonotoneScaleOnNonMonot
 TEST(SelectionAuditNegativeControls, GumbelFromAnEightBitUniformOnALargeRange) {
   // The exponential mechanism (eps = 1, Delta = 1, scale eps/(2 Delta) = 1/2) with Gumbel noise
   // from an 8-bit uniform U = (k + 1/2)/256, k = 0..255 (one byte of the candidate's block):
-  // G = -ln(-ln U) lies in [-1.8307, 6.2373], a width of 8.0681 (DESIGN.md §4 with 8 bits
-  // instead of 32). A candidate trailing the best by more than 8.0681 in scaled units can never
-  // win, where the exact EM gives it e^{-gap}.
+  // G = -ln(-ln U) lies in [-1.8307, 6.2373], a width of 8.0681 (docs/design.md, "Large ranges",
+  // with 8 bits instead of 32). A candidate trailing the best by more than 8.0681 in scaled units
+  // can never win, where the exact EM gives it e^{-gap}.
   // Range: candidate 0 and 255 trailing candidates. D: u_0 = 17, the others 0 (scaled gap 8.5,
   // more than the width: P_D[a trailing candidate wins] = 0 exactly). D': u_0 = 16, the others 1
   // (half up / half down; scaled gap 7.5): a trailing candidate wins when the top draws one of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Audits of the sparse vector technique (audit.hpp, host/audit/audit_sparse_vector.cpp) and negative
 // controls: the broken SVT variants of Lyu, Su & Li (VLDB 2017, Algorithms 3-6), written here from
 // the library's primitives, which the auditor must catch.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The auditor's statistics: Clopper-Pearson bounds and the privacy-loss lower bounds.
 #include <gtest/gtest.h>
 

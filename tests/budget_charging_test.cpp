@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every entry point charges the context's accountant before it draws its stream: what each one
 // charges, that an over-budget release throws BudgetExceeded with nothing released, recorded or
 // drawn (the next stream is the one the refused release would have taken), that bad input is

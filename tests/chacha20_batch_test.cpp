@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The batched ChaCha20 of chacha20_batch.hpp (SIMD lanes: SSE2, and AVX2 where the CPU has it)
 // against chacha20_stream_block, which the RFC 8439 vectors of chacha20_test.cpp pin.
 #include <gtest/gtest.h>

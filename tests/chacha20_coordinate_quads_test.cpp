@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The quad fetch of the ChaCha20 noise-vector kernel (detail/chacha20_coordinate_quads.hpp), run on
 // the CPU: every block it returns is chacha20_random_block's, cached row or not, and the noisy
 // values it gives are those of the one-block-at-a-time fetch for every noise shape, including

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ChaCha20 on the GPU gives the CPU's bits for the same (key, stream, position) (GPU machines
 // only). Compiled by nvcc (as a .cu copy) in CUDA builds, so the device path of chacha20.hpp is
 // compiled in every CUDA build; in CPU-only builds the test is registered and reports itself

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ChaCha20 against RFC 8439's test vectors, and the (stream, position) layout of chacha20.hpp.
 //
 // The expected bytes are typed from RFC 8439 (§2.3.2, §2.4.2, Appendix A.1) and confirmed by

@@ -1,4 +1,5 @@
-// Concurrency (issue 20): 8 application threads share one PrivacyAccountant and several
+// SPDX-License-Identifier: Apache-2.0
+// Concurrency: 8 application threads share one PrivacyAccountant and several
 // Contexts and call every entry point that charges, about 10^6 releases in all, until the budget
 // runs out and a fraction of them is refused. Checked afterwards:
 //   (a) the accountant's total and the tally of successful releases agree, never exceed the

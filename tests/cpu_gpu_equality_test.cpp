@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU and GPU give the same index for the same key (GPU machines only).
 //
 // Both backends evaluate the same IEEE operation sequence (portable_log.hpp, explicit fma,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU path's answer does not depend on how many threads ran it.
 #include <gtest/gtest.h>
 

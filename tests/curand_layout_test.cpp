@@ -1,8 +1,9 @@
-// Our Philox against cuRAND itself. cuRAND's host generator runs without a GPU; its output word
-// i is word (i mod 4) of Philox(counter = (b / 65536, 0, b mod 65536, 0), key = seed) with
-// b = i / 4 (it interleaves 65536 subsequences). In the device-API layout of DESIGN.md §2 that
-// is word 4*(b / 65536) + i mod 4 of stream b mod 65536, so this checks our layout function
-// against cuRAND over many streams and positions.
+// SPDX-License-Identifier: Apache-2.0
+// Our Philox against cuRAND itself. cuRAND's host generator runs without a GPU; its output word i
+// is word (i mod 4) of Philox(counter = (b / 65536, 0, b mod 65536, 0), key = seed) with b = i / 4
+// (it interleaves 65536 subsequences). In the device-API layout (docs/design.md, "Randomness") that
+// is word 4*(b / 65536) + i mod 4 of stream b mod 65536, so this checks our layout function against
+// cuRAND over many streams and positions.
 #include <gtest/gtest.h>
 
 #include <cstdint>

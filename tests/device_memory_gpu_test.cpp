@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's device memory pool on a GPU (dpselect/device_memory.hpp): it is not the device's
 // default pool, it carries the release threshold as set (and read back from CUDA), it keeps
 // memory between calls up to that threshold and trims on request, an allocation the device

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect/device_memory.hpp as documented, on any build: the release threshold is recorded and
 // read back (also without a GPU, where it applies to no pool yet), trimming is safe, and a usage
 // query names its problem.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A host pointer passed as device memory is refused with InvalidArgument before any charge,
 // instead of a kernel raising cudaErrorIllegalAddress, which is sticky and would leave the CUDA
 // context unusable for the rest of the process (GPU machines only; registered and skipped

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gaussian_delta, analytic_gaussian_sigma (Balle & Wang 2018) and discrete_gaussian_delta
 // (CKS 2020 Thm 7). Reference values come from an independent mpmath evaluation at 50 digits:
 //   python3 tests/reference/gaussian_references.py

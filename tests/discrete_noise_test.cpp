@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact discrete samplers (CKS 2020 Algorithms 1-3) against exact probabilities.
 //
 // Frequencies use tests/support/frequencies.hpp: |count - T p| <= 5.5 sqrt(T p (1-p)) + 1 per

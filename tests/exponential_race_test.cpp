@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exponential race of the group-maximum screen (exponential_race.hpp, docs/group_maximum.md):
 // 1 - e^-t and the three noises of a race time against long double, and the joint law of a
 // group's uniforms U_j = e^-T_j built from (V, J, W_j) as the design draws them.

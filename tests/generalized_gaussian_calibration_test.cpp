@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Generalized Gaussian calibration (Ganesh & Zhao 2021): generalized_gaussian_delta is an
 // upper bound (pessimistic privacy-loss accounting), checked against closed forms at p = 2
 // (analytic Gaussian, Balle & Wang 2018) and p = 1 (Laplace), and by an independent Monte Carlo

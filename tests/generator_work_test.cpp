@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The generator work of the CPU path under the group-maximum screen (docs/group_maximum.md,
 // section 6): at n = 2^24 candidates the screened pass must compute at most one ChaCha20 block per
 // 256 candidates on average, where drawing every candidate's noise costs about three per

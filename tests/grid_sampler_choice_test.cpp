@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GridSampler::automatic: which sampler resolve_grid_sampler picks, which choices
 // public_grid_sampler may reveal, and what select_price reports about the sampler it ran.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host copy that fills the GPU path's page-locked staging buffers (engine/host_copy.hpp):
 // every byte once, in place, whether one thread copies or several.
 #include "engine/host_copy.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host arrays streamed through the device in many chunks (kernels/host_streaming.cuh) give the
 // bits of the same data in device memory and on the CPU: selection, top-k, rows, repeated
 // releases and noise vectors, with chunk and staging sizes shrunk by the test hook so that a

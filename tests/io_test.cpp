@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect/io.hpp: every enum prints as its to_string, including inside a longer expression.
 #include "dpselect/io.hpp"  // first, so it is known to compile on its own
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host-side launch and tile arithmetic of the kernels (no GPU needed): the sizes a grid is
 // computed from must bound the work they are meant to cover, and a warp's tile loads must cover
 // each utility once, read contiguous memory and store and read shared memory without bank

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The generalized Gaussian + sparse vector answerer (linf_answers.hpp).
 #include <gtest/gtest.h>
 

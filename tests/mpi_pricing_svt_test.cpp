@@ -1,4 +1,5 @@
-// dpselect::mpi (issue 17): pricing with the prices split across the ranks (bids replicated), the
+// SPDX-License-Identifier: Apache-2.0
+// dpselect::mpi: pricing with the prices split across the ranks (bids replicated), the
 // batched sparse vector with the query stream split into blocks, and shards in device memory.
 // Each equals one process over the whole input with the same key and stream, bit for bit; a bad
 // value on one rank fails every rank alike before any charge or stream.

@@ -1,4 +1,5 @@
-// dpselect::mpi (issue 17): every distributed release equals the one-process release with the
+// SPDX-License-Identifier: Apache-2.0
+// dpselect::mpi: every distributed release equals the one-process release with the
 // same key and stream, bit for bit, and a bad value on one rank fails every rank alike before any
 // charge or stream. Run under mpiexec with 1, 3 and 4 ranks (tests/CMakeLists.txt); every rank
 // runs every test, and the process fails when any rank fails.

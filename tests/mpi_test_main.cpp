@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The main of the dpselect::mpi tests: MPI around GoogleTest, every test on every rank. Rank 0
 // prints as usual; the others print only their failures. The process fails when any rank fails.
 #include <mpi.h>

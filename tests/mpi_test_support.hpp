@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the dpselect::mpi tests share (tests/mpi_*.cpp): the ranks, uneven shards, data-free
 // utilities, comparisons of a distributed result with one process's, and a ledger on rank 0.
 #pragma once

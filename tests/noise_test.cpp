@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The noise transforms: exact tail mass (deterministic, over the 2^126-point grid of the
 // uniform), range at the extreme bit patterns, and the bulk distribution (KS). Also the tail mass
 // of a group's largest noise under the group-maximum screen (noise.hpp, docs/group_maximum.md),
@@ -41,10 +42,10 @@ long double prefix_count(const std::function<bool(u128)>& exceeds) {
 
 constexpr long double kTwoTo127 = 0x1p127L;
 
-// The case DESIGN.md §4 warns about: a candidate trailing the best by t wins the exact EM only
-// through Gumbel noise above ~t, which has probability 1 - exp(-e^-t) (9.4e-14 at t = 30,
-// 4.2e-18 at t = 40). A 32-bit uniform puts zero mass there. Our transform must put the exact
-// mass there, to the grid's resolution.
+// The case that docs/design.md, "Large ranges", warns about: a candidate trailing the best by t
+// wins the exact EM only through Gumbel noise above ~t, which has probability 1 - exp(-e^-t)
+// (9.4e-14 at t = 30, 4.2e-18 at t = 40). A 32-bit uniform puts zero mass there. Our transform
+// must put the exact mass there, to the grid's resolution.
 TEST(NoiseTails, GumbelUpperTailMassIsExact) {
   for (const double t : {30.0, 40.0, 60.0}) {
     const long double count = prefix_count([&](u128 x) {

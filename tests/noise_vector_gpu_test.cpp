@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Noise vectors on the GPU give the CPU's bits (GPU machines only): add_noise on device memory and
 // with Backend::Gpu on host memory against the CPU pass, for every distribution and both
 // generators, and portable_exp / portable_log on the device against the host. Compiled by nvcc

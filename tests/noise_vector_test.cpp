@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Continuous noise samplers (continuous_noise.hpp) and noise vectors (noise_vector.hpp) on the CPU.
 //
 // Statistical checks and their false-failure rates (fixed seeds, so each run gives the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The batched Philox4x32-10 of philox_batch.hpp (SIMD lanes: SSE2, and AVX2 where the CPU has
 // it) against philox_block, which philox_test.cpp and the cuRAND layout test pin.
 #include <gtest/gtest.h>

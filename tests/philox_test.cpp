@@ -1,4 +1,6 @@
-// Philox4x32-10 against Random123's known-answer vectors and the stream layout of DESIGN.md §2.
+// SPDX-License-Identifier: Apache-2.0
+// Philox4x32-10 (Salmon et al. 2011) against Random123's known-answer vectors and the stream
+// layout of docs/design.md, "Randomness".
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bid-interval sampler (GridSampler::bid_intervals) and the continuous price range: exact
 // EM probabilities on small grids, the continuous EM density on a range, reproducibility, the
 // report, the accuracy bound and bad input.

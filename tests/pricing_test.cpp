@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Posted-price auction pricing on the test's backend: the pumpkin auction against exact EM
 // probabilities (Dwork & Roth 2014, Example 3.5), grid and list paths agreeing, the accuracy bound, and
 // bad input.

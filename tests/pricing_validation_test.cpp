@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad pricing input: InvalidArgument naming the parameter and value, before any stream is drawn.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Quantiles on the GPU give the CPU's bits (GPU machines only): positions sorted on the device
 // against the host's, the interval pass (stage 1) against the CPU pass score for score, releases
 // over device data and over host data with Backend::Gpu against Backend::Cpu, several quantiles

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JointExp (host/quantiles/joint_exponential.cpp) on small grids where every sorted tuple can be
 // enumerated: the sampler's tables against the exact total mass, its samples against the exact
 // joint distribution, the shape of its outputs, its slack, its accuracy bound and bad levels.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Private quantiles on the test's backend: the single-quantile sampler against the exact interval
 // probabilities (long double), the uniform point inside an interval, the grid, the sort, the
 // multi-quantile methods' shape and charges, and the rank error against the calculators.

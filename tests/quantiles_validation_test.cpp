@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every bad input of the quantile API gets InvalidArgument naming the parameter and the value,
 // before any charge (the accountant stays at zero) and before any stream is drawn.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The generator behind a context's key: ChaCha20 by default, Philox by explicit choice, the same
 // bits through every access path.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU top-k's sort and merge (detail/ranked_lists.hpp) run on the CPU: the bitonic network on a
 // padded power of two, the merge-path split and merge steps, and the whole "keep k" step the way
 // kernels/top_k.cu's sort_and_keep drives them (256 threads, 4 ranks each), checked against

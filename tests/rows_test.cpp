@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Batched rows on the test's backend: each row is its own release and equals a single select
 // over that row as the context's next release; per-row epsilons; bad shapes.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU path's group-maximum screening (host/engine/screened_group.hpp) against the definitions
 // it must reproduce: score_group (shard_result.hpp) group by group, bit for bit, and a
 // brute-force arg-max of noisy_score over every candidate, which screens nothing. Both must agree

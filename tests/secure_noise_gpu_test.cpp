@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Secure noise on the GPU (values in device memory) writes exactly the host's doubles for the
 // same key and stream, and refuses bad values before its charge (GPU machines only). Compiled by
 // nvcc (as a .cu copy) in CUDA builds; in CPU-only builds it is registered and reports itself skipped.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Secure (floating-point-safe) Laplace and Gaussian noise (secure_noise.hpp), the header samplers
 // behind it (detail/discrete_samplers.hpp) and the NumericSparse values it snaps.
 #include <gtest/gtest.h>

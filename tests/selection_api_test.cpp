@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Release mechanics on the test's backend: determinism, fresh streams, sharding, indices above
 // 2^32, functor and array paths agreeing, the report, and misuse.
 #include <algorithm>

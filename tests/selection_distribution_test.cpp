@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Selection frequencies against exact probabilities (long double), for every mechanism, with
 // and without the monotone option, on the test's backend. Tolerances: support/frequencies.hpp.
 #include <cmath>
@@ -66,7 +67,8 @@ TEST_P(SelectionDistribution, MatchesExactProbabilities) {
   const auto [mechanism, monotone] = GetParam();
   std::uint64_t seed = 1000 + static_cast<int>(mechanism) * 10 + monotone;
   for (const Case& c : cases()) {
-    // Eps/(2 Delta), or eps/Delta when monotone (the scales of DESIGN.md §3).
+    // Eps/(2 Delta), or eps/Delta when monotone: the scales of docs/design.md, "Mechanisms and
+    // their noise" (Dwork & Roth 2014, Thm 3.10 and Claim 3.9; McKenna & Sheldon 2020).
     const double scale = monotone ? c.epsilon / c.sensitivity : c.epsilon / (2 * c.sensitivity);
     const std::vector<long double> p = exact(mechanism, c.utilities, scale);
     expect_frequencies_match(frequencies(mechanism, c.utilities, c.epsilon, c.sensitivity, monotone, ++seed),
@@ -97,8 +99,9 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // Dwork & Roth 2014 (Thm 3.13) claims exponential-noise arg-max is the exponential mechanism; it is
-// permute-and-flip, a different distribution (DESIGN.md §3). On u = (0, 1) with
-// eps/(2 Delta) = 1: EM picks 1 with e/(1+e) = 0.7311, permute-and-flip with 1 - e^-1/2 = 0.8161.
+// permute-and-flip, a different distribution (McKenna & Sheldon 2020; docs/design.md, "Mechanisms
+// and their noise"). On u = (0, 1) with eps/(2 Delta) = 1: EM picks 1 with e/(1+e) = 0.7311,
+// permute-and-flip with 1 - e^-1/2 = 0.8161.
 using EmVersusPermuteAndFlip = BackendTest;
 TEST_F(EmVersusPermuteAndFlip, AreToldApart) {
   const std::vector<double> utilities = {0.0, 1.0};

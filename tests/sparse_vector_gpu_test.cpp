@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The batched sparse vector on the GPU (values in device memory) gives exactly the CPU batch's
 // answers for the same key, and refuses bad values before its charge (GPU machines only).
 // Compiled by nvcc (as a .cu copy) in CUDA builds; in CPU-only builds it is still registered and

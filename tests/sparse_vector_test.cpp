@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sparse vector technique: scales with their sources, the exact probability of one
 // comparison, streaming = batched for the same key, halting, the accuracy theorems holding
 // empirically, the calculators, and bad input.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One-shot Gumbel top-k: the distribution of ordered picks equals k rounds of peeling EM
 // (Durfee & Rogers 2019), top-1 is the single-pick EM, screening never changes the answer.
 #include <gtest/gtest.h>

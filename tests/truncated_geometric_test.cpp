@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The within-interval stage of the bid-interval pricing sampler: every cell boundary of the
 // inverted truncated geometric sits within the documented relative error, and the multi-digit
 // sampler with rejection has the exact distribution.

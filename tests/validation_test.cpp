@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every bad input gets an InvalidArgument (a std::invalid_argument) naming the parameter and
 // the value, before any stream is drawn: the next release of the same context still gets
 // stream 0.

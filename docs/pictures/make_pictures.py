@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Draws the README's pictures with dpselect.plot, into this folder.
+# SPDX-License-Identifier: Apache-2.0
+"""Draws the pictures of docs/python.md with dpselect.plot, into this folder.
 
     PYTHONPATH=build/cpu-only/python python3 docs/pictures/make_pictures.py
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Privacy accounting: composition theorems, the optimal privacy profile of Kairouz, Oh &
 // Viswanath, the zCDP conversions of Canonne, Kamath & Steinke, budget splitting and the
 // thread-safe accountant. Every bound is an upper bound of the exact value (see the header for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small thread-safe memo for the deterministic calibrations (the analytic Gaussian sigma, the
 // generalized Gaussian sigma, the secure-noise plan): each costs from ~50 microseconds to ~1 s and
 // mechanisms call it again with the same parameters on every release. Keeps the last Capacity

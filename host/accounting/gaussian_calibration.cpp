@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // delta of the discrete and continuous Gaussian mechanisms, and the analytic Gaussian sigma.
 //
 // All three return values from the safe side: a delta is an upper bound (the exact value plus a

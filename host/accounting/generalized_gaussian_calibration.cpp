@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Generalized Gaussian (GG) mechanism: delta by numerical privacy-loss accounting, sigma by
 // bisection, and the expected l_inf error (Ganesh & Zhao 2021).
 //

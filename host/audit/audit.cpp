@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The auditor's statistics and its two-phase run (audit.hpp).
 #include "dpselect/audit.hpp"
 

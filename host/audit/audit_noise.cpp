@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's audits of its noise mechanisms (audit.hpp): add_noise (Laplace, Gaussian,
 // generalized Gaussian) and add_secure_noise (Laplace, Gaussian).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's audits of its quantile mechanisms (audit.hpp, dpselect/quantiles.hpp): the single
 // quantile under both neighbour relations, JointExp, recursive splitting, and independent releases
 // under basic and under zCDP composition (claimed (1, 1e-5)).

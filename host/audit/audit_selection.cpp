@@ -1,4 +1,5 @@
-// The library's audits of its selection mechanisms (audit.hpp, issue 6).
+// SPDX-License-Identifier: Apache-2.0
+// The library's audits of its selection mechanisms (audit.hpp).
 //
 // Every selection mechanism at its documented claim (types.hpp, top_k.hpp, pricing.hpp,
 // rows.hpp), on small ranges (2-8 candidates), epsilon = 1 per claim and Delta = 1 (pricing:
@@ -6,7 +7,7 @@
 // GPU when one is usable (10^8 releases per input are then practical), on all CPU cores
 // otherwise; top-k, pricing and rows run one release per call on the CPU.
 //
-// Neighbour patterns (issue 6), written as (D -> D'):
+// Neighbour patterns, written as (D -> D'):
 //   "half up / half down": candidate 0 moves up by Delta while all the others move down by Delta.
 //       Valid only for the general (non-monotone) claims; it is the worst case of all three noisy
 //       maxima: candidate 0 gains 2 Delta on every rival at once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's audits of its sparse vector mechanisms (audit.hpp): AboveThreshold, Sparse and
 // NumericSparse, for both algorithms, on StatDP's neighbour patterns (Ding et al., CCS 2018, §5).
 //

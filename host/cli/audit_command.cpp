@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect audit: the empirical privacy auditor over the library's own mechanisms (audit.hpp).
 // Prints one table row per audit (Markdown, as docs/audit.md holds it, or JSON) and exits with
 // status 1 when any audit finds a privacy loss above its claim.

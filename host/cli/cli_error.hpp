@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The error type of the command's own input checks (files, option values). main() reports it as
 // one "dpselect: error: " line and exits with status 2, like a bad parameter from the library.
 #pragma once

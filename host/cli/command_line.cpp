@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line of dpselect (command_line.hpp): the subcommands, and every failure turned into
 // one "dpselect: error: " line on stderr with nothing on stdout.
 #include "command_line.hpp"
@@ -18,6 +19,7 @@
 #include "cli_error.hpp"
 #include "commands.hpp"
 #include "dpselect/errors.hpp"
+#include "dpselect/version.hpp"
 #include "job.hpp"
 #include "option_terms.hpp"
 #include "suggestions.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line of `dpselect` without the process around it: the subcommands, and the run of
 // one command line, which turns every failure into one "dpselect: error: " line on stderr with
 // nothing on stdout, and an exit status. main.cpp adds the process (the MPI job, the final check

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The subcommands of `dpselect`. Each registers its options and a callback that runs it and
 // prints the result; errors propagate to main() as exceptions, before anything is printed.
 #pragma once

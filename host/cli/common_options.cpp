@@ -1,10 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common_options.hpp"
 
 #include "job.hpp"
 
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
+#include "dpselect/select.hpp"
 #include "numbers.hpp"
 
 namespace dpselect::cli {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Options shared by the subcommands, and the checks CLI11 runs on option values while parsing
 // (so a bad value is reported before any file is read or anything is released).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect demo: a private posted price for a synthetic auction, with the non-private optimum
 // beside it to show what the privacy costs.
 #include <cmath>

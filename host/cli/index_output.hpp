@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Released indices written compactly to a file (--output FILE) instead of into the report: a
 // NumPy .npy array of little-endian uint64 (1-D for one release, one row per release otherwise)
 // or text, one index per line (release after release).

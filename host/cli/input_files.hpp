@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the numbers the command works on: text (one number per line), raw little-endian
 // float32 / float64, and NumPy .npy files, from a file or from standard input ("-"). Every
 // problem is a CliError naming the option, the file ("<stdin>" for standard input) and the line

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the input readers (text_input.cpp, npy_input.cpp, input_files.cpp) share: the bytes of a
 // file or of standard input, and the checks of the values read from them. Internal to the
 // command; input_files.hpp is the interface.

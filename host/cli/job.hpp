@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The job the command runs in: one process, or the ranks of an MPI job. Under an MPI launcher
 // (mpirun, mpiexec, srun) a dpselect built with dpselect::mpi runs distributed: every rank runs
 // the same command line, reads only its slice of the data (input_files.hpp's InputSlice), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a process learns that an MPI launcher started it, before (or without) MPI_Init: the
 // variables that Open MPI (mpirun), MPICH/Hydra (mpiexec), PMIx and Slurm's PMI set for it.
 // Shared by mpi_job.cpp and single_process_job.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect: the command-line tool. The command line itself is command_line.cpp; this is the
 // process around it: the MPI job (job.hpp) and the final check of standard output. Exit status 2
 // for bad input or usage (nothing was released), 1 when the computation itself could not run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // job.hpp in a build with dpselect::mpi: distributed when an MPI launcher started the command.
 #include <mpi.h>
 

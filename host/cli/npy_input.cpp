@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NumPy .npy input (format versions 1.0, 2.0 and 3.0): the header's Python dict literal, then
 // the data read straight into the vectors.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Numbers to and from text, exactly: std::from_chars over the whole string (no locale, no
 // leading or trailing junk) and std::to_chars shortest round-trip output.
 #pragma once

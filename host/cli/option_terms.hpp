@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's messages in the command's words. The library names what it refuses as a C++
 // caller writes it (utility_bound, SparseVectorAlgorithm::lyu_su_li, Backend::Gpu); a user of
 // the command typed --utility-bound, lyu-su-li, --backend gpu. One table per subcommand says

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a command prints, built once as an ordered tree of named values and rendered either as
 // indented "label: value" text or as JSON, so the two outputs can never disagree.
 #pragma once

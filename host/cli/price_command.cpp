@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect price: a private posted price for bids read from a file.
 #include <memory>
 #include <span>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Private posted-price releases and their report, shared by `dpselect price` (bids from a
 // file) and `dpselect demo` (synthetic bids).
 #pragma once

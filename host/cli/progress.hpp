@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Progress of a long computation on stderr: the fraction done and an estimate of the time left.
 //
 // On a terminal it is one line redrawn in place (\r) from one second after the start, and

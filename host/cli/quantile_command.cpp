@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect quantile: private quantiles of values read from a file, over a public range
 // (dpselect/quantiles.hpp).
 #include <chrono>

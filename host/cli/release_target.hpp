@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a command's releases run: one context in this process over the whole input, or one
 // distributed context over the ranks of an MPI job (job.hpp), each rank passing its slice. The
 // commands call the same functions either way and get the same answer.

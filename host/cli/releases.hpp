@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Making the releases of one command: one context, --repeat releases, each timed.
 #pragma once
 

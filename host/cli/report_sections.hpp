@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parts of a command's output that several commands share: the privacy summary of its
 // releases and the description of an input file.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect rows: one private arg-max per row of a rows x cols utility matrix read from a file.
 #include <memory>
 #include <optional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect select: one private arg-max over utilities read from a file.
 #include <memory>
 #include <span>

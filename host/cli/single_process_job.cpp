@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // job.hpp in a build without dpselect::mpi: always one process.
 #include <string>
 

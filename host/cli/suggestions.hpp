@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Suggestions for a mistyped subcommand or option name ("did you mean --epsilon?"). CLI11 2.1
 // has none of its own.
 #pragma once

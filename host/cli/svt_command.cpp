@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect svt: the sparse vector technique (AboveThreshold, Sparse, NumericSparse) over the
 // answers of a stream of queries read from a file.
 #include <memory>

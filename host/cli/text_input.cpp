@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text input: one number per line, as people write and export it (a byte-order mark, CRLF line
 // ends, a '+' sign), and a clear refusal of binary data given as text.
 #include <algorithm>

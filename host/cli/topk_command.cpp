@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect topk: the indices of k high-utility candidates, in order, from one noisy pass.
 #include <memory>
 #include <optional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -347,6 +348,9 @@ Selection Release::finish(const ShardResult& merged) {
   report.monotone = params.monotone;
   report.noise_scale = 1.0 / state.spec.score_scale;
   report.executed_on = merged.executed_on;
+  if (merged.executed_on == ExecutedOn::cpu && params.backend == Backend::Auto) {
+    report.cpu_fallback_reason = detail::gpu_unusable_reason();
+  }
   report.candidates = merged.candidates;
   report.slack = slack;
   report.stream = state.spec.stream;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU path: all cores (OpenMP), the same noise function as the GPU, fixed-size chunks
 // merged with the associative ShardResult merge, so the answer never depends on the thread
 // count.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The release threshold of the library's device memory pools (dpselect/device_memory.hpp): set
 // by host/engine/device_memory.cpp, read by the pools when they are created
 // (kernels/device_memory.cu).

@@ -1,4 +1,6 @@
-// Floating-point slack of a noisy-max release (DESIGN.md §4).
+// SPDX-License-Identifier: Apache-2.0
+// Floating-point slack of a noisy-max release (docs/design.md, "Large ranges"; Mironov 2012 on
+// floating-point noise that breaks differential privacy).
 //
 // Write s_i = c*u_i for the exact scaled utilities (c = eps/(2 Delta) or eps/Delta) and
 // N_i for exact noise from continuous uniforms. The implementation computes

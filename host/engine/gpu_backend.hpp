@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU path as the host sees it. Implemented in kernels/ when built with CUDA, and by
 // host/engine/gpu_unavailable.cpp (every call throws BackendUnavailable) otherwise.
 #pragma once
@@ -32,6 +33,10 @@ void validate_device_pointer(const void* data, std::string_view name);
 bool cuda_backend_compiled();
 // A CUDA device exists and its runtime initialises. Cached after the first call.
 bool cuda_device_usable();
+// Empty when a device is usable or when no NVIDIA GPU is present; otherwise why this build cannot
+// use the GPU that is there and how to fix it (engine/gpu_diagnosis.hpp). Probed once per process;
+// the text lives as long as the process.
+std::string_view gpu_unusable_reason();
 
 // The library's device memory pools (kernels/device_memory.cu, dpselect/device_memory.hpp); in a
 // CPU-only build there are none and these do nothing. With device_memory_mutex() held: sets the

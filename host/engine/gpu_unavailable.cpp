@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU entry points of a CPU-only build.
 #include "dpselect/errors.hpp"
 #include "engine/gpu_backend.hpp"
+#include "engine/gpu_diagnosis.hpp"
 #include "quantiles/quantiles_internal.hpp"
 
 namespace dpselect::detail {
@@ -13,6 +15,14 @@ namespace {
 
 bool cuda_backend_compiled() { return false; }
 bool cuda_device_usable() { return false; }
+std::string_view gpu_unusable_reason() {
+  static const std::string reason = [] {
+    GpuProbe probe;
+    probe.outcome = nvidia_gpu_present_to_os() ? GpuProbeOutcome::backend_not_built : GpuProbeOutcome::no_gpu;
+    return describe_unusable_gpu(probe);
+  }();
+  return reason;
+}
 
 // No device, so no pools: the threshold setting is recorded by the caller and applies to nothing.
 void gpu_set_pool_release_threshold(std::uint64_t) {}

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "engine/host_copy.hpp"
 
 #include <omp.h>
@@ -9,7 +10,7 @@ namespace dpselect::detail {
 
 void copy_host_memory(void* destination, const void* source, std::size_t bytes) {
   // memcpy's pointers must be valid even for 0 bytes; an empty span's data() may be null
-  // (UndefinedBehaviorSanitizer, issue 20; tests/host_copy_test.cpp copies 0 bytes).
+  // (UndefinedBehaviorSanitizer; tests/host_copy_test.cpp copies 0 bytes).
   if (bytes == 0) return;
   constexpr std::size_t kBytesPerThread = std::size_t{4} << 20;
   const std::size_t wanted_threads =

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copies between the caller's host memory and the page-locked staging of the GPU host-array paths
 // (kernels/host_streaming.cuh) on several cores: one core copies about 10 GB/s, less than one
 // PCIe 5.0 x16 link carries, so a single-threaded copy would bound the whole stream.

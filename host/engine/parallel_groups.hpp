@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU path's driver: the groups of 32 candidates of a range, in fixed chunks, on all cores
 // (OpenMP), each thread with its own state, merged at the end. Chunks are scheduled
 // dynamically, but the states merge associatively, so the answer never depends on the thread

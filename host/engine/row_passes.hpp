@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rows scored on the CPU or the GPU, one release per row: shared by select_rows / select_repeated
 // (rows.cpp) and their distributed forms (host/mpi/distributed_rows.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Batched selection: one release per row (see rows.hpp).
 #include "dpselect/rows.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU path's fast scoring of runs of groups of 32 candidates: the same result, bit for bit,
 // as detail::score_group (shard_result.hpp) on each group, at little more than the cost of
 // reading the utilities.

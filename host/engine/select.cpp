@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dpselect/select.hpp"
 
 #include "dpselect/detail/release_access.hpp"
@@ -41,6 +42,7 @@ Selection select(Context& context, DeviceSpan<const double> utilities,
 
 bool gpu_usable() { return detail::cuda_device_usable(); }
 bool built_with_cuda() { return detail::cuda_backend_compiled(); }
+std::string_view gpu_unusable_reason() { return detail::gpu_unusable_reason(); }
 
 std::string_view to_string(Mechanism mechanism) {
   switch (mechanism) {

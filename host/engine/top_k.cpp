@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One-shot Gumbel top-k on all CPU cores or on the GPU (see top_k.hpp for the privacy accounting).
 #include "dpselect/top_k.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parameter validation shared by every entry point: runs before any stream is drawn, any
 // allocation or any launch.
 #pragma once

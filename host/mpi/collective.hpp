@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The machinery the distributed entry points share (host/mpi/): the context's state, how a
 // finding on one rank becomes the same exception on every rank, and the collective preamble
 // that checks, tiles and charges before any stream is drawn. Private to dpselect::mpi.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect::mpi: one release sharded over the ranks of an MPI communicator (include/dpselect/mpi.hpp).
 #include "dpselect/mpi.hpp"
 #include "mpi/collective.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect::mpi: posted-price pricing with the candidate prices split across the ranks and the
 // bids replicated (include/dpselect/mpi.hpp). Each rank runs one process's checks on the same
 // bids, grid and params (so all find the same sampler and the same errors), the shards are agreed

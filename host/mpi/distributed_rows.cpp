@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect::mpi: batched selection with the rows spread over the ranks (include/dpselect/mpi.hpp).
 // Every rank begins every row's release, in row order, so each row gets the stream it gets in one
 // process; each rank scores its own rows; the rows' results (one ShardResult each) are gathered

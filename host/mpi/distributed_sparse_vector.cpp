@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect::mpi: the batched sparse vector over a stream of query answers split into contiguous
 // blocks across the ranks (include/dpselect/mpi.hpp). Every rank drives the same windowed
 // find-first as one process (sparse_vector_internal.hpp's run_batch): each searches the part of

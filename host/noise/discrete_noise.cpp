@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact samplers of Canonne, Kamath & Steinke 2020 (CKS), integer arithmetic only: validation and
 // exceptions around the __host__ __device__ samplers of detail/discrete_samplers.hpp.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The generalized Gaussian + sparse vector answerer (linf_answers.hpp): its planner and the
 // three-step release.
 #include "dpselect/linf_answers.hpp"

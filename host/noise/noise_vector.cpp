@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Noise vectors (noise_vector.hpp): validation, calibration, the charge, and the CPU pass over
 // the values. The per-coordinate samplers are the __host__ __device__ functions of
 // continuous_noise.hpp; kernels/noise_vector.cu runs the same ones on the GPU.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU pass of noise_vector.hpp, for host/noise/noise_vector.cpp and the benchmarks.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Secure Laplace and Gaussian noise on a power-of-two grid (see secure_noise.hpp for the grid,
 // the rounding penalty and the privacy argument with their sources).
 #include "dpselect/secure_noise.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The planners behind secure_noise.hpp, shared with the NumericSparse answers (sparse_vector).
 #pragma once
 

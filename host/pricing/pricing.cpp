@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Posted-price auction pricing on top of the selection engine (see pricing.hpp).
 #include "dpselect/pricing.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the two pricing samplers (pricing.cpp, pricing_intervals.cpp). Not public API.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exponential mechanism over a price grid, sampled by bid intervals in O(n) work
 // (GridSampler::bid_intervals, PriceRange). Floating-point slack: floating_point_slack.cpp.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JointExp: m quantiles from one exponential mechanism over sorted m-tuples of grid points
 // (Gillenwater, Joseph & Kulesza, "Differentially Private Quantiles", ICML 2021, Sec. 3), sampled
 // exactly on the output grid in O(m^2 n) time and O(m n) memory after the sort.

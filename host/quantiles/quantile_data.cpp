@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Quantile data preparation on the host: validation, grid positions and a parallel radix sort.
 //
 // The releases read only the sorted grid positions (quantiles_internal.hpp), so the sort runs on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Several quantiles at once (select_quantiles): the dispatcher, recursive splitting, independent
 // releases, the accuracy calculators and the NOT PRIVATE diagnostics. JointExp: joint_exponential.cpp.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the quantile samplers (single_quantile.cpp, joint_exponential.cpp, quantiles.cpp) and
 // the data preparation (quantile_data.cpp, kernels/quantiles.cu). Not public API.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One private quantile: the exponential mechanism over the grid of a public range, sampled by data
 // intervals (quantiles.hpp).
 //

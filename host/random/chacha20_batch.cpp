@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dpselect/detail/chacha20_batch.hpp"
 
 namespace dpselect::detail {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dpselect/detail/philox_batch.hpp"
 
 #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))

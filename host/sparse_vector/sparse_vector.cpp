@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sparse vector technique (see sparse_vector.hpp for the algorithms and their sources).
 #include "dpselect/sparse_vector.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The batched sparse vector: a windowed parallel find-first over a batch of query values (see
 // sparse_vector.hpp), on all CPU cores for values in host memory and on the GPU for values in
 // device memory. Both drive the same loop; only "the first above in [begin, end)" differs.

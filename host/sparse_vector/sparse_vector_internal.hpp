@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the streaming sparse vector (sparse_vector.cpp) and the batched paths
 // (sparse_vector_batch.cpp) share: one answer of the mechanism, the charge, the report.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Privacy accounting: how much (epsilon, delta) a sequence of releases spends, a thread-safe
 // budget that refuses a release before any noise is drawn, and how to split a budget.
 //

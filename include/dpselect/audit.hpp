@@ -1,4 +1,5 @@
-// The empirical privacy auditor (issue 6): lower bounds on a mechanism's privacy loss from many
+// SPDX-License-Identifier: Apache-2.0
+// The empirical privacy auditor: lower bounds on a mechanism's privacy loss from many
 // releases on two neighbouring inputs, the way StatDP (Ding et al., CCS 2018), DP-Sniper (Bichsel
 // et al., S&P 2021) and Google's DP stochastic tester check implementations.
 //

@@ -1,5 +1,6 @@
-// Counter-mode ChaCha20 behind the same (key, stream, position) interface as Philox
-// (philox.hpp): a secure generator for the library's random bits (DESIGN.md §2, issue 5).
+// SPDX-License-Identifier: Apache-2.0
+// Counter-mode ChaCha20 behind the same (key, stream, position) interface as Philox (philox.hpp): a
+// secure generator for the library's random bits (docs/design.md, "Randomness").
 //
 // The block function is RFC 8439 §2.3 and matches its test vectors (tests/chacha20_test.cpp).
 // Unlike Philox4x32-10, ChaCha20 is a stream cipher whose block function is assumed to be a

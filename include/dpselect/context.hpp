@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keys, releases and their reports.
 //
 // A Context owns one secret key (random_key.hpp: ChaCha20 by default, Philox by explicit choice)
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 
 #include "dpselect/accounting.hpp"
 #include "dpselect/random_key.hpp"
@@ -51,6 +53,10 @@ struct SelectionReport {
   // Scale of the noise in units of the utility: 2*Delta/eps, or Delta/eps when monotone.
   double noise_scale = 0.0;
   ExecutedOn executed_on = ExecutedOn::none;
+  // Set only when Backend::Auto ran on the CPU although an NVIDIA GPU is present: why this build
+  // cannot use it and how to fix it (gpu_unusable_reason() in select.hpp; lives as long as the
+  // process). Hardware, not data: public.
+  std::string_view cpu_fallback_reason;
   std::uint64_t candidates = 0;
   FloatingPointSlack slack;
   // The stream id this release drew from its context, and the generator of its noise.

@@ -1,13 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
 // Continuous noise for vectors, one coordinate at a time, identical on the CPU and the GPU:
 // standard Laplace, the standard normal N(0, 1), Gamma(a) for a in [1/32, 1], and the standard
 // generalized Gaussian GG(p, 1) (density exp(-|z|^p) / (2 Gamma(1 + 1/p)), Ganesh & Zhao 2021).
 //
-// Randomness (DESIGN.md §2): coordinate i of a release on stream s reads only the random blocks
-// (random_key.hpp) at positions j * 2^54 + i of s, for j = 0, 1, ..., 2^10 - 1 in this order ("row"
-// j, "column" i), so its noise depends only on (key, stream, i): never on the order, thread,
-// backend or shard that computes it. Coordinates are numbered below 2^54. Rows rather than one
-// contiguous range per coordinate: the first blocks of neighbouring coordinates are neighbouring
-// positions, so one ChaCha20 block (4 positions) serves 4 coordinates in the CPU loop.
+// Randomness (docs/design.md, "Randomness"): coordinate i of a release on stream s reads only the
+// random blocks (random_key.hpp) at positions j * 2^54 + i of s, for j = 0, 1, ..., 2^10 - 1 in
+// this order ("row" j, "column" i), so its noise depends only on (key, stream, i): never on the
+// order, thread, backend or shard that computes it. Coordinates are numbered below 2^54. Rows
+// rather than one contiguous range per coordinate: the first blocks of neighbouring coordinates are
+// neighbouring positions, so one ChaCha20 block (4 positions) serves 4 coordinates in the CPU loop.
 //
 // Methods (exact transforms of uniform variables, which are 126- or 127-bit fixed-point numbers;
 // the error is that discretisation and floating-point rounding):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU memory the library keeps between calls (plain C++; no CUDA headers needed).
 //
 // Every device allocation of the library (chunks of host arrays on their way through the device,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact discrete noise (host side) and the calibration of Gaussian noise.
 //
 // Samplers: Canonne, Kamath & Steinke 2020, "The Discrete Gaussian for Differential Privacy"
@@ -7,10 +8,10 @@
 // of the discrete Gaussian) and Balle & Wang 2018, "Improving the Gaussian Mechanism" (analytic
 // Gaussian mechanism), evaluated in long double and rounded towards the safe side.
 //
-// Randomness (DESIGN.md §2): every sample reads 32-bit words from successive random blocks (random_key.hpp) of
-// one (key, stream). CounterBits::for_item(key, stream, i) gives item i the block positions
-// [i * 2^20, (i + 1) * 2^20), so the noise of item i depends only on (key, stream, i), whatever
-// order or thread the items are drawn in. Item i must be below 2^44.
+// Randomness (docs/design.md, "Randomness"): every sample reads 32-bit words from successive random
+// blocks (random_key.hpp) of one (key, stream). CounterBits::for_item(key, stream, i) gives item i
+// the block positions [i * 2^20, (i + 1) * 2^20), so the noise of item i depends only on (key,
+// stream, i), whatever order or thread the items are drawn in. Item i must be below 2^44.
 //
 // Running out of positions: a sample draws a random number of words. Every loop in the samplers
 // stops at each iteration with probability at least 0.18 (the loosest is the discrete Laplace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dpselect: differentially private selection over very large output ranges.
 // The plain-C++ public API (no CUDA headers). CUDA applications that pass their own utility
 // functor to the GPU also include dpselect/select.cuh.
@@ -25,3 +26,4 @@
 #include "dpselect/shard_result.hpp"
 #include "dpselect/top_k.hpp"
 #include "dpselect/types.hpp"
+#include "dpselect/version.hpp"

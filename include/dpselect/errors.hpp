@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exceptions thrown by dpselect. Every one is thrown before anything is released.
 #pragma once
 

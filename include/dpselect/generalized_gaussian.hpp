@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Calibration of the generalized Gaussian (GG) mechanism for k counting queries (Ganesh & Zhao 2021:
 // Ganesh & Zhao, "Privately Answering Counting Queries with Generalized Gaussian Mechanisms").
 //

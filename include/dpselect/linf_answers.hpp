@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Answering k counting queries with small l_inf error: the generalized Gaussian mechanism composed
 // with the sparse vector technique (Ganesh & Zhao 2021, "Privately Answering Counting
 // Queries with Generalized Gaussian Mechanisms", generalizing Steinke & Ullman, "Between Pure and

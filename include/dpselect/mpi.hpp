@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One private release sharded over the ranks of an MPI communicator, with the answer of one
 // process: every rank passes its shard of the candidates (a slice of a host array, or a
 // sub-range of a functor's index space, with its global first index), and every rank returns

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Noise transforms shared by the CPU and GPU paths: the same 128 random bits give the same
 // double on both.
 //
@@ -6,11 +7,11 @@
 //   bit 126        tail selector: the uniform U is v (lower half) or 1 - v (upper half)
 //   bits 125..0    X, a 126-bit fixed-point number; v = (X + 1/2) * 2^-127 in (0, 1/2]
 //                  (1/2 only through the final rounding).
-// Drawing the half first and then v with 126 bits gives both tails of U (near 0 and near 1)
-// the same relative resolution: v is exact to a relative 2^-40 whenever v >= 2^-88, an
-// event of probability 1 - 2^-87 per draw. The noise therefore has the exact distribution's
-// tails out to about 88 (a 32-bit uniform stops Gumbel noise near 22, which silently excludes
-// candidates that trail the best by more than ~26: DESIGN.md §4). No transform ever evaluates
+// Drawing the half first and then v with 126 bits gives both tails of U (near 0 and near 1) the
+// same relative resolution: v is exact to a relative 2^-40 whenever v >= 2^-88, an event of
+// probability 1 - 2^-87 per draw. The noise therefore has the exact distribution's tails out to
+// about 88 (a 32-bit uniform stops Gumbel noise near 22, which silently excludes candidates that
+// trail the best by more than ~26: docs/design.md, "Large ranges"). No transform ever evaluates
 // log(0) or log of a value >= 1.
 //
 // Error budget (used by the floating-point slack in host/engine/floating_point_slack.cpp): outside

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Noise vectors: x + z with z drawn coordinate by coordinate from Laplace, Gaussian or generalized
 // Gaussian noise calibrated to (epsilon, delta)-DP, in host memory (all CPU cores) or in device
 // memory (a CUDA kernel), with the same bits on both (continuous_noise.hpp: coordinate i's noise

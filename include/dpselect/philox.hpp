@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counter-based Philox4x32-10 (Salmon et al., SC'11), bit-identical to cuRAND's
 // curandStatePhilox4_32_10_t.
 //

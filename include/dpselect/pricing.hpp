@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Private posted-price (digital-goods) auction pricing with the exponential mechanism.
 //
 // Utility of a price p: revenue(p) = p * #{i : b_i >= p}. Sensitivity Delta = the largest

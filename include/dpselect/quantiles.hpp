@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Private quantiles over a continuous public range [lower, upper]: the exponential mechanism
 // with utility u(t) = -|#{i : x_i < t} - q n| (Smith 2011), sampled exactly by data intervals.
 //

@@ -1,6 +1,8 @@
-// The secret key of a context and the generator it drives: every random bit of every mechanism
-// is random_block(key, stream, position), whichever generator the key belongs to (DESIGN.md §2:
-// the bits depend only on (key, stream, position), never on the backend, thread or shard).
+// SPDX-License-Identifier: Apache-2.0
+// The secret key of a context and the generator it drives: every random bit of every mechanism is
+// random_block(key, stream, position), whichever generator the key belongs to (docs/design.md,
+// "Randomness": the bits depend only on (key, stream, position), never on the backend, thread or
+// shard).
 //
 // Two counter-based generators sit behind the one interface:
 //   ChaCha20 (chacha20.hpp, RFC 8439, 256-bit key): a cryptographically secure generator, the

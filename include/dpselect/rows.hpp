@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Batched selection: one private pick per row of a rows x cols utility matrix (row-major).
 // Each row is a separate release with its own stream of noise (streams drawn consecutively
 // from the context), so row r's pick equals what a single select() over row r would return

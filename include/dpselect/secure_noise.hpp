@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Floating-point-safe ("secure") Laplace and Gaussian noise on a power-of-two grid.
 //
 // Why: x + b * Lap computed in floating point leaks x through the low bits of the result
@@ -43,9 +44,9 @@
 // is g * z for |z| > 2^53 (probability ~ e^-(2^22)), a deterministic post-processing. Inputs with
 // |x / g| > 2^62 are clamped to +-2^62 g first (1-Lipschitz: the sensitivity is unchanged).
 //
-// Randomness (DESIGN.md §2): coordinate i reads blocks [i 2^20, (i+1) 2^20) of a fresh stream of
-// the context (CounterBits::for_item), on every backend, so the CPU and the GPU write the same
-// doubles. At most 2^44 coordinates.
+// Randomness (docs/design.md, "Randomness"): coordinate i reads blocks [i 2^20, (i+1) 2^20) of a
+// fresh stream of the context (CounterBits::for_item), on every backend, so the CPU and the GPU
+// write the same doubles. At most 2^44 coordinates.
 //
 // Usage:
 //   dpselect::SecureNoiseParams p{.distribution = dpselect::SecureDistribution::laplace,

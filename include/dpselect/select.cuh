@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Private selection over a user functor on the GPU (CUDA-only header; compile with nvcc).
 //
 // The functor is a small, trivially copyable object with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One-call private selection: begin a release, evaluate the whole range, finish.
 //
 // Privacy: with Delta the sensitivity of the utility and eps = params.epsilon, each call is
@@ -17,6 +18,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "dpselect/context.hpp"
 #include "dpselect/errors.hpp"
@@ -39,5 +41,10 @@ Selection select(Context& context, DeviceSpan<const double> utilities,
 bool gpu_usable();
 // True when this library was built with the CUDA backend.
 bool built_with_cuda();
+// Why Backend::Auto runs on the CPU although an NVIDIA GPU is present: this build has no CUDA
+// backend, carries no kernel for the GPU's architecture, needs a newer driver, ... with the fix
+// (one sentence, valid for the life of the process). Empty when a GPU is usable or none is
+// present. Probes the device once per process, as the first release with Backend::Auto does.
+std::string_view gpu_unusable_reason();
 
 }  // namespace dpselect

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Private selection over utilities computed on the fly by a functor, on the CPU. For the GPU
 // (and Backend::Auto choosing it), include dpselect/select.cuh and compile with nvcc; the same
 // functor type runs on both paths.

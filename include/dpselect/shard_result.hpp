@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The partial result of evaluating a release over a sub-range of candidates, and the
 // associative merge that combines shards. Shared by the CPU path, the GPU kernels and users who
 // shard a range across devices or processes (for MPI: reduce with merge() as a custom op).

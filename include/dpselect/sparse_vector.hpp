@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sparse vector technique on the host: AboveThreshold, Sparse and NumericSparse.
 //
 // A stream of query answers f_1(D), f_2(D), ... (each of sensitivity Delta) is compared with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One-shot private top-k: the k candidates with the largest Gumbel-noised scores, in order.
 //
 // Durfee & Rogers (NeurIPS 2019): adding Gumbel noise of the exponential mechanism's scale for a

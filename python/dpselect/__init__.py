@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpselect: differentially private selection over very large candidate ranges.
 
 The exponential mechanism, permute-and-flip and report-noisy-max (Laplace) over arrays of
@@ -24,6 +25,7 @@ from __future__ import annotations
 from . import _dpselect as _core
 from ._arrays import as_host_or_device as _as_host_or_device
 from ._arrays import params_of as _params_of
+from ._backend import warn_if_gpu_unusable as _warn_if_gpu_unusable
 from ._dpselect import (
     AccountedBound,
     Backend,
@@ -50,15 +52,18 @@ from ._dpselect import (
     TopKSelection,
     UsageError,
     built_with_cuda,
+    gpu_unusable_reason,
     gpu_usable,
 )
+
+__version__: str = _core.__version__  # the C++ library's, from its CMakeLists.txt
 
 __all__ = [
     "AccountedBound", "Backend", "BackendUnavailable", "BudgetExceeded", "CompositionRoute", "Context",
     "CudaError", "ExecutedOn", "FloatingPointSlack", "Generator", "InvalidArgument", "Mechanism",
     "ParameterChoice", "PrivacyAccountant", "PrivacyBound", "RandomnessExhausted", "ReleaseKind",
     "RowsSelection", "Selection", "SelectionParams", "SelectionReport", "TopKReport", "TopKSelection",
-    "UsageError", "built_with_cuda", "gpu_usable", "select", "select_repeated", "select_rows",
+    "UsageError", "built_with_cuda", "gpu_unusable_reason", "gpu_usable", "select", "select_repeated", "select_rows",
     "select_top_k",
 ]
 
@@ -87,6 +92,7 @@ def select(context: Context, utilities, params: SelectionParams | None = None, *
     cases nothing is charged or drawn.
     """
     params = _params_of(SelectionParams, params, fields)
+    _warn_if_gpu_unusable(params.backend)
     where, array = _as_host_or_device(utilities, "utilities")
     if where == "host":
         return _core.select_host(context, array, params)
@@ -101,6 +107,7 @@ def select_top_k(context: Context, utilities, k: int, params: SelectionParams | 
     composition (report.epsilon_total_basic), or report.rho in zCDP.
     """
     params = _params_of(SelectionParams, params, fields)
+    _warn_if_gpu_unusable(params.backend)
     where, array = _as_host_or_device(utilities, "utilities")
     if where == "host":
         return _core.top_k_host(context, array, k, params)
@@ -110,6 +117,7 @@ def select_top_k(context: Context, utilities, k: int, params: SelectionParams | 
 def select_rows(context: Context, utilities, params: SelectionParams | None = None, **fields) -> RowsSelection:
     """One private release per row of a 2-D host array (rows x cols), one epsilon for every row."""
     params = _params_of(SelectionParams, params, fields)
+    _warn_if_gpu_unusable(params.backend)
     where, array = _as_host_or_device(utilities, "utilities", ndim=2)
     if where != "host":
         raise ValueError("select_rows takes host memory from Python so far; copy the matrix to the host")
@@ -120,6 +128,7 @@ def select_repeated(context: Context, utilities, releases: int, params: Selectio
                     **fields) -> RowsSelection:
     """``releases`` independent releases over one row (Monte Carlo studies, the auditor)."""
     params = _params_of(SelectionParams, params, fields)
+    _warn_if_gpu_unusable(params.backend)
     where, array = _as_host_or_device(utilities, "utilities")
     if where != "host":
         raise ValueError("select_repeated takes host memory from Python so far; copy the row to the host")

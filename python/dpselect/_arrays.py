@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checks of the arrays passed to dpselect, before the C++ core sees them.
 
 Nothing is copied: a NumPy array (float32 or float64, C-contiguous) goes to the core as it is,
@@ -64,7 +65,7 @@ def as_host_or_device(values, name: str, ndim: int = 1):
             # A zero-copy NumPy view of host memory (PyTorch CPU tensors, JAX CPU arrays, ...).
             return "host", _check_numpy(_host_view(values), name, ndim)
         if device_type == _DL_CUDA_MANAGED:
-            raise ValueError(f"{name} is in CUDA managed memory, which dpselect's Python layer does not take yet; "
+            raise ValueError(f"{name} is in CUDA managed memory, which dpselect's Python layer does not take; "
                              f"pass a device array (cupy.asarray({name}), {name}.cuda()) or a host one")
         if device_type == _DL_CUDA:
             dtype = str(getattr(values, "dtype", ""))

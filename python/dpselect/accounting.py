@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Privacy accounting: what a sequence of releases spends, and how to split a budget.
 
 Composition of k releases on one dataset, with their privacy parameters fixed in advance:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The empirical privacy auditor: lower bounds on a mechanism's privacy loss.
 
 For an output event E, an (epsilon, delta)-DP mechanism satisfies

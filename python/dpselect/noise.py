@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Noise vectors, secure (floating-point-safe) noise and private answers to counting queries.
 
 Every release here adds noise IN PLACE to a 1-D float64 array: a writable, C-contiguous NumPy

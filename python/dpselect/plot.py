@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Pictures of dpselect's releases, audits and accounting, with matplotlib.
 
 Each function returns a ``matplotlib.figure.Figure`` (call ``fig.savefig("x.png")`` or show it in a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Private posted-price (digital-goods) auction pricing with the exponential mechanism.
 
 The utility of a price p is its revenue, p * #{bids >= p}; its sensitivity Delta is the largest
@@ -25,6 +26,7 @@ import numpy as np
 
 from . import _dpselect as _core
 from ._arrays import as_float64, params_of
+from ._backend import warn_if_gpu_unusable
 from ._dpselect import (
     BID_INTERVALS_GRID_FACTOR,
     BidderNeighbours,
@@ -102,6 +104,7 @@ def select_price(context: Context, bids, prices, params: PricingParams | None = 
     nothing is charged or drawn.
     """
     params = params_of(PricingParams, params, fields)
+    warn_if_gpu_unusable(params.backend)
     bids = _as_bids(bids)
     if isinstance(prices, PriceGrid):
         return _core.select_price_grid(context, bids, prices, params)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Private quantiles over a public range [lower, upper].
 
 One q-quantile is the exponential mechanism with utility u(t) = -|#{i : x_i < t} - q n| (Smith
@@ -32,6 +33,7 @@ import numpy as np
 
 from . import _dpselect as _core
 from ._arrays import as_host_or_device, params_of
+from ._backend import warn_if_gpu_unusable
 from ._dpselect import (
     Context,
     QuantileDiagnostics,
@@ -122,6 +124,7 @@ def select_quantile(context: Context, data, q: float, params: QuantileParams | N
     context's accountant refuses; in both cases nothing is charged or drawn.
     """
     params = _quantile_params(QuantileParams, params, fields)
+    warn_if_gpu_unusable(params.backend)
     return _core.select_quantile(context, _as_data(data, params.range), float(q), params)
 
 
@@ -137,6 +140,7 @@ def select_quantiles(context: Context, data, qs, params: QuantilesParams | None 
     check; a refusal charges and draws nothing.
     """
     params = _quantile_params(QuantilesParams, params, fields)
+    warn_if_gpu_unusable(params.base.backend)
     return _core.select_quantiles(context, _as_data(data, params.base.range), _levels(qs), params)
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The sparse vector technique: which queries of a stream are above a threshold.
 
 A stream of query values f_1(D), f_2(D), ... (each of sensitivity Delta) is compared with a noisy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Composition theorems, zCDP conversions and budget splits (dpselect/accounting.hpp), and the
 // charge of several releases at once. Each function is a few microseconds (the optimal profile:
 // O(sqrt(k)) terms), cheap enough to call in a loop over k; the ones that may evaluate the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The arrays the bindings take from Python: host or CUDA device memory, C-contiguous, of the one
 // dtype the C++ call reads, and never converted or copied (every array argument is marked
 // .noconvert(); the Python layer, dpselect/_arrays.py, has already said how to fix a wrong one).

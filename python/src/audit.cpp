@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The empirical privacy auditor (dpselect/audit.hpp) as the submodule dpselect._dpselect.audit:
 // its statistics, the library's audit targets, targets whose mechanism is a Python callable, and
 // run_audit with the GIL released. Python callables (a target's run, a progress hook) are called

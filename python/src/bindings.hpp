@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pieces of the extension module dpselect._dpselect (nanobind), one function per concern.
 #pragma once
 

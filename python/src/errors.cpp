@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's exceptions as Python exceptions, with the library's messages. InvalidArgument is
 // a ValueError (a bad value); BudgetExceeded and UsageError are exceptions of their own, since a
 // caller must not mistake a refused release for a bad argument.

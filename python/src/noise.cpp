@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Noise vectors, secure (floating-point-safe) noise, the generalized Gaussian calibration and
 // the l-infinity answerer. Every noisy release writes into the caller's float64 array in place:
 // nanobind hands over the array's own memory (noconvert(), a writable double array), so a

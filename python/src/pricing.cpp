@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Private posted-price pricing: Bids, price grids, lists and ranges, the exponential mechanism
 // over them (select_price) and its diagnostics. The Python layer (dpselect/pricing.py) checks the
 // arrays first; here noconvert() makes sure nothing is copied behind the caller's back. The GIL

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Private quantiles over a public range: the range and its grid, the data prepared once
 // (QuantileData, from host or CUDA device arrays handed over without a conversion), one quantile
 // (select_quantile), several (select_quantiles), the rank-error calculators and the NOT PRIVATE

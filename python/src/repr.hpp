@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Python reprs of the library's value types, shared by the binding files: each shows the fields
 // a person reads first, with Python's spelling of numbers and booleans.
 #pragma once

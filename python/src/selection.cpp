@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // select, select_top_k, select_rows and select_repeated over arrays that nanobind hands over
 // without copying: host arrays (NumPy, or any DLPack producer in host memory) and device arrays
 // (DLPack from CuPy, PyTorch, JAX). The Python layer (dpselect/_arrays.py) checks dtype and layout

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sparse vector technique: the streaming SparseVector, the batch over host or device arrays,
 // and the accuracy calculators. The Python layer (dpselect/sparse_vector.py) checks the arrays
 // first; here noconvert() makes sure nothing is copied behind the caller's back.

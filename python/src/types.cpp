@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Enums, parameters, reports, the accountant and the context, with Python names and reprs.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -91,6 +92,9 @@ void bind_params_and_reports(nb::module_& m) {
       .def_ro("monotone", &SelectionReport::monotone)
       .def_ro("noise_scale", &SelectionReport::noise_scale)
       .def_ro("executed_on", &SelectionReport::executed_on)
+      .def_prop_ro("cpu_fallback_reason",
+                   [](const SelectionReport& r) { return std::string(r.cpu_fallback_reason); },
+                   "Why backend AUTO ran on the CPU although a GPU is present (empty otherwise).")
       .def_ro("candidates", &SelectionReport::candidates)
       .def_ro("slack", &SelectionReport::slack)
       .def_ro("stream", &SelectionReport::stream)

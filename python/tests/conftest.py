@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures of the Python tests: the dpselect command (for C++ = Python comparisons)."""
 
 import os

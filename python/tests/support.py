@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers shared by the Python tests (imported by name: pytest puts this folder on sys.path)."""
 
 import sys

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The accounting functions against their closed forms, computed here independently: exact
 rationals (fractions) for sums and splits, 50-digit decimals for the Kairouz-Oh-Viswanath profile,
 and the zCDP conversions' formulas minimised in double precision. Bad inputs raise InvalidArgument

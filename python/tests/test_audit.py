@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The empirical privacy auditor from Python: its statistics against exact binomial sums, the
 library's targets (the same results as the dpselect command for the same seed), mechanisms written
 in Python (an honest one passes, a dishonest one is caught), progress, errors and the GIL.

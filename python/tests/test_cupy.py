@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Device arrays through DLPack (CuPy, PyTorch CUDA): skipped without the package or a GPU."""
 
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Output distributions against exact probabilities (fixed seeds).
 
 Each cell's count is compared with its exact expectation by a normal approximation of the

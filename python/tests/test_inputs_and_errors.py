@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Bad inputs get the library's exception and message, before anything is charged or drawn;
 arrays are never copied; the GIL is released during a release."""
 

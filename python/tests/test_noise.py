@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Noise vectors, secure noise, the generalized Gaussian calibration and the l-inf answerer.
 
 The dpselect command has no noise-vector subcommand, so the C++ = Python comparison here is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The pictures render headless (Agg) and show what they claim: the released price where it was
 released, probabilities that are the mechanism's, the claims of the audit, the composition
 curves of the accounting functions."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Private pricing from Python: the same prices as the C++ library (the dpselect command) for the
 same key, the exponential mechanism's exact distribution over lists, grids and ranges, the
 library's messages for bad input with nothing charged, and the diagnostics against brute force.

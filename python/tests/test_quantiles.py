@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Private quantiles from Python: the same values as the C++ library (the dpselect command) for the
 same key, the single quantile's exact distribution on tiny data, the library's messages for bad
 input with nothing charged, arrays handed over without a copy, the GIL released while sorting and
@@ -101,7 +102,7 @@ def exact_positions(values, grid):
 def quantile_command(cli):
     help_text = subprocess.run([cli, "--help"], check=False, capture_output=True, text=True)
     if "quantile" not in help_text.stdout + help_text.stderr:
-        pytest.skip("this dpselect command has no quantile subcommand yet")
+        pytest.skip("this dpselect command has no quantile subcommand")
     return cli
 
 

@@ -1,19 +1,30 @@
-"""The README's Python example, run as written (the marked region is what the README quotes:
-examples/check_readme_snippets.cmake fails when the two differ)."""
+# SPDX-License-Identifier: Apache-2.0
+"""The Python examples of the README and of docs/python.md, run as written (the marked regions
+are what the documents quote: examples/check_doc_snippets.cmake fails when the two differ)."""
 
-import numpy
+
+def test_readme_hello():
+    # [readme:python_hello]
+    import numpy as np
+    import dpselect
+
+    scores = np.random.default_rng(0).normal(size=1_000_000)  # one utility per candidate
+    context = dpselect.Context()                               # a secret key from the operating system
+    pick = dpselect.select(context, scores, epsilon=1.0, sensitivity=1.0)
+    print(pick.index, pick.report.epsilon_spent, pick.report.executed_on)
+    # [/readme:python_hello]
+    assert 0 <= pick.index < scores.size
+    assert pick.report.candidates == scores.size
 
 
-def test_readme_example(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    numpy.save("scores.npy", (numpy.arange(100_000) % 1000).astype(numpy.float32))
+def test_python_guide_quickstart():
     # [readme:python_quickstart]
     import numpy as np
     import dpselect
 
     context = dpselect.Context()                     # keyed from the OS: for real data
     context.charge_to(dpselect.PrivacyAccountant(dpselect.PrivacyBound(epsilon=2.0)))
-    scores = np.load("scores.npy")                   # float32 or float64, any size
+    scores = (np.arange(100_000) % 1000).astype(np.float32)   # float32 or float64, any size
     pick = dpselect.select(context, scores, epsilon=1.0, sensitivity=1.0)
     top = dpselect.select_top_k(context, scores, 10, epsilon=0.1, sensitivity=1.0)  # 0.1 per pick
     print(pick.index, top.indices, pick.report)
@@ -23,10 +34,8 @@ def test_readme_example(tmp_path, monkeypatch):
     assert context.accountant.release_count == 11
 
 
-def test_readme_tour(tmp_path, monkeypatch):
+def test_python_guide_tour(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    numpy.save("bids.npy", numpy.random.default_rng(5).lognormal(3.0, 0.6, 5000))
-    numpy.save("answers.npy", numpy.arange(1000, dtype=numpy.float64))
     # [readme:python_tour]
     import numpy as np
     import dpselect
@@ -37,12 +46,13 @@ def test_readme_tour(tmp_path, monkeypatch):
     accountant = dpselect.PrivacyAccountant(dpselect.PrivacyBound(epsilon=3.0, delta=1e-6))
     context.charge_to(accountant)
 
-    bids = dpselect.Bids(np.load("bids.npy"))       # validated and sorted once
+    rng = np.random.default_rng(5)
+    bids = dpselect.Bids(rng.lognormal(3.0, 0.6, 5000))   # validated and sorted once
     grid = dpselect.PriceGrid(0.01, 200.0, 0.01)
     price = dpselect.select_price(context, bids, grid, epsilon=1.0)          # add/remove one bidder
     dpselect.plot.pricing(bids, grid, 1.0, released=price).savefig("pricing.png")  # NOT PRIVATE
 
-    answers = np.load("answers.npy")                # f_1(D), f_2(D), ...: sensitivity 1 each
+    answers = np.arange(1000, dtype=np.float64)     # f_1(D), f_2(D), ...: sensitivity 1 each
     above = dpselect.sparse_vector_batch(context, answers, epsilon=1.0, sensitivity=1.0,
                                          threshold=500.0, max_positives=3)
     counts = np.array([120.0, 4.0, 37.0])

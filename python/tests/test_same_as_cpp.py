@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The same key gives the same index from Python as from C++ (the dpselect command, which runs
 the C++ library with Context::with_fixed_seed for --seed)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The sparse vector technique from Python: the batch and the streaming object give the same
 answers as each other and as the C++ library (the dpselect command) for the same key; the first
 answer of AboveThreshold has its exact probability; bad parameters and values get the library's

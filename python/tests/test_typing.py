@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The type stubs (nanobind's stubgen) and the package's annotations agree, and a type checker
 reads the API the way a user's IDE does: mypy over the package and over a program that uses it."""
 

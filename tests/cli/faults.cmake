@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Faults: output that cannot be written (a full device, a reader that leaves), input that ends
 # before its announced size, named pipes, and memory exhaustion while loading. Each must end in
 # a non-zero status and one clear error line, never in status 0 with the output cut short or in

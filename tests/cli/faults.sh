@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Fault cases of the dpselect command that run_cli.cmake cannot set up: a pipe closed by its
 # reader, named pipes, a file that ends before its announced size, a memory limit, an empty
 # argument (CMake's lists drop empty elements). POSIX sh and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Inputs as people have them (included by CMakeLists.txt, whose helpers and argument lists it
 # uses). A file read right gives the same released indices as utilities.txt for the same seed;
 # a file refused gives exactly one message, anchored at both ends so that no stray (binary)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Tests of long runs and large outputs: progress on stderr, the per-price time limit and
 # --force, the automatic grid sampler, and topk --output. Included by CMakeLists.txt.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Nothing computed from the data reaches stdout or stderr unless --diagnostics asks for it: no
 # aggregate (max, min, sum, count, optimum), no value of the data, no run time. Every release
 # subcommand (text and JSON) and every data-caused error runs on marker files whose values and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs the dpselect command and checks its exit status and output (cmake -P, no other tools).
 #   -DCLI=<binary> -DARGS=<arguments separated by |>
 #   -DINPUT_FILE=<file>        standard input of the ARGS run (not of the COMPARE_ARGS run);

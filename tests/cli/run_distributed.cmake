@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs the dpselect command once as one process and once under mpiexec, and requires the same
 # exit status, the same standard output byte for byte, and the same error line (cmake -P).
 #   -DCLI=<binary> -DMPIEXEC=<launcher> -DRANKS=<n> -DARGS=<arguments separated by |>

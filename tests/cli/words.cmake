@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The command in its users' words: unknown names get a suggestion, errors name options as typed
 # (not the library's C++ names), valid settings that offer little privacy get a warning, and the
 # help says what --sensitivity and epsilon mean. Included by CMakeLists.txt, whose helpers and

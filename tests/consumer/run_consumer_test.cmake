@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Installs the built library into a scratch prefix, then configures, builds and runs the
 # consumer project against it. Invoked by ctest (tests "install_consumer", and
 # "install_consumer_mpi" with -DAPP=distributed_app -DLAUNCHER=<mpiexec and its flags, ,-joined>).

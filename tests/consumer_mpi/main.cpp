@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The installed dpselect::mpi in an application: two ranks, one release, the same index on both
 // as one process over the whole range with the same seed.
 #include <dpselect/dpselect.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The public noise math gives the same bits whatever flags the including translation unit was
 // compiled with. GCC contracts a * b + c into one fused multiply-add by default
 // (-ffp-contract=fast) wherever the target has FMA (-mfma, -march=native, every aarch64), which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The public noise math compiled twice, with the library's flags and with a consumer's
 // (-O2 -mfma -ffp-contract=fast): contraction_test.cpp compares the two bit for bit.
 #pragma once

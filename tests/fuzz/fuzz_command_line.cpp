@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the command line of `dpselect` (host/cli/command_line.hpp): the input is
 // the arguments, one a line, run through the same parsing, checks and releases as the command,
 // against small files the target writes once into its scratch folder (the working folder of the

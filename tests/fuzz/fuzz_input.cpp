@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the command's input readers (host/cli/input_files.hpp: read_values),
 // built three times: DPSELECT_FUZZ_FORMAT 1 text, 2 raw float32/float64, 3 NumPy .npy. The
 // first bytes choose how the file is read (the value kind, a public bound, what a 2-D array

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the mechanisms themselves on small adversarial arrays: 1 to 16 values
 // drawn from NaN, +-inf, denormals, +-0, the extremes and any double (fuzz_support.hpp), fed with
 // valid parameters (every mechanism, both generators, monotone or not, with or without a public

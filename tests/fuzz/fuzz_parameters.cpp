@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the validation of every public entry point that charges a context's
 // accountant: select (float, double, and the begin_release / evaluate / finish API),
 // select_top_k, select_rows, select_repeated, select_price (grid, list, range), select_quantile,

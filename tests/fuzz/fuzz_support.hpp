@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the libFuzzer targets share: a failed invariant ends the run with a message (libFuzzer
 // saves the input as a crash), a private scratch folder, and the adversarial numbers that
 // floating-point code gets wrong (NaN, infinities, denormals, signed zeros, the extremes).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs one libFuzzer target as a test: first every input under regressions/<target> (inputs that
 # once crashed it: each must now pass), then fuzzing for SECONDS from the seed corpus
 # corpus/<target> with the dictionary dpselect.dict. New inputs go to WORK_DIR/corpus, crashes to

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Reference values for tests/accounting_test.cpp, computed independently of the C++ code.
 
 Run:  python3 tests/reference/accounting_references.py            (needs mpmath; pip install mpmath)

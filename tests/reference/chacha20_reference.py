@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Independent pure-Python ChaCha20 (RFC 8439 section 2.3) used to confirm the vectors typed
 in tests/chacha20_test.cpp: those from RFC 8439 (section 2.3.2 as bytes and as words, section
 2.4.2, Appendix A.1) and the SplitMix64 expansion behind ChaChaKey::from_seed. Exits non-zero

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Reference values for tests/discrete_calibration_test.cpp and discrete_noise_test.cpp,
 computed independently of the C++ code with mpmath at 50 digits.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Exact privacy losses of the quantile audits (host/audit/audit_quantiles.cpp) and of the negative
 controls of tests/audit_quantiles_test.cpp, computed independently of the C++ code.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One-sided binomial checks for empirical accuracy theorems ("the failure fraction is <= beta
 // within Clopper-Pearson slack").
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact output distributions of the three noisy-max mechanisms, in long double, for the
 // statistical tests. Scores s_i are utilities already multiplied by the score scale (noise of
 // unit scale); -inf marks an excluded candidate (probability 0).

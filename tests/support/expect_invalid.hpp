@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Expecting a dpselect::InvalidArgument whose message names the parameter and the value.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Comparing selection frequencies with exact probabilities.
 //
 // Tolerance: an outcome with exact probability p over T independent releases must satisfy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One test body, every backend: the backend-generic test sources are compiled twice, once with
 // DPSELECT_TEST_GPU=0 (CPU backend) and once with DPSELECT_TEST_GPU=1 (GPU backend, as .cu files
 // when CUDA is enabled). GPU instances skip — and are reported as skipped — when no CUDA device

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Several consecutive ChaCha20 blocks of one stream at once, for CPU loops that read positions
 // in increasing order (detail::SequentialBlocks in random_key.hpp). The blocks are exactly
 // chacha20_stream_block's (chacha20.hpp); only the way they are computed differs: the lanes of

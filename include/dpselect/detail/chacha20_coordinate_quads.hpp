@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The four coordinates of a noise vector that share ChaCha20 blocks, read as one unit: what lets a
 // GPU thread compute one 64-byte block for four coordinates instead of one per coordinate
 // (kernels/noise_vector.cu). Plain C++, so the CPU tests run the same code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA error handling for the GPU path (CUDA-only header).
 #pragma once
 

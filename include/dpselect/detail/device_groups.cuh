@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a GPU warp scores groups of 32 candidates: where their utilities come from (an array or a
 // functor), and where their screens come from. CUDA-only; used by the fused pass
 // (fused_select_kernel.cuh), the rows kernel and the top-k kernel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's stream-ordered device memory (dpselect/device_memory.hpp): one memory pool per
 // device, created on first use with the configured release threshold (kernels/device_memory.cu).
 // CUDA-only; every device allocation of the library goes through library_pool_malloc_async.

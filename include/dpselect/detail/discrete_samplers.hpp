@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exact discrete samplers of Canonne, Kamath & Steinke 2020 (CKS, Algorithms 1-3) as
 // __host__ __device__ code: integer arithmetic only, so the output distribution is exactly the
 // stated one given uniform bits, on the CPU and on the GPU alike (unsigned __int128, including its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Noise from an exponential race: the transforms of the group-maximum screen (docs/group_maximum.md),
 // the same bits on the CPU and the GPU.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fused GPU pass: utility -> counter-based noise -> block arg-max -> one merge, with no
 // materialised noise, no per-thread RNG state and no device-wide synchronisation. CUDA-only;
 // used by kernels/select_arrays.cu (utility arrays) and dpselect/select.cuh (user functors).

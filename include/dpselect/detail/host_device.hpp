@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host/device portability and bit-reproducible double arithmetic.
 //
 // The CPU and GPU paths must compute the same noisy score for the same random bits, so the

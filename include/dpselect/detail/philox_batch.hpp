@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Several consecutive Philox4x32-10 blocks of one stream at once, for CPU loops that read
 // positions in increasing order (detail::SequentialBlocks in random_key.hpp). The blocks are
 // exactly philox_block's (philox.hpp, cuRAND's layout); SIMD lanes hold the same counter word of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An exponential function that returns the same bits on the CPU and the GPU (the companion of
 // portable_log.hpp, for the same reason: glibc's exp and CUDA's exp are different functions).
 //

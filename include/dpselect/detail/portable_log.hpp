@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A natural logarithm that returns the same bits on the CPU and the GPU.
 //
 // glibc's log and CUDA's log are both accurate to about one ulp but they are different

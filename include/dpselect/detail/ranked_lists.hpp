@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Index arithmetic of the GPU top-k's block-wide sort and merge (kernels/top_k.cu), as plain
 // __host__ __device__ functions so that the CPU tests check the very network and merge the kernel
 // runs (tests/ranked_lists_test.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal hooks the functor templates (select_functor.hpp, select.cuh) use. Not public API.
 #pragma once
 

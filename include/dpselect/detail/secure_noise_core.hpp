@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One coordinate of the floating-point-safe ("secure") Laplace and Gaussian noise, shared by the
 // CPU loop (host/noise/secure_noise.cpp), the GPU kernel (kernels/secure_noise.cu) and the NumericSparse
 // answers (host/sparse_vector/sparse_vector_internal.hpp), so all three give the same double for the same bits.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The noise of the sparse vector technique, shared by the host and the GPU's batched find-first
 // so that both compare exactly the same doubles (see sparse_vector.hpp for the positions).
 #pragma once
@@ -13,7 +14,7 @@ namespace dpselect::detail {
 // Query i takes its noise from random block i, the threshold of epoch j from block 2^59 + j, and
 // the j-th NumericSparse value (j = 0, 1, ...: the "above" answers in order) from the 2^20 blocks
 // [2^60 + j 2^20, 2^60 + (j + 1) 2^20) (secure Laplace, secure_noise.hpp). Queries stay below 2^58;
-// blocks [2^58, 2^59) (the Laplace values before they were snapped to a grid) are no longer read.
+// blocks [2^58, 2^59) are not read.
 // The ranges are disjoint: queries < 2^58 <= 2^59 <= thresholds < 2^59 + 2^58 < 2^60 <= values,
 // and j < 2^43 keeps the values below 2^60 + 2^63 (no wrap).
 inline constexpr std::uint64_t kSparseAnswerPositionOffset = std::uint64_t{1} << 58;

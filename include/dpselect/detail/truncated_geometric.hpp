@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact-to-2^-30 sampling of a truncated geometric variable from one 128-bit uniform: the
 // within-interval stage of the bid-interval pricing sampler (host/pricing/pricing_intervals.cpp).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Utility arrays read by whole warps: a warp stages the utilities of a tile of 32 groups (one
 // per lane, device_groups.cuh) through shared memory, with 128-bit loads of whole 128-byte lines
 // (512 contiguous bytes per warp-wide load for float), and each lane then looks at its own

@@ -1,21 +1,23 @@
-# Fails unless every ```cpp, ```cmake and ```python block of README.md is, character for character, a marked
-# region of a compiled source, and every marked region is quoted in README.md (the only other
-# code blocks allowed are ```sh). The README's code
-# therefore always compiles (CI builds and runs the examples) and cannot drift from it.
+# SPDX-License-Identifier: Apache-2.0
+# Fails unless every ```cpp, ```cmake and ```python block of the README and of the guide's pages
+# (docs/*.md) is, character for character, a marked region of a compiled or tested source, and
+# every marked region is quoted in one of them (the only other code blocks allowed are ```sh). The
+# documentation's code therefore always compiles (CI builds and runs the examples) and cannot
+# drift from it.
 #
-#   cmake -DREADME=README.md "-DSOURCE_DIRS=examples;tests/consumer" -P check_readme_snippets.cmake
+#   cmake "-DDOCUMENTS=README.md;docs/cpp-api.md" "-DSOURCE_DIRS=examples;tests/consumer" -P check_doc_snippets.cmake
 #
 # A region is the lines between a line holding only the comment  [readme:NAME]  and one holding
 # only  [/readme:NAME]  (// or # comments) in a *.cpp, *.cu, *.py or CMakeLists.txt under SOURCE_DIRS.
 # Its common indentation is removed, so a region may sit inside main(). A region opened again in
 # the same file continues it after one blank line: the includes at the top of a file and the
-# statements inside main() make one README block. Written for cmake -P because CI machines need
-# not have Python.
+# statements inside main() make one block. Written for cmake -P because CI machines need not have
+# Python.
 
 cmake_minimum_required(VERSION 3.25)
 
-if(NOT DEFINED README OR NOT DEFINED SOURCE_DIRS)
-  message(FATAL_ERROR "usage: cmake -DREADME=<README.md> -DSOURCE_DIRS=<dir;dir> -P ${CMAKE_SCRIPT_MODE_FILE}")
+if(NOT DEFINED DOCUMENTS OR NOT DEFINED SOURCE_DIRS)
+  message(FATAL_ERROR "usage: cmake -DDOCUMENTS=<a.md;b.md> -DSOURCE_DIRS=<dir;dir> -P ${CMAKE_SCRIPT_MODE_FILE}")
 endif()
 
 # CMake lists split on ';' and do not split inside [ ]; C++ is full of both. They are swapped for
@@ -131,9 +133,10 @@ foreach(dir IN LISTS SOURCE_DIRS)
   endforeach()
 endforeach()
 
-# ---- Code blocks of the README ---------------------------------------------------------------
-read_lines("${README}" lines)
+# ---- Code blocks of the documents ------------------------------------------------------------
 set(block_count 0)
+foreach(document IN LISTS DOCUMENTS)
+read_lines("${document}" lines)
 set(in_block FALSE)
 set(in_shell_block FALSE)
 set(line_number 0)
@@ -151,7 +154,7 @@ foreach(line IN LISTS lines)
     set(in_shell_block TRUE)
   elseif(NOT in_block AND line MATCHES "^```")
     # Unchecked code could hide behind any other label (c++, cuda, none): name it cpp, cmake, python or sh.
-    report_problem("${README}:${line_number}: a code block labelled other than cpp, cmake, python or sh")
+    report_problem("${document}:${line_number}: a code block labelled other than cpp, cmake, python or sh")
     set(in_shell_block TRUE)
   elseif(in_block AND line MATCHES "^```[ ]*$")
     set(in_block FALSE)
@@ -203,26 +206,27 @@ foreach(line IN LISTS lines)
     restore_brackets("${best_block_line}" best_block_line)
     restore_brackets("${best_region_line}" best_region_line)
     if(NOT best_name STREQUAL "")
-      report_problem("${README}:${block_line}: this block is not a marked region of the examples.\n  Closest: '${best_name}' (${region_file_${best_name}}:${region_line_${best_name}}), which parts from it at README line ${differing_line}:\n    README: ${best_block_line}\n    source: ${best_region_line}")
+      report_problem("${document}:${block_line}: this block is not a marked region of the examples.\n  Closest: '${best_name}' (${region_file_${best_name}}:${region_line_${best_name}}), which parts from it at line ${differing_line}:\n    document: ${best_block_line}\n    source: ${best_region_line}")
     else()
-      report_problem("${README}:${block_line}: this block is not a marked region (no regions found)")
+      report_problem("${document}:${block_line}: this block is not a marked region (no regions found)")
     endif()
   elseif(in_block)
     list(APPEND block_lines "${line}")
   endif()
 endforeach()
 if(in_block)
-  report_problem("${README}:${block_line}: code block never closed")
+  report_problem("${document}:${block_line}: code block never closed")
 endif()
+endforeach()
 
 foreach(name IN LISTS region_names)
   if(NOT region_quoted_${name})
-    report_problem("${region_file_${name}}:${region_line_${name}}: region '${name}' is not quoted in ${README}")
+    report_problem("${region_file_${name}}:${region_line_${name}}: region '${name}' is not quoted in ${DOCUMENTS}")
   endif()
 endforeach()
 
 list(LENGTH region_names region_count)
 if(problems GREATER 0)
-  message(FATAL_ERROR "README snippets: ${problems} problem(s)")
+  message(FATAL_ERROR "documentation snippets: ${problems} problem(s)")
 endif()
-message(STATUS "README snippets: ${block_count} code blocks, each one of the ${region_count} marked regions")
+message(STATUS "documentation snippets: ${block_count} code blocks, each one of the ${region_count} marked regions")
