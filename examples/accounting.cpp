@@ -13,7 +13,7 @@ int main() {
   dpselect::SelectionParams params;
   params.sensitivity = 1.0;
   const std::vector<float> utility = {4.0f, 8.0f, 15.0f, 16.0f, 23.0f, 42.0f};
-  // [readme:accounting]
+  // [doc:accounting]
   auto accountant = std::make_shared<dpselect::PrivacyAccountant>(
       dpselect::PrivacyBound{.epsilon = 1.0, .delta = 1e-6});                  // thread-safe
   context.charge_to(accountant);
@@ -25,7 +25,7 @@ int main() {
   }
   dpselect::AccountedBound spent = accountant->spent();   // (<= 1, <= 1e-6) and the theorem used
   std::cout << "spent epsilon " << spent.epsilon << ", delta " << spent.delta << " by " << spent.route << '\n';
-  // [/readme:accounting]
+  // [/doc:accounting]
   bool refused = false;
   try {
     dpselect::select(context, std::span<const float>(utility), params);

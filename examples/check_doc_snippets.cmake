@@ -7,8 +7,8 @@
 #
 #   cmake "-DDOCUMENTS=README.md;docs/cpp-api.md" "-DSOURCE_DIRS=examples;tests/consumer" -P check_doc_snippets.cmake
 #
-# A region is the lines between a line holding only the comment  [readme:NAME]  and one holding
-# only  [/readme:NAME]  (// or # comments) in a *.cpp, *.cu, *.py or CMakeLists.txt under SOURCE_DIRS.
+# A region is the lines between a line holding only the comment  [doc:NAME]  and one holding
+# only  [/doc:NAME]  (// or # comments) in a *.cpp, *.cu, *.py or CMakeLists.txt under SOURCE_DIRS.
 # Its common indentation is removed, so a region may sit inside main(). A region opened again in
 # the same file continues it after one blank line: the includes at the top of a file and the
 # statements inside main() make one block. Written for cmake -P because CI machines need not have
@@ -95,7 +95,7 @@ foreach(dir IN LISTS SOURCE_DIRS)
     foreach(line IN LISTS lines)
       math(EXPR line_number "${line_number} + 1")
       restore_brackets("${line}" plain)
-      if(plain MATCHES "^[ ]*(//|#) \\[readme:([a-z0-9_]+)\\][ ]*$")
+      if(plain MATCHES "^[ ]*(//|#) \\[doc:([a-z0-9_]+)\\][ ]*$")
         set(name "${CMAKE_MATCH_2}")
         if(NOT open_name STREQUAL "")
           report_problem("${source}:${line_number}: region '${name}' opened inside region '${open_name}'")
@@ -112,7 +112,7 @@ foreach(dir IN LISTS SOURCE_DIRS)
         endif()
         set(open_name "${name}")
         set(part_lines "")
-      elseif(plain MATCHES "^[ ]*(//|#) \\[/readme:([a-z0-9_]+)\\][ ]*$")
+      elseif(plain MATCHES "^[ ]*(//|#) \\[/doc:([a-z0-9_]+)\\][ ]*$")
         if(NOT open_name STREQUAL CMAKE_MATCH_2)
           report_problem("${source}:${line_number}: '${CMAKE_MATCH_2}' closed but '${open_name}' is open")
         endif()

@@ -35,21 +35,21 @@ int main() {
   const std::uint64_t n = host_utility.size();
   cudaStream_t stream = nullptr;
   throw_on_cuda_error(cudaStreamCreate(&stream));
-  // [readme:device_memory]
+  // [doc:device_memory]
   float* d_utility = nullptr;                // n utilities, computed on the GPU or copied there
   throw_on_cuda_error(cudaMalloc(&d_utility, n * sizeof(float)));
   throw_on_cuda_error(cudaMemcpyAsync(d_utility, host_utility.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream));
   auto pick = dpselect::select(context, dpselect::DeviceSpan<const float>{d_utility, n}, params, stream);
-  // [/readme:device_memory]
+  // [/doc:device_memory]
   std::cout << "select: index " << pick.index << " on " << pick.report.executed_on << '\n';
 
   double* d_answers = nullptr;
   throw_on_cuda_error(cudaMalloc(&d_answers, n * sizeof(double)));
   throw_on_cuda_error(cudaMemcpyAsync(d_answers, answers.data(), n * sizeof(double), cudaMemcpyHostToDevice, stream));
   const dpselect::SparseVectorParams svt{.epsilon = 1.0, .sensitivity = 1.0, .threshold = 500.0, .max_positives = 3};
-  // [readme:sparse_vector_gpu]
+  // [doc:sparse_vector_gpu]
   auto on_gpu = dpselect::sparse_vector_batch(context, dpselect::DeviceSpan<const double>{d_answers, n}, svt, stream);
-  // [/readme:sparse_vector_gpu]
+  // [/doc:sparse_vector_gpu]
   std::cout << "sparse vector: " << on_gpu.above.size() << " above in " << on_gpu.report.queries << " queries\n";
 
   throw_on_cuda_error(cudaFree(d_answers));

@@ -2,9 +2,9 @@
 // One release sharded over MPI ranks (dpselect::mpi): every rank holds a slice of the utilities
 // and every rank gets the same index, the one a single process would pick over the whole array.
 // Run with: mpiexec -n 2 ./example_distributed_select
-// [readme:distributed]
+// [doc:distributed]
 #include <dpselect/mpi.hpp>
-// [/readme:distributed]
+// [/doc:distributed]
 
 #include <cmath>
 #include <iostream>
@@ -28,13 +28,13 @@ int main(int argc, char** argv) {
     dpselect::SelectionParams params;
     params.epsilon = 1.0;
     params.sensitivity = 1.0;
-    // [readme:distributed]
+    // [doc:distributed]
     dpselect::mpi::DistributedContext context(MPI_COMM_WORLD);  // collective: rank 0's OS key, broadcast
     // Each rank passes its slice and the global index of its first element; collective.
     dpselect::Selection pick =
         dpselect::mpi::select(context, std::span<const float>(my_utilities), first, params);
     // Every rank holds the same pick.index; publish it from one rank.
-    // [/readme:distributed]
+    // [/doc:distributed]
     if (rank == 0) std::cout << "index " << pick.index << " of " << pick.report.candidates << " candidates\n";
     status = pick.index < n && pick.report.candidates == n ? 0 : 1;
   }  // the context frees its communicator here, before MPI_Finalize

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A private arg-max over 2^36 candidates whose utilities a functor computes on the GPU: no
 // memory traffic at all.
-// [readme:functor_gpu]
+// [doc:functor_gpu]
 #include <dpselect/select.cuh>
 
 struct NegativeDistance {                  // trivially copyable, pure function of the index
@@ -10,7 +10,7 @@ struct NegativeDistance {                  // trivially copyable, pure function 
     return -fabs(static_cast<double>(i) - target);
   }
 };
-// [/readme:functor_gpu]
+// [/doc:functor_gpu]
 
 #include <dpselect/io.hpp>
 
@@ -29,9 +29,9 @@ int main() {
   params.epsilon = 1.0;
   params.sensitivity = 1.0;
   cudaStream_t stream = nullptr;  // the default stream
-  // [readme:functor_gpu]
+  // [doc:functor_gpu]
   auto pick = dpselect::select_functor(context, NegativeDistance{3e10}, {0, 1ull << 36}, params, stream);
-  // [/readme:functor_gpu]
+  // [/doc:functor_gpu]
   std::cout << "index " << pick.index << " of " << pick.report.candidates << " on " << pick.report.executed_on << '\n';
   return pick.report.executed_on == dpselect::ExecutedOn::gpu ? 0 : 1;
 }

@@ -15,13 +15,13 @@ int main() {
   params.sensitivity = 1.0;
   std::vector<float> utility(1 << 20);
   for (std::size_t i = 0; i < utility.size(); ++i) utility[i] = static_cast<float>(i % 1000) * 0.01f;
-  // [readme:gpu_memory]
+  // [doc:gpu_memory]
   dpselect::set_device_memory_release_threshold(std::uint64_t{4} << 30);   // keep up to 4 GiB per device
   for (int release = 0; release < 10; ++release) {
     dpselect::select(context, std::span<const float>(utility), params);    // reuse the same device memory
   }
   dpselect::trim_device_memory();            // hand back what the library holds idle (pool and staging)
-  // [/readme:gpu_memory]
+  // [/doc:gpu_memory]
   std::cout << "release threshold " << dpselect::device_memory_release_threshold() << " bytes";
   if (dpselect::gpu_usable()) {
     std::cout << ", device 0 holds " << dpselect::device_memory_usage(0).reserved_bytes << " bytes after the trim";

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // One private arg-max over utilities in host memory, and its report printed.
-// [readme:host_memory]
+// [doc:host_memory]
 #include <dpselect/dpselect.hpp>
 #include <dpselect/io.hpp>                 // operator<< for the report's enums (opt-in: <ostream>)
 
 #include <iostream>
 #include <vector>
-// [/readme:host_memory]
+// [/doc:host_memory]
 
 int main() {
-  // [readme:host_memory]
+  // [doc:host_memory]
   dpselect::Context context;                 // secret key from the OS CSPRNG (getrandom)
   dpselect::SelectionParams params;
   params.mechanism = dpselect::Mechanism::exponential;
@@ -22,6 +22,6 @@ int main() {
             << " on " << dpselect::to_string(pick.report.executed_on)   // "cpu", "gpu", "cpu+gpu"
             << " with " << pick.report.generator << " noise\n";
   // pick.report.slack.epsilon: the floating-point slack (publish it only with a utility_bound)
-  // [/readme:host_memory]
+  // [/doc:host_memory]
   return pick.index < utility.size() ? 0 : 1;
 }

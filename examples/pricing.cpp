@@ -16,7 +16,7 @@ int main() {
     const double quantile = static_cast<double>(i) / static_cast<double>(raw_bids.size());
     raw_bids[i] = 500.0 * quantile * quantile;
   }
-  // [readme:pricing_grid]
+  // [doc:pricing_grid]
   const dpselect::Bids bids{std::span<const double>(raw_bids)};  // validated (finite, >= 0), sorted once
   dpselect::PricingParams pricing;
   pricing.epsilon = 1.0;
@@ -25,13 +25,13 @@ int main() {
   dpselect::PriceSelection pick = dpselect::select_price(context, bids, grid, pricing);
   double plan = dpselect::revenue_shortfall_bound(pricing, 500.0, grid.size(), std::log(20.0));
   // with probability >= 95%: revenue(pick.price) >= OPT - plan   (Dwork & Roth 2014, Thm 3.11)
-  // [/readme:pricing_grid]
+  // [/doc:pricing_grid]
   std::cout << "grid: price " << pick.price << " (" << pricing.neighbours << ", on " << pick.report.executed_on
             << "), shortfall bound " << plan << '\n';
 
-  // [readme:pricing_range]
+  // [doc:pricing_range]
   dpselect::PriceSelection pick_in_range = dpselect::select_price(context, bids, dpselect::PriceRange{0.0, 500.0}, pricing);
-  // [/readme:pricing_range]
+  // [/doc:pricing_range]
   std::cout << "range: price " << pick_in_range.price << '\n';
   const bool prices_in_bounds = pick.price >= grid.min && pick.price <= grid.max && pick_in_range.price >= 0.0 &&
                                 pick_in_range.price <= 500.0;

@@ -14,7 +14,7 @@ int main() {
   std::lognormal_distribution<double> lognormal(std::log(40'000.0), 0.8);
   std::vector<double> incomes(100'000);
   for (double& income : incomes) income = lognormal(generator);
-  // [readme:quantiles]
+  // [doc:quantiles]
   dpselect::QuantileParams params;
   params.range = {0.0, 500'000.0};  // public bounds: values outside are clipped to them
   params.epsilon = 1.0;
@@ -28,7 +28,7 @@ int main() {
   const std::vector<double> deciles = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
   dpselect::QuantilesRelease joint = dpselect::select_quantiles(context, data, deciles, several);
   // joint.values: nine sorted grid points for epsilon = 1 in all (Gillenwater, Joseph & Kulesza 2021)
-  // [/readme:quantiles]
+  // [/doc:quantiles]
   std::cout << "median " << median.value << " (rank error <= " << alpha << " + 1/2 w.p. 95%)\n";
   bool ordered = true;
   for (std::size_t j = 0; j < joint.values.size(); ++j) {

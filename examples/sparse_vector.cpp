@@ -12,7 +12,7 @@ int main() {
   answers[250] = 900.0;                        // ...a few far above it
   answers[600] = 950.0;
   answers[800] = 1000.0;
-  // [readme:sparse_vector]
+  // [doc:sparse_vector]
   dpselect::SparseVectorParams svt{.epsilon = 1.0, .sensitivity = 1.0, .threshold = 500.0,
                                    .max_positives = 3};        // Sparse with c = 3; c = 1 is AboveThreshold
   dpselect::SparseVector sparse(context, svt);
@@ -25,7 +25,7 @@ int main() {
 
   svt.algorithm = dpselect::SparseVectorAlgorithm::lyu_su_li;  // one threshold, optimized split
   svt.monotone = true;                                         // counting queries: half the query noise
-  // [/readme:sparse_vector]
+  // [/doc:sparse_vector]
   auto optimized = dpselect::sparse_vector_batch(context, std::span<const double>(answers), svt);
   std::cout << "streaming: " << sparse.report().positives << " above in " << sparse.report().queries
             << " queries; batch: " << batch.above.size() << " above; " << svt.algorithm << ": "

@@ -18,7 +18,7 @@ int main() {
   dpselect::SelectionParams params;
   params.epsilon = 1.0;
   params.sensitivity = 1.0;
-  // [readme:top_k_and_rows]
+  // [doc:top_k_and_rows]
   dpselect::TopKParams top;                  // one-shot Gumbel top-k (Durfee & Rogers 2019)
   top.per_pick.epsilon = 0.05;               // epsilon' per pick; exponential mechanism only
   top.per_pick.sensitivity = 1.0;
@@ -30,7 +30,7 @@ int main() {
 
   dpselect::RowsSelection picks = dpselect::select_rows(
       context, dpselect::HostMatrix<const float>{matrix.data(), rows, cols}, params);   // one release per row
-  // [/readme:top_k_and_rows]
+  // [/doc:top_k_and_rows]
   std::cout << "top-k: best " << best.indices.front() << ", (" << epsilon_total << ", 1e-6)-DP (basic: "
             << best.report.epsilon_total_basic << "); rows: row 0 picks " << picks.selections.front().index << '\n';
   return best.indices.size() == top.k && picks.selections.size() == rows ? 0 : 1;

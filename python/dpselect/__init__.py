@@ -56,7 +56,7 @@ from ._dpselect import (
     gpu_usable,
 )
 
-__version__: str = _core.__version__  # the C++ library's, from its CMakeLists.txt
+__version__: str = _core.library_version()  # the C++ library's, from its CMakeLists.txt
 
 __all__ = [
     "AccountedBound", "Backend", "BackendUnavailable", "BudgetExceeded", "CompositionRoute", "Context",

@@ -12,7 +12,6 @@
 
 NB_MODULE(_dpselect, m) {
   m.doc() = "dpselect: differentially private selection over very large candidate ranges (C++ core)";
-  m.attr("__version__") = DPSELECT_VERSION;
   dpselect::python::bind_errors(m);
   dpselect::python::bind_types(m);
   dpselect::python::bind_selection(m);
@@ -22,6 +21,8 @@ NB_MODULE(_dpselect, m) {
   dpselect::python::bind_noise(m);
   dpselect::python::bind_accounting(m);
   dpselect::python::bind_audit(m);
+  m.def("library_version", [] { return std::string(DPSELECT_VERSION); },
+        "The C++ library's version (DPSELECT_VERSION of <dpselect/version.hpp>); dpselect.__version__.");
   m.def("gpu_usable", &dpselect::gpu_usable, "Whether a CUDA device is usable by this build.");
   m.def("built_with_cuda", &dpselect::built_with_cuda, "Whether this build has the CUDA backend.");
   m.def("gpu_unusable_reason", [] { return std::string(dpselect::gpu_unusable_reason()); },

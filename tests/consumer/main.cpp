@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The README's C++ hello world, built by install_consumer against a fresh install (the README
 // quotes the marked region: the doc_snippets test fails when the two differ).
-// [readme:hello_cpp]
+// [doc:hello_cpp]
 #include <dpselect/dpselect.hpp>
 
 #include <cmath>
@@ -24,4 +24,4 @@ int main() {
   std::printf("released index %llu (computed on the %s)\n", static_cast<unsigned long long>(pick.index),
               dpselect::to_string(pick.report.executed_on).data());
 }
-// [/readme:hello_cpp]
+// [/doc:hello_cpp]

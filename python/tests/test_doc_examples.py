@@ -4,7 +4,7 @@ are what the documents quote: examples/check_doc_snippets.cmake fails when the t
 
 
 def test_readme_hello():
-    # [readme:python_hello]
+    # [doc:python_hello]
     import numpy as np
     import dpselect
 
@@ -12,13 +12,13 @@ def test_readme_hello():
     context = dpselect.Context()                               # a secret key from the operating system
     pick = dpselect.select(context, scores, epsilon=1.0, sensitivity=1.0)
     print(pick.index, pick.report.epsilon_spent, pick.report.executed_on)
-    # [/readme:python_hello]
+    # [/doc:python_hello]
     assert 0 <= pick.index < scores.size
     assert pick.report.candidates == scores.size
 
 
 def test_python_guide_quickstart():
-    # [readme:python_quickstart]
+    # [doc:python_quickstart]
     import numpy as np
     import dpselect
 
@@ -28,7 +28,7 @@ def test_python_guide_quickstart():
     pick = dpselect.select(context, scores, epsilon=1.0, sensitivity=1.0)
     top = dpselect.select_top_k(context, scores, 10, epsilon=0.1, sensitivity=1.0)  # 0.1 per pick
     print(pick.index, top.indices, pick.report)
-    # [/readme:python_quickstart]
+    # [/doc:python_quickstart]
     assert pick.report.candidates == scores.size
     assert len(top.indices) == 10
     assert context.accountant.release_count == 11
@@ -36,7 +36,7 @@ def test_python_guide_quickstart():
 
 def test_python_guide_tour(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    # [readme:python_tour]
+    # [doc:python_tour]
     import numpy as np
     import dpselect
     import dpselect.audit
@@ -62,7 +62,7 @@ def test_python_guide_tour(tmp_path, monkeypatch):
     dpselect.plot.accounting(0.1, 10_000, 1e-6).savefig("accounting.png")
     result = dpselect.audit.run(dpselect.audit.library_targets()[0], runs=50_000)
     print(result.passed, result.bounds.epsilon_lower)
-    # [/readme:python_tour]
+    # [/doc:python_tour]
     assert accountant.release_count == 3
     assert 0.01 <= price.price <= 200.0
     assert (tmp_path / "pricing.png").stat().st_size > 0 and (tmp_path / "accounting.png").stat().st_size > 0
