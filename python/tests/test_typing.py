@@ -18,10 +18,15 @@ PACKAGE_ROOT = Path(dpselect.__file__).resolve().parent.parent
 
 
 def mypy(tmp_path, *arguments):
-    environment = dict(os.environ, MYPYPATH=str(PACKAGE_ROOT))
+    # A package in a build tree is found through MYPYPATH; an installed one (pip install ./python)
+    # through the interpreter's site-packages, which mypy refuses to see in MYPYPATH (and run from
+    # elsewhere: other modules there would shadow the library's).
+    installed = PACKAGE_ROOT.name in ("site-packages", "dist-packages")
+    environment = dict(os.environ) if installed else dict(os.environ, MYPYPATH=str(PACKAGE_ROOT))
     command = [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"), "--no-error-summary",
                "--hide-error-context", *arguments]
-    return subprocess.run(command, capture_output=True, text=True, cwd=PACKAGE_ROOT, env=environment)
+    return subprocess.run(command, capture_output=True, text=True, cwd=tmp_path if installed else PACKAGE_ROOT,
+                          env=environment)
 
 
 def test_the_stubs_exist_beside_the_extension():

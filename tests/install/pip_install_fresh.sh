@@ -5,13 +5,16 @@
 # tracked files; then the README's Python hello world with that environment, and the installed
 # package's version, licence and backend.
 #
-#   pip_install_fresh.sh SOURCE_DIR WORK_DIR cpu|cuda [CMAKE_ARGS]
+#   pip_install_fresh.sh SOURCE_DIR WORK_DIR cpu|cuda [CMAKE_ARGS [DPSELECT_CLI]]
 #
 # cpu: the package must be built without CUDA; cuda: with it. CMAKE_ARGS (the README's way to pass
 # CMake options to pip) goes to the build as the README says (CI passes one GPU architecture).
+# With DPSELECT_CLI (the command of the same sources), the whole Python test suite (python/tests,
+# with pytest, matplotlib and mypy from PyPI) then runs against the installed package.
 set -euo pipefail
 source_dir=$1 work=$2 backend=$3
 export CMAKE_ARGS=${4:-}
+cli=${5:-}
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work" && mkdir -p "$work/tree" "$work/run"
 # A clean copy: the tracked files as they are in the work tree (no build folders, no virtualenvs).
@@ -46,3 +49,8 @@ if problems:
     sys.exit("pip_install_fresh.sh: " + "; ".join(problems))
 print(f"pip_install_fresh.sh: dpselect {dpselect.__version__}, Apache-2.0, {backend} build: ok")
 PY
+if [[ -n $cli ]]; then
+  "$python" -m pip install --quiet --disable-pip-version-check pytest matplotlib mypy
+  # From outside the tree, so that `import dpselect` is the installed package.
+  (cd "$work/run" && DPSELECT_CLI=$cli OMP_NUM_THREADS=2 "$python" -m pytest -q -p no:cacheprovider "$work/tree/python/tests")
+fi
