@@ -17,7 +17,6 @@ function(dpselect_default_cuda_architectures)
   execute_process(COMMAND "${CMAKE_CUDA_COMPILER}" --list-gpu-arch
     OUTPUT_VARIABLE listed RESULT_VARIABLE failed ERROR_QUIET)
   string(REGEX MATCHALL "compute_[0-9]+" virtual_archs "${listed}")
-  set(lowest_minor_of_major "")
   set(newest 0)
   foreach(virtual_arch IN LISTS virtual_archs)
     string(REPLACE "compute_" "" arch "${virtual_arch}")
