@@ -2,6 +2,9 @@
 // GPU benchmarks of dpselect (Google Benchmark, CUDA).
 //
 //   gpu_select/<type>/<mechanism>/<generator>/n:<n>   dpselect::select over a DeviceSpan<const T>
+//   gpu_select_shape/float/<shape>/<generator>/n:<n>  the same (exponential mechanism) over
+//                                         utilities in an order that a screen finds hard:
+//                                         steep_ascending, gentle_ascending, all_equal
 //   gpu_cub_argmax/<type>/n:<n>           cub::DeviceReduce::ArgMax over the same array, plus
 //                                         the 16-byte copy of its result to the host: the cost
 //                                         of a non-private arg-max (the lower bound to beat)
@@ -109,6 +112,55 @@ void bm_select_array(benchmark::State& state, dpselect::Mechanism mechanism, dps
                   [&](dpselect::Context& ctx, const dpselect::SelectionParams& params) {
                     return dpselect::select(ctx, span, params, env().stream);
                   });
+  });
+}
+
+// Float utilities of a shape that a screen finds hard (docs/performance.md, "Data shapes"):
+// rising in index order, steeply (u(i) = i: each group of 32 beats the one before by 16 noise
+// scales at epsilon = 1) or gently (u(i) = i / 1024: a new best every few groups), or all equal
+// (every candidate ties: the noise alone decides).
+enum class Shape { steep_ascending, gentle_ascending, all_equal };
+const char* shape_name(Shape shape) {
+  switch (shape) {
+    case Shape::steep_ascending: return "steep_ascending";
+    case Shape::gentle_ascending: return "gentle_ascending";
+    case Shape::all_equal: return "all_equal";
+  }
+  return "?";
+}
+__global__ void fill_shape_kernel(float* data, std::uint64_t n, Shape shape) {
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const double x = static_cast<double>(i);
+    data[i] = shape == Shape::steep_ascending    ? static_cast<float>(x)
+              : shape == Shape::gentle_ascending ? static_cast<float>(x / 1024)
+                                                 : 7.0f;
+  }
+}
+
+// The exponential mechanism over n float utilities of `shape` in device memory: against the
+// uniform array of gpu_select/float at the same n (the same run), the cost of the data's order.
+void bm_select_shape(benchmark::State& state, Shape shape, dpselect::Generator generator, std::uint64_t n) {
+  guarded(state, [&](benchmark::State& st) {
+    GpuEnvironment& e = env();
+    float* data = nullptr;
+    BENCH_CUDA_CHECK(cudaMalloc(&data, n * sizeof(float)));
+    const unsigned int blocks = static_cast<unsigned int>(
+        std::min<std::uint64_t>((n + 255) / 256, static_cast<std::uint64_t>(e.properties.multiProcessorCount) * 32));
+    fill_shape_kernel<<<blocks, 256, 0, e.stream>>>(data, n, shape);
+    BENCH_CUDA_CHECK(cudaPeekAtLastError());
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(e.stream));
+    const dpselect::DeviceSpan<const float> span{data, n};
+    try {
+      time_releases(st, dpselect::Mechanism::exponential, generator, n, n * sizeof(float),
+                    [&](dpselect::Context& ctx, const dpselect::SelectionParams& params) {
+                      return dpselect::select(ctx, span, params, e.stream);
+                    });
+    } catch (...) {
+      cudaFree(data);
+      throw;
+    }
+    BENCH_CUDA_CHECK(cudaFree(data));
   });
 }
 
@@ -357,6 +409,20 @@ void register_arrays(const char* type_name) {
 void register_all() {
   register_arrays<float>("float");
   register_arrays<double>("double");
+  for (const std::uint64_t n : {std::uint64_t{1} << 24, std::uint64_t{1} << 30}) {
+    for (const Shape shape : {Shape::steep_ascending, Shape::gentle_ascending, Shape::all_equal}) {
+      for (const dpselect::Generator generator : kGenerators) {
+        benchmark::RegisterBenchmark((std::string("gpu_select_shape/float/") + shape_name(shape) + "/" +
+                                      std::string(dpselect::to_string(generator)) + "/" + size_label(n))
+                                         .c_str(),
+                                     [shape, generator, n](benchmark::State& state) {
+                                       bm_select_shape(state, shape, generator, n);
+                                     })
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
+      }
+    }
+  }
   for (const std::uint64_t n : {std::uint64_t{1} << 24, std::uint64_t{1} << 26, std::uint64_t{1} << 28}) {
     benchmark::RegisterBenchmark(("gpu_select_host/float/" + size_label(n)).c_str(),
                                  [n](benchmark::State& state) { bm_select_host<float>(state, n); })

@@ -311,10 +311,7 @@ ShardResult score_host_positions(const DeviceIntervalUtility<StoredPositions>& u
   using Source = FunctorSource<DeviceIntervalUtility<StoredPositions>>;
   // A chunk's pass covers one interval more than its positions when it ends at n.
   const unsigned int grid = fused_select_grid<Source>(streaming.chunk_elements() + 1, spec.key.generator);
-  DeviceScratch scratch((grid + 1) * sizeof(ShardResult), stream);
-  ShardResult* accumulator = scratch.as<ShardResult>();
-  reset_accumulator_kernel<0><<<1, 1, 0, stream>>>(accumulator);
-  DPSELECT_CUDA_TRY(cudaGetLastError());
+  const FusedSelectScratch scratch(grid, stream);
   streaming.upload_each(host_positions + first, [&](const std::uint64_t* chunk, std::uint64_t offset,
                                                     std::uint64_t elements) {
     const std::uint64_t chunk_first = first + offset;
@@ -326,13 +323,9 @@ ShardResult score_host_positions(const DeviceIntervalUtility<StoredPositions>& u
     chunk_utility.positions = StoredPositions{chunk};
     chunk_utility.first_position = chunk_first;
     chunk_utility.position_before = chunk_first == 0 ? 0 : host_positions[chunk_first - 1];
-    enqueue_fused_select(Source{chunk_utility}, begin, end - begin, spec, grid, accumulator + 1, accumulator, stream,
-                         known_score);
+    enqueue_fused_select(Source{chunk_utility}, begin, end - begin, spec, scratch, stream, known_score);
   });
-  ShardResult result;
-  DPSELECT_CUDA_TRY(cudaMemcpyAsync(&result, accumulator, sizeof result, cudaMemcpyDeviceToHost, stream));
-  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
-  return result;
+  return scratch.result(stream);
 }
 
 // The intervals scored first: within 2^12 of the target rank, as on the CPU (single_quantile.cpp).

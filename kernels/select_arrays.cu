@@ -28,19 +28,12 @@ ShardResult evaluate_host_array(const NoiseSpec& spec, const T* utilities, Index
                              StreamingDirection::to_device, "cudaMallocFromPoolAsync(selection chunk)");
   const cudaStream_t stream = streaming.compute_stream();
   const unsigned int grid = fused_select_grid<ArraySource<T>>(streaming.chunk_elements(), spec.key.generator);
-  DeviceScratch scratch((grid + 1) * sizeof(ShardResult), stream);
-  ShardResult* accumulator = scratch.as<ShardResult>();
-  reset_accumulator_kernel<0><<<1, 1, 0, stream>>>(accumulator);
-  DPSELECT_CUDA_TRY(cudaGetLastError());
+  const FusedSelectScratch scratch(grid, stream);
   streaming.upload_each(utilities, [&](const T* chunk, std::uint64_t offset, std::uint64_t count) {
     const std::uint64_t first_index = range.begin + offset;
-    enqueue_fused_select(ArraySource<T>{chunk, first_index}, first_index, count, spec, grid, accumulator + 1,
-                         accumulator, stream);
+    enqueue_fused_select(ArraySource<T>{chunk, first_index}, first_index, count, spec, scratch, stream);
   });
-  ShardResult result;
-  DPSELECT_CUDA_TRY(cudaMemcpyAsync(&result, accumulator, sizeof result, cudaMemcpyDeviceToHost, stream));
-  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
-  return result;
+  return scratch.result(stream);
 }
 
 }  // namespace

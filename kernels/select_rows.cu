@@ -67,6 +67,7 @@ struct TeamReduce<kWarpThreads> {
     __syncwarp();  // the storage is reused by the team's next row
     return total;
   }
+  __device__ __forceinline__ static void barrier() { __syncwarp(); }
 };
 
 template <>
@@ -78,6 +79,7 @@ struct TeamReduce<kRowsBlockThreads> {
     __syncthreads();  // the storage is reused by the block's next row
     return total;
   }
+  __device__ __forceinline__ static void barrier() { __syncthreads(); }
 };
 
 // As kSelectMinBlocksPerMultiprocessor (fused_select_kernel.cuh), with one block less for
@@ -100,6 +102,9 @@ __global__ void __launch_bounds__(kRowsBlockThreads, kRowsMinBlocksPerMultiproce
   const GroupRange groups{0, cols};
   __shared__ ScreenBoundTable bounds;  // every row of a launch has one mechanism (one release kind)
   if constexpr (TeamThreads != 1) bounds.fill(rows != 0 ? specs[0].mechanism : Mechanism::exponential);
+  // Each team's screen threshold word for its current row (WarpScreenThreshold), shared by the
+  // team's warps.
+  __shared__ unsigned long long team_published[kTeamsPerBlock];
   const std::uint64_t row_step = static_cast<std::uint64_t>(gridDim.x) * kTeamsPerBlock;
   // The row loop is uniform across a team, so every member of a team reaches each reduction.
   for (std::uint64_t row = static_cast<std::uint64_t>(blockIdx.x) * kTeamsPerBlock + team; row < rows;
@@ -115,8 +120,14 @@ __global__ void __launch_bounds__(kRowsBlockThreads, kRowsMinBlocksPerMultiproce
       }
     } else {
       __shared__ WarpTile tiles[kRowsBlockThreads / kWarpThreads];
-      add_tiles<G>(accumulator, spec, bounds, groups, source, static_cast<std::uint64_t>(member / kWarpThreads),
-                   kTeamWarps, tiles[threadIdx.x / kWarpThreads], threadIdx.x % kWarpThreads);
+      // The team's last row has been reduced (TeamReduce ends with a team barrier), so no member
+      // reads the word while it is reset.
+      if (member == 0) team_published[team] = kNoPublishedScore;
+      TeamReduce<TeamThreads>::barrier();
+      WarpScreenThreshold threshold(&team_published[team], -kInfinity);
+      add_tiles<G>(accumulator, spec, CheckedTableBound{bounds, spec}, groups, source,
+                   static_cast<std::uint64_t>(member / kWarpThreads), kTeamWarps, tiles[threadIdx.x / kWarpThreads],
+                   threadIdx.x % kWarpThreads, threshold);
     }
     ShardResult total = TeamReduce<TeamThreads>::reduce(storage, team, accumulator.result);
     total.executed_on = ExecutedOn::gpu;

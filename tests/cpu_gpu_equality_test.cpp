@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "dpselect/dpselect.hpp"
@@ -28,6 +29,10 @@ TEST(CpuGpuEquality, TenThousandSeededReleases) {
   GTEST_SKIP() << "CPU-only build: no CUDA backend to compare with";
 }
 TEST(CpuGpuEquality, TopK) { GTEST_SKIP() << "CPU-only build: no CUDA backend to compare with"; }
+TEST(CpuGpuEquality, DataShapesThatChallengeTheScreen) {
+  GTEST_SKIP() << "CPU-only build: no CUDA backend to compare with";
+}
+TEST(CpuGpuEquality, RowsOfRisingUtilities) { GTEST_SKIP() << "CPU-only build: no CUDA backend to compare with"; }
 #else
 
 // Utilities in [0, 4) from an integer hash of the index: exact integer arithmetic and a
@@ -135,6 +140,117 @@ TEST(CpuGpuEquality, TopK) {
   dpselect::Context context = dpselect::Context::with_fixed_seed(1);
   EXPECT_EQ(dpselect::select_top_k(context, std::span<const double>(utilities), params).report.per_pick.executed_on,
             dpselect::ExecutedOn::cpu);
+}
+// Utilities whose order defeats a threshold built in scan order, and ties that only the lowest
+// index may break: the screen threshold the GPU shares across warps and launches and seeds from
+// each tile's widest group must leave the answer the CPU's, bit for bit.
+enum class Shape { steep, gentle, descending, all_equal, plateaus };
+const char* shape_name(Shape shape) {
+  switch (shape) {
+    case Shape::steep: return "steep";
+    case Shape::gentle: return "gentle";
+    case Shape::descending: return "descending";
+    case Shape::all_equal: return "all_equal";
+    case Shape::plateaus: return "plateaus";
+  }
+  return "?";
+}
+template <class T>
+std::vector<T> shaped_utilities(Shape shape, std::uint64_t n) {
+  std::vector<T> u(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const double x = static_cast<double>(i);
+    switch (shape) {
+      case Shape::steep: u[i] = static_cast<T>(x); break;  // exact in float below 2^24
+      case Shape::gentle: u[i] = static_cast<T>(x / 1024); break;
+      case Shape::descending: u[i] = static_cast<T>((static_cast<double>(n) - x) / 32); break;
+      case Shape::all_equal: u[i] = static_cast<T>(3); break;
+      case Shape::plateaus: u[i] = static_cast<T>(static_cast<double>((i / 4096) % 7)); break;  // many equal maxima
+    }
+  }
+  return u;
+}
+
+template <class T>
+void expect_shape_equal(Shape shape, std::uint64_t n, dpselect::Mechanism mechanism, dpselect::Generator generator,
+                        std::uint64_t seed) {
+  const std::vector<T> host = shaped_utilities<T>(shape, n);
+  T* device = nullptr;
+  ASSERT_EQ(cudaMalloc(&device, n * sizeof(T)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(device, host.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  dpselect::SelectionParams params;
+  params.mechanism = mechanism;
+  params.epsilon = 1.0;
+  params.sensitivity = 1.0;
+  const auto evaluate = [&](dpselect::Backend backend, bool on_device) {
+    params.backend = backend;
+    dpselect::Context context = dpselect::Context::with_fixed_seed(seed, generator);
+    dpselect::Release release = context.begin_release(params);
+    return on_device ? release.evaluate(dpselect::DeviceSpan<const T>{device, n}, 0, cudaStreamPerThread)
+                     : release.evaluate(std::span<const T>(host), 0);
+  };
+  const dpselect::ShardResult cpu = evaluate(dpselect::Backend::Cpu, false);
+  const dpselect::ShardResult gpu_device = evaluate(dpselect::Backend::Gpu, true);
+  const dpselect::ShardResult gpu_host = evaluate(dpselect::Backend::Gpu, false);  // streamed in chunks
+  cudaFree(device);
+  const std::string label = std::string(shape_name(shape)) + " n " + std::to_string(n) + " mechanism " +
+                            std::to_string(static_cast<int>(mechanism)) + " seed " + std::to_string(seed);
+  EXPECT_EQ(gpu_device.best_index, cpu.best_index) << label;
+  EXPECT_EQ(gpu_device.best_score, cpu.best_score) << label;
+  EXPECT_EQ(gpu_host.best_index, cpu.best_index) << label << " (host array)";
+  EXPECT_EQ(gpu_host.best_score, cpu.best_score) << label << " (host array)";
+}
+
+TEST(CpuGpuEquality, DataShapesThatChallengeTheScreen) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  const dpselect::Mechanism mechanisms[] = {dpselect::Mechanism::exponential, dpselect::Mechanism::permute_and_flip,
+                                            dpselect::Mechanism::laplace_noisy_max};
+  std::uint64_t seed = 100;
+  for (const Shape shape : {Shape::steep, Shape::gentle, Shape::descending, Shape::all_equal, Shape::plateaus}) {
+    for (const dpselect::Mechanism mechanism : mechanisms) {
+      for (const dpselect::Generator generator : {dpselect::Generator::chacha20, dpselect::Generator::philox}) {
+        // Many blocks per launch; past one streamed chunk of a host array (2^23 floats), so that
+        // the chunks' launches share the threshold word.
+        expect_shape_equal<float>(shape, (std::uint64_t{1} << 24) + 4099, mechanism, generator, ++seed);
+        expect_shape_equal<double>(shape, 300'007, mechanism, generator, ++seed);
+      }
+    }
+  }
+}
+
+TEST(CpuGpuEquality, RowsOfRisingUtilities) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  // A warp per row (2,000 columns) and a block per row (100,000 columns): the team's threshold
+  // word is reset for each row.
+  for (const std::uint64_t cols : {std::uint64_t{2000}, std::uint64_t{100'000}}) {
+    const std::uint64_t rows = 64;
+    std::vector<float> host(rows * cols);
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      for (std::uint64_t c = 0; c < cols; ++c) {
+        // Rising rows, and rows that fall: a row's best must not leak into the next row's screen.
+        host[r * cols + c] = static_cast<float>(r % 2 == 0 ? c : cols - c) * 0.25f;
+      }
+    }
+    float* device = nullptr;
+    ASSERT_EQ(cudaMalloc(&device, host.size() * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(device, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    dpselect::SelectionParams params;
+    params.epsilon = 1.0;
+    params.sensitivity = 1.0;
+    params.backend = dpselect::Backend::Cpu;
+    dpselect::Context cpu_context = dpselect::Context::with_fixed_seed(77);
+    const dpselect::RowsSelection cpu =
+        dpselect::select_rows(cpu_context, dpselect::HostMatrix<const float>{host.data(), rows, cols}, params);
+    params.backend = dpselect::Backend::Gpu;
+    dpselect::Context gpu_context = dpselect::Context::with_fixed_seed(77);
+    const dpselect::RowsSelection gpu = dpselect::select_rows(
+        gpu_context, dpselect::DeviceMatrix<const float>{device, rows, cols}, params, cudaStreamPerThread);
+    cudaFree(device);
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      EXPECT_EQ(gpu.selections[r].index, cpu.selections[r].index) << "cols " << cols << " row " << r;
+      EXPECT_EQ(gpu.selections[r].report.executed_on, dpselect::ExecutedOn::gpu);
+    }
+  }
 }
 #endif
 

@@ -390,6 +390,45 @@ TEST(ScreenedGroups, FloatDataEqualsScoreGroupAndBruteForce) {
   check_screened_equals_definitions<float>(12, "float");
 }
 
+// Utilities that rise from group to group, where a threshold built in scan order is beaten by
+// every group: the pass must still equal its definitions, and race about one group per chunk
+// (the chunk's widest first raises the threshold above the rest), not every group.
+template <class T>
+void check_rising_utilities(double step, const char* type_name) {
+  std::mt19937_64 rng(step < 1.0 ? 21 : 22);
+  for (const Generator generator : {Generator::chacha20, Generator::philox}) {
+    for (const Mechanism mechanism : kMechanisms) {
+      Case<T> c;
+      c.begin = 5 * noise::kCandidatesPerGroup;
+      const std::size_t size = 4 * kChunkScanGroups * noise::kCandidatesPerGroup;
+      for (std::size_t i = 0; i < size; ++i) c.values.push_back(static_cast<T>(step * static_cast<double>(i)));
+      c.spec.mechanism = mechanism;
+      c.spec.score_scale = 0.5;
+      c.spec.key = RandomKey::from_seed(rng(), generator);
+      c.spec.stream = rng();
+      c.spec.utility_limit = kInfinity;
+      const std::string label = std::string(type_name) + " step " + std::to_string(step) + " generator " +
+                                std::to_string(static_cast<int>(generator)) + " mechanism " +
+                                std::to_string(static_cast<int>(mechanism));
+      const ShardResult want = reference(c, c.begin, c.end());
+      expect_same(want, brute_force(c), label + " brute force");
+      const std::uint64_t blocks_before = CountingBlocks::calls;
+      expect_same(screened(Code::portable, c, c.begin, c.end(), kChunkScanGroups), want, label);
+      // In scan order every group races: a race block and about 16 follower blocks per group,
+      // more than 0.5 per candidate. Racing each chunk's widest group first leaves the groups
+      // whose reach comes within the noise's range of the best: a few per chunk.
+      const std::uint64_t blocks = CountingBlocks::calls - blocks_before;
+      EXPECT_LT(static_cast<double>(blocks), 0.02 * static_cast<double>(size)) << label << ": " << blocks << " blocks";
+      expect_same(screened(Code::dispatched, c, c.begin, c.end(), kChunkScanGroups), want, label + " dispatched");
+    }
+  }
+}
+
+TEST(ScreenedGroups, RisingUtilitiesRaceFewGroups) {
+  check_rising_utilities<float>(1.0, "float");        // one noise scale a candidate: the steepest
+  check_rising_utilities<double>(1.0 / 32, "double");  // a noise unit per two groups: gentle
+}
+
 TEST(ScreenedGroups, ScreeningNeverChangesTheAnswerAtTheEdgeOfTheScreen) {
   // Random utilities seldom put a candidate near one of the screen's decisions, so here the
   // utilities are built from the running best score S of the candidates before them (brute

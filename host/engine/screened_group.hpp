@@ -14,11 +14,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
 #include "dpselect/noise.hpp"
+#include "dpselect/random_key.hpp"
 #include "dpselect/shard_result.hpp"
 
 namespace dpselect::detail {
@@ -157,16 +159,64 @@ using BaselineGroupMath = PortableGroupMath;
 // Groups ahead whose utilities score_groups_using asks the memory system for.
 inline constexpr std::uint64_t kPrefetchGroups = 32;
 
+// The race and follower blocks of the groups a CPU pass races, from SequentialBlocks batches: a
+// group's followers are 32 consecutive positions, one batch of ChaCha20 blocks (the cost of about
+// one block computed alone, where a race drew about one block per follower on rising data), and
+// the race blocks of a chunk's groups are consecutive too. The same bits as random_block.
+class RaceBlockCache {
+ public:
+  RaceBlockCache(const RandomKey& key, std::uint64_t stream) : races_(key, stream), followers_(key, stream) {}
+  RandomBlock at(const RandomKey& /*key*/, std::uint64_t /*stream*/, std::uint64_t position) {
+    return position >= noise::kDetailPositionOffset ? followers_.at(position) : races_.at(position);
+  }
+
+ private:
+  SequentialBlocks races_;
+  SequentialBlocks followers_;
+};
+
+// DetailBlocks for a pass of (key, stream): a RaceBlockCache, or a stateless Blocks type (tests).
+template <class DetailBlocks>
+DetailBlocks detail_blocks_for(const NoiseSpec& spec) {
+  if constexpr (std::is_constructible_v<DetailBlocks, const RandomKey&, std::uint64_t>) {
+    return DetailBlocks(spec.key, spec.stream);
+  } else {
+    return DetailBlocks{};
+  }
+}
+
+// What the first look at an ordinary whole group keeps for its screen test: its reach (the unfused
+// c u_max + bound that unfused_screen_cut compares) and what score_scanned_group needs to race it.
+struct ScannedGroup {
+  double reach;
+  double scaled_magnitude;  // c |u|_max: the cut's margin grows with it
+  double largest;
+  double bound;
+  std::uint32_t screen;
+  std::uint32_t offset;  // g - first
+};
+
 // For g in [first, last): score_group(spec, g, its screen, groups.lanes(g), utility, tally,
 // sink) with utility(i) = data[i - data_first_index], bit for bit: the same tally (count, largest
 // |utility|, invalid utilities) and the same offers that matter. In a whole group of ordinary
 // utilities, score_group's scan finds every lane valid, the same largest utility and the same
 // largest |u| (-0.0 and +0.0 compare equal), so the group goes to score_scanned_group with the
-// scan it would have made. A group is skipped here only when its unfused reach is below the cut
-// of the current threshold: then its fused test fails too. Screen blocks come from
-// `screen_blocks` (a SequentialBlocks: one ChaCha20 block serves 32 groups), race and candidate
-// blocks from DetailBlocks.
-template <class Math, class DetailBlocks = AnyGeneratorBlocks, class T, class Sink, class ScreenBlocks>
+// scan it would have made. Screen blocks come from `screen_blocks` (a SequentialBlocks: one
+// ChaCha20 block serves 32 groups), race and candidate blocks from DetailBlocks.
+//
+// The groups are looked at in two passes over at most kChunkScanGroups at a time. The first reads
+// the utilities once and keeps each ordinary group's reach; the second races the group of largest
+// reach first and then screens the others, in order, against the threshold it raised. So the
+// threshold is high from the first screen on, whatever the order of the data: in scan order, on
+// utilities that rise from group to group, every group would beat the best before it and be
+// raced (200x the pass's time on uniform data, bench/results/2026-11-27-cpu-2core-data-shapes/).
+// The order changes no offer that matters (docs/design.md, "Screening"): a group is skipped only
+// when its unfused reach is below the cut of the current threshold, so its fused test fails too,
+// and the threshold is always a score some candidate of the range reached, ties going to the
+// lowest index whatever the order of the offers.
+inline constexpr std::uint64_t kChunkScanGroups = 256;
+
+template <class Math, class DetailBlocks = RaceBlockCache, class T, class Sink, class ScreenBlocks>
 inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds, const GroupRange& groups,
                                std::uint64_t first, std::uint64_t last, ScreenBlocks& screen_blocks, const T* data,
                                std::uint64_t data_first_index, ShardResult& tally, Sink& sink) {
@@ -174,39 +224,57 @@ inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds
   const auto utility = [data, data_first_index](std::uint64_t index) {
     return static_cast<double>(data[index - data_first_index]);
   };
-  for (std::uint64_t g = first; g < last; ++g) {
-    const std::uint32_t screen = noise::screen_bits(screen_blocks.at(noise::screen_position(g)),
-                                                    static_cast<unsigned int>(g % noise::kGroupsPerScreenBlock));
-    const std::uint64_t first_index = g * kLanes;
-    const unsigned int lanes = groups.lanes(g);
-    GroupSummary summary{false, 0.0, 0.0};
-    if (lanes == kWholeGroup) {
-      const T* const group_data = data + (first_index - data_first_index);
-      // A group's scalar work between its loads leaves few misses in flight: ask for the lines
-      // kPrefetchGroups groups ahead, within [first, last), where `data` is valid.
-      if (g + kPrefetchGroups < last) {
-        __builtin_prefetch(group_data + kPrefetchGroups * kLanes);
-        if constexpr (sizeof(T) == 8) __builtin_prefetch(group_data + kPrefetchGroups * kLanes + 16);
+  DetailBlocks detail_blocks = detail_blocks_for<DetailBlocks>(spec);
+  for (std::uint64_t chunk_first = first; chunk_first < last; chunk_first += kChunkScanGroups) {
+    const std::uint64_t chunk_last = last - chunk_first < kChunkScanGroups ? last : chunk_first + kChunkScanGroups;
+    ScannedGroup scanned[kChunkScanGroups];
+    unsigned int count = 0;
+    unsigned int widest = 0;  // the entry of largest reach (the first of equals)
+    for (std::uint64_t g = chunk_first; g < chunk_last; ++g) {
+      const std::uint32_t screen = noise::screen_bits(screen_blocks.at(noise::screen_position(g)),
+                                                      static_cast<unsigned int>(g % noise::kGroupsPerScreenBlock));
+      const std::uint64_t first_index = g * kLanes;
+      const unsigned int lanes = groups.lanes(g);
+      GroupSummary summary{false, 0.0, 0.0};
+      if (lanes == kWholeGroup) {
+        const T* const group_data = data + (first_index - data_first_index);
+        // A group's scalar work between its loads leaves few misses in flight: ask for the lines
+        // kPrefetchGroups groups ahead, within [first, last), where `data` is valid.
+        if (g + kPrefetchGroups < last) {
+          __builtin_prefetch(group_data + kPrefetchGroups * kLanes);
+          if constexpr (sizeof(T) == 8) __builtin_prefetch(group_data + kPrefetchGroups * kLanes + 16);
+        }
+        summary = Math::summarize(group_data);
       }
-      summary = Math::summarize(group_data);
+      GroupScan scan;
+      if (!summary.finite || !scan_ordinary_group(spec, summary.largest, summary.largest_magnitude, tally, scan)) {
+        // A partial group, or a NaN, infinite or too large utility that score_group records or
+        // excludes.
+        score_group(spec, g, screen, lanes, utility, tally, sink, detail_blocks);
+        continue;
+      }
+      const double bound = bounds.of(screen);
+      const double reach = add_rn(mul_rn(spec.score_scale, summary.largest), bound);
+      if (count != 0 && reach > scanned[widest].reach) widest = count;
+      scanned[count++] = ScannedGroup{reach, mul_rn(spec.score_scale, summary.largest_magnitude), summary.largest,
+                                      bound, screen, static_cast<std::uint32_t>(g - chunk_first)};
     }
-    GroupScan scan;
-    if (!summary.finite || !scan_ordinary_group(spec, summary.largest, summary.largest_magnitude, tally, scan)) {
-      // A partial group, or a NaN, infinite or too large utility that score_group records or
-      // excludes.
-      score_group<DetailBlocks>(spec, g, screen, lanes, utility, tally, sink);
-      continue;
+    const auto screen_and_race = [&](const ScannedGroup& group) {
+      if (group.reach < unfused_screen_cut(sink.threshold(), group.scaled_magnitude, noise::kMaxAbsRaceNoise)) return;
+      const std::uint64_t g = chunk_first + group.offset;
+      const GroupScan scan{group.largest, kWholeGroup, 0u};
+      score_scanned_group(spec, g, group.screen, group.bound, scan, UtilityOfLane<decltype(utility)>{utility, g * kLanes},
+                          sink, detail_blocks);
+    };
+    if (count == 0) continue;
+    screen_and_race(scanned[widest]);
+    for (unsigned int i = 0; i < count; ++i) {
+      if (i != widest) screen_and_race(scanned[i]);
     }
-    const double bound = bounds.of(screen);
-    const double cut = unfused_screen_cut(sink.threshold(), mul_rn(spec.score_scale, summary.largest_magnitude),
-                                          noise::kMaxAbsRaceNoise);
-    if (add_rn(mul_rn(spec.score_scale, summary.largest), bound) < cut) continue;
-    score_scanned_group<DetailBlocks>(spec, g, screen, bound, scan, UtilityOfLane<decltype(utility)>{utility, first_index},
-                                      sink);
   }
 }
 
-template <class DetailBlocks = AnyGeneratorBlocks, class T, class Sink, class ScreenBlocks>
+template <class DetailBlocks = RaceBlockCache, class T, class Sink, class ScreenBlocks>
 inline void score_groups(const NoiseSpec& spec, const ScreenBounds& bounds, const GroupRange& groups,
                          std::uint64_t first, std::uint64_t last, ScreenBlocks& screen_blocks, const T* data,
                          std::uint64_t data_first_index, ShardResult& tally, Sink& sink) {

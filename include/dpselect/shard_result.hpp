@@ -133,10 +133,12 @@ struct GroupRace {
   unsigned int leader_lane;
 };
 
+// `blocks` serves the generator's blocks: Blocks::at (stateless, as every kernel uses it) or, on the
+// CPU, an object that caches a batch of consecutive positions (RaceBlockCache): the same bits.
 template <class Blocks = AnyGeneratorBlocks>
 DPSELECT_HD DPSELECT_FORCEINLINE GroupRace group_race(const NoiseSpec& spec, std::uint64_t group,
-                                                      std::uint32_t screen) {
-  const RandomBlock race_block = Blocks::at(spec.key, spec.stream, noise::kRacePositionOffset + group);
+                                                      std::uint32_t screen, Blocks&& blocks = Blocks{}) {
+  const RandomBlock race_block = blocks.at(spec.key, spec.stream, noise::kRacePositionOffset + group);
   const double e_v = noise::exponential(noise::race_bits(screen, race_block));
   return GroupRace{race_leader(e_v), noise::race_leader_lane(race_block)};
 }
@@ -144,8 +146,8 @@ DPSELECT_HD DPSELECT_FORCEINLINE GroupRace group_race(const NoiseSpec& spec, std
 // The race time of a follower (a lane other than the leader's) of candidate `index`: T_J + E'_j.
 template <class Blocks = AnyGeneratorBlocks>
 DPSELECT_HD DPSELECT_FORCEINLINE double follower_time(const NoiseSpec& spec, const GroupRace& race,
-                                                      std::uint64_t index) {
-  const RandomBlock w = Blocks::at(spec.key, spec.stream, noise::kDetailPositionOffset + index);
+                                                      std::uint64_t index, Blocks&& blocks = Blocks{}) {
+  const RandomBlock w = blocks.at(spec.key, spec.stream, noise::kDetailPositionOffset + index);
   return race_follower_time(race.leader_time, noise::exponential(w));
 }
 
@@ -251,10 +253,12 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool scan_ordinary_group(const NoiseSpec& spec,
 // leader's, draws its W only if the leader's noise could lift it to the threshold. A candidate is
 // left out only when its exact score would be below the threshold, so the offers that matter
 // are exactly those of scoring every candidate in full (candidate_noise).
+// `blocks`: as group_race's.
 template <class Blocks = AnyGeneratorBlocks, class Sink, class LaneUtility>
 DPSELECT_HD DPSELECT_FORCEINLINE void score_scanned_group(const NoiseSpec& spec, std::uint64_t group,
                                                           std::uint32_t screen, double bound, const GroupScan& scan,
-                                                          const LaneUtility& utility_of_lane, Sink& sink) {
+                                                          const LaneUtility& utility_of_lane, Sink& sink,
+                                                          Blocks&& blocks = Blocks{}) {
   const std::uint64_t first_index = group * noise::kCandidatesPerGroup;
   if (scan.excluded != 0 && sink.threshold() == -kInfinity) {
     for (unsigned int lanes = scan.excluded; lanes != 0; lanes &= lanes - 1) {
@@ -262,7 +266,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE void score_scanned_group(const NoiseSpec& spec,
     }
   }
   if (scan.valid == 0 || fma_rn(spec.score_scale, scan.largest_utility, bound) < sink.threshold()) return;
-  const GroupRace race = group_race<Blocks>(spec, group, screen);
+  const GroupRace race = group_race(spec, group, screen, blocks);
   const double leader_noise = race_noise(spec.mechanism, race.leader_time);
   const double follower_bound = add_rn(leader_noise, noise::kScreenMargin);
   for (unsigned int lanes = scan.valid; lanes != 0; lanes &= lanes - 1) {
@@ -272,7 +276,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE void score_scanned_group(const NoiseSpec& spec,
     if (lane == race.leader_lane) {
       sink.offer(fma_rn(spec.score_scale, u, leader_noise), index);
     } else if (!(fma_rn(spec.score_scale, u, follower_bound) < sink.threshold())) {
-      sink.offer(fma_rn(spec.score_scale, u, race_noise(spec.mechanism, follower_time<Blocks>(spec, race, index))),
+      sink.offer(fma_rn(spec.score_scale, u, race_noise(spec.mechanism, follower_time(spec, race, index, blocks))),
                  index);
     }
   }
@@ -308,10 +312,10 @@ DPSELECT_HD DPSELECT_FORCEINLINE GroupScan scan_group(const NoiseSpec& spec, std
 template <class Blocks = AnyGeneratorBlocks, class Sink, class Utility>
 DPSELECT_HD DPSELECT_FORCEINLINE void score_group(const NoiseSpec& spec, std::uint64_t group, std::uint32_t screen,
                                                   unsigned int lanes, const Utility& utility, ShardResult& tally,
-                                                  Sink& sink) {
+                                                  Sink& sink, Blocks&& blocks = Blocks{}) {
   const GroupScan scan = scan_group(spec, group, lanes, utility, tally);
-  score_scanned_group<Blocks>(spec, group, screen, group_noise_upper_bound(spec.mechanism, screen), scan,
-                              UtilityOfLane<Utility>{utility, group * noise::kCandidatesPerGroup}, sink);
+  score_scanned_group(spec, group, screen, group_noise_upper_bound(spec.mechanism, screen), scan,
+                      UtilityOfLane<Utility>{utility, group * noise::kCandidatesPerGroup}, sink, blocks);
 }
 
 // Per-thread running state of a fused single-pick pass: the tally and the best candidate.

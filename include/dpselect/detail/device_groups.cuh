@@ -14,6 +14,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cuda/atomic>
 #include <cstdint>
 #include <type_traits>
 
@@ -121,6 +122,12 @@ struct ScreenBoundTable {
     if (threadIdx.x == 0) mechanism = for_mechanism;
     __syncthreads();
   }
+  // group_noise_upper_bound(m, screen) for the mechanism m the table was filled for: a kernel whose
+  // every spec has that mechanism (a single release's pass) reads it without the check of of(),
+  // whose fallback computes the bound in about 1,500 instructions that such a kernel never runs.
+  __device__ __forceinline__ double of_filled(std::uint32_t screen) const {
+    return bounds[noise::screen_bound_slot(screen)];
+  }
   // group_noise_upper_bound(spec.mechanism, screen), from the table when it holds that mechanism.
   __device__ __forceinline__ double of(const NoiseSpec& spec, std::uint32_t screen) const {
     return spec.mechanism == mechanism ? bounds[noise::screen_bound_slot(screen)]
@@ -128,14 +135,120 @@ struct ScreenBoundTable {
   }
 };
 
+// A group's noise bound by its screen, from a table: FilledTableBound where every spec of the
+// kernel has the table's mechanism (one release's pass), CheckedTableBound where that is not known.
+struct FilledTableBound {
+  const ScreenBoundTable& table;
+  __device__ __forceinline__ double operator()(std::uint32_t screen) const { return table.of_filled(screen); }
+};
+struct CheckedTableBound {
+  const ScreenBoundTable& table;
+  const NoiseSpec& spec;
+  __device__ __forceinline__ double operator()(std::uint32_t screen) const { return table.of(spec, screen); }
+};
+
+// A score as 64 bits whose unsigned order is the scores' order (-inf lowest; never NaN): what the
+// grid-wide threshold word holds, raised with an atomic max.
+__device__ __forceinline__ unsigned long long ordered_score_bits(double score) {
+  const auto bits = static_cast<unsigned long long>(__double_as_longlong(score));
+  return (bits >> 63) != 0 ? ~bits : bits | (1ull << 63);
+}
+__device__ __forceinline__ double score_of_ordered_bits(unsigned long long ordered) {
+  return __longlong_as_double(static_cast<long long>((ordered >> 63) != 0 ? ordered & ~(1ull << 63) : ~ordered));
+}
+inline constexpr unsigned long long kNoPublishedScore = 0x000FFFFFFFFFFFFFull;  // ordered_score_bits(-inf)
+
+__device__ __forceinline__ double warp_max(double value) {
+#pragma unroll
+  for (unsigned int offset = kWarpLanes / 2; offset != 0; offset /= 2) {
+    const double other = __shfl_xor_sync(0xFFFFFFFFu, value, offset);
+    value = other > value ? other : value;
+  }
+  return value;
+}
+
+// The sink of a lane's group within a warp: its own ShardAccumulator, screened against the
+// larger of its own best and a score reached elsewhere in the range (`shared`).
+struct SharedThresholdSink {
+  ShardAccumulator& accumulator;
+  double shared;
+  __device__ __forceinline__ double threshold() const {
+    const double own = accumulator.threshold();
+    return own > shared ? own : shared;
+  }
+  __device__ __forceinline__ void offer(double score, std::uint64_t index) { accumulator.offer(score, index); }
+};
+
+// The screen threshold a warp shares across its lanes and with the grid (docs/design.md,
+// "Screening"). A lane alone sees a few hundred groups of a 2^30 range and screens against its
+// own best, which stays low: every lane's first group races, and on rising data every group. Here
+// each tile's groups are screened against the best score of the whole warp and of every warp that
+// has published one (a word in device memory raised with an atomic max, read once per tile), and
+// the tile's widest group (largest utility plus noise bound) draws its race first, so the others
+// meet the score of its leader. Each of these scores is one that a candidate of the range
+// reached, and a group is still skipped only when even its largest score is strictly below, so
+// the result is exactly one pass's whatever the schedule. Every lane of the warp calls score()
+// with the same tile (it shuffles).
+class WarpScreenThreshold {
+ public:
+  // `published`: the grid's word (ordered_score_bits), kNoPublishedScore before any score; shared
+  // by every launch of one release. `initial`: a score known to be reached (fused_select_kernel's
+  // known_score), or -inf.
+  __device__ __forceinline__ WarpScreenThreshold(unsigned long long* published, double initial)
+      : published_(*published), threshold_(initial) {}
+
+  template <class Blocks, class LaneUtility>
+  __device__ __forceinline__ void score(const NoiseSpec& spec, std::uint64_t group, std::uint32_t screen,
+                                        double bound, const GroupScan& scan, const LaneUtility& utility_of_lane,
+                                        ShardAccumulator& accumulator, unsigned int lane) {
+    // One lane reads the word and hands it to the others, so the warp's threshold stays uniform.
+    unsigned long long published_bits = 0;
+    if (lane == 0) published_bits = published_.load(cuda::std::memory_order_relaxed);
+    const double elsewhere = score_of_ordered_bits(__shfl_sync(0xFFFFFFFFu, published_bits, 0));
+    if (elsewhere > threshold_) threshold_ = elsewhere;
+    // The exact fused reach of score_scanned_group's screen test.
+    const double reach = scan.valid != 0 ? fma_rn(spec.score_scale, scan.largest_utility, bound) : -kInfinity;
+    const double widest_reach = warp_max(reach);
+    SharedThresholdSink sink{accumulator, threshold_};
+    // Nothing in the tile can rank (the common case, warp-uniform). The threshold is then finite,
+    // so no excluded candidate is offered either.
+    if (widest_reach < threshold_) return;
+    // The widest lane draws its group's race first and hands the leader's exact score to the warp,
+    // so every lane meets a threshold at least that high (the leader is the group's largest noise:
+    // its score is usually close to the tile's best). Only a lane of the group that is scored
+    // counts; the race is drawn again with the rest of the group below.
+    const unsigned int widest = __ffs(static_cast<int>(__ballot_sync(0xFFFFFFFFu, reach == widest_reach))) - 1;
+    double seed = -kInfinity;
+    if (lane == widest) {
+      const GroupRace race = group_race<Blocks>(spec, group, screen);
+      if (((scan.valid >> race.leader_lane) & 1u) != 0) {
+        seed = fma_rn(spec.score_scale, utility_of_lane(race.leader_lane), race_noise(spec.mechanism, race.leader_time));
+      }
+    }
+    seed = __shfl_sync(0xFFFFFFFFu, seed, widest);
+    if (seed > sink.shared) sink.shared = seed;
+    score_scanned_group<Blocks>(spec, group, screen, bound, scan, utility_of_lane, sink);
+    sink.shared = warp_max(sink.threshold());
+    const double best = sink.shared;
+    if (best > threshold_) {
+      threshold_ = best;
+      if (lane == 0) published_.fetch_max(ordered_score_bits(best), cuda::std::memory_order_relaxed);
+    }
+  }
+
+ private:
+  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> published_;
+  double threshold_;  // warp-uniform: a score reached in the range, or -inf
+};
+
 // Scores the candidates of `groups` tile by tile with utilities from `source` read one at a time
 // (functors): this warp takes the tiles first_tile + warp, + warps, ... Every lane of the warp
 // calls it with the same arguments but `lane`.
-template <Generator G, class Source, class Sink>
-__device__ __forceinline__ void add_source_tiles(const NoiseSpec& spec, const ScreenBoundTable& bounds,
+template <Generator G, class Source, class BoundOf>
+__device__ __forceinline__ void add_source_tiles(const NoiseSpec& spec, const BoundOf& bound_of,
                                                  const GroupRange& groups, const Source& source, std::uint64_t warp,
-                                                 std::uint64_t warps, unsigned int lane, ShardResult& tally,
-                                                 Sink& sink) {
+                                                 std::uint64_t warps, unsigned int lane,
+                                                 ShardAccumulator& accumulator, WarpScreenThreshold& threshold) {
   const std::uint64_t first = first_tile(groups) + warp;
   const std::uint64_t end = end_tile(groups);
   TileScreens<G> screens;
@@ -143,11 +256,12 @@ __device__ __forceinline__ void add_source_tiles(const NoiseSpec& spec, const Sc
   for (std::uint64_t tile = first; tile < end; tile += warps, ++step) {
     const std::uint32_t screen = screens.next(spec, first, warps, step, lane);
     const std::uint64_t group = tile * kTileGroups + lane;
-    const unsigned int lanes = groups.lanes(group);
-    if (lanes == 0) continue;
-    const GroupScan scan = scan_group(spec, group, lanes, source, tally);
-    score_scanned_group<GeneratorBlocks<G>>(spec, group, screen, bounds.of(spec, screen), scan,
-                                            UtilityOfLane<Source>{source, group * noise::kCandidatesPerGroup}, sink);
+    // A lane whose group lies outside the range scans nothing (valid and excluded stay empty) and
+    // scores nothing, but still takes part in the warp's shuffles.
+    const GroupScan scan = scan_group(spec, group, groups.lanes(group), source, accumulator.result);
+    threshold.score<GeneratorBlocks<G>>(spec, group, screen, bound_of(screen), scan,
+                                        UtilityOfLane<Source>{source, group * noise::kCandidatesPerGroup},
+                                        accumulator, lane);
   }
 }
 

@@ -3,12 +3,13 @@
 // materialised noise, no per-thread RNG state and no device-wide synchronisation. CUDA-only;
 // used by kernels/select_arrays.cu (utility arrays) and dpselect/select.cuh (user functors).
 //
-// Each thread keeps a ShardAccumulator (which screens groups that cannot win, shard_result.hpp)
-// over groups of 32 candidates, a warp taking a tile of 32 groups at a time (device_groups.cuh):
-// utility arrays are staged through shared memory (warp_tiles.cuh), functors called by each lane
-// for its own group. Each block reduces
-// with cub::BlockReduce, and a one-block kernel merges the block results into a device-resident
-// accumulator, so several launches (chunks of a host array) accumulate stream-ordered.
+// Each thread keeps a ShardAccumulator over groups of 32 candidates, a warp taking a tile of 32
+// groups at a time (device_groups.cuh): utility arrays are staged through shared memory
+// (warp_tiles.cuh), functors called by each lane for its own group. Groups that cannot win are
+// screened against a threshold the warp shares with the whole grid (WarpScreenThreshold). Each
+// block reduces with cub::BlockReduce, and a one-block kernel merges the block results into a
+// device-resident accumulator, so several launches (chunks of a host array) accumulate
+// stream-ordered.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -42,24 +43,26 @@ inline constexpr int kSelectMinBlocksPerMultiprocessor = G == Generator::philox 
 // outside `groups` is known to reach (cpu_evaluate_generated's known_score, cpu_backend.hpp): the
 // merge with that candidate's result is the one-pass result, and a block where nothing reaches it
 // reports best_index kNoIndex.
+// `published`: the grid-wide screen threshold word of the release (WarpScreenThreshold).
 template <class Source, Generator G, int BlockThreads>
 __global__ void __launch_bounds__(BlockThreads, kSelectMinBlocksPerMultiprocessor<G>)
     fused_select_kernel(Source source, GroupRange groups, NoiseSpec spec, ShardResult* block_results,
-                        double known_score) {
+                        unsigned long long* published, double known_score) {
   ShardAccumulator accumulator;
   // No index: a candidate here that ties it is kept (its index is below kNoIndex), as in one pass.
   accumulator.result.best_score = known_score;
+  WarpScreenThreshold threshold(published, known_score);
   const std::uint64_t thread = static_cast<std::uint64_t>(blockIdx.x) * BlockThreads + threadIdx.x;
   const std::uint64_t threads = static_cast<std::uint64_t>(gridDim.x) * BlockThreads;
   __shared__ ScreenBoundTable bounds;
   bounds.fill(spec.mechanism);
   if constexpr (kIsArraySource<Source>) {
     __shared__ WarpTile tiles[BlockThreads / kWarpLanes];
-    add_tiles<G>(accumulator, spec, bounds, groups, source, thread / kWarpLanes, threads / kWarpLanes,
-                 tiles[threadIdx.x / kWarpLanes], threadIdx.x % kWarpLanes);
+    add_tiles<G>(accumulator, spec, FilledTableBound{bounds}, groups, source, thread / kWarpLanes,
+                 threads / kWarpLanes, tiles[threadIdx.x / kWarpLanes], threadIdx.x % kWarpLanes, threshold);
   } else {
-    add_source_tiles<G>(spec, bounds, groups, source, thread / kWarpLanes, threads / kWarpLanes,
-                        threadIdx.x % kWarpLanes, accumulator.result, accumulator);
+    add_source_tiles<G>(spec, FilledTableBound{bounds}, groups, source, thread / kWarpLanes, threads / kWarpLanes,
+                        threadIdx.x % kWarpLanes, accumulator, threshold);
   }
   using BlockReduce = cub::BlockReduce<ShardResult, BlockThreads>;
   __shared__ typename BlockReduce::TempStorage temp_storage;
@@ -96,10 +99,11 @@ __global__ void __launch_bounds__(BlockThreads)
 }
 
 template <int Unused>
-__global__ void reset_accumulator_kernel(ShardResult* accumulator) {
+__global__ void reset_accumulator_kernel(ShardResult* accumulator, unsigned long long* published) {
   ShardResult empty;
   empty.executed_on = ExecutedOn::gpu;
   store_whole(accumulator, empty);
+  *published = kNoPublishedScore;
 }
 
 // How many blocks of `kernel` (with `threads` threads and `shared_bytes` of dynamic shared memory
@@ -198,20 +202,47 @@ class DeviceScratch {
   cudaStream_t stream_;
 };
 
-// Launches the pass over `count` candidates starting at global index `begin` and folds it into
-// *accumulator. block_results must hold `grid` entries. Launches only; never synchronises.
+// The device memory of one release's fused passes (one launch, or one per chunk of a host array):
+// the accumulator they fold into, the grid-wide screen threshold word they share (each launch's
+// warps start from the scores the earlier ones published), and one result per block of a launch.
+// Reset in stream order on construction.
+class FusedSelectScratch {
+ public:
+  FusedSelectScratch(unsigned int grid, cudaStream_t stream)
+      : memory_((grid + 2) * sizeof(ShardResult), stream), grid_(grid) {
+    reset_accumulator_kernel<0><<<1, 1, 0, stream>>>(accumulator(), published());
+    DPSELECT_CUDA_TRY(cudaGetLastError());
+  }
+  ShardResult* accumulator() const { return memory_.as<ShardResult>(); }
+  unsigned long long* published() const { return reinterpret_cast<unsigned long long*>(memory_.as<ShardResult>() + 1); }
+  ShardResult* block_results() const { return memory_.as<ShardResult>() + 2; }
+  unsigned int grid() const { return grid_; }
+  // The accumulator once the queued passes have run; synchronizes `stream`.
+  ShardResult result(cudaStream_t stream) const {
+    ShardResult value;
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(&value, accumulator(), sizeof value, cudaMemcpyDeviceToHost, stream));
+    DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
+    return value;
+  }
+
+ private:
+  DeviceScratch memory_;
+  unsigned int grid_;
+};
+
+// Launches the pass over `count` candidates starting at global index `begin` with scratch.grid()
+// blocks and folds it into scratch's accumulator. Launches only; never synchronises.
 // known_score: fused_select_kernel's.
 template <class Source>
-void enqueue_fused_select(const Source& source, std::uint64_t begin, std::uint64_t count,
-                          const NoiseSpec& spec, unsigned int grid, ShardResult* block_results,
-                          ShardResult* accumulator, cudaStream_t stream, double known_score = -kInfinity) {
+void enqueue_fused_select(const Source& source, std::uint64_t begin, std::uint64_t count, const NoiseSpec& spec,
+                          const FusedSelectScratch& scratch, cudaStream_t stream, double known_score = -kInfinity) {
   with_generator(spec.key.generator, [&](auto g) {
-    fused_select_kernel<Source, g(), kSelectBlockThreads><<<grid, kSelectBlockThreads, 0, stream>>>(
-        source, GroupRange{begin, begin + count}, spec, block_results, known_score);
+    fused_select_kernel<Source, g(), kSelectBlockThreads><<<scratch.grid(), kSelectBlockThreads, 0, stream>>>(
+        source, GroupRange{begin, begin + count}, spec, scratch.block_results(), scratch.published(), known_score);
   });
   DPSELECT_CUDA_TRY(cudaGetLastError());
   merge_block_results_kernel<kSelectBlockThreads>
-      <<<1, kSelectBlockThreads, 0, stream>>>(block_results, grid, accumulator);
+      <<<1, kSelectBlockThreads, 0, stream>>>(scratch.block_results(), scratch.grid(), scratch.accumulator());
   DPSELECT_CUDA_TRY(cudaGetLastError());
 }
 
@@ -221,17 +252,9 @@ void enqueue_fused_select(const Source& source, std::uint64_t begin, std::uint64
 template <class Source>
 ShardResult run_fused_select(const Source& source, std::uint64_t begin, std::uint64_t count,
                              const NoiseSpec& spec, cudaStream_t stream, double known_score = -kInfinity) {
-  const unsigned int grid = fused_select_grid<Source>(count, spec.key.generator);
-  DeviceScratch scratch((grid + 1) * sizeof(ShardResult), stream);
-  ShardResult* accumulator = scratch.as<ShardResult>();
-  ShardResult* block_results = accumulator + 1;
-  reset_accumulator_kernel<0><<<1, 1, 0, stream>>>(accumulator);
-  DPSELECT_CUDA_TRY(cudaGetLastError());
-  enqueue_fused_select(source, begin, count, spec, grid, block_results, accumulator, stream, known_score);
-  ShardResult result;
-  DPSELECT_CUDA_TRY(cudaMemcpyAsync(&result, accumulator, sizeof result, cudaMemcpyDeviceToHost, stream));
-  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
-  return result;
+  const FusedSelectScratch scratch(fused_select_grid<Source>(count, spec.key.generator), stream);
+  enqueue_fused_select(source, begin, count, spec, scratch, stream, known_score);
+  return scratch.result(stream);
 }
 
 }  // namespace dpselect::detail

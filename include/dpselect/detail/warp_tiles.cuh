@@ -188,12 +188,13 @@ __device__ __forceinline__ GroupScan scan_tile_group(const NoiseSpec& spec, cons
 // + warps, ... (device_groups.cuh). Every lane of the warp calls it with the same arguments but
 // `lane`; the loops are uniform across the warp, so every lane reaches each __syncwarp and
 // shuffle.
-template <Generator G, class T>
+// bound_of(screen): the group noise bound of a screen (FilledTableBound, CheckedTableBound).
+template <Generator G, class T, class BoundOf>
 __device__ __forceinline__ void add_tiles(ShardAccumulator& accumulator, const NoiseSpec& spec,
-                                          const ScreenBoundTable& bounds, const GroupRange& groups,
+                                          const BoundOf& bound_of, const GroupRange& groups,
                                           const ArraySource<T>& source,
                                           std::uint64_t warp, std::uint64_t warps, WarpTile& warp_tile,
-                                          unsigned int lane) {
+                                          unsigned int lane, WarpScreenThreshold& threshold) {
   const std::uint64_t first = first_tile(groups) + warp;
   const std::uint64_t end = end_tile(groups);
   const bool vector_aligned = groups_are_vector_aligned(source);
@@ -205,8 +206,8 @@ __device__ __forceinline__ void add_tiles(ShardAccumulator& accumulator, const N
                                            accumulator.result);
     const std::uint64_t group = tile * kTileGroups + lane;
     const UtilityOfLane<ArraySource<T>> utility_of_lane{source, group * noise::kCandidatesPerGroup};
-    score_scanned_group<GeneratorBlocks<G>>(spec, group, screen, bounds.of(spec, screen), scan, utility_of_lane,
-                                            accumulator);
+    threshold.score<GeneratorBlocks<G>>(spec, group, screen, bound_of(screen), scan, utility_of_lane,
+                                        accumulator, lane);
   }
 }
 

@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Per-region instruction counts of the fused selection kernel, from its sm_90 SASS.
+
+Reads the output of `nvdisasm -c -gi` (SASS with the inlined call chain of every instruction)
+for one kernel, splits it into basic blocks, and walks the tile loop as a Markov chain: every
+branch whose source line is known takes the probability the scenario gives it (a group passes
+the screen, a follower draws, the follower loop runs n times), branches into code that the
+exponential mechanism never runs (the permute-and-flip and Laplace cases of race_noise, the
+bound table's fallback, the scalar staging of the range's end tiles, the division slow path,
+the BRA.DIV fallbacks of a converged warp) are never taken, and every other branch is taken
+with probability 1/2. The expected instructions per tile loop iteration, compared between
+scenarios, give each region's cost per event (one lane's path: the race's code is almost free
+of data-dependent branches, so a warp whose lanes take both sides of each issues within 10 %
+more, printed as "union").
+
+    sass_regions.py KERNEL.sass [INCLUDE_DIR]
+
+KERNEL.sass: one kernel's text (from its .text label to the next); INCLUDE_DIR: the include/
+folder of the sources it was compiled from (default: this repository's), where the source lines
+of each region are looked up by their text. Prints each region's expected instructions and the
+per-event costs that schedule_model.cpp's RegionCosts holds.
+"""
+import collections
+import re
+import sys
+
+
+def parse(path):
+    """Instructions in order, each with its address, opcode, guard, branch target and inline
+    chain (innermost frame first), and the instruction index of every label."""
+    insts, labels, pending, pending_open, chain, cur_labels = [], {}, [], False, [], []
+    for raw in open(path):
+        line = raw.rstrip('\n')
+        m = re.match(r'\s*//## File "([^"]+)", line (\d+)', line)
+        if m:
+            if not pending_open:
+                pending, pending_open = [], True
+            pending.append((m.group(1).split('/')[-1], int(m.group(2))))
+            continue
+        m = re.match(r'^(\.L_x_\d+):', line)
+        if m:
+            cur_labels.append(m.group(1))
+            continue
+        m = re.match(r'\s*/\*([0-9a-f]{4,})\*/\s+(.*?);', line)
+        if not m:
+            continue
+        if pending_open:
+            chain, pending_open = list(pending), False
+        body, guard = m.group(2).strip(), None
+        g = re.match(r'(@!?U?P\w+)\s+(.*)', body)
+        if g:
+            guard, body = g.group(1), g.group(2)
+        t = re.search(r'`\((\.L_x_\d+)\)', body)
+        for label in cur_labels:
+            labels[label] = len(insts)
+        cur_labels = []
+        insts.append(dict(addr=int(m.group(1), 16), op=body.split()[0], guard=guard, body=body,
+                          target=t.group(1) if t else None, chain=chain))
+    return insts, labels
+
+
+def build_blocks(insts, labels):
+    n = len(insts)
+    starts = {0} | set(labels.values())
+    for k, i in enumerate(insts):
+        if i['op'].split('.')[0] in ('BRA', 'EXIT', 'RET', 'CALL') and k + 1 < n:
+            starts.add(k + 1)
+    starts = sorted(starts)
+    blocks, bid = [], {}
+    for bi, s in enumerate(starts):
+        e = starts[bi + 1] if bi + 1 < len(starts) else n
+        blocks.append(dict(start=s, end=e, succ=[]))
+        for k in range(s, e):
+            bid[k] = bi
+    for bi, b in enumerate(blocks):
+        last = insts[b['end'] - 1]
+        op = last['op']
+        if op == 'BRA.DIV':  # taken only by a diverged warp: shuffles and __syncwarp run converged
+            b['succ'] = [bi + 1]
+        elif op.startswith('BRA'):
+            t = bid[labels[last['target']]]
+            conditional = last['guard'] is not None or re.match(r'BRA !?P\d', last['body'])
+            b['succ'] = [t, bi + 1] if conditional else [t]
+        elif op.startswith('EXIT'):
+            b['succ'] = [bi + 1] if last['guard'] is not None else []
+        elif op.startswith('RET'):
+            b['succ'] = []
+        elif bi + 1 < len(blocks):
+            b['succ'] = [bi + 1]
+    return blocks
+
+
+class SourceLines:
+    """The source lines the regions are made of, found by their text (line numbers move)."""
+
+    def __init__(self, include_dir):
+        read = lambda rel: open(f'{include_dir}/dpselect/{rel}').read().split('\n')
+        self.kernel = read('detail/fused_select_kernel.cuh')
+        self.tiles = read('detail/warp_tiles.cuh')
+        self.groups = read('detail/device_groups.cuh')
+        self.shard = read('shard_result.hpp')
+        find = self.find
+        self.top = ('fused_select_kernel.cuh', find(self.kernel, 'add_tiles<G>('))
+        add_tiles = find(self.tiles, 'void add_tiles(')
+        self.tile_loop = find(self.tiles, 'for (std::uint64_t tile = first;', add_tiles)
+        self.screen_next = find(self.tiles, 'screens.next(', add_tiles)
+        self.scan_call = find(self.tiles, 'scan_tile_group(spec', add_tiles)
+        self.score_call = find(self.tiles, 'score_scanned_group<', add_tiles)
+        self.add_tiles = (add_tiles, find(self.tiles, '\n}', add_tiles, whole=True))
+        self.scan_fallback = find(self.tiles, 'return scan_group(spec, group, groups.lanes(group)')
+        scalar = find(self.tiles, '// Scalar loads at the ends')
+        self.scalar_staging = (scalar, find(self.tiles, '\n}', scalar, whole=True))
+        self.owner = find(self.groups, 'if (owner == 0)')
+        # the fallback's line: the one after the table's (the statement spans two)
+        self.bounds_of = find(self.groups, 'return spec.mechanism == mechanism ?') + 1
+        self.bound_lines = {find(self.shard, 'const double e_v = noise::race_exponential_lower_bound('),
+                            find(self.shard, 'return e_v == 0.0 ? kInfinity')}
+        self.other_mechanisms = {find(self.shard, 'case Mechanism::permute_and_flip:'),
+                                 find(self.shard, 'default: return laplace_from_race')}
+        scored = find(self.shard, 'void score_scanned_group(')
+        after = lambda text: find(self.shard, text, scored)
+        self.excluded = {after('for (unsigned int lanes = scan.excluded;'), after('sink.offer(-kInfinity')}
+        self.screen_test = after('if (scan.valid == 0 || fma_rn(')
+        self.race = after('const GroupRace race = group_race')
+        self.leader_noise = {after('const double leader_noise ='), after('const double follower_bound =')}
+        self.loop = after('for (unsigned int lanes = scan.valid;')
+        self.leader_test = after('if (lane == race.leader_lane)')
+        self.leader_offer = after('sink.offer(fma_rn(spec.score_scale, u, leader_noise)')
+        self.follower_test = after('} else if (!(fma_rn(spec.score_scale, u, follower_bound)')
+        self.follower_draw = after('race_noise(spec.mechanism, follower_time')
+        self.loop_body = set(range(self.loop, self.follower_draw + 3)) - {self.leader_offer, self.follower_draw}
+
+    @staticmethod
+    def find(lines, text, after=0, whole=False):
+        if whole:  # the end of the function that starts at line `after`: the first line '}'
+            for k in range(after, len(lines)):
+                if lines[k] == '}':
+                    return k + 1
+            raise RuntimeError('no end of function')
+        for k in range(after - 1 if after else 0, len(lines)):
+            if text in lines[k]:
+                return k + 1  # 1-based, as the line table
+        raise RuntimeError(f'source line not found: {text!r} (the kernel is not the per-lane kernel these '
+                           'regions describe: take its sources from a commit that has it)')
+
+
+def frames(i):
+    return list(reversed(i['chain']))  # outermost first
+
+
+def innermost(i):
+    return i['chain'][0] if i['chain'] else None
+
+
+# Code the exponential mechanism never runs on ordinary data: the other two cases of race_noise,
+# the excluded-candidate offers, the lane-by-lane scan of a group cut by the range or holding a
+# NaN, the scalar staging of the range's first and last tiles, and ScreenBoundTable::of's
+# fallback (a mechanism other than the table's: never within one release).
+def is_cold(i, src):
+    fr = frames(i)
+    for f in fr:
+        if f[0] == 'shard_result.hpp' and (f[1] in src.other_mechanisms or f[1] in src.excluded):
+            return True
+        if f[0] == 'warp_tiles.cuh' and (f[1] == src.scan_fallback or
+                                          src.scalar_staging[0] <= f[1] <= src.scalar_staging[1]):
+            return True
+    in_bound = any(f[0] == 'shard_result.hpp' and f[1] in src.bound_lines for f in fr)
+    if ('device_groups.cuh', src.bounds_of) in fr and in_bound:
+        return True
+    return False
+
+
+def region_of(i, src):
+    fr = frames(i)
+    if len(fr) < 2 or fr[0] != src.top:
+        return 'outside'
+    f2 = fr[1]
+    if f2 == ('warp_tiles.cuh', src.screen_next):
+        return 'screen_gen'
+    if f2 == ('warp_tiles.cuh', src.scan_call):
+        return 'stage_scan'
+    if f2 == ('warp_tiles.cuh', src.score_call):
+        f3 = fr[2] if len(fr) > 2 else None
+        if f3 is not None and f3[0] == 'shard_result.hpp':
+            if f3[1] == src.race:
+                return 'race_block'
+            if f3[1] in src.leader_noise:
+                return 'leader_noise'
+            if f3[1] == src.leader_offer:
+                return 'leader_offer'
+            if f3[1] == src.follower_draw:
+                return 'follower_draw'
+            if f3[1] in src.loop_body:
+                return 'follower_loop'
+        return 'screen_test'
+    return 'tile_loop'
+
+
+class Kernel:
+    def __init__(self, path, src):
+        self.insts, labels = parse(path)
+        self.blocks = build_blocks(self.insts, labels)
+        self.src = src
+        self.cold = []
+        for b in self.blocks:
+            ins = self.insts[b['start']:b['end']]
+            cold = any(i['op'].startswith('CALL') for i in ins)  # the division's slow path
+            # by attribution only for blocks of 4 or more: a lone BSYNC at a join says nothing
+            cold = cold or (len(ins) >= 4 and 2 * sum(is_cold(i, src) for i in ins) > len(ins))
+            self.cold.append(cold)
+        self.back, self.head = None, None
+        for bi, b in enumerate(self.blocks):
+            last = self.insts[b['end'] - 1]
+            if last['op'].startswith('BRA') and innermost(last) == ('warp_tiles.cuh', src.tile_loop):
+                for s in b['succ']:
+                    if s < bi:
+                        self.back, self.head = bi, s
+        self.dead = self.propagate_dead({self.back})
+
+    def propagate_dead(self, keep):
+        dead = list(self.cold)
+        changed = True
+        while changed:
+            changed = False
+            for bi, b in enumerate(self.blocks):
+                if not dead[bi] and bi not in keep and b['succ'] and all(dead[s] for s in b['succ']):
+                    dead[bi] = changed = True
+        return dead
+
+    def count(self, b, test):
+        return sum(1 for k in range(b['start'], b['end']) if test(frames(self.insts[k])))
+
+    def probabilities(self, pass_p, draw_p, trips):
+        """Branch rules of one scenario: bi, live successors -> [(successor, p)]."""
+        blocks, insts = self.blocks, self.insts
+
+        def rule(bi, succs):
+            if len(succs) <= 1:
+                return [(s, 1.0) for s in succs]
+            inn = innermost(insts[blocks[bi]['end'] - 1])
+            src = self.src
+
+            def pick(score, p):  # the successor that scores higher is the 'yes' side
+                sc = sorted(((score(blocks[s]), s) for s in succs), reverse=True)
+                if len(sc) != 2 or sc[0][0] == sc[1][0]:
+                    raise RuntimeError(f'branch rule ambiguous at block {bi} ({inn})')
+                return [(sc[0][1], p), (sc[1][1], 1 - p)]
+            has = lambda frame: (lambda b: self.count(b, lambda fr: frame in fr))
+            if inn == ('device_groups.cuh', src.owner):  # TileScreens<chacha20>: owner == 0
+                return pick(lambda b: self.count(b, lambda fr: any(f[0] == 'chacha20.hpp' for f in fr)), 1 / 32)
+            if inn == ('shard_result.hpp', src.screen_test):  # the screen test
+                return pick(has(('shard_result.hpp', src.race)), pass_p)
+            if inn == ('shard_result.hpp', src.leader_test):  # lane == race.leader_lane
+                return pick(has(('shard_result.hpp', src.leader_offer)), 1 / trips)
+            if inn == ('shard_result.hpp', src.follower_test):  # a follower within reach draws
+                return pick(has(('shard_result.hpp', src.follower_draw)), draw_p)
+            if inn == ('shard_result.hpp', src.loop):  # the follower loop's back edge
+                return pick(lambda b: 1 if blocks.index(b) < bi else 0, 1 - 1 / trips)
+            return [(s, 1.0 / len(succs)) for s in succs]
+        return rule
+
+    def visits(self, start, stop, rule):
+        v = [0.0] * len(self.blocks)
+        frontier = {start: 1.0}
+        for _ in range(100000):
+            nxt = collections.defaultdict(float)
+            for bi, m in frontier.items():
+                v[bi] += m
+                if bi in stop:
+                    continue
+                succs = [s for s in self.blocks[bi]['succ'] if not self.dead[s]]
+                for s, p in rule(bi, succs):
+                    nxt[s] += m * p
+            frontier = {k: x for k, x in nxt.items() if x > 1e-13}
+            if not frontier:
+                break
+        return v
+
+    def per_region(self, pass_p, draw_p, trips=32):
+        v = self.visits(self.head, {self.back}, self.probabilities(pass_p, draw_p, trips))
+        c = collections.Counter()
+        for bi, b in enumerate(self.blocks):
+            if v[bi]:
+                for k in range(b['start'], b['end']):
+                    c[region_of(self.insts[k], self.src)] += v[bi]
+        return c
+
+    def union(self, entry, exits):
+        seen, stack = set(), [entry]
+        while stack:
+            x = stack.pop()
+            if x in seen or self.dead[x] or x in exits:
+                continue
+            seen.add(x)
+            stack.extend(self.blocks[x]['succ'])
+        return sum(self.blocks[x]['end'] - self.blocks[x]['start'] for x in seen)
+
+    def rule_block(self, line):
+        for bi, b in enumerate(self.blocks):
+            last = self.insts[b['end'] - 1]
+            if last['op'].startswith('BRA') and innermost(last) == ('shard_result.hpp', line) and len(b['succ']) == 2:
+                return bi
+        raise RuntimeError(f'no branch at shard_result.hpp:{line}')
+
+    def once_per_warp(self):
+        """Instructions before the tile loop (the bound table's fill) and after it (the block
+        reduction), one lane's path: paid once per warp."""
+        rule = self.probabilities(0, 0, 32)
+        live = lambda bi: [s for s in self.blocks[bi]['succ'] if not self.dead[s]]
+        before = self.visits(0, {self.head}, lambda bi, s: rule(bi, s) if bi != self.head else [])
+        pre = sum(before[bi] * (b['end'] - b['start']) for bi, b in enumerate(self.blocks) if bi != self.head)
+        exit_block = [s for s in self.blocks[self.back]['succ'] if s != self.head][0]
+        after = self.visits(exit_block, set(), rule)
+        post = sum(after[bi] * (b['end'] - b['start']) for bi, b in enumerate(self.blocks))
+        return pre, post
+
+
+def main():
+    import os
+    path = sys.argv[1]
+    here = os.path.dirname(os.path.abspath(__file__))
+    include_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, '..', '..', 'include')
+    src = SourceLines(include_dir)
+    k = Kernel(path, src)
+    base = k.per_region(0, 0)
+    race32 = k.per_region(1, 0, 32)
+    race16 = k.per_region(1, 0, 16)
+    draw32 = k.per_region(1, 1, 32)
+    total = lambda c: sum(c.values())
+    iteration = (total(race32) - total(race16)) / 16
+    offer = race32['leader_offer']
+    race = total(race32) - total(base) - 32 * iteration - offer
+    follower = (total(draw32) - total(race32)) / 31
+    b_screen, b_leader, b_follower, b_loop = (
+        k.rule_block(x) for x in (src.screen_test, src.leader_test, src.follower_test, src.loop))
+
+    def yes(bi, line):  # the successor of a rule's branch that runs `line`
+        return max(k.blocks[bi]['succ'],
+                   key=lambda s: k.count(k.blocks[s], lambda fr: ('shard_result.hpp', line) in fr))
+    race_union = k.union(yes(b_screen, src.race), {b_leader})
+    follower_union = k.union(yes(b_follower, src.follower_draw), {b_loop, b_loop - 1})
+    pre, post = k.once_per_warp()
+    print(f'# {path}: {len(k.insts)} instructions, {len(k.blocks)} blocks; tile loop head block {k.head}')
+    print('# expected warp instructions per tile iteration, by source region, in three scenarios:')
+    print('#   %-14s %10s %10s %10s' % ('region', 'no race', 'race', 'race+draws'))
+    for r in sorted(set(base) | set(race32) | set(draw32)):
+        print('#   %-14s %10.1f %10.1f %10.1f' % (r, base[r], race32[r], draw32[r]))
+    print('#   %-14s %10.1f %10.1f %10.1f' % ('total', total(base), total(race32), total(draw32)))
+    print(f'#   union of paths: race block + leader noise {race_union}, follower draw {follower_union}')
+    print('# per event:')
+    for name, parts in (('tile', ('stage_scan', 'screen_gen', 'screen_test', 'tile_loop', 'outside')),):
+        print('#   tile =', ' + '.join(f'{p} {base[p]:.1f}' for p in parts))
+    print(f'tile={total(base):.1f} race={race:.1f} loop_iteration={iteration:.1f} leader_offer={offer:.1f} '
+          f'follower_draw={follower:.1f} once_per_warp={pre + post:.0f} stage_scan={base["stage_scan"]:.1f} '
+          f'screen_gen={base["screen_gen"]:.1f} screen_test={base["screen_test"]:.1f}')
+
+
+if __name__ == '__main__':
+    main()
