@@ -19,7 +19,19 @@ more, printed as "union").
 KERNEL.sass: one kernel's text (from its .text label to the next); INCLUDE_DIR: the include/
 folder of the sources it was compiled from (default: this repository's), where the source lines
 of each region are looked up by their text. Prints each region's expected instructions and the
-per-event costs that schedule_model.cpp's RegionCosts holds.
+per-event costs that schedule_model.cpp holds.
+
+Two kernels are told apart by add_tiles's body. The per-lane kernel (commit e7c9489: each lane
+calls score_scanned_group for its own group) gives RegionCosts. The warp-wide kernel (add_tiles
+calling WarpScreenThreshold::score: a warp threshold, races run by the whole warp in
+race_group) gives WarpCosts: per tile, per tile that passes the screen, per pending lane the
+race loop visits, per race, per follower-draw issue and per publish of the grid-wide word. Its
+branches of known meaning: the tile passes (widest reach >= threshold), the loop's entry (never
+empty once the tile passes) and back edge (trips), the race test (a pending lane still clears the
+threshold), race_group's valid == 0 return (never: a group with a valid lane), the follower test
+(some lane draws), `score != -inf` before the offer (always: the leader offers), the publish
+(threshold rose; lane 0's atomic); never taken: the excluded-candidate offers and the generic
+atomic's fallbacks for shared and local memory (the word is in global memory).
 """
 import collections
 import re
@@ -106,8 +118,13 @@ class SourceLines:
         self.tile_loop = find(self.tiles, 'for (std::uint64_t tile = first;', add_tiles)
         self.screen_next = find(self.tiles, 'screens.next(', add_tiles)
         self.scan_call = find(self.tiles, 'scan_tile_group(spec', add_tiles)
-        self.score_call = find(self.tiles, 'score_scanned_group<', add_tiles)
         self.add_tiles = (add_tiles, find(self.tiles, '\n}', add_tiles, whole=True))
+        body = '\n'.join(self.tiles[add_tiles - 1:self.add_tiles[1]])
+        self.kind = 'warp' if 'threshold.score<' in body else 'per-lane'
+        if self.kind == 'warp':
+            self.warp_lines(add_tiles)
+            return
+        self.score_call = find(self.tiles, 'score_scanned_group<', add_tiles)
         self.scan_fallback = find(self.tiles, 'return scan_group(spec, group, groups.lanes(group)')
         scalar = find(self.tiles, '// Scalar loads at the ends')
         self.scalar_staging = (scalar, find(self.tiles, '\n}', scalar, whole=True))
@@ -130,6 +147,36 @@ class SourceLines:
         self.follower_test = after('} else if (!(fma_rn(spec.score_scale, u, follower_bound)')
         self.follower_draw = after('race_noise(spec.mechanism, follower_time')
         self.loop_body = set(range(self.loop, self.follower_draw + 3)) - {self.leader_offer, self.follower_draw}
+
+    def warp_lines(self, add_tiles):
+        """The warp-wide kernel's lines: WarpScreenThreshold::score and race_group."""
+        find = self.find
+        g = self.groups
+        self.score_call = find(self.tiles, 'threshold.score<', add_tiles)
+        score = find(g, 'void score(')
+        self.pass_test = find(g, 'if (widest_reach < threshold_) return;', score)
+        self.loop = find(g, 'while (pending != 0)', score)
+        self.race_call = find(g, 'threshold = race_group<Blocks>(', score)
+        self.publish_test = find(g, 'if (threshold > threshold_) {', score)
+        self.publish = find(g, 'published_.fetch_max(', score)
+        self.pass_lines = set(range(self.pass_test + 1, self.loop))  # the threshold, the pending lanes
+        # the loop's own code: the widest pending lane, the race's arguments, the pending lanes left
+        self.loop_lines = set(range(self.loop, self.publish_test)) - {self.race_call}
+        race = find(g, 'double race_group(')
+        self.excluded_offer = find(g, 'if (threshold == -kInfinity && ((excluded >> lane)', race)
+        self.valid_test = find(g, 'if (valid == 0) return warp_max(', race)
+        self.race = find(g, 'const GroupRace race = group_race<Blocks>(', race)
+        self.leader_noise = find(g, 'const double leader_noise = race_noise(', race)
+        self.follower_test = find(g, 'if (in_group && !leader && !(fma_rn(', race)
+        self.follower_draw = find(g, 'race_noise(spec.mechanism, follower_time<Blocks>(', race)
+        self.offer = find(g, 'if (score != -kInfinity) accumulator.offer(score, index);', race)
+        self.race_end = find(g, 'return warp_max(own > follower_threshold', race)
+        self.scan_fallback = find(self.tiles, 'return scan_group(spec, group, groups.lanes(group)')
+        scalar = find(self.tiles, '// Scalar loads at the ends')
+        self.scalar_staging = (scalar, find(self.tiles, '\n}', scalar, whole=True))
+        self.owner = find(g, 'if (owner == 0)')
+        self.other_mechanisms = {find(self.shard, 'case Mechanism::permute_and_flip:'),
+                                 find(self.shard, 'default: return laplace_from_race')}
 
     @staticmethod
     def find(lines, text, after=0, whole=False):
@@ -159,6 +206,8 @@ def innermost(i):
 # fallback (a mechanism other than the table's: never within one release).
 def is_cold(i, src):
     fr = frames(i)
+    if src.kind == 'warp':
+        return is_cold_warp(i, src)
     for f in fr:
         if f[0] == 'shard_result.hpp' and (f[1] in src.other_mechanisms or f[1] in src.excluded):
             return True
@@ -171,9 +220,56 @@ def is_cold(i, src):
     return False
 
 
+# The warp-wide kernel's cold code: the other mechanisms' race_noise, the scan's fallback and the
+# scalar staging (the generic atomic's fallbacks for other memory spaces are found by their QSPC,
+# in Kernel; race_group's excluded offers and valid == 0 return by their branch rules).
+def is_cold_warp(i, src):
+    fr = frames(i)
+    for f in fr:
+        if f[0] == 'shard_result.hpp' and f[1] in src.other_mechanisms:
+            return True
+        if f[0] == 'warp_tiles.cuh' and (f[1] == src.scan_fallback or
+                                          src.scalar_staging[0] <= f[1] <= src.scalar_staging[1]):
+            return True
+    return False
+
+
+def region_of_warp(fr, src):
+    f2 = fr[1]
+    if f2 == ('warp_tiles.cuh', src.screen_next):
+        return 'screen_gen'
+    if f2 == ('warp_tiles.cuh', src.scan_call):
+        return 'stage_scan'
+    if f2 != ('warp_tiles.cuh', src.score_call):
+        return 'tile_loop'
+    f3 = fr[2] if len(fr) > 2 else None
+    if f3 is None or f3[0] != 'device_groups.cuh':
+        return 'screen_test'
+    if f3[1] == src.race_call:
+        f4 = fr[3] if len(fr) > 3 else None
+        if f4 is not None and f4[0] == 'device_groups.cuh':
+            if f4[1] == src.race:
+                return 'race_block'
+            if f4[1] == src.leader_noise:
+                return 'leader_noise'
+            if f4[1] == src.follower_draw:
+                return 'follower_draw'
+        return 'race_rest'  # argument shuffles, utility load, leader score, tests, offer, warp max
+    if f3[1] in src.loop_lines:
+        return 'race_loop'
+    if f3[1] in src.pass_lines:
+        return 'pass'
+    if src.publish_test <= f3[1] <= src.publish + 1:
+        return 'publish'
+    return 'screen_test'  # the bound, the word's load and shuffle, the reach, its warp max, the test
+
+
 def region_of(i, src):
     fr = frames(i)
     if len(fr) < 2 or fr[0] != src.top:
+        return 'outside'
+    if src.kind == 'warp':
+        return region_of_warp(fr, src)
         return 'outside'
     f2 = fr[1]
     if f2 == ('warp_tiles.cuh', src.screen_next):
@@ -206,6 +302,8 @@ class Kernel:
         for b in self.blocks:
             ins = self.insts[b['start']:b['end']]
             cold = any(i['op'].startswith('CALL') for i in ins)  # the division's slow path
+            # the generic atomic's test for shared or local memory: the word is in global memory
+            cold = cold or any(i['op'].startswith('QSPC') for i in ins)
             # by attribution only for blocks of 4 or more: a lone BSYNC at a join says nothing
             cold = cold or (len(ins) >= 4 and 2 * sum(is_cold(i, src) for i in ins) > len(ins))
             self.cold.append(cold)
@@ -230,6 +328,59 @@ class Kernel:
 
     def count(self, b, test):
         return sum(1 for k in range(b['start'], b['end']) if test(frames(self.insts[k])))
+
+    def ahead(self, bi, test):
+        """Instructions satisfying test(frames) in the blocks reachable from block bi by forward
+        edges only (no loop back edge), up to the tile loop's back edge: what a branch side leads to."""
+        seen, stack, n = set(), [bi], 0
+        while stack:
+            x = stack.pop()
+            if x in seen or self.dead[x]:
+                continue
+            seen.add(x)
+            n += self.count(self.blocks[x], test)
+            if x != self.back:
+                stack.extend(s for s in self.blocks[x]['succ'] if s > x)
+        return n
+
+    def warp_probabilities(self, pass_p, trips, draw_p, publish_p):
+        """Branch rules of the warp-wide kernel in one scenario."""
+        blocks, insts, src = self.blocks, self.insts, self.src
+
+        def rule(bi, succs):
+            if len(succs) <= 1:
+                return [(s, 1.0) for s in succs]
+            inn = innermost(insts[blocks[bi]['end'] - 1])
+
+            def pick(line, p, file='device_groups.cuh'):  # the side that leads to `line` is 'yes'
+                sc = sorted(((self.ahead(s, lambda fr: (file, line) in fr), s) for s in succs), reverse=True)
+                if len(sc) != 2 or sc[0][0] == sc[1][0]:
+                    raise RuntimeError(f'branch rule ambiguous at block {bi} ({inn})')
+                return [(sc[0][1], p), (sc[1][1], 1 - p)]
+            if inn == ('device_groups.cuh', src.owner):  # TileScreens<chacha20>: owner == 0
+                sc = sorted(((self.count(blocks[s], lambda fr: any(f[0] == 'chacha20.hpp' for f in fr)), s)
+                             for s in succs), reverse=True)
+                return [(sc[0][1], 1 / 32), (sc[1][1], 31 / 32)]
+            if inn == ('device_groups.cuh', src.pass_test):  # the widest reach clears the threshold
+                return pick(src.race, pass_p)
+            if inn[0] == 'device_groups.cuh' and inn[1] in src.loop_lines:
+                if any(s < bi for s in succs):  # the back edge: another pending lane to race
+                    back = [s for s in succs if s < bi][0]
+                    return [(back, 1 - 1 / trips), ([s for s in succs if s != back][0], 1 / trips)]
+                if inn[1] == src.loop:  # the entry: the widest lane is always pending
+                    return pick(src.race, 1.0)
+            if inn == ('device_groups.cuh', src.valid_test):  # valid == 0: never
+                return pick(src.race, 1.0)
+            if inn == ('device_groups.cuh', src.excluded_offer):  # excluded candidates: never
+                return pick(src.excluded_offer, 0.0)
+            if inn == ('device_groups.cuh', src.follower_test):  # some follower draws
+                return pick(src.follower_draw, draw_p)
+            if inn == ('device_groups.cuh', src.offer):  # the leader always offers
+                return pick(src.offer, 1.0)
+            if inn == ('device_groups.cuh', src.publish_test):  # the threshold rose (and lane 0)
+                return pick(src.publish, publish_p)
+            return [(s, 1.0 / len(succs)) for s in succs]
+        return rule
 
     def probabilities(self, pass_p, draw_p, trips):
         """Branch rules of one scenario: bi, live successors -> [(successor, p)]."""
@@ -277,8 +428,8 @@ class Kernel:
                 break
         return v
 
-    def per_region(self, pass_p, draw_p, trips=32):
-        v = self.visits(self.head, {self.back}, self.probabilities(pass_p, draw_p, trips))
+    def per_region(self, pass_p, draw_p, trips=32, rule=None):
+        v = self.visits(self.head, {self.back}, rule or self.probabilities(pass_p, draw_p, trips))
         c = collections.Counter()
         for bi, b in enumerate(self.blocks):
             if v[bi]:
@@ -306,8 +457,7 @@ class Kernel:
     def once_per_warp(self):
         """Instructions before the tile loop (the bound table's fill) and after it (the block
         reduction), one lane's path: paid once per warp."""
-        rule = self.probabilities(0, 0, 32)
-        live = lambda bi: [s for s in self.blocks[bi]['succ'] if not self.dead[s]]
+        rule = self.probabilities(0, 0, 32) if self.src.kind != 'warp' else self.warp_probabilities(0, 1, 0, 0)
         before = self.visits(0, {self.head}, lambda bi, s: rule(bi, s) if bi != self.head else [])
         pre = sum(before[bi] * (b['end'] - b['start']) for bi, b in enumerate(self.blocks) if bi != self.head)
         exit_block = [s for s in self.blocks[self.back]['succ'] if s != self.head][0]
@@ -323,6 +473,8 @@ def main():
     include_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, '..', '..', 'include')
     src = SourceLines(include_dir)
     k = Kernel(path, src)
+    if src.kind == 'warp':
+        return main_warp(path, k)
     base = k.per_region(0, 0)
     race32 = k.per_region(1, 0, 32)
     race16 = k.per_region(1, 0, 16)
@@ -353,6 +505,50 @@ def main():
         print('#   tile =', ' + '.join(f'{p} {base[p]:.1f}' for p in parts))
     print(f'tile={total(base):.1f} race={race:.1f} loop_iteration={iteration:.1f} leader_offer={offer:.1f} '
           f'follower_draw={follower:.1f} once_per_warp={pre + post:.0f} stage_scan={base["stage_scan"]:.1f} '
+          f'screen_gen={base["screen_gen"]:.1f} screen_test={base["screen_test"]:.1f}')
+
+
+def main_warp(path, k):
+    """The warp-wide kernel: scenarios S(pass, races, draw, publish), each event's cost the
+    difference of two."""
+    src = k.src
+    total = lambda c: sum(c.values())
+    S = lambda *a: k.per_region(0, 0, rule=k.warp_probabilities(*a))
+    base = S(0, 1, 0, 0)
+    race1 = S(1, 1, 0, 0)     # the tile passes, one race, no follower draws
+    race2 = S(1, 2, 0, 0)     # two races
+    draw = S(1, 1, 1, 0)      # one race in which some follower draws
+    publish = S(1, 1, 0, 1)   # one race, no draw, the threshold rose: lane 0 publishes
+    race_cost = total(race2) - total(race1)
+    passing = total(race1) - total(base) - race_cost
+    draw_cost = total(draw) - total(race1)
+    publish_cost = total(publish) - total(race1)
+    b_follower = [bi for bi, b in enumerate(k.blocks) if k.insts[b['end'] - 1]['op'].startswith('BRA') and
+                  innermost(k.insts[b['end'] - 1]) == ('device_groups.cuh', src.follower_test) and
+                  len(b['succ']) == 2][0]
+    yes = max(k.blocks[b_follower]['succ'],
+              key=lambda s: k.ahead(s, lambda fr: ('device_groups.cuh', src.follower_draw) in fr))
+    no = [s for s in k.blocks[b_follower]['succ'] if s != yes][0]
+    follower_union = k.union(yes, {no})
+    pre, post = k.once_per_warp()
+    print(f'# {path}: {len(k.insts)} instructions, {len(k.blocks)} blocks; tile loop head block {k.head} '
+          '(warp-wide kernel: WarpScreenThreshold)')
+    print('# expected warp instructions per tile iteration, by source region, in five scenarios:')
+    cols = (('no pass', base), ('one race', race1), ('two races', race2), ('race+draw', draw),
+            ('race+publish', publish))
+    print('#   %-14s' % 'region' + ''.join('%13s' % c for c, _ in cols))
+    for r in sorted(set().union(*(c for _, c in cols))):
+        print('#   %-14s' % r + ''.join('%13.1f' % c[r] for _, c in cols))
+    print('#   %-14s' % 'total' + ''.join('%13.1f' % total(c) for _, c in cols))
+    print(f'#   union of paths: follower draw {follower_union}')
+    print('# per event:')
+    print('#   tile =', ' + '.join(f'{p} {base[p]:.1f}' for p in
+                                   ('stage_scan', 'screen_gen', 'screen_test', 'tile_loop', 'outside')))
+    print('#   race =', ' + '.join(f'{p} {race2[p] - race1[p]:.1f}' for p in
+                                   ('race_loop', 'race_block', 'leader_noise', 'race_rest')))
+    print(f'tile={total(base):.1f} pass={passing:.1f} race={race_cost:.1f} '
+          f'follower_draw={draw_cost:.1f} publish={publish_cost:.1f} once_per_warp={pre + post:.0f} '
+          f'stage_scan={base["stage_scan"]:.1f} '
           f'screen_gen={base["screen_gen"]:.1f} screen_test={base["screen_test"]:.1f}')
 
 

@@ -24,6 +24,18 @@
 //   warp-wide  what-if: the same screening as `shared`, but each race is run by the whole warp,
 //              one candidate per lane: one generator block for the race, one (per drawing lane)
 //              for the followers, and the threshold updated after each race.
+//   implemented  the kernel of the working tree (WarpScreenThreshold, device_groups.cuh): a
+//              warp-uniform threshold T = max(the warp's running threshold, the grid-wide word read
+//              by lane 0 each tile); a tile whose widest reach is below T is done; else the pending
+//              lanes (reach >= T) are raced one at a time by the whole warp, the widest pending
+//              first (lowest lane on ties), T raised after each race to the warp max of every
+//              lane's best and the leader's score, and the pending lanes whose reach fell below T
+//              dropped; lane 0 publishes T with an atomic max when it rose over the tile. Priced
+//              by the per-region costs of that kernel's own SASS (WarpCosts).
+//
+// per-lane, shared and warp-wide keep the scoring of the measured kernel (commit e7c9489), in
+// which a group's lanes are looked at in increasing order, the leader offered at its turn
+// (score_group_e7c9489 below); `implemented` follows race_group, the leader offered first.
 //
 // Build and run: bench/schedule_model/run.sh (or the command in README.md).
 #include <omp.h>
@@ -108,6 +120,27 @@ constexpr double kPublish = 10.0;
 // its utility and follower test (8), and the warp arg-max of the scores (40), at 32 lanes.
 constexpr double kWarpWideRaceExtra = 52.0;
 
+// The implemented kernel (WarpScreenThreshold, working tree on top of commit 2022531, nvcc 13.0
+// -O3, sm_90), from sass_regions.py's scenarios on fused_select_kernel<ArraySource<float>, G, 256>:
+// the expected instructions of the warp's path (the race is warp-uniform; a follower draw is one
+// lane's path through the draw, the drawing lanes together). Every cost is issued once per warp.
+struct WarpCosts {
+  double tile;           // per tile, 32 lanes: staging + scan, screen, the bound, the word's load and
+                         // shuffle, the reach and its warp max, the test (bookkeeping: screen_test 79 / 76)
+  double pass;           // a tile whose widest reach clears T: the pending ballot, the loop's entry
+                         // and exit, the compare of T after the tile
+  double race;           // a race, 32 lanes: the widest pending lane (warp max, ballot), 5 argument
+                         // shuffles, race block, E_V, leader noise, each lane's utility load, the
+                         // leader's score and shuffle, the follower test, the offer, the warp max
+                         // of T, the ballot of the lanes still pending
+  double follower_draw;  // a race where some follower draws (drawing lanes): a generator block, E',
+                         // Gumbel, the fma
+  double publish;        // lane 0's atomic max of T on the grid-wide word
+  double once_per_warp;  // bound table fill before the tile loop, block reduction after it
+};
+constexpr WarpCosts kChaChaWarpCosts{548.2, 20.0, 1267.6, 1119.8, 13.0, 921.0};
+constexpr WarpCosts kPhiloxWarpCosts{510.0, 20.0, 378.0, 222.0, 13.0, 902.0};
+
 // ---------------------------------------------------------------------------------------------
 // Measured (H100 80GB HBM3, 2026-11-24, ncu --clock-control none; the files say how).
 struct Measured {
@@ -121,6 +154,9 @@ constexpr Measured kChaChaMeasured{1.92, 1.81, 22239432.79, 11.91, 4.64};
 constexpr Measured kPhiloxMeasured{2.57, 2.49, 6846260.36, 3.57, 8.60};
 constexpr double kClockHz = 1.98e9;          // SM frequency under load (ncu)
 constexpr double kReadMs = 1.399;            // gpu_read/float/n:2^30 (gpu.txt, same machine)
+// The H200 (bench/results/2026-11-26-nvidia-h200/): the same 132 SMs at the same clock, so the same
+// issue time; one read of the same array: 0.976 ms.
+constexpr double kReadH200Ms = 0.976;
 constexpr double kCubArgMaxMs = 1.477;       // gpu_cub_argmax/float/n:2^30
 constexpr double kBenchmarkTiles = 1 << 20;  // 2^30 candidates
 
@@ -229,8 +265,8 @@ struct Data {
 // ---------------------------------------------------------------------------------------------
 // Random bits: the library's blocks, with a record of what a group's scoring drew.
 
-// What score_scanned_group drew for one group: whether it raced, its leader's lane, and the lanes
-// whose follower block it drew.
+// What a group's scoring drew: whether it raced, its leader's lane, and the lanes whose follower
+// block it drew.
 struct DrawLog {
   bool raced = false;
   unsigned leader_lane = 0;
@@ -239,8 +275,9 @@ struct DrawLog {
 thread_local DrawLog g_log;
 
 // detail::GeneratorBlocks<G> with a record of the positions read: race blocks (2^61 + g) and
-// candidate blocks (2^63 + i). Passed as score_scanned_group's Blocks, so the replay runs the
-// library's own definition of a group's scoring and sees exactly which draws it makes.
+// candidate blocks (2^63 + i). Passed as score_group_e7c9489's Blocks, so the replay runs the
+// measured kernel's scoring with the library's own race and follower draws, and sees exactly which
+// draws it makes.
 template <Generator G>
 struct RecordingBlocks {
   static RandomBlock at(const dpselect::RandomKey& key, std::uint64_t stream, std::uint64_t position) {
@@ -269,6 +306,37 @@ void tile_screens(const detail::NoiseSpec& spec, std::uint64_t tile, std::uint32
     for (unsigned q = 0; q < 4; ++q) {
       const RandomBlock block = dpselect::philox_block(spec.key.philox, spec.stream, 4 * tile + q);
       for (unsigned l = 8 * q; l < 8 * q + 8; ++l) screens[l] = noise::screen_bits(block, l % 8);
+    }
+  }
+}
+
+// score_scanned_group as the measured kernel (commit e7c9489) ran it, for the per-lane, shared and
+// warp-wide replays: the group's lanes in increasing order, the leader offered at its turn, each
+// follower tested against the sink's threshold as it stands then. (The library's definition now
+// offers the leader first; the per-lane calibration is that of the kernel that was measured.)
+template <class Blocks, class Sink, class LaneUtility>
+void score_group_e7c9489(const detail::NoiseSpec& spec, std::uint64_t group, std::uint32_t screen, double bound,
+                         const detail::GroupScan& scan, const LaneUtility& utility_of_lane, Sink& sink) {
+  const std::uint64_t first_index = group * noise::kCandidatesPerGroup;
+  if (scan.excluded != 0 && sink.threshold() == -kInfinity) {
+    for (unsigned int lanes = scan.excluded; lanes != 0; lanes &= lanes - 1) {
+      sink.offer(-kInfinity, first_index + detail::lowest_lane(lanes));
+    }
+  }
+  if (scan.valid == 0 || detail::fma_rn(spec.score_scale, scan.largest_utility, bound) < sink.threshold()) return;
+  const detail::GroupRace race = detail::group_race<Blocks>(spec, group, screen);
+  const double leader_noise = detail::race_noise(spec.mechanism, race.leader_time);
+  const double follower_bound = detail::add_rn(leader_noise, noise::kScreenMargin);
+  for (unsigned int lanes = scan.valid; lanes != 0; lanes &= lanes - 1) {
+    const unsigned int lane = detail::lowest_lane(lanes);
+    const double u = utility_of_lane(lane);
+    const std::uint64_t index = first_index + lane;
+    if (lane == race.leader_lane) {
+      sink.offer(detail::fma_rn(spec.score_scale, u, leader_noise), index);
+    } else if (!(detail::fma_rn(spec.score_scale, u, follower_bound) < sink.threshold())) {
+      sink.offer(detail::fma_rn(spec.score_scale, u,
+                                detail::race_noise(spec.mechanism, detail::follower_time<Blocks>(spec, race, index))),
+                 index);
     }
   }
 }
@@ -407,8 +475,8 @@ Tally run_per_lane(const detail::NoiseSpec& spec, const Data& data, const double
     std::uint32_t racing = 0;
     for (unsigned l = 0; l < kLanes; ++l) {
       g_log = DrawLog{};
-      detail::score_scanned_group<RecordingBlocks<G>>(spec, tile * kLanes + l, in.screens[l], in.bound[l], in.scan[l],
-                                                      LaneValues{in.values[l]}, acc[l]);
+      score_group_e7c9489<RecordingBlocks<G>>(spec, tile * kLanes + l, in.screens[l], in.bound[l], in.scan[l],
+                                              LaneValues{in.values[l]}, acc[l]);
       logs[l] = g_log;
       if (g_log.raced) racing |= 1u << l;
     }
@@ -446,8 +514,8 @@ Tally run_shared(const detail::NoiseSpec& spec, const Data& data, const double* 
     if (!(in.reach[first] < floor)) {
       g_log = DrawLog{};
       SharedSink sink{acc[first], floor};
-      detail::score_scanned_group<RecordingBlocks<G>>(spec, tile * kLanes + first, in.screens[first], in.bound[first],
-                                                      in.scan[first], LaneValues{in.values[first]}, sink);
+      score_group_e7c9489<RecordingBlocks<G>>(spec, tile * kLanes + first, in.screens[first], in.bound[first],
+                                              in.scan[first], LaneValues{in.values[first]}, sink);
       logs[first] = g_log;
       charge_divergent_races(t, c, logs, g_log.raced ? 1u << first : 0u);
       any = g_log.raced;
@@ -462,8 +530,8 @@ Tally run_shared(const detail::NoiseSpec& spec, const Data& data, const double* 
       if ((done >> l) & 1u) continue;
       g_log = DrawLog{};
       SharedSink sink{acc[l], floor};
-      detail::score_scanned_group<RecordingBlocks<G>>(spec, tile * kLanes + l, in.screens[l], in.bound[l], in.scan[l],
-                                                      LaneValues{in.values[l]}, sink);
+      score_group_e7c9489<RecordingBlocks<G>>(spec, tile * kLanes + l, in.screens[l], in.bound[l], in.scan[l],
+                                              LaneValues{in.values[l]}, sink);
       logs[l] = g_log;
       if (g_log.raced) racing |= 1u << l;
     }
@@ -549,6 +617,91 @@ Tally run_warp_wide(const detail::NoiseSpec& spec, const Data& data, const doubl
   return t;
 }
 
+// The implemented kernel, WarpScreenThreshold::score and race_group (device_groups.cuh), step by
+// step: `threshold_` is the warp's running threshold, each lane keeps its own accumulator (lane j
+// offers candidate 32 g + j of every group g the warp races), and every test is the kernel's.
+template <Generator G>
+Tally run_implemented(const detail::NoiseSpec& spec, const Data& data, const double* bounds, const WarpCosts& c,
+                      const Grid& grid, std::uint64_t warp, const std::vector<double>& global, Best& result) {
+  Tally t;
+  t.warps = 1;
+  t.issue(c.once_per_warp, kLanes, false);
+  detail::ShardAccumulator acc[kLanes];
+  double warp_threshold = -kInfinity;  // threshold_: known_score is -inf in the benchmark
+  TileInputs in;
+  std::uint64_t step = 0;
+  for (std::uint64_t tile = warp; tile < grid.tiles; tile += grid.warps, ++step) {
+    load_tile<G>(spec, data, bounds, tile, in);
+    t.tiles += 1;
+    t.groups += kLanes;
+    t.issue(c.tile, kLanes, false);
+    // Lane 0's load of the word, shuffled to the warp.
+    if (global[step] > warp_threshold) warp_threshold = global[step];
+    double widest = -kInfinity;
+    for (unsigned l = 0; l < kLanes; ++l) widest = std::max(widest, in.reach[l]);
+    if (widest < warp_threshold) continue;
+    t.issue(c.pass, kLanes, false);
+    double threshold = warp_threshold;
+    std::uint32_t pending = 0;
+    for (unsigned l = 0; l < kLanes; ++l) {
+      if (!(in.reach[l] < threshold)) pending |= 1u << l;
+    }
+    t.race_tiles += 1;
+    while (pending != 0) {
+      // The widest pending lane, the lowest on ties (warp max, then the ballot's first lane).
+      unsigned next = 0;
+      double pending_reach = -kInfinity;
+      for (unsigned l = 0; l < kLanes; ++l) {
+        if (((pending >> l) & 1u) != 0 && in.reach[l] > pending_reach) {
+          pending_reach = in.reach[l];
+          next = l;
+        }
+      }
+      // race_group: every lane draws the race block; lane j scores candidate 32 g + j.
+      const std::uint64_t group = tile * kLanes + next;
+      const std::uint64_t first_index = group * kLanes;
+      const detail::GroupRace race = detail::group_race<detail::GeneratorBlocks<G>>(spec, group, in.screens[next]);
+      const double leader_noise = detail::race_noise(spec.mechanism, race.leader_time);
+      const double leader_score =
+          detail::fma_rn(spec.score_scale, static_cast<double>(in.values[next][race.leader_lane]), leader_noise);
+      acc[race.leader_lane].offer(leader_score, first_index + race.leader_lane);
+      const double follower_threshold = leader_score > threshold ? leader_score : threshold;
+      const double follower_bound = detail::add_rn(leader_noise, noise::kScreenMargin);
+      unsigned drawing = 0;
+      for (unsigned j = 0; j < kLanes; ++j) {
+        if (j == race.leader_lane) continue;
+        const double u = static_cast<double>(in.values[next][j]);
+        if (detail::fma_rn(spec.score_scale, u, follower_bound) < follower_threshold) continue;
+        ++drawing;
+        const double time = detail::follower_time<detail::GeneratorBlocks<G>>(spec, race, first_index + j);
+        acc[j].offer(detail::fma_rn(spec.score_scale, u, detail::race_noise(spec.mechanism, time)), first_index + j);
+      }
+      threshold = follower_threshold;
+      for (unsigned l = 0; l < kLanes; ++l) threshold = std::max(threshold, acc[l].threshold());
+      t.raced_groups += 1;
+      t.issue(c.race, kLanes, true);
+      if (drawing != 0) {
+        t.issue(c.follower_draw, drawing, true);
+        t.draw_warp += c.follower_draw;
+        t.draws += drawing;
+        t.draw_issues += 1;
+      }
+      // The lanes still pending: those whose reach clears the new threshold.
+      pending &= ~(1u << next);
+      for (unsigned l = 0; l < kLanes; ++l) {
+        if (in.reach[l] < threshold) pending &= ~(1u << l);
+      }
+    }
+    if (threshold > warp_threshold) {
+      warp_threshold = threshold;
+      t.publishes += 1;
+      t.issue(c.publish, 1, false);
+    }
+  }
+  for (unsigned l = 0; l < kLanes; ++l) result.offer(acc[l].result.best_score, acc[l].result.best_index);
+  return t;
+}
+
 // The grid-wide word at every step: by the end of step s, every warp whose best rose has
 // published it, and the largest score of the candidates of steps 0..s is never screened out
 // (every threshold is a score some candidate reaches), so the word read at step s + 1 is the
@@ -602,13 +755,16 @@ std::vector<double> grid_word(const detail::NoiseSpec& spec, const Data& data, c
 // ---------------------------------------------------------------------------------------------
 // Driver.
 
-enum class Policy { per_lane, shared, warp_wide };
+enum class Policy { per_lane, shared, warp_wide, implemented };
 const char* policy_name(Policy p) {
-  return p == Policy::per_lane ? "per-lane" : p == Policy::shared ? "shared" : "warp-wide";
+  return p == Policy::per_lane ? "per-lane"
+         : p == Policy::shared ? "shared"
+         : p == Policy::warp_wide ? "warp-wide"
+                                  : "implemented";
 }
 
 struct Options {
-  std::vector<Policy> policies{Policy::per_lane, Policy::shared, Policy::warp_wide};
+  std::vector<Policy> policies{Policy::per_lane, Policy::shared, Policy::warp_wide, Policy::implemented};
   std::vector<Generator> generators{Generator::chacha20, Generator::philox};
   std::vector<std::string> shapes;  // empty: all
   int log2_n = 30;
@@ -638,9 +794,9 @@ struct Row {
 };
 
 void print_header() {
-  std::printf("%-9s %-8s %-14s %6s %7s %8s %8s %7s %8s %7s %8s %8s %8s %9s %8s %7s %7s\n", "policy", "gen", "shape",
-              "warps", "pass%", "races/t", "draws/t", "rtile%", "lanes_r", "lanes", "winst/t", "wi_race", "wi_draw",
-              "issue_ms", "pass_ms", "x_read", "x_read1");
+  std::printf("%-11s %-8s %-14s %6s %7s %8s %8s %7s %8s %7s %8s %8s %8s %9s %8s %7s %7s %7s\n", "policy", "gen",
+              "shape", "warps", "pass%", "races/t", "draws/t", "rtile%", "lanes_r", "lanes", "winst/t", "wi_race",
+              "wi_draw", "issue_ms", "pass_ms", "x_read", "x_read1", "x_h200");
 }
 
 void print_row(Policy p, Generator g, const Shape& s, const Tally& t, const Grid& grid) {
@@ -655,14 +811,16 @@ void print_row(Policy p, Generator g, const Shape& s, const Tally& t, const Grid
   const double issue_ms = total / (kMultiprocessors * 4.0 * efficiency * kClockHz) * 1e3;
   const double issue1_ms = total / (kMultiprocessors * 4.0 * kClockHz) * 1e3;
   const double read_ms = kReadMs * static_cast<double>(grid.tiles) / kBenchmarkTiles;
-  std::printf("%-9s %-8s %-14s %6.0f %7.3f %8.3f %8.3f %7.2f %8.2f %7.2f %8.0f %8.0f %8.0f %9.3f %8.3f %7.2f %7.2f\n",
+  const double read_h200_ms = kReadH200Ms * static_cast<double>(grid.tiles) / kBenchmarkTiles;
+  std::printf("%-11s %-8s %-14s %6.0f %7.3f %8.3f %8.3f %7.2f %8.2f %7.2f %8.0f %8.0f %8.0f %9.3f %8.3f %7.2f %7.2f "
+              "%7.2f\n",
               policy_name(p),
               g == Generator::chacha20 ? "chacha20" : "philox", s.name.c_str(), t.warps,
               100.0 * t.raced_groups / t.groups, t.raced_groups / t.tiles, t.draws / t.tiles,
               100.0 * t.race_tiles / t.tiles, t.race_warp > 0 ? t.race_lane / t.race_warp : 0.0, t.lane / t.warp,
               per_tile, (t.race_warp - t.draw_warp) / t.tiles, t.draw_warp / t.tiles, issue_ms,
               std::max(read_ms, issue_ms), std::max(read_ms, issue_ms) / read_ms,
-              std::max(read_ms, issue1_ms) / read_ms);
+              std::max(read_ms, issue1_ms) / read_ms, std::max(read_h200_ms, issue_ms) / read_h200_ms);
   std::fflush(stdout);
 }
 
@@ -673,6 +831,7 @@ void run_generator(const Options& opt, const std::vector<Shape>& shapes, const S
   const Grid grid{static_cast<std::uint64_t>(kMultiprocessors) * blocks_per_sm * kWarpsPerBlock,
                   n / (kLanes * kLanes)};
   const RegionCosts& costs = G == Generator::chacha20 ? kChaChaCosts : kPhiloxCosts;
+  const WarpCosts& warp_costs = G == Generator::chacha20 ? kChaChaWarpCosts : kPhiloxWarpCosts;
   for (const Shape& shape : shapes) {
     detail::NoiseSpec spec{};
     spec.mechanism = Mechanism::exponential;
@@ -705,8 +864,10 @@ void run_generator(const Options& opt, const std::vector<Shape>& shapes, const S
           parts[k] = run_per_lane<G>(spec, data, bounds, costs, grid, warps[k], bests[k]);
         } else if (policy == Policy::shared) {
           parts[k] = run_shared<G>(spec, data, bounds, costs, grid, warps[k], word, bests[k]);
-        } else {
+        } else if (policy == Policy::warp_wide) {
           parts[k] = run_warp_wide<G>(spec, data, bounds, costs, grid, warps[k], word, bests[k]);
+        } else {
+          parts[k] = run_implemented<G>(spec, data, bounds, warp_costs, grid, warps[k], word, bests[k]);
         }
       }
       for (std::size_t k = 0; k < warps.size(); ++k) {
@@ -772,17 +933,26 @@ void print_calibration_inputs() {
                 g == Generator::chacha20 ? "chacha20" : "philox", c.tile, c.race, c.loop_iteration, c.leader_offer,
                 c.follower_draw, c.once_per_warp);
   }
-  std::printf("# one read of 2^30 float32: %.3f ms (CUB ArgMax: %.3f ms), H100, same run\n", kReadMs, kCubArgMaxMs);
-  std::printf("# new policies' bookkeeping (estimated): %.0f per tile, %.0f after the first race, %.0f per publish, "
-              "warp-wide %.0f per race\n",
+  std::printf("# one read of 2^30 float32: %.3f ms (CUB ArgMax: %.3f ms), H100, same run; H200: %.3f ms\n", kReadMs,
+              kCubArgMaxMs, kReadH200Ms);
+  std::printf("# shared / warp-wide bookkeeping (estimated): %.0f per tile, %.0f after the first race, %.0f per "
+              "publish, warp-wide %.0f per race\n",
               kSharedTileExtra, kSharedSecondMax, kPublish, kWarpWideRaceExtra);
+  for (const Generator g : {Generator::chacha20, Generator::philox}) {
+    const WarpCosts& c = g == Generator::chacha20 ? kChaChaWarpCosts : kPhiloxWarpCosts;
+    std::printf("# implemented costs %-8s: tile %.1f, pass %.1f, race %.1f, follower draw %.1f, publish %.1f, "
+                "once per warp %.0f\n",
+                g == Generator::chacha20 ? "chacha20" : "philox", c.tile, c.pass, c.race, c.follower_draw, c.publish,
+                c.once_per_warp);
+  }
 }
 
 [[noreturn]] void usage() {
   std::fprintf(stderr,
-               "usage: schedule_model [--policy per-lane|shared|warp-wide|all] [--generator chacha20|philox|all]\n"
+               "usage: schedule_model [--policy POLICY[,POLICY...]|all] [--generator chacha20|philox|all]\n"
                "                      [--shape NAME[,NAME...]|all] [--log2-n N] [--warp-stride S]\n"
                "                      [--steep-warp-stride S] [--check]\n"
+               "policies: per-lane shared warp-wide implemented\n"
                "shapes: bench bench-eps0.01 bench-eps100 sorted linear-i/32 gentle-i/1024 steep-i equal pareto\n");
   std::exit(2);
 }
@@ -799,10 +969,20 @@ int main(int argc, char** argv) {
     };
     if (a == "--policy") {
       const std::string v = value();
-      if (v == "per-lane") opt.policies = {Policy::per_lane};
-      else if (v == "shared") opt.policies = {Policy::shared};
-      else if (v == "warp-wide") opt.policies = {Policy::warp_wide};
-      else if (v != "all") usage();
+      if (v != "all") {
+        opt.policies.clear();
+        std::size_t p = 0;
+        while (p <= v.size()) {
+          const std::size_t q = std::min(v.find(',', p), v.size());
+          const std::string name = v.substr(p, q - p);
+          if (name == "per-lane") opt.policies.push_back(Policy::per_lane);
+          else if (name == "shared") opt.policies.push_back(Policy::shared);
+          else if (name == "warp-wide") opt.policies.push_back(Policy::warp_wide);
+          else if (name == "implemented") opt.policies.push_back(Policy::implemented);
+          else usage();
+          p = q + 1;
+        }
+      }
     } else if (a == "--generator") {
       const std::string v = value();
       if (v == "chacha20") opt.generators = {Generator::chacha20};
@@ -850,7 +1030,8 @@ int main(int argc, char** argv) {
               "# pass; winst/t warp instructions per tile, of which wi_race in races (race block, leader,\n"
               "# follower loop, offers) and wi_draw in follower draws; issue_ms at the measured issue rate;\n"
               "# pass_ms = max(read, issue); x_read = pass_ms / read (read: 1.399 ms for 2^30 float32, H100);\n"
-              "# x_read1 the same at 1 instruction per scheduler per cycle\n");
+              "# x_read1 the same at 1 instruction per scheduler per cycle; x_h200 = max(H200 read, issue) / H200\n"
+              "# read (0.976 ms; same SMs and clock, so the same issue time)\n");
   print_header();
   for (const Generator g : opt.generators) {
     if (g == Generator::chacha20) {

@@ -206,10 +206,13 @@ struct ScannedGroup {
 //
 // The groups are looked at in two passes over at most kChunkScanGroups at a time. The first reads
 // the utilities once and keeps each ordinary group's reach; the second races the group of largest
-// reach first and then screens the others, in order, against the threshold it raised. So the
-// threshold is high from the first screen on, whatever the order of the data: in scan order, on
-// utilities that rise from group to group, every group would beat the best before it and be
-// raced (200x the pass's time on uniform data, bench/results/2026-11-27-cpu-2core-data-shapes/).
+// reach, drops the groups that the threshold it raised screens out, and repeats with the rest
+// until none is left. So the threshold is high from the first screen on, whatever the order of
+// the data: in scan order, on utilities that rise from group to group, every group would beat the
+// best before it and be raced (200x the pass's time on uniform data,
+// bench/results/2026-11-27-cpu-2core-data-shapes/); and a group whose screen allows a very large
+// noise (an unbounded one, 2^-15 of the groups), raced first for its reach, does not leave the
+// groups above it to be raced one by one in scan order.
 // The order changes no offer that matters (docs/design.md, "Screening"): a group is skipped only
 // when its unfused reach is below the cut of the current threshold, so its fused test fails too,
 // and the threshold is always a score some candidate of the range reached, ties going to the
@@ -229,7 +232,6 @@ inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds
     const std::uint64_t chunk_last = last - chunk_first < kChunkScanGroups ? last : chunk_first + kChunkScanGroups;
     ScannedGroup scanned[kChunkScanGroups];
     unsigned int count = 0;
-    unsigned int widest = 0;  // the entry of largest reach (the first of equals)
     for (std::uint64_t g = chunk_first; g < chunk_last; ++g) {
       const std::uint32_t screen = noise::screen_bits(screen_blocks.at(noise::screen_position(g)),
                                                       static_cast<unsigned int>(g % noise::kGroupsPerScreenBlock));
@@ -255,21 +257,30 @@ inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds
       }
       const double bound = bounds.of(screen);
       const double reach = add_rn(mul_rn(spec.score_scale, summary.largest), bound);
-      if (count != 0 && reach > scanned[widest].reach) widest = count;
       scanned[count++] = ScannedGroup{reach, mul_rn(spec.score_scale, summary.largest_magnitude), summary.largest,
                                       bound, screen, static_cast<std::uint32_t>(g - chunk_first)};
     }
-    const auto screen_and_race = [&](const ScannedGroup& group) {
-      if (group.reach < unfused_screen_cut(sink.threshold(), group.scaled_magnitude, noise::kMaxAbsRaceNoise)) return;
+    // The groups still in the running: each round drops those below the current cut and races the
+    // widest of the rest, until none is left.
+    unsigned int running = count;
+    while (running != 0) {
+      const double threshold = sink.threshold();
+      unsigned int kept = 0;
+      unsigned int widest = 0;
+      for (unsigned int i = 0; i < running; ++i) {
+        const ScannedGroup& group = scanned[i];
+        if (group.reach < unfused_screen_cut(threshold, group.scaled_magnitude, noise::kMaxAbsRaceNoise)) continue;
+        if (kept != 0 && group.reach > scanned[widest].reach) widest = kept;
+        scanned[kept++] = group;
+      }
+      if (kept == 0) break;
+      const ScannedGroup group = scanned[widest];
+      scanned[widest] = scanned[--kept];
+      running = kept;
       const std::uint64_t g = chunk_first + group.offset;
       const GroupScan scan{group.largest, kWholeGroup, 0u};
       score_scanned_group(spec, g, group.screen, group.bound, scan, UtilityOfLane<decltype(utility)>{utility, g * kLanes},
                           sink, detail_blocks);
-    };
-    if (count == 0) continue;
-    screen_and_race(scanned[widest]);
-    for (unsigned int i = 0; i < count; ++i) {
-      if (i != widest) screen_and_race(scanned[i]);
     }
   }
 }

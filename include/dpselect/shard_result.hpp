@@ -249,10 +249,11 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool scan_ordinary_group(const NoiseSpec& spec,
 // This is the definition of a group's scoring (docs/group_maximum.md): the group is skipped when
 // even its best utility plus the bound of its largest noise is below the threshold (rounding is
 // monotone, so fma(c, u, noise) <= fma(c, u_max, bound) for each candidate). Otherwise its race
-// is drawn: the leader's noise is exact at once, and each follower, whose noise is at most the
-// leader's, draws its W only if the leader's noise could lift it to the threshold. A candidate is
-// left out only when its exact score would be below the threshold, so the offers that matter
-// are exactly those of scoring every candidate in full (candidate_noise).
+// is drawn: the leader's noise is exact at once and its score offered first, and each follower,
+// whose noise is at most the leader's, draws its W only if the leader's noise could lift it to
+// the threshold. A candidate is left out only when its exact score would be below the threshold,
+// so the offers that matter are exactly those of scoring every candidate in full
+// (candidate_noise).
 // `blocks`: as group_race's.
 template <class Blocks = AnyGeneratorBlocks, class Sink, class LaneUtility>
 DPSELECT_HD DPSELECT_FORCEINLINE void score_scanned_group(const NoiseSpec& spec, std::uint64_t group,
@@ -269,13 +270,17 @@ DPSELECT_HD DPSELECT_FORCEINLINE void score_scanned_group(const NoiseSpec& spec,
   const GroupRace race = group_race(spec, group, screen, blocks);
   const double leader_noise = race_noise(spec.mechanism, race.leader_time);
   const double follower_bound = add_rn(leader_noise, noise::kScreenMargin);
-  for (unsigned int lanes = scan.valid; lanes != 0; lanes &= lanes - 1) {
+  // The leader first: its score is exact at once, and raises the threshold its followers meet.
+  const unsigned int leader_bit = 1u << race.leader_lane;
+  if ((scan.valid & leader_bit) != 0) {
+    sink.offer(fma_rn(spec.score_scale, utility_of_lane(race.leader_lane), leader_noise),
+               first_index + race.leader_lane);
+  }
+  for (unsigned int lanes = scan.valid & ~leader_bit; lanes != 0; lanes &= lanes - 1) {
     const unsigned int lane = lowest_lane(lanes);
     const double u = utility_of_lane(lane);
     const std::uint64_t index = first_index + lane;
-    if (lane == race.leader_lane) {
-      sink.offer(fma_rn(spec.score_scale, u, leader_noise), index);
-    } else if (!(fma_rn(spec.score_scale, u, follower_bound) < sink.threshold())) {
+    if (!(fma_rn(spec.score_scale, u, follower_bound) < sink.threshold())) {
       sink.offer(fma_rn(spec.score_scale, u, race_noise(spec.mechanism, follower_time(spec, race, index, blocks))),
                  index);
     }

@@ -167,28 +167,29 @@ __device__ __forceinline__ double warp_max(double value) {
   return value;
 }
 
-// The sink of a lane's group within a warp: its own ShardAccumulator, screened against the
-// larger of its own best and a score reached elsewhere in the range (`shared`).
-struct SharedThresholdSink {
-  ShardAccumulator& accumulator;
-  double shared;
-  __device__ __forceinline__ double threshold() const {
-    const double own = accumulator.threshold();
-    return own > shared ? own : shared;
-  }
-  __device__ __forceinline__ void offer(double score, std::uint64_t index) { accumulator.offer(score, index); }
-};
-
-// The screen threshold a warp shares across its lanes and with the grid (docs/design.md,
-// "Screening"). A lane alone sees a few hundred groups of a 2^30 range and screens against its
-// own best, which stays low: every lane's first group races, and on rising data every group. Here
-// each tile's groups are screened against the best score of the whole warp and of every warp that
-// has published one (a word in device memory raised with an atomic max, read once per tile), and
-// the tile's widest group (largest utility plus noise bound) draws its race first, so the others
-// meet the score of its leader. Each of these scores is one that a candidate of the range
-// reached, and a group is still skipped only when even its largest score is strictly below, so
-// the result is exactly one pass's whatever the schedule. Every lane of the warp calls score()
-// with the same tile (it shuffles).
+// How a warp scores the groups of a tile (one per lane) that can still rank (docs/design.md,
+// "Screening").
+//
+// The threshold is shared. A lane alone sees a few hundred groups of a 2^30 range and screens
+// against its own best, which stays low: every lane's first group races, and on rising data every
+// group. Here each tile's groups are screened against the best score of the whole warp and of
+// every warp that has published one (a word in device memory raised with an atomic max, read once
+// per tile), and the tile's groups that can still rank are raced widest first (largest utility
+// plus noise bound), each race's score screening out what it can of the rest.
+//
+// Races are run by the whole warp. A group that passes is raced with one of its candidates per
+// lane: every lane draws the group's race block (one block's instructions for the warp), reads its
+// candidate's utility (one coalesced load), and the followers that can still reach the threshold
+// draw their blocks side by side. Run by the lane that owns the group, the same race took a block
+// and then a 32-step loop of dependent loads and draws with one lane of 32 active.
+//
+// Exact as score_scanned_group (shard_result.hpp), the definition it follows: a group is skipped
+// when its reach is below the threshold, a follower when even the leader's noise cannot lift it to
+// the threshold, and every threshold is a score that a candidate of the range reached with its own
+// noise; offers go to the accumulator of the lane that scores the candidate, and the block's
+// reduction merges them all. So the result is one pass's whatever the schedule. Every lane of the
+// warp calls score() with the same tile (it shuffles); all control flow here is warp-uniform but
+// the draws.
 class WarpScreenThreshold {
  public:
   // `published`: the grid's word (ordered_score_bits), kNoPublishedScore before any score; shared
@@ -197,46 +198,82 @@ class WarpScreenThreshold {
   __device__ __forceinline__ WarpScreenThreshold(unsigned long long* published, double initial)
       : published_(*published), threshold_(initial) {}
 
-  template <class Blocks, class LaneUtility>
+  // This lane's group `group` (candidates group * 32 + l, utilities source(index)) with screen
+  // `screen`, its noise bound `bound` and its scan.
+  template <class Blocks, class Source>
   __device__ __forceinline__ void score(const NoiseSpec& spec, std::uint64_t group, std::uint32_t screen,
-                                        double bound, const GroupScan& scan, const LaneUtility& utility_of_lane,
+                                        double bound, const GroupScan& scan, const Source& source,
                                         ShardAccumulator& accumulator, unsigned int lane) {
     // One lane reads the word and hands it to the others, so the warp's threshold stays uniform.
     unsigned long long published_bits = 0;
     if (lane == 0) published_bits = published_.load(cuda::std::memory_order_relaxed);
-    const double elsewhere = score_of_ordered_bits(__shfl_sync(0xFFFFFFFFu, published_bits, 0));
+    const double elsewhere = score_of_ordered_bits(__shfl_sync(kAllLanes, published_bits, 0));
     if (elsewhere > threshold_) threshold_ = elsewhere;
-    // The exact fused reach of score_scanned_group's screen test.
+    // The exact fused reach of score_scanned_group's screen test; a lane with nothing to score
+    // (outside the range, or only invalid utilities) never races.
+    const bool scored = (scan.valid | scan.excluded) != 0;
     const double reach = scan.valid != 0 ? fma_rn(spec.score_scale, scan.largest_utility, bound) : -kInfinity;
-    const double widest_reach = warp_max(reach);
-    SharedThresholdSink sink{accumulator, threshold_};
-    // Nothing in the tile can rank (the common case, warp-uniform). The threshold is then finite,
-    // so no excluded candidate is offered either.
+    const double widest_reach = warp_max(scored ? reach : -kInfinity);
+    // Nothing in the tile can rank (the common case). The threshold is then finite, so no excluded
+    // candidate is offered either.
     if (widest_reach < threshold_) return;
-    // The widest lane draws its group's race first and hands the leader's exact score to the warp,
-    // so every lane meets a threshold at least that high (the leader is the group's largest noise:
-    // its score is usually close to the tile's best). Only a lane of the group that is scored
-    // counts; the race is drawn again with the rest of the group below.
-    const unsigned int widest = __ffs(static_cast<int>(__ballot_sync(0xFFFFFFFFu, reach == widest_reach))) - 1;
-    double seed = -kInfinity;
-    if (lane == widest) {
-      const GroupRace race = group_race<Blocks>(spec, group, screen);
-      if (((scan.valid >> race.leader_lane) & 1u) != 0) {
-        seed = fma_rn(spec.score_scale, utility_of_lane(race.leader_lane), race_noise(spec.mechanism, race.leader_time));
-      }
+    // The widest pending group is raced next, and the groups its score screens out are dropped: a
+    // group whose screen allows a very large noise (raced first for its reach) does not leave the
+    // groups above it to be raced one by one.
+    double threshold = threshold_;
+    unsigned int pending = __ballot_sync(kAllLanes, scored && !(reach < threshold));
+    while (pending != 0) {
+      const bool is_pending = ((pending >> lane) & 1u) != 0;
+      const double pending_reach = warp_max(is_pending ? reach : -kInfinity);
+      const unsigned int next =
+          __ffs(static_cast<int>(__ballot_sync(kAllLanes, is_pending && reach == pending_reach))) - 1;
+      threshold = race_group<Blocks>(spec, __shfl_sync(kAllLanes, group, next), __shfl_sync(kAllLanes, screen, next),
+                                     __shfl_sync(kAllLanes, scan.valid, next),
+                                     __shfl_sync(kAllLanes, scan.excluded, next), threshold, source, accumulator,
+                                     lane);
+      pending &= ~(1u << next) & __ballot_sync(kAllLanes, !(reach < threshold));
     }
-    seed = __shfl_sync(0xFFFFFFFFu, seed, widest);
-    if (seed > sink.shared) sink.shared = seed;
-    score_scanned_group<Blocks>(spec, group, screen, bound, scan, utility_of_lane, sink);
-    sink.shared = warp_max(sink.threshold());
-    const double best = sink.shared;
-    if (best > threshold_) {
-      threshold_ = best;
-      if (lane == 0) published_.fetch_max(ordered_score_bits(best), cuda::std::memory_order_relaxed);
+    if (threshold > threshold_) {
+      threshold_ = threshold;
+      if (lane == 0) published_.fetch_max(ordered_score_bits(threshold), cuda::std::memory_order_relaxed);
     }
   }
 
  private:
+  static constexpr unsigned int kAllLanes = 0xFFFFFFFFu;
+
+  // Races group `group` (screen, valid and excluded lanes) with the whole warp, lane l scoring
+  // candidate group * 32 + l, against `threshold` (a score reached in the range, or -inf; at least
+  // every lane's own best). Returns the threshold after the race: the largest of it and every
+  // lane's best.
+  template <class Blocks, class Source>
+  __device__ __forceinline__ double race_group(const NoiseSpec& spec, std::uint64_t group, std::uint32_t screen,
+                                               unsigned int valid, unsigned int excluded, double threshold,
+                                               const Source& source, ShardAccumulator& accumulator,
+                                               unsigned int lane) {
+    const std::uint64_t index = group * noise::kCandidatesPerGroup + lane;
+    // Excluded candidates while nothing is kept, as score_scanned_group offers them.
+    if (threshold == -kInfinity && ((excluded >> lane) & 1u) != 0) accumulator.offer(-kInfinity, index);
+    if (valid == 0) return warp_max(accumulator.threshold() > threshold ? accumulator.threshold() : threshold);
+    const GroupRace race = group_race<Blocks>(spec, group, screen);
+    const double leader_noise = race_noise(spec.mechanism, race.leader_time);
+    const bool in_group = ((valid >> lane) & 1u) != 0;
+    const double u = in_group ? source(index) : 0.0;
+    const bool leader = lane == race.leader_lane;
+    double score = in_group && leader ? fma_rn(spec.score_scale, u, leader_noise) : -kInfinity;
+    // The leader's exact score (a candidate of the range, when its lane is valid) raises the
+    // threshold that the followers meet; a follower's noise is at most the leader's.
+    const double leader_score = __shfl_sync(kAllLanes, score, race.leader_lane);
+    const double follower_threshold = leader_score > threshold ? leader_score : threshold;
+    const double follower_bound = add_rn(leader_noise, noise::kScreenMargin);
+    if (in_group && !leader && !(fma_rn(spec.score_scale, u, follower_bound) < follower_threshold)) {
+      score = fma_rn(spec.score_scale, u, race_noise(spec.mechanism, follower_time<Blocks>(spec, race, index)));
+    }
+    if (score != -kInfinity) accumulator.offer(score, index);
+    const double own = accumulator.threshold();
+    return warp_max(own > follower_threshold ? own : follower_threshold);
+  }
+
   cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> published_;
   double threshold_;  // warp-uniform: a score reached in the range, or -inf
 };
@@ -259,9 +296,7 @@ __device__ __forceinline__ void add_source_tiles(const NoiseSpec& spec, const Bo
     // A lane whose group lies outside the range scans nothing (valid and excluded stay empty) and
     // scores nothing, but still takes part in the warp's shuffles.
     const GroupScan scan = scan_group(spec, group, groups.lanes(group), source, accumulator.result);
-    threshold.score<GeneratorBlocks<G>>(spec, group, screen, bound_of(screen), scan,
-                                        UtilityOfLane<Source>{source, group * noise::kCandidatesPerGroup},
-                                        accumulator, lane);
+    threshold.score<GeneratorBlocks<G>>(spec, group, screen, bound_of(screen), scan, source, accumulator, lane);
   }
 }
 

@@ -204,9 +204,7 @@ __device__ __forceinline__ void add_tiles(ShardAccumulator& accumulator, const N
     const std::uint32_t screen = screens.next(spec, first, warps, step, lane);
     const GroupScan scan = scan_tile_group(spec, groups, source, tile, vector_aligned, warp_tile, lane,
                                            accumulator.result);
-    const std::uint64_t group = tile * kTileGroups + lane;
-    const UtilityOfLane<ArraySource<T>> utility_of_lane{source, group * noise::kCandidatesPerGroup};
-    threshold.score<GeneratorBlocks<G>>(spec, group, screen, bound_of(screen), scan, utility_of_lane,
+    threshold.score<GeneratorBlocks<G>>(spec, tile * kTileGroups + lane, screen, bound_of(screen), scan, source,
                                         accumulator, lane);
   }
 }
