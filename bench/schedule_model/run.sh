@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds the schedule model with g++ and runs it over every policy, generator and data shape at
-# 2^30 candidates (about 3 minutes on 2 cores; no GPU needed).
+# 2^30 candidates (about 3.5 minutes on 2 cores; no GPU needed).
 #
-#   bench/schedule_model/run.sh [schedule_model options...]     e.g. --shape bench --policy per-lane
+#   bench/schedule_model/run.sh [schedule_model options...]     e.g. --shape bench --policy per-lane,implemented
 #
 # BUILD_DIR (default $TMPDIR/schedule_model_build) holds the binary. With SASS=1 the per-region
 # instruction counts are first derived again from the sm_90 kernel: kernels/select_arrays.cu is
 # compiled to a cubin with the library's CUDA flags and disassembled with line information
 # (needs nvcc and nvdisasm; NVDISASM names the latter if it is not on PATH), and sass_regions.py
-# prints each kernel's costs, the numbers RegionCosts in schedule_model.cpp holds. The regions
-# are those of the per-lane kernel (add_tiles calling score_scanned_group for each lane's group);
+# prints each kernel's costs: RegionCosts in schedule_model.cpp for the per-lane kernel
+# (add_tiles calling score_scanned_group for each lane's group, commit e7c9489), WarpCosts for the
+# warp-wide one (add_tiles calling WarpScreenThreshold::score); the script tells them apart.
 # SASS_COMMIT=<commit> takes the kernel's sources from that commit (git archive) instead of the
-# working tree.
+# working tree. With CUOBJDUMP (a cuobjdump) it also prints every fused_select_kernel's
+# registers, stack and size.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD_DIR:-${TMPDIR:-/tmp}/schedule_model_build}
@@ -38,6 +40,17 @@ if [[ "${SASS:-0}" == 1 ]]; then
     echo "== ${g##*:}"
     python3 "$repo/bench/schedule_model/sass_regions.py" "$build/${g##*:}.sass" "$src/include"
   done
+  if [[ -n "${CUOBJDUMP:-}" ]]; then
+    echo "== fused_select_kernel<ArraySource<T>, G, 256>: resources (cuobjdump -res-usage), SASS instructions"
+    "$CUOBJDUMP" -res-usage "$build/select_arrays.cubin" 2>&1 | grep -A1 'fused_select_kernel' | grep -v '^--' |
+      sed 's/.*ArraySourceI\(.\)EELNS_9GeneratorE\(.\).*/\1 \2/' | paste -d' ' - - |
+      sed 's/^f /float /; s/^d /double /; s/ 0 / chacha20 /; s/ 1 / philox /'
+    awk '/^\.text\./ { name = $0 } /^ *\/\*[0-9a-f]+\*\// { if (index(name, "fused_select_kernel")) n[name]++ }
+         END { for (k in n) { t = index(k, "ArraySourceIfE") ? "float" : "double";
+                              g = index(k, "GeneratorE0") ? "chacha20" : "philox";
+                              printf "%s %s: %d instructions (%d bytes)\n", t, g, n[k], 16 * n[k] } }' \
+      "$build/select_arrays.sass" | sort
+  fi
 fi
 
 g++ -O2 -std=c++20 -fopenmp -ffp-contract=off -Wall -Wextra -I"$repo/include" \

@@ -22,16 +22,16 @@ of each region are looked up by their text. Prints each region's expected instru
 per-event costs that schedule_model.cpp holds.
 
 Two kernels are told apart by add_tiles's body. The per-lane kernel (commit e7c9489: each lane
-calls score_scanned_group for its own group) gives RegionCosts. The warp-wide kernel (add_tiles
-calling WarpScreenThreshold::score: a warp threshold, races run by the whole warp in
-race_group) gives WarpCosts: per tile, per tile that passes the screen, per pending lane the
-race loop visits, per race, per follower-draw issue and per publish of the grid-wide word. Its
-branches of known meaning: the tile passes (widest reach >= threshold), the loop's entry (never
-empty once the tile passes) and back edge (trips), the race test (a pending lane still clears the
-threshold), race_group's valid == 0 return (never: a group with a valid lane), the follower test
-(some lane draws), `score != -inf` before the offer (always: the leader offers), the publish
-(threshold rose; lane 0's atomic); never taken: the excluded-candidate offers and the generic
-atomic's fallbacks for shared and local memory (the word is in global memory).
+calls score_scanned_group for its own group) gives RegionCosts. The warp-wide kernel (since
+commit 4ceede2: add_tiles calling WarpScreenThreshold::score, a warp-uniform threshold, each race
+run by the whole warp in race_group, the widest pending group first after every race) gives
+WarpCosts: per tile, per tile that passes the screen, per race, per follower-draw issue, per
+publish of the grid-wide word, once per warp. Its branches of known meaning: the tile passes
+(widest reach >= threshold), the race loop's entry (never empty once the tile passes) and back
+edge (one more race), race_group's valid == 0 return and excluded-candidate offers (never), the
+follower test (some lane draws), `score != -inf` before the offer (always: the leader offers),
+the publish (the threshold rose; lane 0's atomic); the generic atomic's fallbacks for shared and
+local memory (after a QSPC) are never taken, the word being in global memory.
 """
 import collections
 import re
@@ -188,8 +188,8 @@ class SourceLines:
         for k in range(after - 1 if after else 0, len(lines)):
             if text in lines[k]:
                 return k + 1  # 1-based, as the line table
-        raise RuntimeError(f'source line not found: {text!r} (the kernel is not the per-lane kernel these '
-                           'regions describe: take its sources from a commit that has it)')
+        raise RuntimeError(f'source line not found: {text!r} (the kernel is neither the per-lane nor the '
+                           'warp-wide kernel these regions describe: take its sources from a commit that has one)')
 
 
 def frames(i):

@@ -13,9 +13,10 @@
 // needed only to calibrate one constant (the measured issue rate).
 //
 // Policies (--policy):
-//   per-lane   today's kernel: each lane screens its group against its own running best; a
-//              passing group is raced by its lane alone (score_scanned_group), while the warp's
-//              other passing lanes race in the same divergent region.
+//   per-lane   the measured kernel (commit e7c9489; 1900c764 on the H100): each lane screens its
+//              group against its own running best; a passing group is raced by its lane alone
+//              (score_scanned_group), while the warp's other passing lanes race in the same
+//              divergent region.
 //   shared     the warp's threshold T = max(every lane's running best, a grid-wide word read once
 //              per tile); the lane with the largest reach races first (one lane active), T rises to
 //              the warp's best, then the other lanes whose reach still clears T race (divergent).
@@ -24,7 +25,7 @@
 //   warp-wide  what-if: the same screening as `shared`, but each race is run by the whole warp,
 //              one candidate per lane: one generator block for the race, one (per drawing lane)
 //              for the followers, and the threshold updated after each race.
-//   implemented  the kernel of the working tree (WarpScreenThreshold, device_groups.cuh): a
+//   implemented  the kernel since commit 4ceede2 (WarpScreenThreshold, device_groups.cuh): a
 //              warp-uniform threshold T = max(the warp's running threshold, the grid-wide word read
 //              by lane 0 each tile); a tile whose widest reach is below T is done; else the pending
 //              lanes (reach >= T) are raced one at a time by the whole warp, the widest pending
@@ -120,7 +121,7 @@ constexpr double kPublish = 10.0;
 // its utility and follower test (8), and the warp arg-max of the scores (40), at 32 lanes.
 constexpr double kWarpWideRaceExtra = 52.0;
 
-// The implemented kernel (WarpScreenThreshold, working tree on top of commit 2022531, nvcc 13.0
+// The implemented kernel (WarpScreenThreshold, kernels/select_arrays.cu at commit 4ceede2, nvcc 13.0
 // -O3, sm_90), from sass_regions.py's scenarios on fused_select_kernel<ArraySource<float>, G, 256>:
 // the expected instructions of the warp's path (the race is warp-uniform; a follower draw is one
 // lane's path through the draw, the drawing lanes together). Every cost is issued once per warp.
@@ -524,7 +525,7 @@ Tally run_shared(const detail::NoiseSpec& spec, const Data& data, const double* 
       t.issue(kSharedSecondMax, kLanes, false);
       done = 1u << first;
     }
-    // Then every other lane that still clears T, together (divergent, as today).
+    // Then every other lane that still clears T, together (divergent, as in the per-lane kernel).
     std::uint32_t racing = 0;
     for (unsigned l = 0; l < kLanes; ++l) {
       if ((done >> l) & 1u) continue;
