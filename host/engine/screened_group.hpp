@@ -193,7 +193,7 @@ struct ScannedGroup {
   double largest;
   double bound;
   std::uint32_t screen;
-  std::uint32_t offset;  // g - first
+  std::uint32_t offset;  // the group, less the first group of its chunk
 };
 
 // For g in [first, last): score_group(spec, g, its screen, groups.lanes(g), utility, tally,
