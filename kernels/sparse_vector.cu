@@ -153,5 +153,8 @@ std::uint64_t gpu_first_above(const double* values, std::uint64_t begin, std::ui
 double gpu_read_value(const double* values, std::uint64_t index, cuda_stream_t stream) {
   return read_device_value(values + index, stream);
 }
+double gpu_read_value(const float* values, std::uint64_t index, cuda_stream_t stream) {
+  return static_cast<double>(read_device_value(values + index, stream));
+}
 
 }  // namespace dpselect::detail

@@ -214,7 +214,7 @@ __global__ void __launch_bounds__(kTopKThreads, 2)
     if (tile < end) scan = scan_tile_group(spec, groups, source, tile, vector_aligned, warp_tile, lane, tally);
     const std::uint64_t group = tile * kTileGroups + lane;
     const double bound = bounds.of_filled(screen);
-    const UtilityOfLane<Source> utility_of_lane{source, group * noise::kCandidatesPerGroup};
+    const UtilityOfLane<Source> utility_of_lane{spec, source, group * noise::kCandidatesPerGroup};
 #pragma unroll 1
     for (unsigned int round = 0; round < kRoundsPerGroup; ++round) {
       // The group's screen is taken again against each round's threshold: still exact, since the

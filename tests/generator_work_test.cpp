@@ -146,7 +146,7 @@ void expect_same(const ShardResult& got, const ShardResult& want) {
   EXPECT_EQ(double_bits(got.best_score), double_bits(want.best_score));
   EXPECT_EQ(got.best_index, want.best_index);
   EXPECT_EQ(got.candidates, want.candidates);
-  EXPECT_EQ(double_bits(got.max_abs_utility), double_bits(want.max_abs_utility));
+  EXPECT_EQ(double_bits(got.max_abs_shifted_utility), double_bits(want.max_abs_shifted_utility));
   EXPECT_EQ(got.first_invalid_index, want.first_invalid_index);
   EXPECT_EQ(double_bits(got.first_invalid_value), double_bits(want.first_invalid_value));
   EXPECT_EQ(got.executed_on, want.executed_on);

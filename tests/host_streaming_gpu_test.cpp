@@ -109,7 +109,8 @@ dpselect::SelectionParams selection_params(dpselect::Mechanism mechanism, Backen
 void expect_same_bits(const ShardResult& actual, const ShardResult& expected, const char* what) {
   EXPECT_EQ(actual.best_index, expected.best_index) << what;
   EXPECT_EQ(std::bit_cast<std::uint64_t>(actual.best_score), std::bit_cast<std::uint64_t>(expected.best_score)) << what;
-  EXPECT_EQ(std::bit_cast<std::uint64_t>(actual.max_abs_utility), std::bit_cast<std::uint64_t>(expected.max_abs_utility))
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(actual.max_abs_shifted_utility),
+            std::bit_cast<std::uint64_t>(expected.max_abs_shifted_utility))
       << what;
   EXPECT_EQ(actual.candidates, expected.candidates) << what;
   EXPECT_EQ(actual.first_invalid_index, expected.first_invalid_index) << what;

@@ -50,6 +50,27 @@ void check_arrays(dpselect::Generator generator) {
 }
 
 TEST(DistributedSelect, FloatShardsEqualOneProcess) { check_arrays<float>(dpselect::Generator::chacha20); }
+
+// Utilities with a large common offset: one process scores them relative to the first utility;
+// the ranks agree on that one, so their scores (and slack) are one process's.
+TEST(DistributedSelect, ShardsAgreeOnTheReferenceOfOneProcess) {
+  dmpi::DistributedContext distributed = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed);
+  dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed);
+  for (std::uint64_t n : {std::uint64_t{33}, std::uint64_t{10007}}) {
+    std::vector<double> whole = utilities<double>(n);
+    for (double& u : whole) u += 1e12 + 0.375;
+    for (dpselect::Mechanism mechanism : kMechanisms) {
+      const SelectionParams p = params_for(mechanism, false);
+      const IndexRange mine = shard_of(0, n, world_rank(), world_size());
+      const Selection d = dmpi::select(distributed, std::span<const double>(whole.data() + mine.begin, mine.size()),
+                                       mine.begin, p);
+      const Selection s = dpselect::select(single, std::span<const double>(whole), p);
+      SCOPED_TRACE("n " + std::to_string(n));
+      expect_same(d, s);
+      expect_same_on_every_rank(d);
+    }
+  }
+}
 TEST(DistributedSelect, DoubleShardsEqualOneProcess) { check_arrays<double>(dpselect::Generator::chacha20); }
 TEST(DistributedSelect, PhiloxShardsEqualOneProcess) { check_arrays<float>(dpselect::Generator::philox); }
 

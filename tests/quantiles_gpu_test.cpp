@@ -168,7 +168,8 @@ TEST(QuantilesGpu, FloatPositionsReadBackAcrossChunks) {
 void expect_same_shard(const dpselect::ShardResult& cpu, const dpselect::ShardResult& gpu, const std::string& what) {
   EXPECT_EQ(gpu.best_index, cpu.best_index) << what;
   EXPECT_EQ(std::bit_cast<std::uint64_t>(gpu.best_score), std::bit_cast<std::uint64_t>(cpu.best_score)) << what;
-  EXPECT_EQ(std::bit_cast<std::uint64_t>(gpu.max_abs_utility), std::bit_cast<std::uint64_t>(cpu.max_abs_utility))
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(gpu.max_abs_shifted_utility),
+            std::bit_cast<std::uint64_t>(cpu.max_abs_shifted_utility))
       << what;
   EXPECT_EQ(gpu.candidates, cpu.candidates) << what;
   EXPECT_EQ(gpu.first_invalid_index, cpu.first_invalid_index) << what;

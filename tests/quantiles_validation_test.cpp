@@ -173,7 +173,7 @@ TEST(QuantileInternals, TargetFirstPassEqualsOnePass) {
     EXPECT_EQ(split.best_index, one_pass.best_index) << "stream " << stream;
     EXPECT_EQ(split.best_score, one_pass.best_score) << "stream " << stream;
     EXPECT_EQ(split.candidates, one_pass.candidates);
-    EXPECT_EQ(split.max_abs_utility, one_pass.max_abs_utility);
+    EXPECT_EQ(split.max_abs_shifted_utility, one_pass.max_abs_shifted_utility);
   }
 }
 

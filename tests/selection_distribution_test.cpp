@@ -54,6 +54,12 @@ const std::vector<Case>& cases() {
       {"ties", {1.0, 1.0, 0.0, 0.5}, 2.0, 1.0},
       {"spread", {-2.0, 0.0, 1.0, 1.5, 3.0}, 1.4, 1.0},
       {"large offset", {1e6, 1e6 + 0.5, 1e6 + 1.0, 1e6 + 2.0}, 2.0, 1.0},
+      // Scores formed from the utilities themselves would round to 2^-13 at 10^12 and to 1/8 at
+      // 10^15, moving about 1 % of the mass here (below these tolerances); relative to the
+      // release's reference they keep their differences (SelectionParams::utility_reference).
+      // The sharper check is bit for bit: utility_reference_test.cpp.
+      {"offset 1e12", {1e12 + 2.0, 1e12 + 1.0, 1e12 + 0.5, 1e12}, 2.0, 1.0},
+      {"offset 1e15", {1e15 + 2.0, 1e15 + 1.0, 1e15 + 0.5, 1e15}, 2.0, 1.0},
       {"sensitivity 5", {0.0, 5.0, 10.0}, 0.8, 5.0},
       {"excluded candidate", {0.0, -INFINITY, 1.0, 0.25}, 2.0, 1.0},
   };

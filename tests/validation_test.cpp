@@ -136,10 +136,11 @@ TEST(Validation, ScaledUtilityThatOverflows) {
 }
 
 TEST(Validation, UtilitiesTooLargeForDoublePrecisionNoise) {
-  // |score| = 5e16 leaves the noise below one ulp: the slack would exceed epsilon. The message
-  // blames epsilon and never quotes max |utility| (for pricing, the optimal revenue).
+  // A spread of 2e17 around the reference (the first utility) makes |score| 1e17, which leaves the
+  // noise below one ulp: the slack would exceed epsilon. The message blames epsilon and never
+  // quotes max |utility - reference| (for pricing, the optimal revenue).
   Context context = Context::with_fixed_seed(1);
-  const std::vector<double> utilities = {1e17, 1e17 + 64};
+  const std::vector<double> utilities = {1e17, -1e17 - 64};
   try {
     dpselect::select(context, std::span<const double>(utilities), good_params());
     ADD_FAILURE() << "no exception";
@@ -147,7 +148,8 @@ TEST(Validation, UtilitiesTooLargeForDoublePrecisionNoise) {
     const std::string message = error.what();
     EXPECT_NE(message.find("epsilon is too small for double-precision noise"), std::string::npos) << message;
     EXPECT_NE(message.find("use a larger epsilon, or give a public bound on |utility| (utility_bound"), std::string::npos) << message;
-    EXPECT_EQ(message.find("100000000000000064"), std::string::npos) << message;
+    EXPECT_EQ(message.find("200000000000000064"), std::string::npos) << message;
+    EXPECT_EQ(message.find("2e+17"), std::string::npos) << message;
     EXPECT_EQ(message.find("1e+17"), std::string::npos) << message;
   }
 }
@@ -196,6 +198,30 @@ TEST(Validation, UtilityBoundNegativeNanInfinite) {
     expect_invalid(context, [&] { dpselect::select(context, std::span<const double>(kUtilities), params); },
                    {"utility_bound", bad.text});
   }
+}
+
+TEST(Validation, UtilityReferenceNanInfinite) {
+  for (const BadValue& bad :
+       {BadValue{kNaN, "(got nan)"}, BadValue{kInf, "(got inf)"}, BadValue{-kInf, "(got -inf)"}}) {
+    Context context = Context::with_fixed_seed(1);
+    SelectionParams params = good_params();
+    params.utility_reference = bad.value;
+    expect_invalid(context, [&] { dpselect::select(context, std::span<const double>(kUtilities), params); },
+                   {"utility_reference", bad.text});
+  }
+}
+
+TEST(Validation, UtilityBeyondItsBoundAroundThePublicReference) {
+  Context context = Context::with_fixed_seed(1);
+  SelectionParams params = good_params();
+  params.utility_reference = 1e15;
+  params.utility_bound = 4.0;
+  // Within 4 of the reference: accepted, though far beyond 4 in magnitude.
+  const std::vector<double> near = {1e15 - 4.0, 1e15 + 3.5, 1e15};
+  EXPECT_NO_THROW(dpselect::select(context, std::span<const double>(near), params));
+  const std::vector<double> beyond = {1e15, 1e15 + 4.5, 1e15 + 1.0};
+  expect_invalid_message([&] { dpselect::select(context, std::span<const double>(beyond), params); },
+                         {"utilities[1]", "utility_bound", "(got a finite value beyond those limits)"});
 }
 
 TEST(Validation, UtilityBoundTooLargeForDoublePrecisionNoise) {

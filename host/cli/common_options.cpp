@@ -203,9 +203,10 @@ CLI::App& add_selection_command(CLI::App& app, const std::string& name,
   return command;
 }
 
-InputValues UtilityFile::read(double utility_bound, std::uint64_t row_width) const {
+InputValues UtilityFile::read(const SelectionParams& params, std::uint64_t row_width) const {
   ValueKind kind = utility_values;
-  kind.magnitude_bound = utility_bound;
+  kind.magnitude_bound = params.utility_bound;
+  kind.bound_center = params.utility_reference.value_or(0.0);
   kind.bound_option = "--utility-bound";
   return on_every_rank([&] {
     return read_values({.name = "--utilities",
@@ -231,10 +232,17 @@ void add_utility_options(CLI::App& command, SelectionParams& params) {
                    "half the noise");
   command
       .add_option("--utility-bound", params.utility_bound,
-                  "public bound on |utility| (0: none); makes the floating-point slack "
-                  "independent of the data")
+                  "public bound on |utility| (0: none), or on |utility - reference| with "
+                  "--utility-reference; makes the floating-point slack independent of the data")
       ->check(finite_nonnegative())
       ->capture_default_str();
+  command
+      .add_option("--utility-reference", params.utility_reference,
+                  "a public value near the utilities (e.g. a known offset) that the scores are "
+                  "computed from: the selection's distribution is the same, and the "
+                  "floating-point error follows the utilities' spread around it rather than their "
+                  "magnitude (default: none; the first utility, or 0 with --utility-bound)")
+      ->check(finite_number());
 }
 
 void add_format_option(CLI::App& command, InputFormat& format) {

@@ -72,7 +72,7 @@ struct UtilityFile {
   // A utility beyond `utility_bound` (--utility-bound, 0: none) is refused with its line. In a
   // distributed job (job.hpp) each rank reads its even share, of rows `row_width` wide when > 0
   // (a 2-D .npy kept as a matrix: its own rows), and every rank fails alike when any read fails.
-  InputValues read(double utility_bound, std::uint64_t row_width = 0) const;
+  InputValues read(const SelectionParams& params, std::uint64_t row_width = 0) const;
   // "--utilities scores.txt", "--utilities <stdin>", for messages.
   std::string label() const { return input_label("--utilities", path); }
 };

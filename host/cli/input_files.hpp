@@ -32,9 +32,10 @@ enum class ValueDomain {
 struct ValueKind {
   std::string_view noun;  // "bid", "price", "utility", "query answer"
   ValueDomain domain;
-  // A public bound on |value| given by the option `bound_option` (0: none). A finite value
-  // beyond it is refused here, so that the message names the file and the line.
+  // A public bound on |value - bound_center| given by the option `bound_option` (0: none). A
+  // finite value beyond it is refused here, so that the message names the file and the line.
   double magnitude_bound = 0.0;
+  double bound_center = 0.0;
   std::string_view bound_option = {};
 };
 inline constexpr ValueKind bid_values{"bid", ValueDomain::finite_nonnegative};

@@ -128,9 +128,11 @@ std::string domain_violation(double value, ValueKind kind) {
   if (!requirement.empty()) return std::string(kind.noun).append(requirement);
   // -inf (an excluded candidate) is not a magnitude.
   if (kind.magnitude_bound > 0.0 && std::isfinite(value) &&
-      std::fabs(value) > kind.magnitude_bound) {
+      !(std::fabs(value - kind.bound_center) <= kind.magnitude_bound)) {
     return std::string(kind.noun) + " must be within " + std::string(kind.bound_option) + " " +
-           format_number(kind.magnitude_bound) + " in magnitude";
+           format_number(kind.magnitude_bound) +
+           (kind.bound_center == 0.0 ? std::string(" in magnitude")
+                                     : " of --utility-reference " + format_number(kind.bound_center));
   }
   return {};
 }

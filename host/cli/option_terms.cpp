@@ -27,6 +27,7 @@ const Terms& selection_terms() {
   static const Terms terms{
       {"(utility_bound; for pricing, max_bidders)", "(--utility-bound)"},
       {"utility_bound", "--utility-bound"},
+      {"utility_reference", "--utility-reference"},
       {"epsilon", "--epsilon"},
       {"sensitivity", "--sensitivity"},
       {"mechanism", "--mechanism"},
@@ -42,6 +43,7 @@ const Terms& top_k_terms() {
   static const Terms terms{
       {"(utility_bound; for pricing, max_bidders)", "(--utility-bound)"},
       {"utility_bound", "--utility-bound"},
+      {"utility_reference", "--utility-reference"},
       {"epsilon", "--epsilon / --k"},
       {"sensitivity", "--sensitivity"},
       {"k", "--k"},

@@ -86,7 +86,7 @@ Record run_rows(const RowsOptions& options) {
   if (!options.output.empty()) index_file = checked_index_file("--output", options.output);
   // A job cuts the matrix by whole rows: of --cols values, or of a 2-D .npy's own.
   const InputValues utilities =
-      options.utilities.read(options.params.utility_bound, options.cols.value_or(0));
+      options.utilities.read(options.params, options.cols.value_or(0));
   const std::uint64_t cols = column_count(options, utilities);
   const std::uint64_t rows = utilities.size() / cols;  // this rank's (all of them in one process)
   SelectionParams params = options.params;

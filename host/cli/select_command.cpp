@@ -22,7 +22,7 @@ struct SelectOptions {
 };
 
 Record run_select(const SelectOptions& options) {
-  const InputValues utilities = options.utilities.read(options.params.utility_bound);
+  const InputValues utilities = options.utilities.read(options.params);
   SelectionParams params = options.params;
   params.backend = options.release.backend;
   std::vector<ReleaseOutcome> outcomes =

@@ -73,7 +73,7 @@ Record run_top_k(const TopKOptions& options) {
   } else {
     index_file = checked_index_file("--output", options.output);
   }
-  const InputValues utilities = options.utilities.read(options.params.per_pick.utility_bound);
+  const InputValues utilities = options.utilities.read(options.params.per_pick);
   TopKParams params = options.params;
   // Checked here too (the library refuses it as well) so that the message names the file.
   if (params.k > utilities.total) {

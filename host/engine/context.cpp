@@ -31,6 +31,11 @@ struct ReleaseState {
   // then only check that the merge covers at least the local shards.
   bool shared_key = false;
   bool finished = false;
+  // spec.utility_reference is fixed once: at begin_release from the params, else by a one-shot
+  // entry point from the range's first utility (ReleaseAccess::fix_reference_from_data) or at 0
+  // by the first use of the spec.
+  bool reference_fixed = false;
+  UtilityReference reference = UtilityReference::zero;
 };
 
 // A fingerprint of one evaluated range (splitmix64 finaliser); merge() sums them.
@@ -90,7 +95,26 @@ ReleaseState& ReleaseAccess::state(const Release& release) {
   return *release.state_;
 }
 
-NoiseSpec ReleaseAccess::noise_spec(const Release& release) { return state(release).spec; }
+NoiseSpec ReleaseAccess::noise_spec(const Release& release) {
+  ReleaseState& release_state = state(release);
+  std::lock_guard lock(release_state.mutex);
+  release_state.reference_fixed = true;  // r = 0 where nothing fixed it first
+  return release_state.spec;
+}
+
+bool ReleaseAccess::takes_reference_from_data(const Release& release) {
+  const SelectionParams& params = state(release).params;
+  return !params.utility_reference.has_value() && !(params.utility_bound > 0.0);
+}
+
+void ReleaseAccess::fix_reference_from_data(Release& release, double first_utility) {
+  ReleaseState& release_state = state(release);
+  std::lock_guard lock(release_state.mutex);
+  if (release_state.reference_fixed || !takes_reference_from_data(release)) return;
+  release_state.reference_fixed = true;
+  release_state.reference = UtilityReference::from_data;
+  release_state.spec.utility_reference = std::isfinite(first_utility) ? first_utility : 0.0;
+}
 
 void ReleaseAccess::claim(Release& release, IndexRange range) {
   validate_range(range);
@@ -227,6 +251,12 @@ Release Context::start_release(const SelectionParams& params, bool charge) {
   release->spec = detail::NoiseSpec{params.mechanism, score_scale, context.key,
                                     context.next_stream.fetch_add(1, std::memory_order_relaxed),
                                     params.utility_bound > 0.0 ? params.utility_bound : detail::kInfinity};
+  if (params.utility_reference.has_value()) {
+    release->spec.utility_reference = *params.utility_reference;
+    release->reference = *params.utility_reference == 0.0 ? detail::UtilityReference::zero
+                                                          : detail::UtilityReference::public_value;
+    release->reference_fixed = true;
+  }
   const RandomBlock tag = random_block(context.key, release->spec.stream, noise::kReleaseTagPosition);
   release->release_tag = (std::uint64_t{tag.word[0]} << 32) | tag.word[1];
   release->shared_key = context.shared_key;
@@ -336,7 +366,7 @@ Selection Release::finish(const ShardResult& merged) {
   const bool bound_given = params.utility_bound > 0.0;
   FloatingPointSlack slack = detail::floating_point_slack(
       params.epsilon, state.spec.score_scale, params.sensitivity,
-      bound_given ? params.utility_bound : merged.max_abs_utility, merged.candidates);
+      bound_given ? params.utility_bound : merged.max_abs_shifted_utility, merged.candidates, state.reference);
   slack.depends_on_data = !bound_given;
   if (!(slack.epsilon < params.epsilon)) {
     detail::throw_epsilon_too_small_for_slack();

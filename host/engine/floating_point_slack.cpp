@@ -2,17 +2,22 @@
 // Floating-point slack of a noisy-max release (docs/design.md, "Large ranges"; Mironov 2012 on
 // floating-point noise that breaks differential privacy).
 //
-// Write s_i = c*u_i for the exact scaled utilities (c = eps/(2 Delta) or eps/Delta) and
-// N_i for exact noise from continuous uniforms. The implementation computes
-// S_i = fma(c~, u_i, N~_i) where c~ is c rounded once and N~_i is the noise of the group-maximum
-// construction (shard_result.hpp, exponential_race.hpp): a transform of the race time
-// T_i = E_V / 32 (+ E'_i), from the uniforms V of i's group and W_i. Couple N~_i with N_i through
-// the same uniforms. Outside the bad event B (some continuous uniform's v < 2^-88; two draws per
-// candidate, so P(B) <= n * 2^-86) every computed score is within
-//     eta = 2^-38 + 2^-53 * (max_i |c~ u_i| + 93)
-// of c~ u_i + N_i: 2^-38 bounds the race noise's error (docs/group_maximum.md, section 5: the
-// uniforms' 2^-40, the race time's roundings and the transforms' logarithms) and the second term
-// is the fma's one rounding, |score| <= |c~ u| + 93.
+// Write u_i for the utilities, r for the release's reference (NoiseSpec::utility_reference) and
+// c = eps/(2 Delta) or eps/Delta. Every mechanism here outputs the arg-max of c u_i + N_i, which
+// is the arg-max of c (u_i - r) + N_i: the exact mechanism's distribution is the same for every r,
+// so take s_i = c (u_i - r) as the exact scaled utilities and N_i for exact noise from continuous
+// uniforms. The implementation computes S_i = fma(c~, v_i, N~_i) with v_i = u_i - r rounded once
+// (exact for r = 0), c~ = c rounded once and N~_i the noise of the group-maximum construction
+// (shard_result.hpp, exponential_race.hpp): a transform of the race time T_i = E_V / 32 (+ E'_i),
+// from the uniforms V of i's group and W_i. Couple N~_i with N_i through the same uniforms.
+// Outside the bad event B (some continuous uniform's v < 2^-88; two draws per candidate, so
+// P(B) <= n * 2^-86) every computed score is within
+//     eta = 2^-38 + 2^-53 * (max_i |c~ v_i| + 93) [+ 2^-53 (1 + 2^-51) max_i |c~ v_i| for r != 0]
+// of c~ (u_i - r) + N_i: 2^-38 bounds the race noise's error (docs/group_maximum.md, section 5:
+// the uniforms' 2^-40, the race time's roundings and the transforms' logarithms), the second term
+// is the fma's one rounding (|score| <= |c~ v| + 93), and the third the subtraction's, c~ |u - r|
+// <= c~ |v| (1 + 2^-52). The error follows the spread of the utilities around r, not their
+// magnitude.
 //
 // If the implementation outputs r outside B, then r would win the exact mechanism with its
 // score raised by 2*eta. For Gumbel, exponential and Laplace noise the density f satisfies
@@ -21,7 +26,8 @@
 // by t by at least e^-t. Summing over r in any output set R:
 //     e^{-2 eta} P*(R) - P(B) <= P~(R) <= e^{2 eta} P*(R) + P(B).
 // Chaining through the exact mechanism's (eps~)-DP between neighbours D, D' (eta taken for
-// both, so the utility bound grows by Delta) gives
+// both, so the bound on |u - r| grows by Delta, or by 2 Delta when r is a utility of the data,
+// which moves too) gives
 //     P~_D(R) <= e^{eps~ + 4 eta} P~_D'(R) + (1 + e^{eps~ + 4 eta}) P(B),
 // and eps~ <= eps (1 + 2^-52) covers the rounding of c. Hence
 //     slack.epsilon = 4 eta + eps * 2^-52,   slack.delta = (1 + e^{eps + slack.epsilon}) n 2^-86.
@@ -35,12 +41,17 @@
 namespace dpselect::detail {
 
 FloatingPointSlack floating_point_slack(double epsilon, double score_scale, double sensitivity,
-                                        double max_abs_utility, std::uint64_t candidates) {
+                                        double max_abs_shifted_utility, std::uint64_t candidates,
+                                        UtilityReference reference) {
   // Computed in long double and rounded up a little so the reported bound is never below the
   // derived one.
-  const long double largest_score =
-      static_cast<long double>(score_scale) * (static_cast<long double>(max_abs_utility) + sensitivity);
-  const long double eta = noise::kRaceNoiseErrorBound + 0x1p-53L * (largest_score + noise::kMaxAbsRaceNoise);
+  const long double neighbour_shift = reference == UtilityReference::from_data ? 2.0L * sensitivity : sensitivity;
+  const long double largest_score = static_cast<long double>(score_scale) *
+                                    (static_cast<long double>(max_abs_shifted_utility) + neighbour_shift);
+  const long double shift_rounding =
+      reference == UtilityReference::zero ? 0.0L : 0x1p-53L * (1.0L + 0x1p-51L) * largest_score;
+  const long double eta =
+      noise::kRaceNoiseErrorBound + 0x1p-53L * (largest_score + noise::kMaxAbsRaceNoise) + shift_rounding;
   const long double slack_epsilon = 4.0L * eta + static_cast<long double>(epsilon) * 0x1p-52L;
   const long double bad_event = static_cast<long double>(candidates) * noise::kRaceBadEventProbability;
   const long double slack_delta = (1.0L + std::exp(static_cast<long double>(epsilon) + slack_epsilon)) * bad_event;

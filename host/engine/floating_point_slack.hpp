@@ -7,10 +7,19 @@
 
 namespace dpselect::detail {
 
+// Where a release's utility reference r (NoiseSpec::utility_reference) comes from.
+enum class UtilityReference {
+  zero,          // r = 0: no shift
+  public_value,  // a public r (SelectionParams::utility_reference)
+  from_data,     // fixed from a utility of the data: it moves by up to Delta between neighbours
+};
+
 // The (epsilon, delta) that double arithmetic and finite random bits add to a release whose
-// exact-arithmetic guarantee is `epsilon`; derivation in floating_point_slack.cpp.
+// exact-arithmetic guarantee is `epsilon`, with |u - r| <= max_abs_shifted_utility; derivation in
+// floating_point_slack.cpp.
 FloatingPointSlack floating_point_slack(double epsilon, double score_scale, double sensitivity,
-                                        double max_abs_utility, std::uint64_t candidates);
+                                        double max_abs_shifted_utility, std::uint64_t candidates,
+                                        UtilityReference reference = UtilityReference::zero);
 
 }  // namespace dpselect::detail
 

@@ -111,6 +111,7 @@ std::uint64_t gpu_first_above(const double* values, std::uint64_t begin, std::ui
                               const SparseQueryNoise& noise, double noisy_threshold, cuda_stream_t stream);
 // values[index], copied from device memory. Synchronizes `stream`.
 double gpu_read_value(const double* values, std::uint64_t index, cuda_stream_t stream);
+double gpu_read_value(const float* values, std::uint64_t index, cuda_stream_t stream);
 
 // Secure noise (kernels/secure_noise.cu): the first value that is not finite or, with granularity
 // > 0, not a multiple of it (first_invalid = count if none; largest_abs_value unused).

@@ -87,6 +87,7 @@ std::uint64_t gpu_first_above(const double*, std::uint64_t, std::uint64_t, const
   throw_unavailable();
 }
 double gpu_read_value(const double*, std::uint64_t, cuda_stream_t) { throw_unavailable(); }
+double gpu_read_value(const float*, std::uint64_t, cuda_stream_t) { throw_unavailable(); }
 DeviceValueScan gpu_secure_scan(const double*, std::uint64_t, double, cuda_stream_t) { throw_unavailable(); }
 bool gpu_add_secure_noise(const SecureNoiseCore&, double*, std::uint64_t, cuda_stream_t) { throw_unavailable(); }
 

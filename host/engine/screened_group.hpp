@@ -6,7 +6,7 @@
 // A group of the group-maximum screen (docs/group_maximum.md) is skipped when its best utility
 // plus a bound of its largest noise cannot reach the threshold. Here a group whose 32 utilities
 // are all ordinary (finite and within the limits) is checked, counted and summarised (largest
-// utility, largest magnitude) with SSE2 arithmetic in the utilities' own type, and tested with
+// and smallest utility) with SSE2 arithmetic in the utilities' own type, and tested with
 // its bound read from a table by its screen's bound slot, using only a multiply and an add with a
 // margin that covers their roundings. A group that passes goes to score_scanned_group, which
 // repeats the exact fused test and scores what can rank; any other group goes to score_group.
@@ -72,11 +72,12 @@ inline double unfused_screen_cut(double threshold, double scaled_magnitude, doub
 }
 
 // What one look at a whole group's utilities finds: whether all are ordinary (no NaN, no
-// infinity), and their largest value and largest magnitude (meaningful when ordinary).
+// infinity), and their largest and smallest value (meaningful when ordinary), as read: not
+// shifted by the release's reference (scan_ordinary_group shifts them).
 struct GroupSummary {
   bool finite;
   double largest;
-  double largest_magnitude;
+  double smallest;
 };
 
 // The summary in plain loops: the reference for the vector forms.
@@ -91,9 +92,7 @@ struct PortableGroupMath {
       high = u[lane] > high ? u[lane] : high;
       low = u[lane] < low ? u[lane] : low;
     }
-    const double largest = static_cast<double>(high);
-    const double smallest = static_cast<double>(low);
-    return GroupSummary{finite, largest, largest > -smallest ? largest : -smallest};
+    return GroupSummary{finite, static_cast<double>(high), static_cast<double>(low)};
   }
 };
 
@@ -124,10 +123,8 @@ struct Sse2GroupMath {
     high = _mm_max_ss(high, _mm_shuffle_ps(high, high, 1));
     low = _mm_min_ps(low, _mm_movehl_ps(low, low));
     low = _mm_min_ss(low, _mm_shuffle_ps(low, low, 1));
-    const double largest = static_cast<double>(_mm_cvtss_f32(high));
-    const double smallest = static_cast<double>(_mm_cvtss_f32(low));
-    return GroupSummary{_mm_movemask_ps(_mm_cmpunord_ps(not_finite, not_finite)) == 0, largest,
-                        largest > -smallest ? largest : -smallest};
+    return GroupSummary{_mm_movemask_ps(_mm_cmpunord_ps(not_finite, not_finite)) == 0,
+                        static_cast<double>(_mm_cvtss_f32(high)), static_cast<double>(_mm_cvtss_f32(low))};
   }
 
   static GroupSummary summarize(const double* u) {
@@ -145,10 +142,8 @@ struct Sse2GroupMath {
     const __m128d not_finite = _mm_add_pd(not_finite_parts[0], not_finite_parts[1]);
     high = _mm_max_sd(high, _mm_unpackhi_pd(high, high));
     low = _mm_min_sd(low, _mm_unpackhi_pd(low, low));
-    const double largest = _mm_cvtsd_f64(high);
-    const double smallest = _mm_cvtsd_f64(low);
-    return GroupSummary{_mm_movemask_pd(_mm_cmpunord_pd(not_finite, not_finite)) == 0, largest,
-                        largest > -smallest ? largest : -smallest};
+    return GroupSummary{_mm_movemask_pd(_mm_cmpunord_pd(not_finite, not_finite)) == 0, _mm_cvtsd_f64(high),
+                        _mm_cvtsd_f64(low)};
   }
 };
 using BaselineGroupMath = Sse2GroupMath;
@@ -189,8 +184,8 @@ DetailBlocks detail_blocks_for(const NoiseSpec& spec) {
 // c u_max + bound that unfused_screen_cut compares) and what score_scanned_group needs to race it.
 struct ScannedGroup {
   double reach;
-  double scaled_magnitude;  // c |u|_max: the cut's margin grows with it
-  double largest;
+  double scaled_magnitude;  // c |u - r|_max: the cut's margin grows with it
+  double largest;           // shifted
   double bound;
   std::uint32_t screen;
   std::uint32_t offset;  // the group, less the first group of its chunk
@@ -198,11 +193,12 @@ struct ScannedGroup {
 
 // For g in [first, last): score_group(spec, g, its screen, groups.lanes(g), utility, tally,
 // sink) with utility(i) = data[i - data_first_index], bit for bit: the same tally (count, largest
-// |utility|, invalid utilities) and the same offers that matter. In a whole group of ordinary
-// utilities, score_group's scan finds every lane valid, the same largest utility and the same
-// largest |u| (-0.0 and +0.0 compare equal), so the group goes to score_scanned_group with the
-// scan it would have made. Screen blocks come from `screen_blocks` (a SequentialBlocks: one
-// ChaCha20 block serves 32 groups), race and candidate blocks from DetailBlocks.
+// |shifted utility|, invalid utilities) and the same offers that matter. In a whole group of
+// ordinary utilities, score_group's scan finds every lane valid, the same largest shifted utility
+// and the same largest |shifted utility| (scan_ordinary_group), so the group goes to
+// score_scanned_group with the scan it would have made. Screen blocks come from `screen_blocks`
+// (a SequentialBlocks: one ChaCha20 block serves 32 groups), race and candidate blocks from
+// DetailBlocks.
 //
 // The groups are looked at in two passes over at most kChunkScanGroups at a time. The first reads
 // the utilities once and keeps each ordinary group's reach; the second races the group of largest
@@ -249,15 +245,16 @@ inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds
         summary = Math::summarize(group_data);
       }
       GroupScan scan;
-      if (!summary.finite || !scan_ordinary_group(spec, summary.largest, summary.largest_magnitude, tally, scan)) {
+      const ShiftedSpread spread = shifted_spread(spec, summary.largest, summary.smallest);
+      if (!summary.finite || !scan_ordinary_group(spec, spread, tally, scan)) {
         // A partial group, or a NaN, infinite or too large utility that score_group records or
         // excludes.
         score_group(spec, g, screen, lanes, utility, tally, sink, detail_blocks);
         continue;
       }
       const double bound = bounds.of(screen);
-      const double reach = add_rn(mul_rn(spec.score_scale, summary.largest), bound);
-      scanned[count++] = ScannedGroup{reach, mul_rn(spec.score_scale, summary.largest_magnitude), summary.largest,
+      const double reach = add_rn(mul_rn(spec.score_scale, spread.largest), bound);
+      scanned[count++] = ScannedGroup{reach, mul_rn(spec.score_scale, spread.largest_magnitude), spread.largest,
                                       bound, screen, static_cast<std::uint32_t>(g - chunk_first)};
     }
     // The groups still in the running: each round drops those below the current cut and races the
@@ -279,8 +276,8 @@ inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds
       running = kept;
       const std::uint64_t g = chunk_first + group.offset;
       const GroupScan scan{group.largest, kWholeGroup, 0u};
-      score_scanned_group(spec, g, group.screen, group.bound, scan, UtilityOfLane<decltype(utility)>{utility, g * kLanes},
-                          sink, detail_blocks);
+      score_scanned_group(spec, g, group.screen, group.bound, scan,
+                          UtilityOfLane<decltype(utility)>{spec, utility, g * kLanes}, sink, detail_blocks);
     }
   }
 }

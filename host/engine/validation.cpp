@@ -39,6 +39,9 @@ void validate_params(const SelectionParams& params) {
   if (!std::isfinite(params.utility_bound) || params.utility_bound < 0.0) {
     throw_invalid("utility_bound", "finite and >= 0 (0: no bound)", params.utility_bound);
   }
+  if (params.utility_reference.has_value() && !std::isfinite(*params.utility_reference)) {
+    throw_invalid("utility_reference", "finite (or not given)", *params.utility_reference);
+  }
   score_scale(params);
 }
 
@@ -72,8 +75,11 @@ namespace dpselect::detail {
 void validate_release_params(const SelectionParams& params) {
   validate_params(params);
   if (params.utility_bound > 0.0) {  // a public bound: the slack is known before any work
-    const double slack_epsilon =
-        floating_point_slack(params.epsilon, score_scale(params), params.sensitivity, params.utility_bound, 1).epsilon;
+    const UtilityReference reference = params.utility_reference.value_or(0.0) != 0.0 ? UtilityReference::public_value
+                                                                                      : UtilityReference::zero;
+    const double slack_epsilon = floating_point_slack(params.epsilon, score_scale(params), params.sensitivity,
+                                                      params.utility_bound, 1, reference)
+                                     .epsilon;
     if (!(slack_epsilon < params.epsilon)) {
       throw_invalid("utility_bound",
                     "small enough that the floating-point slack (" + format_value(slack_epsilon) +

@@ -47,10 +47,11 @@ struct ParamsImage {
   double epsilon;
   double sensitivity;
   double utility_bound;
+  double utility_reference;
   std::int32_t mechanism;
   std::int32_t monotone;
   std::int32_t backend;
-  std::int32_t padding;
+  std::int32_t reference_given;
 };
 
 ParamsImage image_of(const SelectionParams& p) {
@@ -61,6 +62,8 @@ ParamsImage image_of(const SelectionParams& p) {
   image.mechanism = static_cast<std::int32_t>(p.mechanism);
   image.monotone = p.monotone ? 1 : 0;
   image.backend = static_cast<std::int32_t>(p.backend);
+  image.reference_given = p.utility_reference.has_value() ? 1 : 0;
+  image.utility_reference = p.utility_reference.value_or(0.0);
   return image;
 }
 
@@ -383,6 +386,27 @@ Selection finish_distributed_release(DistributedContext& context, Release& relea
   return release.finish(merged_tally(Access::state(context), mine));
 }
 
+void agree_utility_reference(DistributedContext& context, Release& release, bool has_shard, std::uint64_t first_index,
+                             double first_utility) {
+  if (!dpselect::detail::ReleaseAccess::takes_reference_from_data(release)) return;  // public: nothing to agree
+  const DistributedContext::State& s = Access::state(context);
+  struct FirstUtility {
+    std::uint64_t first_index;
+    double value;
+    std::int32_t has_shard;
+    std::int32_t padding;
+  };
+  const FirstUtility mine{first_index, first_utility, has_shard ? 1 : 0, 0};
+  std::vector<FirstUtility> all(static_cast<std::size_t>(s.size));
+  MPI_Allgather(&mine, static_cast<int>(sizeof mine), MPI_BYTE, all.data(), static_cast<int>(sizeof mine), MPI_BYTE,
+                s.comm);
+  const FirstUtility* lowest = nullptr;
+  for (const FirstUtility& rank : all) {
+    if (rank.has_shard != 0 && (lowest == nullptr || rank.first_index < lowest->first_index)) lowest = &rank;
+  }
+  dpselect::detail::ReleaseAccess::fix_reference_from_data(release, lowest != nullptr ? lowest->value : 0.0);
+}
+
 std::string shard_end_error(const DistributedContext& context, std::uint64_t first, std::uint64_t count,
                             const char* first_name, const char* unit) {
   if (first <= dpselect::detail::kIndexLimit && count <= dpselect::detail::kIndexLimit - first) return {};
@@ -402,6 +426,8 @@ Selection select_host(DistributedContext& context, std::span<const T> shard, std
   std::string local_error = shard_end_error(context, first_index, shard.size(), "first_index", "utilities");
   const IndexRange range = local_error.empty() ? IndexRange{first_index, first_index + shard.size()} : IndexRange{};
   Release release = detail::begin_distributed_release(context, params, range, std::move(local_error));
+  detail::agree_utility_reference(context, release, !shard.empty(), first_index,
+                                  shard.empty() ? 0.0 : static_cast<double>(shard.front()));
   const ShardResult mine =
       detail::agreed_pass(context, [&] { return shard.empty() ? ShardResult{} : release.evaluate(shard, first_index); });
   return detail::finish_distributed_release(context, release, mine);
@@ -421,6 +447,13 @@ Selection select_device(DistributedContext& context, DeviceSpan<const T> shard, 
   }
   const IndexRange range = finding.kind == detail::none ? IndexRange{first_index, first_index + shard.size} : IndexRange{};
   Release release = detail::begin_distributed_release(context, params, range, std::move(finding));
+  // A failed read leaves this rank out of the choice; its pass then fails on every rank.
+  double first_utility = 0.0;
+  const bool has_first =
+      shard.size != 0 &&
+      detail::finding_of([&] { first_utility = dpselect::detail::gpu_read_value(shard.data, 0, stream); }).kind ==
+          detail::none;
+  detail::agree_utility_reference(context, release, has_first, first_index, first_utility);
   const ShardResult mine = detail::agreed_pass(
       context, [&] { return shard.size == 0 ? ShardResult{} : release.evaluate(shard, first_index, stream); });
   return detail::finish_distributed_release(context, release, mine);

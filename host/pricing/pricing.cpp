@@ -104,6 +104,9 @@ SelectionParams pricing_selection_params(const PricingParams& params, double lar
   selection.backend = params.backend;
   // A public bound on every revenue: the largest price times the public bound on bidders.
   if (params.max_bidders != 0) selection.utility_bound = largest_price * static_cast<double>(params.max_bidders);
+  // Revenues start at 0 (a price no bidder takes), and scores are computed from them as they are:
+  // every sampler, on one process or over MPI ranks, scores from the same reference.
+  selection.utility_reference = 0.0;
   return selection;
 }
 

@@ -3,7 +3,7 @@
 // associative merge that combines shards. Shared by the CPU path, the GPU kernels and users who
 // shard a range across devices or processes (for MPI: reduce with merge() as a custom op).
 //
-// A ShardResult is SECRET: it holds a noisy score and the largest |utility| of its shard, which
+// A ShardResult is SECRET: it holds a noisy score and the largest |utility - reference| of its shard, which
 // the release's privacy guarantee does not cover. Pass it only to merge() and Release::finish()
 // (and between the processes of one sharded release over a private channel); publish only the
 // Selection that finish() returns.
@@ -28,8 +28,9 @@ struct ShardResult {
   // Best noisy score seen and its global index; ties go to the smallest index.
   double best_score = -detail::kInfinity;
   std::uint64_t best_index = kNoIndex;
-  // Largest |utility| over the finite utilities (bounds the floating-point slack).
-  double max_abs_utility = 0.0;
+  // Largest |utility - reference| over the finite utilities, the reference being the release's
+  // (NoiseSpec::utility_reference): it bounds the floating-point slack.
+  double max_abs_shifted_utility = 0.0;
   // Number of candidates evaluated (excluded ones included).
   std::uint64_t candidates = 0;
   // Smallest global index whose utility was NaN, +inf, beyond SelectionParams::utility_bound, or
@@ -53,7 +54,8 @@ DPSELECT_HD DPSELECT_FORCEINLINE ShardResult merge(const ShardResult& a, const S
                       (a.best_score == b.best_score && a.best_index < b.best_index);
   out.best_score = a_wins ? a.best_score : b.best_score;
   out.best_index = a_wins ? a.best_index : b.best_index;
-  out.max_abs_utility = a.max_abs_utility > b.max_abs_utility ? a.max_abs_utility : b.max_abs_utility;
+  out.max_abs_shifted_utility =
+      a.max_abs_shifted_utility > b.max_abs_shifted_utility ? a.max_abs_shifted_utility : b.max_abs_shifted_utility;
   out.candidates = a.candidates + b.candidates;
   const bool a_invalid_first = a.first_invalid_index < b.first_invalid_index;
   out.first_invalid_index = a_invalid_first ? a.first_invalid_index : b.first_invalid_index;
@@ -85,9 +87,23 @@ struct NoiseSpec {
   double score_scale;
   RandomKey key;
   std::uint64_t stream;
-  // Largest |utility| accepted: SelectionParams::utility_bound, or +inf when none was given.
+  // Largest |utility - utility_reference| accepted: SelectionParams::utility_bound, or +inf when
+  // none was given.
   double utility_limit;
+  // The release's reference r: every score is computed from u - r, rounded once. The mechanisms
+  // are invariant to adding one constant to every utility (each noisy max compares u_i + noise_i
+  // across i), so the distribution is r's for any r, while the scores' rounding follows the
+  // utilities' spread around r, not their magnitude (utilities of 10^15 + (2, 1, 0) lose the
+  // differences at 10^15 but keep them at r = 10^15). 0 leaves every utility as it is.
+  double utility_reference = 0.0;
 };
+
+// A utility as the scores see it: u - utility_reference, rounded once (exact for r = 0). NaN and
+// +-inf stay what they are. Rounding is monotone, so the largest and smallest shifted utilities of
+// a group are the shifted largest and smallest.
+DPSELECT_HD DPSELECT_FORCEINLINE double shifted_utility(const NoiseSpec& spec, double u) {
+  return sub_rn(u, spec.utility_reference);
+}
 
 // Above this |score_scale * utility| a utility is rejected outright (the slack check in finish()
 // rejects far smaller ones); it keeps every score finite, so screening never hides an overflow.
@@ -162,12 +178,13 @@ DPSELECT_HD DPSELECT_FORCEINLINE double candidate_noise(const NoiseSpec& spec, s
                     lane == race.leader_lane ? race.leader_time : follower_time<Blocks>(spec, race, index));
 }
 
-// Noisy score of candidate `index` with finite utility `utility`: score_scale * utility +
-// standard noise, rounded once. A function of (key, stream, index, utility) only; the fused
-// passes compute exactly this for every candidate that can win.
+// Noisy score of candidate `index` with finite utility `utility`: score_scale * (utility -
+// utility_reference) + standard noise, the shift and the sum each rounded once. A function of
+// (key, stream, reference, index, utility) only; the fused passes compute exactly this for every
+// candidate that can win.
 DPSELECT_HD DPSELECT_FORCEINLINE double noisy_score(const NoiseSpec& spec, std::uint64_t index,
                                                    double utility) {
-  return fma_rn(spec.score_scale, utility, candidate_noise(spec, index));
+  return fma_rn(spec.score_scale, shifted_utility(spec, utility), candidate_noise(spec, index));
 }
 
 DPSELECT_HD DPSELECT_FORCEINLINE void record_invalid(ShardResult& tally, std::uint64_t index, double value) {
@@ -193,49 +210,63 @@ DPSELECT_HD DPSELECT_FORCEINLINE unsigned int lowest_lane(unsigned int lanes) {
 
 // What the first look at a group's utilities finds, for score_scanned_group.
 struct GroupScan {
-  double largest_utility = -kInfinity;  // over `valid`
+  double largest_utility = -kInfinity;  // over `valid`, shifted (shifted_utility)
   unsigned int valid = 0;               // lanes with a finite utility within the limits
   unsigned int excluded = 0;            // lanes whose utility is -inf
 };
 
-// The first look at candidate `index` (lane `lane` of its group) with utility u: counts it,
-// checks and records its utility in `tally`, and notes it in `scan`.
+// The first look at candidate `index` (lane `lane` of its group) with utility `utility`: counts
+// it, checks and records its shifted utility in `tally`, and notes it in `scan`.
 DPSELECT_HD DPSELECT_FORCEINLINE void scan_candidate(const NoiseSpec& spec, std::uint64_t index, unsigned int lane,
-                                                     double u, ShardResult& tally, GroupScan& scan) {
+                                                     double utility, ShardResult& tally, GroupScan& scan) {
   ++tally.candidates;
-  if (is_nan(u) || u == kInfinity) {
-    record_invalid(tally, index, u);
+  if (is_nan(utility) || utility == kInfinity) {
+    record_invalid(tally, index, utility);
     return;
   }
-  if (u == -kInfinity) {  // excluded candidate: offered with -inf, can never be selected
+  if (utility == -kInfinity) {  // excluded candidate: offered with -inf, can never be selected
     scan.excluded |= 1u << lane;
     return;
   }
+  const double u = shifted_utility(spec, utility);  // +-inf only where the shift overflows
   const double magnitude = u < 0 ? -u : u;
-  if (magnitude > tally.max_abs_utility) tally.max_abs_utility = magnitude;
+  if (magnitude > tally.max_abs_shifted_utility) tally.max_abs_shifted_utility = magnitude;
   const double scaled = mul_rn(spec.score_scale, magnitude);
   if (!(scaled <= kLargestScaledUtility) || !(magnitude <= spec.utility_limit)) {
-    record_invalid(tally, index, u);
+    record_invalid(tally, index, utility);
     return;
   }
   scan.valid |= 1u << lane;
   if (u > scan.largest_utility) scan.largest_utility = u;
 }
 
+// The largest shifted utility of a group whose utilities (as read) lie in [smallest, largest], and
+// its largest |shifted utility|. Shifting is monotone, so they come from the two ends alone (-0.0
+// and +0.0 compare equal).
+struct ShiftedSpread {
+  double largest;
+  double largest_magnitude;
+};
+DPSELECT_HD DPSELECT_FORCEINLINE ShiftedSpread shifted_spread(const NoiseSpec& spec, double largest, double smallest) {
+  const double high = shifted_utility(spec, largest);
+  const double low = shifted_utility(spec, smallest);
+  return ShiftedSpread{high, high > -low ? high : -low};
+}
+
 // The scan of a whole group (32 lanes inside the range) whose utilities are all finite, with
-// largest value `largest` and largest magnitude `largest_magnitude`: what scan_candidate finds
-// lane by lane when every one is within the limits (-0.0 and +0.0 compare equal, so the largest
-// |u| is the same). Returns false, changing nothing, when one is not: then scan lane by lane.
-DPSELECT_HD DPSELECT_FORCEINLINE bool scan_ordinary_group(const NoiseSpec& spec, double largest,
-                                                          double largest_magnitude, ShardResult& tally,
-                                                          GroupScan& scan) {
-  if (!(largest_magnitude <= spec.utility_limit) ||
-      !(mul_rn(spec.score_scale, largest_magnitude) <= kLargestScaledUtility)) {
+// shifted_spread `spread`: what scan_candidate finds lane by lane when every one is within the
+// limits. Returns false, changing nothing, when one is not: then scan lane by lane.
+DPSELECT_HD DPSELECT_FORCEINLINE bool scan_ordinary_group(const NoiseSpec& spec, const ShiftedSpread& spread,
+                                                          ShardResult& tally, GroupScan& scan) {
+  if (!(spread.largest_magnitude <= spec.utility_limit) ||
+      !(mul_rn(spec.score_scale, spread.largest_magnitude) <= kLargestScaledUtility)) {
     return false;
   }
   tally.candidates += noise::kCandidatesPerGroup;
-  if (largest_magnitude > tally.max_abs_utility) tally.max_abs_utility = largest_magnitude;
-  scan = GroupScan{largest, kWholeGroup, 0u};
+  if (spread.largest_magnitude > tally.max_abs_shifted_utility) {
+    tally.max_abs_shifted_utility = spread.largest_magnitude;
+  }
+  scan = GroupScan{spread.largest, kWholeGroup, 0u};
   return true;
 }
 
@@ -244,7 +275,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool scan_ordinary_group(const NoiseSpec& spec,
 // offer(score, index), and the threshold only rises; excluded candidates are offered with -inf
 // while nothing is kept. `screen` is the group's screen and `bound` its group_noise_upper_bound
 // (the CPU reads it from a table, the GPU computes it: the same value). utility_of_lane(lane)
-// reads a lane's utility again: it must return what the scan saw.
+// reads a lane's shifted utility again: it must return what the scan saw.
 //
 // This is the definition of a group's scoring (docs/group_maximum.md): the group is skipped when
 // even its best utility plus the bound of its largest noise is below the threshold (rounding is
@@ -287,13 +318,14 @@ DPSELECT_HD DPSELECT_FORCEINLINE void score_scanned_group(const NoiseSpec& spec,
   }
 }
 
-// utility(group * 32 + lane) as a double: score_scanned_group's second read of a lane.
+// utility(group * 32 + lane) as a double, shifted: score_scanned_group's second read of a lane.
 template <class Utility>
 struct UtilityOfLane {
+  const NoiseSpec& spec;
   const Utility& utility;
   std::uint64_t first_index;
   DPSELECT_HD DPSELECT_FORCEINLINE double operator()(unsigned int lane) const {
-    return static_cast<double>(utility(first_index + lane));
+    return shifted_utility(spec, static_cast<double>(utility(first_index + lane)));
   }
 };
 
@@ -320,7 +352,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE void score_group(const NoiseSpec& spec, std::ui
                                                   Sink& sink, Blocks&& blocks = Blocks{}) {
   const GroupScan scan = scan_group(spec, group, lanes, utility, tally);
   score_scanned_group(spec, group, screen, group_noise_upper_bound(spec.mechanism, screen), scan,
-                      UtilityOfLane<Utility>{utility, group * noise::kCandidatesPerGroup}, sink, blocks);
+                      UtilityOfLane<Utility>{spec, utility, group * noise::kCandidatesPerGroup}, sink, blocks);
 }
 
 // Per-thread running state of a fused single-pick pass: the tally and the best candidate.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace dpselect {
@@ -51,6 +52,20 @@ struct SelectionParams {
   // computed from the data's largest |u| and is itself data-dependent.
   double utility_bound = 0.0;
   Backend backend = Backend::Auto;
+  // The reference r the scores are computed from: each noisy score is built from u(r) - r, which
+  // leaves the distribution unchanged (every mechanism here is invariant to adding one constant to
+  // all utilities) and makes the floating-point error follow the utilities' spread around r
+  // rather than their magnitude: utilities of 10^15 + (2, 1, 0) keep their differences.
+  // - Given (a public value near the utilities, e.g. a known offset): it is used, and
+  //   utility_bound, if given, bounds |u - r| instead of |u|, so the public slack follows the spread.
+  // - Not given, with a utility_bound: r = 0 (the bound speaks of |u|).
+  // - Not given, without a bound: select() over an array (and mpi::select, the command, Python's
+  //   select) takes r from the data, as the range's first utility (0 when it is not finite); the
+  //   slack, already data-dependent then, follows the spread around it. A Release begun with
+  //   begin_release, functor utilities, rows, top-k, pricing and quantiles use r = 0: a Release's
+  //   shards must all use one r before any is seen, so give utility_reference there for large
+  //   magnitudes.
+  std::optional<double> utility_reference;
 };
 
 // The floating-point slack of one release: the computed mechanism is

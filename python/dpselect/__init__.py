@@ -87,8 +87,8 @@ def select(context: Context, utilities, params: SelectionParams | None = None, *
     ``utilities``: 1-D float32/float64 in host memory (NumPy, or DLPack on the CPU) or on a CUDA
     device (CuPy, PyTorch, JAX; ordered on ``stream``, a cudaStream_t as an int, 0 the default).
     ``params`` (a SelectionParams) or its fields as keywords: ``epsilon``, ``sensitivity``,
-    ``mechanism``, ``monotone``, ``utility_bound``, ``backend``. Raises InvalidArgument (a
-    ValueError) for a bad value and BudgetExceeded when the context's accountant refuses; in both
+    ``mechanism``, ``monotone``, ``utility_bound``, ``backend``, ``utility_reference``. Raises
+    InvalidArgument (a ValueError) for a bad value and BudgetExceeded when the context's accountant refuses; in both
     cases nothing is charged or drawn.
     """
     params = _params_of(SelectionParams, params, fields)

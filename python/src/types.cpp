@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Enums, parameters, reports, the accountant and the context, with Python names and reprs.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -56,24 +57,29 @@ void bind_params_and_reports(nb::module_& m) {
       .def(
           "__init__",
           [](SelectionParams* self, double epsilon, double sensitivity, Mechanism mechanism, bool monotone,
-             double utility_bound, Backend backend) {
-            new (self) SelectionParams{mechanism, epsilon, sensitivity, monotone, utility_bound, backend};
+             double utility_bound, Backend backend, std::optional<double> utility_reference) {
+            new (self) SelectionParams{mechanism, epsilon, sensitivity, monotone, utility_bound, backend,
+                                       utility_reference};
           },
           "epsilon"_a, "sensitivity"_a, "mechanism"_a = Mechanism::exponential, "monotone"_a = false,
-          "utility_bound"_a = 0.0, "backend"_a = Backend::Auto,
+          "utility_bound"_a = 0.0, "backend"_a = Backend::Auto, "utility_reference"_a = nb::none(),
           "epsilon: privacy loss of the release (finite, > 0); sensitivity: the utility's Delta; "
           "monotone: all utilities move one way between neighbours (halves the noise); "
-          "utility_bound: a public bound on |utility| (0: none); backend: AUTO, CPU or GPU.")
+          "utility_bound: a public bound on |utility| (0: none), or on |utility - utility_reference|; "
+          "backend: AUTO, CPU or GPU; utility_reference: a public value near the utilities that "
+          "scores are computed from (None: select takes the first utility; 0 with a utility_bound).")
       .def_rw("epsilon", &SelectionParams::epsilon)
       .def_rw("sensitivity", &SelectionParams::sensitivity)
       .def_rw("mechanism", &SelectionParams::mechanism)
       .def_rw("monotone", &SelectionParams::monotone)
       .def_rw("utility_bound", &SelectionParams::utility_bound)
+      .def_rw("utility_reference", &SelectionParams::utility_reference)
       .def_rw("backend", &SelectionParams::backend)
       .def("__repr__", [](const SelectionParams& p) {
         return "SelectionParams(epsilon=" + repr_double(p.epsilon) + ", sensitivity=" + repr_double(p.sensitivity) +
                ", mechanism=" + std::string(to_string(p.mechanism)) + ", monotone=" + repr_bool(p.monotone) +
                ", utility_bound=" + repr_double(p.utility_bound) + ", backend=" + std::string(to_string(p.backend)) +
+               (p.utility_reference ? ", utility_reference=" + repr_double(*p.utility_reference) : std::string()) +
                ")";
       });
 

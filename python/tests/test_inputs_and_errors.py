@@ -27,6 +27,8 @@ def expect_nothing_charged_or_drawn(context, accountant):
         ({"epsilon": 1.0, "sensitivity": 0.0}, "sensitivity must be finite and > 0 (got 0)"),
         ({"epsilon": 1.0, "sensitivity": float("inf")}, "sensitivity must be finite and > 0 (got inf)"),
         ({"epsilon": 1.0, "sensitivity": 1.0, "utility_bound": -2.0}, "utility_bound"),
+        ({"epsilon": 1.0, "sensitivity": 1.0, "utility_reference": float("inf")},
+         "utility_reference must be finite (or not given) (got inf)"),
     ],
 )
 def test_bad_parameters_raise_invalid_argument_before_any_charge(fields, message):
@@ -105,3 +107,17 @@ def test_dlpack_inputs_from_pytorch_and_cupy():
     assert got.index == expected.index
     with pytest.raises(TypeError, match="float32 or float64"):
         dpselect.select(dpselect.Context.fixed_seed(3), torch.arange(10), epsilon=1.0, sensitivity=1.0)
+
+
+def test_a_common_offset_changes_no_selection():
+    # Scores are computed relative to the release's first utility (or a given utility_reference),
+    # so adding 1e15 to every utility selects what the plain utilities select, seed for seed.
+    u = (np.arange(3000) * 7 % 97) / 8.0
+    for offset in (1e6, 1e12, 1e15):
+        for seed in range(10):
+            plain = dpselect.select(dpselect.Context.fixed_seed(seed), u, epsilon=2.0, sensitivity=1.0)
+            shifted = dpselect.select(dpselect.Context.fixed_seed(seed), u + offset, epsilon=2.0, sensitivity=1.0)
+            given = dpselect.select(dpselect.Context.fixed_seed(seed), u + offset, epsilon=2.0, sensitivity=1.0,
+                                    utility_reference=offset, utility_bound=16.0)
+            assert shifted.index == plain.index == given.index
+            assert shifted.report.slack.epsilon == plain.report.slack.epsilon

@@ -148,6 +148,11 @@ string(CONCAT utility_beyond_bound_regex "^dpselect: error: --utilities privacy_
   "utility must be within --utility-bound 50000 in magnitude\n$")
 dpselect_privacy_error(select_utility_beyond_bound "${utility_beyond_bound_regex}"
   select ${privacy_select_args} --utility-bound 50000)
+# With a public reference the bound is on |utility - reference|: 2718.5 is within 5000 of 2000,
+# 104988.123 (line 4) is not.
+dpselect_privacy_error(select_utility_beyond_bound_around_reference
+  "^dpselect: error: --utilities privacy_utilities\\.txt:4: utility must be within --utility-bound 5000 of --utility-reference 2000\n$"
+  select ${privacy_select_args} --utility-bound 5000 --utility-reference 2000)
 dpselect_privacy_error(svt_query_beyond_value_bound
   "^dpselect: error: --queries privacy_queries\\.txt:5: query answer must be within --value-bound 50000 in magnitude\n$"
   ${privacy_svt_args} --value-bound 50000)

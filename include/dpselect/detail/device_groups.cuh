@@ -258,7 +258,7 @@ class WarpScreenThreshold {
     const GroupRace race = group_race<Blocks>(spec, group, screen);
     const double leader_noise = race_noise(spec.mechanism, race.leader_time);
     const bool in_group = ((valid >> lane) & 1u) != 0;
-    const double u = in_group ? source(index) : 0.0;
+    const double u = in_group ? shifted_utility(spec, source(index)) : 0.0;
     const bool leader = lane == race.leader_lane;
     double score = in_group && leader ? fma_rn(spec.score_scale, u, leader_noise) : -kInfinity;
     // The leader's exact score (a candidate of the range, when its lane is valid) raises the

@@ -15,7 +15,14 @@ struct ReleaseState;
 struct ReleaseAccess {
   // Throws UsageError for a moved-from release.
   static ReleaseState& state(const Release& release);
+  // The release's spec; fixes its utility reference at 0 if nothing fixed it yet.
   static NoiseSpec noise_spec(const Release& release);
+  // Whether the params leave the utility reference to the data (neither a reference nor a bound).
+  static bool takes_reference_from_data(const Release& release);
+  // For the entry points that see the whole range (select, mpi::select), before any evaluate():
+  // fixes the release's utility reference at the utility of the range's first candidate (0 if it
+  // is not finite), unless the params or an earlier use fixed it.
+  static void fix_reference_from_data(Release& release, double first_utility);
   // Records that `range` is being evaluated; throws UsageError if any index in it already was
   // or the release is finished, InvalidArgument if the range is empty or reversed.
   static void claim(Release& release, IndexRange range);

@@ -176,9 +176,9 @@ __device__ __forceinline__ GroupScan scan_tile_group(const NoiseSpec& spec, cons
   }
   const std::uint64_t group = tile * kTileGroups + lane;
   GroupScan scan;
-  const double high = static_cast<double>(largest);
-  const double low = static_cast<double>(smallest);
-  if (whole && not_finite == T{0} && scan_ordinary_group(spec, high, high > -low ? high : -low, tally, scan)) {
+  if (whole && not_finite == T{0} &&
+      scan_ordinary_group(spec, shifted_spread(spec, static_cast<double>(largest), static_cast<double>(smallest)),
+                          tally, scan)) {
     return scan;
   }
   return scan_group(spec, group, groups.lanes(group), source, tally);
