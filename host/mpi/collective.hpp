@@ -163,14 +163,14 @@ ShardResult merged_tally(DistributedContext::State& s, const ShardResult& mine);
 // Sends `message` from `root` to every rank.
 std::string broadcast_message(MPI_Comm comm, int root, int rank, const std::string& message);
 
-// This rank's finding when `count` items from `first` end beyond 2^63; empty otherwise.
 // For a release begun on every rank without a public reference or bound: has every rank use the
 // first utility of the shard that starts lowest as the release's utility reference
-// (ReleaseAccess::agree_reference), as one process evaluating the range from its first candidate
-// does. Collective; call after begin_distributed_release, before evaluating.
+// (ReleaseAccess::fix_reference_from_data), as one process's select takes the range's first.
+// Collective; call after begin_distributed_release, before evaluating.
 void agree_utility_reference(DistributedContext& context, Release& release, bool has_shard, std::uint64_t first_index,
                              double first_utility);
 
+// This rank's finding when `count` items from `first` end beyond 2^63; empty otherwise.
 std::string shard_end_error(const DistributedContext& context, std::uint64_t first, std::uint64_t count,
                             const char* first_name, const char* unit);
 

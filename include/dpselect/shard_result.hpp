@@ -3,8 +3,8 @@
 // associative merge that combines shards. Shared by the CPU path, the GPU kernels and users who
 // shard a range across devices or processes (for MPI: reduce with merge() as a custom op).
 //
-// A ShardResult is SECRET: it holds a noisy score and the largest |utility - reference| of its shard, which
-// the release's privacy guarantee does not cover. Pass it only to merge() and Release::finish()
+// A ShardResult is SECRET: it holds a noisy score and the largest |utility - reference| of its
+// shard, which the release's privacy guarantee does not cover. Pass it only to merge() and Release::finish()
 // (and between the processes of one sharded release over a private channel); publish only the
 // Selection that finish() returns.
 #pragma once
@@ -90,11 +90,12 @@ struct NoiseSpec {
   // Largest |utility - utility_reference| accepted: SelectionParams::utility_bound, or +inf when
   // none was given.
   double utility_limit;
-  // The release's reference r: every score is computed from u - r, rounded once. The mechanisms
-  // are invariant to adding one constant to every utility (each noisy max compares u_i + noise_i
-  // across i), so the distribution is r's for any r, while the scores' rounding follows the
-  // utilities' spread around r, not their magnitude (utilities of 10^15 + (2, 1, 0) lose the
-  // differences at 10^15 but keep them at r = 10^15). 0 leaves every utility as it is.
+  // The release's reference r (SelectionParams::utility_reference): every score is computed from
+  // u - r, rounded once. The mechanisms are invariant to adding one constant to every utility
+  // (each noisy max compares u_i + noise_i across i), so the distribution is the same for any r,
+  // while the scores' rounding follows the utilities' spread around r, not their magnitude
+  // (utilities 10^15 + (2, 1, 0) lose their differences at r = 0 but keep them at r = 10^15).
+  // 0 leaves every utility as it is.
   double utility_reference = 0.0;
 };
 

@@ -46,25 +46,27 @@ struct SelectionParams {
   // record never decreases any u(r), or never increases any; e.g. counting queries). The noise
   // scale then halves: Delta/eps instead of 2*Delta/eps (Dwork & Roth §3.4; McKenna & Sheldon).
   bool monotone = false;
-  // Optional public bound B >= |u(r)| for every candidate and every possible dataset; 0 means
-  // none. With a bound the floating-point slack is computed from B, so it is data-independent
-  // and checked before any work, and a utility beyond B is an error. Without one the slack is
-  // computed from the data's largest |u| and is itself data-dependent.
+  // Optional public bound B >= |u(r)| (>= |u(r) - utility_reference| when a reference is given)
+  // for every candidate and every possible dataset; 0 means none. With a bound the floating-point
+  // slack is computed from B, so it is data-independent and checked before any work, and a
+  // utility beyond B is an error. Without one the slack is computed from the data's largest
+  // |u - reference| and is itself data-dependent.
   double utility_bound = 0.0;
   Backend backend = Backend::Auto;
-  // The reference r the scores are computed from: each noisy score is built from u(r) - r, which
-  // leaves the distribution unchanged (every mechanism here is invariant to adding one constant to
-  // all utilities) and makes the floating-point error follow the utilities' spread around r
-  // rather than their magnitude: utilities of 10^15 + (2, 1, 0) keep their differences.
+  // The reference `ref` the scores are computed from: each noisy score is built from u(r) - ref,
+  // which leaves the distribution unchanged (every mechanism here is invariant to adding one
+  // constant to all utilities) and makes the floating-point error follow the utilities' spread
+  // around ref rather than their magnitude: utilities 10^15 + (2, 1, 0) keep their differences.
   // - Given (a public value near the utilities, e.g. a known offset): it is used, and
-  //   utility_bound, if given, bounds |u - r| instead of |u|, so the public slack follows the spread.
-  // - Not given, with a utility_bound: r = 0 (the bound speaks of |u|).
+  //   utility_bound, if given, bounds |u(r) - ref| instead of |u(r)|, so the public slack follows
+  //   the spread.
+  // - Not given, with a utility_bound: ref = 0 (the bound speaks of |u(r)|).
   // - Not given, without a bound: select() over an array (and mpi::select, the command, Python's
-  //   select) takes r from the data, as the range's first utility (0 when it is not finite); the
-  //   slack, already data-dependent then, follows the spread around it. A Release begun with
-  //   begin_release, functor utilities, rows, top-k, pricing and quantiles use r = 0: a Release's
-  //   shards must all use one r before any is seen, so give utility_reference there for large
-  //   magnitudes.
+  //   select) takes ref from the data, as the range's first utility (0 when it is not finite);
+  //   the slack, already data-dependent then, follows the spread around it. A Release begun with
+  //   begin_release, functor utilities, rows, top-k, pricing and quantiles use ref = 0: a
+  //   Release's shards must all use one ref before any is seen, so give utility_reference there
+  //   for large magnitudes.
   std::optional<double> utility_reference;
 };
 
