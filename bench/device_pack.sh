@@ -9,8 +9,8 @@
 #   WHEEL=build/wheel312/dpselect-0.1.0-cp312-cp312-linux_x86_64.whl bench/device_pack.sh
 #
 # and carry build/device with the device tool; bench/device_run.sh unpacks it there. The CTest
-# files hold absolute paths of this checkout (/work/main); device_run.sh links that path to the
-# copy it runs in. Debian's Google Benchmark is a shared library, so it travels too.
+# files hold absolute paths of this checkout (recorded in build/device/source_root.txt);
+# device_run.sh links that path to the copy it runs in. Debian's Google Benchmark is a shared library, so it travels too.
 set -euo pipefail
 
 if [[ ! -f CMakePresets.json ]]; then
@@ -39,6 +39,7 @@ find "${BUILD_DIR}" -path "${BUILD_DIR}/CMakeFiles" -prune -o \
   sort > "${DEST}/files.txt"
 tar -cf - -T "${DEST}/files.txt" | xz -T2 -6 > "${DEST}/prebuilt.tar.xz"
 git rev-parse HEAD > "${DEST}/commit.txt"
+pwd -P > "${DEST}/source_root.txt"
 # A wheel of the Python package for the machine's Python (WHEEL=path; device_run.sh builds the
 # package there from source when none travels).
 if [[ -n "${WHEEL:-}" ]]; then cp "${WHEEL}" "${DEST}/"; fi

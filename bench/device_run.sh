@@ -34,16 +34,21 @@ SUMMARY="${OUT}/summary.txt"
 note() { echo "[$(elapsed) s] $*" | tee -a "${SUMMARY}"; }
 pack() { tar -C /tmp -czf "${OUT}/results.tgz" device-results 2> /dev/null; }
 
-# The CTest files name /work/main (where device_pack.sh ran): make that path this copy.
-ROOT=$PWD
-if [[ "${ROOT}" != /work/main ]]; then
-  mkdir -p /work
-  rm -rf /work/main
-  ln -s "${ROOT}" /work/main
+# The CTest files name the checkout where device_pack.sh ran (build/device/source_root.txt): make
+# that path this copy.
+ROOT=$(pwd -P)
+PACKED_ROOT="$(cat build/device/source_root.txt 2> /dev/null || echo /work/main)"
+if [[ "${ROOT}" != "${PACKED_ROOT}" ]]; then
+  # The packed path is replaced by a link: neither may hold the other.
+  case "${PACKED_ROOT}/" in "${ROOT}/"*) note "${PACKED_ROOT} lies inside this copy ${ROOT}"; exit 1 ;; esac
+  case "${ROOT}/" in "${PACKED_ROOT}/"*) note "this copy ${ROOT} lies inside ${PACKED_ROOT}"; exit 1 ;; esac
+  mkdir -p "$(dirname "${PACKED_ROOT}")"
+  rm -rf "${PACKED_ROOT}"
+  ln -s "${ROOT}" "${PACKED_ROOT}"
 fi
-cd /work/main || exit 1
+cd "${PACKED_ROOT}" || exit 1
 [[ -x /usr/bin/cmake ]] || ln -sf "$(command -v cmake)" /usr/bin/cmake  # CTest files name it
-export LD_LIBRARY_PATH="/work/main/build/device/lib${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"
+export LD_LIBRARY_PATH="${PACKED_ROOT}/build/device/lib${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"
 tar -xJf build/device/prebuilt.tar.xz || { note "unpack failed"; exit 1; }
 mkdir -p build/default/tests/cli/output_files
 export DPSELECT_COMMIT="$(cat build/device/commit.txt)"
@@ -138,7 +143,7 @@ fi
   while kill -0 "${PYTHON_BUILD}" 2> /dev/null && (( $(date +%s) < wait_for )); do sleep 2; done
   # From the root: python -m puts the working folder first on sys.path, and python/dpselect
   # (the sources, without the extension) would shadow the installed package.
-  DPSELECT_CLI=/work/main/build/default/host/cli/dpselect PYTHONUNBUFFERED=1 timeout 150 \
+  DPSELECT_CLI="${PACKED_ROOT}/build/default/host/cli/dpselect" PYTHONUNBUFFERED=1 timeout 150 \
     python3 -m pytest -q -rs -p no:cacheprovider python/tests \
     > "${LOGS}/pytest.txt" 2>&1
   echo "pytest rc $?" >> "${LOGS}/pytest.txt"
