@@ -88,8 +88,8 @@ def select(context: Context, utilities, params: SelectionParams | None = None, *
     device (CuPy, PyTorch, JAX; ordered on ``stream``, a cudaStream_t as an int, 0 the default).
     ``params`` (a SelectionParams) or its fields as keywords: ``epsilon``, ``sensitivity``,
     ``mechanism``, ``monotone``, ``utility_bound``, ``backend``, ``utility_reference``. Raises
-    InvalidArgument (a ValueError) for a bad value and BudgetExceeded when the context's accountant refuses; in both
-    cases nothing is charged or drawn.
+    InvalidArgument (a ValueError) for a bad value and BudgetExceeded when the context's
+    accountant refuses; in both cases nothing is charged or drawn.
     """
     params = _params_of(SelectionParams, params, fields)
     _warn_if_gpu_unusable(params.backend)
