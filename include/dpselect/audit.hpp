@@ -1,22 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// The empirical privacy auditor: lower bounds on a mechanism's privacy loss from many
-// releases on two neighbouring inputs, the way StatDP (Ding et al., CCS 2018), DP-Sniper (Bichsel
-// et al., S&P 2021) and Google's DP stochastic tester check implementations.
-//
-// For an output event E, a mechanism that is (eps, delta)-DP must satisfy
-//   P[M(D) in E] <= e^eps P[M(D') in E] + delta   and the same with D and D' exchanged.
-// Run N releases on D and N on D' (each from its own fixed-seed context), count how often each
-// event happens, and bound both probabilities with exact Clopper-Pearson intervals. Then
-//   eps >= ln(lower(p_D) / upper(p_D'))          (pure DP; every event, both directions)
-//   delta >= lower(p_D) - e^eps_claimed upper(p_D')  (approximate DP at the claimed eps)
-// hold with the stated confidence. Events are chosen first, from a separate selection run with
-// other seeds (the events with the most extreme estimated ratios), so the test run's bounds are
-// honest; the test run's 4 one-sided bounds per event are Bonferroni-corrected together, so the
-// reported maximum over all events and both directions holds jointly at `confidence`.
-//
-// A mechanism passes when the lower bound does not exceed its claim: eps_lower <= eps for pure
-// mechanisms, delta_lower <= delta at the claimed eps for approximate ones. Passing is evidence,
-// not proof; failing (with the confidence stated) proves the implementation breaks its claim.
+/// @file
+/// The empirical privacy auditor: lower bounds on a mechanism's privacy loss from many
+/// releases on two neighbouring inputs, the way StatDP (Ding et al., CCS 2018), DP-Sniper (Bichsel
+/// et al., S&P 2021) and Google's DP stochastic tester check implementations.
+///
+/// For an output event E, a mechanism that is (eps, delta)-DP must satisfy
+///   P[M(D) in E] <= e^eps P[M(D') in E] + delta   and the same with D and D' exchanged.
+/// Run N releases on D and N on D' (each from its own fixed-seed context), count how often each
+/// event happens, and bound both probabilities with exact Clopper-Pearson intervals. Then
+///   eps >= ln(lower(p_D) / upper(p_D'))          (pure DP; every event, both directions)
+///   delta >= lower(p_D) - e^eps_claimed upper(p_D')  (approximate DP at the claimed eps)
+/// hold with the stated confidence. Events are chosen first, from a separate selection run with
+/// other seeds (the events with the most extreme estimated ratios), so the test run's bounds are
+/// honest; the test run's 4 one-sided bounds per event are Bonferroni-corrected together, so the
+/// reported maximum over all events and both directions holds jointly at `confidence`.
+///
+/// A mechanism passes when the lower bound does not exceed its claim: eps_lower <= eps for pure
+/// mechanisms, delta_lower <= delta at the claimed eps for approximate ones. Passing is evidence,
+/// not proof; failing (with the confidence stated) proves the implementation breaks its claim.
 #pragma once
 
 #include <cstdint>
@@ -36,84 +37,84 @@ struct Interval {
   double upper = 1.0;
 };
 
-// Exact (Clopper-Pearson) bounds on a binomial probability p from `successes` of `trials`: lower
-// is the largest p with P[Bin(trials, p) >= successes] <= alpha, upper the smallest p with
-// P[Bin(trials, p) <= successes] <= alpha (each bound one-sided at level alpha; together a
-// 1 - 2 alpha interval). Beta quantiles by bisection on the regularized incomplete beta, in long
-// double, each rounded outward. Throws InvalidArgument for trials 0, successes > trials, or
-// alpha outside (0, 1/2].
+/// Exact (Clopper-Pearson) bounds on a binomial probability p from `successes` of `trials`: lower
+/// is the largest p with P[Bin(trials, p) >= successes] <= alpha, upper the smallest p with
+/// P[Bin(trials, p) <= successes] <= alpha (each bound one-sided at level alpha; together a
+/// 1 - 2 alpha interval). Beta quantiles by bisection on the regularized incomplete beta, in long
+/// double, each rounded outward. Throws InvalidArgument for trials 0, successes > trials, or
+/// alpha outside (0, 1/2].
 Interval clopper_pearson(std::uint64_t successes, std::uint64_t trials, double alpha);
 
-// The regularized incomplete beta I_x(a, b) (continued fraction, Numerical Recipes §6.4), in long
-// double; relative accuracy about 1e-15. For x in [0, 1], a, b > 0.
+/// The regularized incomplete beta I_x(a, b) (continued fraction, Numerical Recipes §6.4), in long
+/// double; relative accuracy about 1e-15. For x in [0, 1], a, b > 0.
 long double regularized_incomplete_beta(long double x, long double a, long double b);
 
 // ---- Events and bounds -----------------------------------------------------------------------
 
-// A release's output reduced to one integer: the index a selection released, a code of the set of
-// indices a top-k or sparse vector released, the bin of a numeric output. Event = "key == e".
+/// A release's output reduced to one integer: the index a selection released, a code of the set of
+/// indices a top-k or sparse vector released, the bin of a numeric output. Event = "key == e".
 using OutputKey = std::int64_t;
 using OutputCounts = std::unordered_map<OutputKey, std::uint64_t>;
 
 struct EventCounts {
   OutputKey event = 0;
-  std::uint64_t on_d = 0;        // releases on D with this output
-  std::uint64_t on_d_prime = 0;  // releases on D' with this output
+  std::uint64_t on_d = 0;        ///< releases on D with this output
+  std::uint64_t on_d_prime = 0;  ///< releases on D' with this output
 };
 
 struct EventBound {
   OutputKey event = 0;
-  bool d_over_d_prime = true;  // the bound is for P[M(D) in E] / P[M(D') in E] (else the reverse)
-  double p_d = 0.0;            // estimated probabilities (counts / runs)
+  bool d_over_d_prime = true;  ///< the bound is for P[M(D) in E] / P[M(D') in E] (else the reverse)
+  double p_d = 0.0;            ///< estimated probabilities (counts / runs)
   double p_d_prime = 0.0;
-  double epsilon_lower = 0.0;  // ln(lower / upper), or 0 when lower is 0
-  double delta_lower = 0.0;    // lower - e^claimed_eps upper, or 0
+  double epsilon_lower = 0.0;  ///< ln(lower / upper), or 0 when lower is 0
+  double delta_lower = 0.0;    ///< lower - e^claimed_eps upper, or 0
 };
 
 struct Bounds {
-  double epsilon_lower = 0.0;  // max over events and directions (0 when no event shows any loss)
-  double delta_lower = 0.0;    // max over events and directions, at claimed_epsilon
-  EventBound worst_epsilon;    // the event and direction that gave epsilon_lower
-  EventBound worst_delta;      // ... and delta_lower
+  double epsilon_lower = 0.0;  ///< max over events and directions (0 when no event shows any loss)
+  double delta_lower = 0.0;    ///< max over events and directions, at claimed_epsilon
+  EventBound worst_epsilon;    ///< the event and direction that gave epsilon_lower
+  EventBound worst_delta;      ///< ... and delta_lower
 };
 
-// The bounds above from the counts of `events` over `runs` releases on each input, jointly valid
-// with probability >= confidence (Bonferroni over the 4 one-sided bounds of every event).
-// Throws InvalidArgument for runs 0, a count above runs, confidence outside (0, 1), claimed_epsilon
-// negative or not finite.
+/// The bounds above from the counts of `events` over `runs` releases on each input, jointly valid
+/// with probability >= confidence (Bonferroni over the 4 one-sided bounds of every event).
+/// Throws InvalidArgument for runs 0, a count above runs, confidence outside (0, 1), claimed_epsilon
+/// negative or not finite.
 Bounds privacy_loss_bounds(const std::vector<EventCounts>& events, std::uint64_t runs, double confidence,
                            double claimed_epsilon);
 
 // ---- Audits ------------------------------------------------------------------------------------
 
-// One mechanism on one pair of neighbouring inputs.
+/// One mechanism on one pair of neighbouring inputs.
 struct AuditTarget {
-  std::string mechanism;   // e.g. "exponential", "above-threshold"
-  std::string neighbours;  // e.g. "one utility +Delta"
+  std::string mechanism;   ///< e.g. "exponential", "above-threshold"
+  std::string neighbours;  ///< e.g. "one utility +Delta"
   double claimed_epsilon = 0.0;
   double claimed_delta = 0.0;
-  // Makes `runs` releases on D (on_d_prime false) or D' (true) from `context` and adds 1 to
-  // counts[key] for each output. run_audit calls it several times on one context, in chunks of
-  // kAuditChunk releases (the last one shorter), so that it can report progress: the counts must
-  // not depend on that split (true when every release draws fresh streams from the context and
-  // any internal batch size divides kAuditChunk).
+  /// Makes `runs` releases on D (on_d_prime false) or D' (true) from `context` and adds 1 to
+  /// counts[key] for each output. run_audit calls it several times on one context, in chunks of
+  /// kAuditChunk releases (the last one shorter), so that it can report progress: the counts must
+  /// not depend on that split (true when every release draws fresh streams from the context and
+  /// any internal batch size divides kAuditChunk).
   std::function<void(bool on_d_prime, Context& context, std::uint64_t runs, OutputCounts& counts)> run;
 };
 
-// Releases per call of AuditTarget::run (a multiple of the library's internal batch of 2^16).
+/// Releases per call of AuditTarget::run (a multiple of the library's internal batch of 2^16).
 inline constexpr std::uint64_t kAuditChunk = std::uint64_t{1} << 16;
 
 struct AuditOptions {
-  std::uint64_t selection_runs = 20'000;  // per input, to choose the events
-  std::uint64_t runs = 200'000;           // per input, to bound them
+  std::uint64_t selection_runs = 20'000;  ///< per input, to choose the events
+  std::uint64_t runs = 200'000;           ///< per input, to bound them
   double confidence = 0.95;
-  std::size_t max_events = 16;  // events carried from the selection run to the test run
-  std::uint64_t seed = 1;       // fixed seeds derived from it: audits are reproducible
-  // Optional progress hook of run_audit: called on the calling thread with the releases made so
-  // far and the total, 2 (selection_runs + runs): once with done = 0 before the first release,
-  // after every chunk of at most kAuditChunk releases, and last with done == total. `done` never
-  // decreases. Rate-limited by the chunk size only: a caller that draws on a screen should limit
-  // its own redraws. An exception it throws ends the audit.
+  std::size_t max_events = 16;  ///< events carried from the selection run to the test run
+  std::uint64_t seed = 1;       ///< fixed seeds derived from it: audits are reproducible
+  /// Optional progress hook of run_audit: called on the calling thread with the releases made so
+  /// far and the total, 2 (selection_runs + runs): once with done = 0 before the first release,
+  /// after every chunk of at most kAuditChunk releases, and last with done == total. `done` never
+  /// decreases. Rate-limited by the chunk size only: a caller that draws on a screen should limit
+  /// its own redraws. An exception it throws ends the audit.
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;
 };
 
@@ -126,28 +127,28 @@ struct AuditResult {
   std::uint64_t runs = 0;
   double confidence = 0.0;
   std::size_t events_tested = 0;
-  // eps_lower <= claimed eps (pure claims) or delta_lower <= claimed delta (approximate claims),
-  // with a relative tolerance of 1e-9 for the rounding of the bounds.
+  /// eps_lower <= claimed eps (pure claims) or delta_lower <= claimed delta (approximate claims),
+  /// with a relative tolerance of 1e-9 for the rounding of the bounds.
   bool passed = false;
 };
 
-// Selection run (selection_runs per input, seeds 2 seed and 2 seed + 1): keeps the max_events
-// keys with the largest |ln((count_D + 1) / (count_D' + 1))| among those seen at least 10 times
-// (plus the most frequent key, so an honest mechanism is tested on something). Test run (runs per
-// input, seeds 2 seed + 2 and 2 seed + 3): privacy_loss_bounds on those keys. Throws
-// InvalidArgument for bad options (naming the field) and whatever the target's run throws.
+/// Selection run (selection_runs per input, seeds 2 seed and 2 seed + 1): keeps the max_events
+/// keys with the largest |ln((count_D + 1) / (count_D' + 1))| among those seen at least 10 times
+/// (plus the most frequent key, so an honest mechanism is tested on something). Test run (runs per
+/// input, seeds 2 seed + 2 and 2 seed + 3): privacy_loss_bounds on those keys. Throws
+/// InvalidArgument for bad options (naming the field) and whatever the target's run throws.
 AuditResult run_audit(const AuditTarget& target, const AuditOptions& options);
 
 // ---- The library's audits -----------------------------------------------------------------------
 
-// Every mechanism of the library on its neighbour patterns, at CI-friendly parameters (small
-// ranges, epsilon around 1), for `dpselect audit` and the table in docs/audit.md. Each target's
-// claim is the library's documented guarantee; every one must pass.
+/// Every mechanism of the library on its neighbour patterns, at CI-friendly parameters (small
+/// ranges, epsilon around 1), for `dpselect audit` and the table in docs/audit.md. Each target's
+/// claim is the library's documented guarantee; every one must pass.
 std::vector<AuditTarget> selection_audits();      // EM, permute-and-flip, noisy max, top-k, pricing, rows
 std::vector<AuditTarget> sparse_vector_audits();  // AboveThreshold, Sparse, NumericSparse (both algorithms)
 std::vector<AuditTarget> noise_audits();          // Laplace, Gaussian, GG vectors; secure noise
-// The single quantile (both neighbour relations), JointExp, recursive splitting, independent
-// releases under basic composition.
+/// The single quantile (both neighbour relations), JointExp, recursive splitting, independent
+/// releases under basic composition.
 std::vector<AuditTarget> quantile_audits();
 std::vector<AuditTarget> all_audits();  // the four lists, in that order
 

@@ -1,30 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
-// Counter-mode ChaCha20 behind the same (key, stream, position) interface as Philox (philox.hpp): a
-// secure generator for the library's random bits (docs/design.md, "Randomness").
-//
-// The block function is RFC 8439 §2.3 and matches its test vectors (tests/chacha20_test.cpp).
-// Unlike Philox4x32-10, ChaCha20 is a stream cipher whose block function is assumed to be a
-// pseudorandom function of (counter, nonce) under a secret 256-bit key: an observer who sees
-// any number of outputs cannot predict the others without the key. The price: one 20-round
-// block (64 bytes) yields 4 positions, against one 10-round Philox block per position, and
-// chacha20_random_block, which reads one position alone, computes the whole block (about
-// 11x Philox's time per position on a CPU core: cpu_noise/chacha20_block in the benchmarks).
-//
-// Stream layout: position p of stream s is the 16-byte slice (words 4*(p mod 4) .. +3) of the
-// ChaCha20 block with block counter = low 32 bits of p/4 and nonce = (high 32 bits of p/4,
-// low 32 bits of s, high 32 bits of s). State words 12..15 are then (p/4 as 64 bits, s as 64
-// bits), which is Bernstein's original ChaCha20 layout with a 64-bit block counter and the
-// stream as the 64-bit nonce: position p is bytes 16p .. 16p+15 of that key stream.
-//
-// No two (stream, position) pairs share key-stream bits. Write p = 4b + q with 0 <= q < 4.
-// The block input (counter, nonce[0], nonce[1], nonce[2]) = (b mod 2^32, b div 2^32,
-// s mod 2^32, s div 2^32) determines b (b < 2^62 < 2^64, so its two halves recover it) and s.
-// So if (s, p) != (s', p') then either s != s' or b != b', and the two blocks are the
-// function's values at distinct inputs; or s = s' and b = b', hence q != q', and the two
-// slices are disjoint words of the same block. This is the property the RFC's rule that a
-// nonce never repeats under one key exists to give: no block input is used twice.
-//
-// Every Context draws from it by default (random_key.hpp); Philox only by explicit choice.
+/// @file
+/// Counter-mode ChaCha20 behind the same (key, stream, position) interface as Philox (philox.hpp): a
+/// secure generator for the library's random bits (docs/design.md, "Randomness").
+///
+/// The block function is RFC 8439 §2.3 and matches its test vectors (tests/chacha20_test.cpp).
+/// Unlike Philox4x32-10, ChaCha20 is a stream cipher whose block function is assumed to be a
+/// pseudorandom function of (counter, nonce) under a secret 256-bit key: an observer who sees
+/// any number of outputs cannot predict the others without the key. The price: one 20-round
+/// block (64 bytes) yields 4 positions, against one 10-round Philox block per position, and
+/// chacha20_random_block, which reads one position alone, computes the whole block (about
+/// 11x Philox's time per position on a CPU core: cpu_noise/chacha20_block in the benchmarks).
+///
+/// Stream layout: position p of stream s is the 16-byte slice (words 4*(p mod 4) .. +3) of the
+/// ChaCha20 block with block counter = low 32 bits of p/4 and nonce = (high 32 bits of p/4,
+/// low 32 bits of s, high 32 bits of s). State words 12..15 are then (p/4 as 64 bits, s as 64
+/// bits), which is Bernstein's original ChaCha20 layout with a 64-bit block counter and the
+/// stream as the 64-bit nonce: position p is bytes 16p .. 16p+15 of that key stream.
+///
+/// No two (stream, position) pairs share key-stream bits. Write p = 4b + q with 0 <= q < 4.
+/// The block input (counter, nonce[0], nonce[1], nonce[2]) = (b mod 2^32, b div 2^32,
+/// s mod 2^32, s div 2^32) determines b (b < 2^62 < 2^64, so its two halves recover it) and s.
+/// So if (s, p) != (s', p') then either s != s' or b != b', and the two blocks are the
+/// function's values at distinct inputs; or s = s' and b = b', hence q != q', and the two
+/// slices are disjoint words of the same block. This is the property the RFC's rule that a
+/// nonce never repeats under one key exists to give: no block input is used twice.
+///
+/// Every Context draws from it by default (random_key.hpp); Philox only by explicit choice.
 #pragma once
 
 #include <cstdint>
@@ -34,13 +35,13 @@
 
 namespace dpselect {
 
-// A 256-bit ChaCha20 key: word i is key bytes 4i..4i+3 read little-endian, as RFC 8439 §2.3
-// loads the key into state words 4..11.
+/// A 256-bit ChaCha20 key: word i is key bytes 4i..4i+3 read little-endian, as RFC 8439 §2.3
+/// loads the key into state words 4..11.
 struct ChaChaKey {
   std::uint32_t word[8] = {};
 
-  // The key from its 32-byte serialization (RFC 8439 byte order). Real keys come from the
-  // OS CSPRNG (detail::fill_from_os_entropy) through this function.
+  /// The key from its 32-byte serialization (RFC 8439 byte order). Real keys come from the
+  /// OS CSPRNG (detail::fill_from_os_entropy) through this function.
   DPSELECT_HD static constexpr ChaChaKey from_bytes(const std::uint8_t (&bytes)[32]) {
     ChaChaKey key;
     for (int i = 0; i < 8; ++i) {
@@ -52,11 +53,11 @@ struct ChaChaKey {
     return key;
   }
 
-  // A reproducible key for tests and experiments. Predictable from the seed: never use it
-  // for a release on real data. The seed is expanded by SplitMix64 (Steele, Lea & Flood,
-  // OOPSLA'14; Vigna's constants): its first four outputs from state `seed`, each as two
-  // words low then high. Unlike "seed then zeros", nearby seeds give keys that differ in all
-  // words, so tests do not run on a structured, mostly-zero key.
+  /// A reproducible key for tests and experiments. Predictable from the seed: never use it
+  /// for a release on real data. The seed is expanded by SplitMix64 (Steele, Lea & Flood,
+  /// OOPSLA'14; Vigna's constants): its first four outputs from state `seed`, each as two
+  /// words low then high. Unlike "seed then zeros", nearby seeds give keys that differ in all
+  /// words, so tests do not run on a structured, mostly-zero key.
   DPSELECT_HD static constexpr ChaChaKey from_seed(std::uint64_t seed) {
     ChaChaKey key;
     std::uint64_t state = seed;
@@ -81,7 +82,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE std::uint32_t rotl32(std::uint32_t x, int n) {
   return (x << n) | (x >> (32 - n));
 }
 
-// RFC 8439 §2.1 (applied to state words as in §2.2).
+/// RFC 8439 §2.1 (applied to state words as in §2.2).
 DPSELECT_HD DPSELECT_FORCEINLINE void chacha_quarter_round(std::uint32_t (&s)[16], int a, int b,
                                                            int c, int d) {
   s[a] += s[b];
@@ -96,9 +97,9 @@ DPSELECT_HD DPSELECT_FORCEINLINE void chacha_quarter_round(std::uint32_t (&s)[16
 
 }  // namespace detail
 
-// The RFC 8439 §2.3 block function: out[i] is state word i after 20 rounds plus the input
-// state, so serializing out[] little-endian gives the 64 key-stream bytes of that block.
-// nonce[i] is nonce bytes 4i..4i+3 read little-endian (state word 13 + i).
+/// The RFC 8439 §2.3 block function: out[i] is state word i after 20 rounds plus the input
+/// state, so serializing out[] little-endian gives the 64 key-stream bytes of that block.
+/// nonce[i] is nonce bytes 4i..4i+3 read little-endian (state word 13 + i).
 DPSELECT_HD DPSELECT_FORCEINLINE void chacha20_block(const ChaChaKey& key,
                                                      std::uint32_t block_counter,
                                                      const std::uint32_t (&nonce)[3],
@@ -125,7 +126,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE void chacha20_block(const ChaChaKey& key,
   for (int i = 0; i < 16; ++i) out[i] += input[i];
 }
 
-// The 64-byte block number `block` (positions 4*block .. 4*block+3) of stream `stream`.
+/// The 64-byte block number `block` (positions 4*block .. 4*block+3) of stream `stream`.
 DPSELECT_HD DPSELECT_FORCEINLINE void chacha20_stream_block(const ChaChaKey& key, std::uint64_t stream,
                                                             std::uint64_t block,
                                                             std::uint32_t (&out)[16]) {
@@ -135,17 +136,17 @@ DPSELECT_HD DPSELECT_FORCEINLINE void chacha20_stream_block(const ChaChaKey& key
   chacha20_block(key, static_cast<std::uint32_t>(block), nonce, out);
 }
 
-// Position 4 * block + Quarter from the words of block number `block`. The quarter is a
-// template argument so that device code indexes the words with constants: a block indexed at
-// run time lives in local memory (a stack frame and a round trip per word), not in registers.
+/// Position 4 * block + Quarter from the words of block number `block`. The quarter is a
+/// template argument so that device code indexes the words with constants: a block indexed at
+/// run time lives in local memory (a stack frame and a round trip per word), not in registers.
 template <unsigned Quarter>
 DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_quarter(const std::uint32_t (&words)[16]) {
   static_assert(Quarter < 4, "a ChaCha20 block holds four positions");
   return RandomBlock{{words[4 * Quarter], words[4 * Quarter + 1], words[4 * Quarter + 2], words[4 * Quarter + 3]}};
 }
 
-// The same with the quarter known only at run time: selected, not indexed, so that the words
-// stay in registers.
+/// The same with the quarter known only at run time: selected, not indexed, so that the words
+/// stay in registers.
 DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_quarter(const std::uint32_t (&words)[16], unsigned quarter) {
   switch (quarter % 4) {
     case 0: return chacha20_quarter<0>(words);
@@ -155,10 +156,10 @@ DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_quarter(const std::uint32_
   }
 }
 
-// Block number `position` of stream `stream` (layout and injectivity at the top of the file).
-// Computes a whole 64-byte block and keeps a quarter: a caller reading consecutive positions
-// saves 3/4 of the work with chacha20_stream_block (detail::SequentialBlocks in random_key.hpp),
-// and a caller that knows position % 4 at compile time reads it with chacha20_quarter.
+/// Block number `position` of stream `stream` (layout and injectivity at the top of the file).
+/// Computes a whole 64-byte block and keeps a quarter: a caller reading consecutive positions
+/// saves 3/4 of the work with chacha20_stream_block (detail::SequentialBlocks in random_key.hpp),
+/// and a caller that knows position % 4 at compile time reads it with chacha20_quarter.
 DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_random_block(const ChaChaKey& key,
                                                                    std::uint64_t stream,
                                                                    std::uint64_t position) {

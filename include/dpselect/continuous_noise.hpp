@@ -1,56 +1,57 @@
 // SPDX-License-Identifier: Apache-2.0
-// Continuous noise for vectors, one coordinate at a time, identical on the CPU and the GPU:
-// standard Laplace, the standard normal N(0, 1), Gamma(a) for a in [1/32, 1], and the standard
-// generalized Gaussian GG(p, 1) (density exp(-|z|^p) / (2 Gamma(1 + 1/p)), Ganesh & Zhao 2021).
-//
-// Randomness (docs/design.md, "Randomness"): coordinate i of a release on stream s reads only the
-// random blocks (random_key.hpp) at positions j * 2^54 + i of s, for j = 0, 1, ..., 2^10 - 1 in
-// this order ("row" j, "column" i), so its noise depends only on (key, stream, i): never on the
-// order, thread, backend or shard that computes it. Coordinates are numbered below 2^54. Rows
-// rather than one contiguous range per coordinate: the first blocks of neighbouring coordinates are
-// neighbouring positions, so one ChaCha20 block (4 positions) serves 4 coordinates in the CPU loop.
-//
-// Methods (exact transforms of uniform variables, which are 126- or 127-bit fixed-point numbers;
-// the error is that discretisation and floating-point rounding):
-//   Laplace    noise::laplace (noise.hpp): a fair sign times -ln U from a 126-bit uniform; one
-//              block; |z| <= 89 (noise.hpp's tail statement applies).
-//   normal     Marsaglia's polar method (Marsaglia & Bray 1964): (u1, u2) uniform on the square
-//              (-1, 1)^2 until s = u1^2 + u2^2 < 1, then z = u1 sqrt(-2 ln s / s). Each u is a
-//              sign and a 127-bit fixed-point magnitude (Y + 1/2) 2^-127 rounded to double once,
-//              so it has full double precision down to 2^-74 and never is 0: s >= 2^-256 and
-//              |z| < 18.9. The tails are those of the normal distribution with a relative error of
-//              a few ulp wherever P[|Z| > t] > 2^-100 (t < 12.3). Needs only +, -, *, /, sqrt
-//              (correctly rounded on both sides) and portable_log, no sin/cos (which differ
-//              between glibc and CUDA). Two blocks per attempt, accepted with probability pi/4.
-//   Gamma      Marsaglia & Tsang 2000 ("A simple method for generating gamma variables") for the
-//              shape a + 1 in (1, 2] (d = a + 2/3, c = 1/sqrt(9d), a normal x and a uniform u per
-//              try, squeeze u < 1 - 0.0331 x^4, then ln u < x^2/2 + d(1 - v + ln v), v = (1+cx)^3;
-//              exact for any d), then the boost Gamma(a) = Gamma(a + 1) U^(1/a) (their §6), computed
-//              as exp(ln G + ln U / a) with portable_exp / portable_log.
-//   GG(p)      |z|^p ~ Gamma(1/p, 1), so |z| = Gamma(1/p)^(1/p) = G^(1/p) U with G ~ Gamma(1/p + 1)
-//              (the boost with a = 1/p: U^((1/a)/p) = U), and a fair sign: |z| = exp(ln G / p) U.
-//              No underflow even at p = 32 (Gamma(1/32) itself is below 2^-1022 with probability
-//              ~3e-10; gamma_small_shape then returns 0). The tails come from the normal x:
-//              |z|^p <= G <= d (1 + 18.9 c)^3 < 440.
-// The shape actually sampled is the one the rounded parameters describe (d + 1/3 for Gamma; 1/p
-// rounded to double for GG): relative 2^-53 of the parameter.
-//
-// Randomness budget and running out: Laplace reads 1 block. The normal reads 2 blocks per attempt;
-// running out needs 512 rejections in a row: probability (1 - pi/4)^512 < 2^-1130. GG and Gamma read
-// 1 block, then per Marsaglia-Tsang try one normal and 1 block; every polar attempt (at most 3
-// blocks with its try) ends the sample with probability >= 0.749 (pi/4 times the try's acceptance,
-// >= 0.9539 for a + 1 in [1 + 1/32, 2], computed by quadrature), independently of the past, so
-// running out needs >= 341 attempts in a row that do not: probability < 0.251^341 < 2^-680 per
-// coordinate. The samplers never read past their range: they return false instead (device code
-// cannot throw) and the callers (host/noise/noise_vector.cpp, kernels/noise_vector.cu) report
-// RandomnessExhausted.
-//
-// Floating point (Mironov 2012, "On significance of the least significant bits for differential
-// privacy"): these samplers return doubles whose low-order bits are not protected; the set of
-// doubles a noisy value can take depends on the true value, which in principle leaks it. The
-// floating-point-safe (snapped) Laplace and Gaussian live elsewhere in the library.
-//
-// Plain C++ header, compiled by nvcc for the device: no exceptions, no CUDA headers.
+/// @file
+/// Continuous noise for vectors, one coordinate at a time, identical on the CPU and the GPU:
+/// standard Laplace, the standard normal N(0, 1), Gamma(a) for a in [1/32, 1], and the standard
+/// generalized Gaussian GG(p, 1) (density exp(-|z|^p) / (2 Gamma(1 + 1/p)), Ganesh & Zhao 2021).
+///
+/// Randomness (docs/design.md, "Randomness"): coordinate i of a release on stream s reads only the
+/// random blocks (random_key.hpp) at positions j * 2^54 + i of s, for j = 0, 1, ..., 2^10 - 1 in
+/// this order ("row" j, "column" i), so its noise depends only on (key, stream, i): never on the
+/// order, thread, backend or shard that computes it. Coordinates are numbered below 2^54. Rows
+/// rather than one contiguous range per coordinate: the first blocks of neighbouring coordinates are
+/// neighbouring positions, so one ChaCha20 block (4 positions) serves 4 coordinates in the CPU loop.
+///
+/// Methods (exact transforms of uniform variables, which are 126- or 127-bit fixed-point numbers;
+/// the error is that discretisation and floating-point rounding):
+///   Laplace    noise::laplace (noise.hpp): a fair sign times -ln U from a 126-bit uniform; one
+///              block; |z| <= 89 (noise.hpp's tail statement applies).
+///   normal     Marsaglia's polar method (Marsaglia & Bray 1964): (u1, u2) uniform on the square
+///              (-1, 1)^2 until s = u1^2 + u2^2 < 1, then z = u1 sqrt(-2 ln s / s). Each u is a
+///              sign and a 127-bit fixed-point magnitude (Y + 1/2) 2^-127 rounded to double once,
+///              so it has full double precision down to 2^-74 and never is 0: s >= 2^-256 and
+///              |z| < 18.9. The tails are those of the normal distribution with a relative error of
+///              a few ulp wherever P[|Z| > t] > 2^-100 (t < 12.3). Needs only +, -, *, /, sqrt
+///              (correctly rounded on both sides) and portable_log, no sin/cos (which differ
+///              between glibc and CUDA). Two blocks per attempt, accepted with probability pi/4.
+///   Gamma      Marsaglia & Tsang 2000 ("A simple method for generating gamma variables") for the
+///              shape a + 1 in (1, 2] (d = a + 2/3, c = 1/sqrt(9d), a normal x and a uniform u per
+///              try, squeeze u < 1 - 0.0331 x^4, then ln u < x^2/2 + d(1 - v + ln v), v = (1+cx)^3;
+///              exact for any d), then the boost Gamma(a) = Gamma(a + 1) U^(1/a) (their §6), computed
+///              as exp(ln G + ln U / a) with portable_exp / portable_log.
+///   GG(p)      |z|^p ~ Gamma(1/p, 1), so |z| = Gamma(1/p)^(1/p) = G^(1/p) U with G ~ Gamma(1/p + 1)
+///              (the boost with a = 1/p: U^((1/a)/p) = U), and a fair sign: |z| = exp(ln G / p) U.
+///              No underflow even at p = 32 (Gamma(1/32) itself is below 2^-1022 with probability
+///              ~3e-10; gamma_small_shape then returns 0). The tails come from the normal x:
+///              |z|^p <= G <= d (1 + 18.9 c)^3 < 440.
+/// The shape actually sampled is the one the rounded parameters describe (d + 1/3 for Gamma; 1/p
+/// rounded to double for GG): relative 2^-53 of the parameter.
+///
+/// Randomness budget and running out: Laplace reads 1 block. The normal reads 2 blocks per attempt;
+/// running out needs 512 rejections in a row: probability (1 - pi/4)^512 < 2^-1130. GG and Gamma read
+/// 1 block, then per Marsaglia-Tsang try one normal and 1 block; every polar attempt (at most 3
+/// blocks with its try) ends the sample with probability >= 0.749 (pi/4 times the try's acceptance,
+/// >= 0.9539 for a + 1 in [1 + 1/32, 2], computed by quadrature), independently of the past, so
+/// running out needs >= 341 attempts in a row that do not: probability < 0.251^341 < 2^-680 per
+/// coordinate. The samplers never read past their range: they return false instead (device code
+/// cannot throw) and the callers (host/noise/noise_vector.cpp, kernels/noise_vector.cu) report
+/// RandomnessExhausted.
+///
+/// Floating point (Mironov 2012, "On significance of the least significant bits for differential
+/// privacy"): these samplers return doubles whose low-order bits are not protected; the set of
+/// doubles a noisy value can take depends on the true value, which in principle leaks it. The
+/// floating-point-safe (snapped) Laplace and Gaussian live elsewhere in the library.
+///
+/// Plain C++ header, compiled by nvcc for the device: no exceptions, no CUDA headers.
 #pragma once
 
 #include <cstdint>
@@ -63,20 +64,20 @@
 
 namespace dpselect::continuous {
 
-// log2 of the number of random blocks (rows) reserved for one coordinate.
+/// log2 of the number of random blocks (rows) reserved for one coordinate.
 inline constexpr unsigned kCoordinateRowBits = 10;
 inline constexpr std::uint64_t kBlocksPerCoordinate = std::uint64_t{1} << kCoordinateRowBits;
-// Coordinates are numbered below this; block j of coordinate i is at position (j << 54) | i.
+/// Coordinates are numbered below this; block j of coordinate i is at position (j << 54) | i.
 inline constexpr unsigned kCoordinateColumnBits = 64 - kCoordinateRowBits;
 inline constexpr std::uint64_t kCoordinateLimit = std::uint64_t{1} << kCoordinateColumnBits;
 
 DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t coordinate_position(std::uint64_t coordinate, std::uint64_t row) {
   return (row << kCoordinateColumnBits) | coordinate;
 }
-// Smallest shape of gamma_small_shape (a = 1/p for p in [1, 32]; the largest is 1).
+/// Smallest shape of gamma_small_shape (a = 1/p for p in [1, 32]; the largest is 1).
 inline constexpr double kMinGammaShape = 1.0 / 32.0;
 
-// Random blocks of one (key, stream) by position: the device path and any single lookup.
+/// Random blocks of one (key, stream) by position: the device path and any single lookup.
 struct KeyedBlocks {
   RandomKey key;
   std::uint64_t stream;
@@ -85,15 +86,15 @@ struct KeyedBlocks {
   }
 };
 
-// The blocks of one coordinate, row by row. Fetch has `RandomBlock at(position)`: KeyedBlocks, or
-// on the host a cache that shares ChaCha20 blocks between coordinates (same bits).
+/// The blocks of one coordinate, row by row. Fetch has `RandomBlock at(position)`: KeyedBlocks, or
+/// on the host a cache that shares ChaCha20 blocks between coordinates (same bits).
 template <class Fetch>
 struct CoordinateBits {
   Fetch& fetch;
   std::uint64_t coordinate;
   std::uint64_t row;
 
-  // The coordinate's next block; false (and nothing read) when its 2^10 rows are used up.
+  /// The coordinate's next block; false (and nothing read) when its 2^10 rows are used up.
   DPSELECT_HD DPSELECT_FORCEINLINE bool next(RandomBlock& out) {
     if (row == kBlocksPerCoordinate) return false;
     out = fetch.at(coordinate_position(coordinate, row));
@@ -103,14 +104,14 @@ struct CoordinateBits {
   DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t used() const { return row; }
 };
 
-// The bit source of coordinate `coordinate` (< kCoordinateLimit: the caller checks).
+/// The bit source of coordinate `coordinate` (< kCoordinateLimit: the caller checks).
 template <class Fetch>
 DPSELECT_HD DPSELECT_FORCEINLINE CoordinateBits<Fetch> coordinate_bits(Fetch& fetch, std::uint64_t coordinate) {
   return CoordinateBits<Fetch>{fetch, coordinate, 0};
 }
 
-// A sign (bit 127) and a magnitude (Y + 1/2) 2^-127 for Y the other 127 bits, rounded to double:
-// in (0, 1] (1 only through rounding), full precision down to 2^-74, never below 2^-128.
+/// A sign (bit 127) and a magnitude (Y + 1/2) 2^-127 for Y the other 127 bits, rounded to double:
+/// in (0, 1] (1 only through rounding), full precision down to 2^-74, never below 2^-128.
 struct SignedUnit {
   double magnitude;
   bool negative;
@@ -123,7 +124,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE SignedUnit signed_unit(const RandomBlock& bits)
   return SignedUnit{detail::fma_rn(detail::u64_to_double_rn(high), 0x1p-63, low_part), (bits.word[0] >> 31) != 0};
 }
 
-// N(0, 1) by the polar method (see the file comment). False when the bits ran out.
+/// N(0, 1) by the polar method (see the file comment). False when the bits ran out.
 template <class Bits>
 DPSELECT_HD DPSELECT_FORCEINLINE bool standard_normal(Bits& bits, double& z) {
   RandomBlock first;
@@ -144,11 +145,11 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool standard_normal(Bits& bits, double& z) {
   return false;
 }
 
-// The constants of Marsaglia & Tsang for shape a + 1, a in [1/32, 1].
+/// The constants of Marsaglia & Tsang for shape a + 1, a in [1/32, 1].
 struct GammaShape {
-  double a;  // the boost exponent 1/a is applied by gamma_small_shape
-  double d;  // a + 1 - 1/3
-  double c;  // 1 / sqrt(9 d)
+  double a;  ///< the boost exponent 1/a is applied by gamma_small_shape
+  double d;  ///< a + 1 - 1/3
+  double c;  ///< 1 / sqrt(9 d)
 };
 
 DPSELECT_HD DPSELECT_FORCEINLINE GammaShape gamma_shape(double a) {
@@ -156,7 +157,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE GammaShape gamma_shape(double a) {
   return GammaShape{a, d, detail::div_rn(1.0, detail::sqrt_rn(detail::mul_rn(9.0, d)))};
 }
 
-// Gamma(a + 1, 1) by Marsaglia & Tsang 2000 (file comment). Returns a positive normal double.
+/// Gamma(a + 1, 1) by Marsaglia & Tsang 2000 (file comment). Returns a positive normal double.
 template <class Bits>
 DPSELECT_HD DPSELECT_FORCEINLINE bool gamma_plus_one(Bits& bits, const GammaShape& shape, double& out) {
   for (;;) {
@@ -181,8 +182,8 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool gamma_plus_one(Bits& bits, const GammaShap
   }
 }
 
-// Gamma(a, 1) for a in [1/32, 1]: G U^(1/a) with G ~ Gamma(a + 1), as exp(ln G + ln U / a).
-// Results below 2^-1022 are returned as 0 (portable_exp flushes them).
+/// Gamma(a, 1) for a in [1/32, 1]: G U^(1/a) with G ~ Gamma(a + 1), as exp(ln G + ln U / a).
+/// Results below 2^-1022 are returned as 0 (portable_exp flushes them).
 template <class Bits>
 DPSELECT_HD DPSELECT_FORCEINLINE bool gamma_small_shape(Bits& bits, const GammaShape& shape, double& out) {
   RandomBlock block;
@@ -195,18 +196,18 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool gamma_small_shape(Bits& bits, const GammaS
   return true;
 }
 
-// GG(p, 1) for p in [1, 32]: its shape constants.
+/// GG(p, 1) for p in [1, 32]: its shape constants.
 struct GeneralizedGaussianShape {
   double p;
-  GammaShape gamma;  // for a = 1/p
+  GammaShape gamma;  ///< for a = 1/p
 };
 
 DPSELECT_HD DPSELECT_FORCEINLINE GeneralizedGaussianShape generalized_gaussian_shape(double p) {
   return GeneralizedGaussianShape{p, gamma_shape(detail::div_rn(1.0, p))};
 }
 
-// A standard GG(p) variable: density exp(-|z|^p) / (2 Gamma(1 + 1/p)); a sign and
-// exp(ln G / p) U (file comment).
+/// A standard GG(p) variable: density exp(-|z|^p) / (2 Gamma(1 + 1/p)); a sign and
+/// exp(ln G / p) U (file comment).
 template <class Bits>
 DPSELECT_HD DPSELECT_FORCEINLINE bool standard_generalized_gaussian(Bits& bits, const GeneralizedGaussianShape& shape,
                                                                      double& z) {
@@ -225,12 +226,12 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool standard_generalized_gaussian(Bits& bits, 
 
 enum class NoiseShape : std::uint8_t { laplace, normal, generalized_gaussian };
 
-// What to add to every coordinate: scale times a standard variable of `shape`. Built on the host
-// by make_coordinate_noise and passed by value to the kernel.
+/// What to add to every coordinate: scale times a standard variable of `shape`. Built on the host
+/// by make_coordinate_noise and passed by value to the kernel.
 struct CoordinateNoise {
   NoiseShape shape = NoiseShape::laplace;
   double scale = 1.0;
-  GeneralizedGaussianShape generalized_gaussian{};  // used when shape == generalized_gaussian
+  GeneralizedGaussianShape generalized_gaussian{};  ///< used when shape == generalized_gaussian
 };
 
 DPSELECT_HD DPSELECT_FORCEINLINE CoordinateNoise make_coordinate_noise(NoiseShape shape, double scale, double p) {
@@ -241,8 +242,8 @@ DPSELECT_HD DPSELECT_FORCEINLINE CoordinateNoise make_coordinate_noise(NoiseShap
   return noise;
 }
 
-// The standard (scale 1) noise of coordinate `coordinate`: a function of the blocks at positions
-// (j << 54) | coordinate, j < 2^10, only. False when they ran out (see the file comment).
+/// The standard (scale 1) noise of coordinate `coordinate`: a function of the blocks at positions
+/// (j << 54) | coordinate, j < 2^10, only. False when they ran out (see the file comment).
 template <class Fetch>
 DPSELECT_HD DPSELECT_FORCEINLINE bool standard_noise(Fetch& fetch, const CoordinateNoise& noise,
                                                      std::uint64_t coordinate, double& z) {
@@ -262,8 +263,8 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool standard_noise(Fetch& fetch, const Coordin
   return false;
 }
 
-// value + scale * (standard noise of `coordinate`), rounded once per operation. On running out of
-// bits: false, and `out` is NaN (never the unnoised value).
+/// value + scale * (standard noise of `coordinate`), rounded once per operation. On running out of
+/// bits: false, and `out` is NaN (never the unnoised value).
 template <class Fetch>
 DPSELECT_HD DPSELECT_FORCEINLINE bool noisy_value(Fetch& fetch, const CoordinateNoise& noise, std::uint64_t coordinate,
                                                   double value, double& out) {

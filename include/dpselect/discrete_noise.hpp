@@ -1,26 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
-// Exact discrete noise (host side) and the calibration of Gaussian noise.
-//
-// Samplers: Canonne, Kamath & Steinke 2020, "The Discrete Gaussian for Differential Privacy"
-// (CKS), Algorithms 1-3. They use integer arithmetic only (unsigned __int128 where products can
-// exceed 64 bits), so the output distribution is exactly the stated one given uniform bits; there
-// is no floating-point caveat in the sampling path. Calibration: CKS Theorem 7 (the exact delta
-// of the discrete Gaussian) and Balle & Wang 2018, "Improving the Gaussian Mechanism" (analytic
-// Gaussian mechanism), evaluated in long double and rounded towards the safe side.
-//
-// Randomness (docs/design.md, "Randomness"): every sample reads 32-bit words from successive random
-// blocks (random_key.hpp) of one (key, stream). CounterBits::for_item(key, stream, i) gives item i
-// the block positions [i * 2^20, (i + 1) * 2^20), so the noise of item i depends only on (key,
-// stream, i), whatever order or thread the items are drawn in. Item i must be below 2^44.
-//
-// Running out of positions: a sample draws a random number of words. Every loop in the samplers
-// stops at each iteration with probability at least 0.18 (the loosest is the discrete Laplace
-// outer loop: e^-1 to pass its Bernoulli, then 1/2 against the Y = 0 reflection), independently of
-// the past, and a discrete Gaussian sample needs on average 4-7 blocks (measured for sigma^2
-// between 1/16 and 2^32, see discrete_noise_test). Needing all 2^22 words of an item's
-// range would take ~2^20 consecutive failed iterations: probability below 0.82^(2^20) < 2^-300000.
-// If it ever happens the bit source throws RandomnessExhausted rather than read another item's
-// positions.
+/// @file
+/// Exact discrete noise (host side) and the calibration of Gaussian noise.
+///
+/// Samplers: Canonne, Kamath & Steinke 2020, "The Discrete Gaussian for Differential Privacy"
+/// (CKS), Algorithms 1-3. They use integer arithmetic only (unsigned __int128 where products can
+/// exceed 64 bits), so the output distribution is exactly the stated one given uniform bits; there
+/// is no floating-point caveat in the sampling path. Calibration: CKS Theorem 7 (the exact delta
+/// of the discrete Gaussian) and Balle & Wang 2018, "Improving the Gaussian Mechanism" (analytic
+/// Gaussian mechanism), evaluated in long double and rounded towards the safe side.
+///
+/// Randomness (docs/design.md, "Randomness"): every sample reads 32-bit words from successive random
+/// blocks (random_key.hpp) of one (key, stream). CounterBits::for_item(key, stream, i) gives item i
+/// the block positions [i * 2^20, (i + 1) * 2^20), so the noise of item i depends only on (key,
+/// stream, i), whatever order or thread the items are drawn in. Item i must be below 2^44.
+///
+/// Running out of positions: a sample draws a random number of words. Every loop in the samplers
+/// stops at each iteration with probability at least 0.18 (the loosest is the discrete Laplace
+/// outer loop: e^-1 to pass its Bernoulli, then 1/2 against the Y = 0 reflection), independently of
+/// the past, and a discrete Gaussian sample needs on average 4-7 blocks (measured for sigma^2
+/// between 1/16 and 2^32, see discrete_noise_test). Needing all 2^22 words of an item's
+/// range would take ~2^20 consecutive failed iterations: probability below 0.82^(2^20) < 2^-300000.
+/// If it ever happens the bit source throws RandomnessExhausted rather than read another item's
+/// positions.
 #pragma once
 
 #include <cstdint>
@@ -29,78 +30,78 @@
 
 namespace dpselect::discrete {
 
-// Upper limit of every integer parameter of the samplers (numerators and denominators).
+/// Upper limit of every integer parameter of the samplers (numerators and denominators).
 inline constexpr std::uint64_t kMaxRationalPart = std::uint64_t{1} << 32;
-// log2 of the number of random blocks reserved for one item by CounterBits::for_item.
+/// log2 of the number of random blocks reserved for one item by CounterBits::for_item.
 inline constexpr unsigned kItemPositionBits = 20;
-// Items are numbered below this so that item * 2^20 does not wrap.
+/// Items are numbered below this so that item * 2^20 does not wrap.
 inline constexpr std::uint64_t kItemLimit = std::uint64_t{1} << (64 - kItemPositionBits);
 
-// Uniform words from successive random blocks: block number next_position of (key, stream), in
-// word order, then next_position + 1, ...; at most blocks_left more blocks are read
-// (then RandomnessExhausted; a count rather than an end position so that the last item's range
-// does not wrap to 0). A plain aggregate: copying it copies the stream state, so two copies hand
-// out the same words.
+/// Uniform words from successive random blocks: block number next_position of (key, stream), in
+/// word order, then next_position + 1, ...; at most blocks_left more blocks are read
+/// (then RandomnessExhausted; a count rather than an end position so that the last item's range
+/// does not wrap to 0). A plain aggregate: copying it copies the stream state, so two copies hand
+/// out the same words.
 struct CounterBits {
   RandomKey key{};
   std::uint64_t stream = 0;
   std::uint64_t next_position = 0;
   std::uint64_t blocks_left = ~std::uint64_t{0};
-  // Words of the last block not handed out yet: block.word[4 - words_left .. 3].
+  /// Words of the last block not handed out yet: block.word[4 - words_left .. 3].
   RandomBlock block{};
   unsigned words_left = 0;
 
-  // The bit source of item `item`: positions [item * 2^20, (item + 1) * 2^20).
-  // Throws InvalidArgument if item >= 2^44.
+  /// The bit source of item `item`: positions [item * 2^20, (item + 1) * 2^20).
+  /// Throws InvalidArgument if item >= 2^44.
   static CounterBits for_item(const RandomKey& key, std::uint64_t stream, std::uint64_t item);
 
-  // The next 32-bit word. Throws RandomnessExhausted when a block is needed and blocks_left is 0.
+  /// The next 32-bit word. Throws RandomnessExhausted when a block is needed and blocks_left is 0.
   std::uint32_t next32();
-  // Two words, the first one high.
+  /// Two words, the first one high.
   std::uint64_t next64();
 };
 
-// Uniform on {0, ..., m - 1} by rejection from the bit width of m - 1 (no modulo bias; each try
-// is accepted with probability > 1/2). Throws InvalidArgument if m == 0.
+/// Uniform on {0, ..., m - 1} by rejection from the bit width of m - 1 (no modulo bias; each try
+/// is accepted with probability > 1/2). Throws InvalidArgument if m == 0.
 std::uint64_t uniform_below(CounterBits& bits, std::uint64_t m);
 
-// Bernoulli(exp(-n / d)): true with probability exp(-n/d), exactly (CKS Algorithm 1 for
-// gamma in [0, 1], and a product of Bernoulli(exp(-1)) for the integer part).
-// Requires 0 <= n <= 2^32 and 1 <= d <= 2^32; throws InvalidArgument naming n or d otherwise.
+/// Bernoulli(exp(-n / d)): true with probability exp(-n/d), exactly (CKS Algorithm 1 for
+/// gamma in [0, 1], and a product of Bernoulli(exp(-1)) for the integer part).
+/// Requires 0 <= n <= 2^32 and 1 <= d <= 2^32; throws InvalidArgument naming n or d otherwise.
 bool bernoulli_exp(CounterBits& bits, std::uint64_t n, std::uint64_t d);
 
-// Discrete Laplace with scale t = scale_num / scale_den: P[x] proportional to exp(-|x| / t) on
-// the integers (CKS Algorithm 2 with s = scale_den, t = scale_num).
-// Requires 1 <= scale_num, scale_den <= 2^32; throws InvalidArgument naming the parameter.
+/// Discrete Laplace with scale t = scale_num / scale_den: P[x] proportional to exp(-|x| / t) on
+/// the integers (CKS Algorithm 2 with s = scale_den, t = scale_num).
+/// Requires 1 <= scale_num, scale_den <= 2^32; throws InvalidArgument naming the parameter.
 std::int64_t discrete_laplace(CounterBits& bits, std::uint64_t scale_num, std::uint64_t scale_den);
 
-// Discrete Gaussian N_Z(0, sigma^2) with sigma^2 = sigma2_num / sigma2_den: P[x] proportional to
-// exp(-x^2 / (2 sigma^2)) on the integers (CKS Algorithm 3).
-// Requires 1 <= sigma2_num, sigma2_den <= 2^32; throws InvalidArgument naming the parameter.
-// Usage: discrete_gaussian(bits = CounterBits::for_item(key, stream, i), 9, 4)  // sigma = 1.5
+/// Discrete Gaussian N_Z(0, sigma^2) with sigma^2 = sigma2_num / sigma2_den: P[x] proportional to
+/// exp(-x^2 / (2 sigma^2)) on the integers (CKS Algorithm 3).
+/// Requires 1 <= sigma2_num, sigma2_den <= 2^32; throws InvalidArgument naming the parameter.
+/// Usage: discrete_gaussian(bits = CounterBits::for_item(key, stream, i), 9, 4)  // sigma = 1.5
 std::int64_t discrete_gaussian(CounterBits& bits, std::uint64_t sigma2_num,
                                std::uint64_t sigma2_den);
 
-// Smallest delta for which adding N_Z(0, sigma^2) to an integer query of sensitivity
-// `sensitivity` is (epsilon, delta)-DP (CKS Theorem 7), rounded up: the pmf is summed in long
-// double (compensated) to |k| <= sigma sqrt(2 (epsilon + 80)) + sensitivity + 1, which leaves
-// out at most e^-80 (1 + sigma), and the result is raised by a bound on the rounding error.
-// Requires sigma finite, > 0 and <= 10^6; sensitivity >= 1; epsilon finite and > 0; at most 2^26
-// pmf terms. Throws InvalidArgument naming the parameter and value.
+/// Smallest delta for which adding N_Z(0, sigma^2) to an integer query of sensitivity
+/// `sensitivity` is (epsilon, delta)-DP (CKS Theorem 7), rounded up: the pmf is summed in long
+/// double (compensated) to |k| <= sigma sqrt(2 (epsilon + 80)) + sensitivity + 1, which leaves
+/// out at most e^-80 (1 + sigma), and the result is raised by a bound on the rounding error.
+/// Requires sigma finite, > 0 and <= 10^6; sensitivity >= 1; epsilon finite and > 0; at most 2^26
+/// pmf terms. Throws InvalidArgument naming the parameter and value.
 double discrete_gaussian_delta(double sigma, std::int64_t sensitivity, double epsilon);
 
-// delta of the Gaussian mechanism N(0, sigma^2) for L2 sensitivity l2_sensitivity at epsilon
-// (Balle & Wang 2018, Theorem 8), exact up to a rounding bound that is added (so the value is an
-// upper bound). Every epsilon > 0 is valid. Throws InvalidArgument for sigma, l2_sensitivity or
-// epsilon not finite and > 0.
+/// delta of the Gaussian mechanism N(0, sigma^2) for L2 sensitivity l2_sensitivity at epsilon
+/// (Balle & Wang 2018, Theorem 8), exact up to a rounding bound that is added (so the value is an
+/// upper bound). Every epsilon > 0 is valid. Throws InvalidArgument for sigma, l2_sensitivity or
+/// epsilon not finite and > 0.
 double gaussian_delta(double sigma, double l2_sensitivity, double epsilon);
 
-// The analytic Gaussian mechanism (Balle & Wang 2018, Algorithm 1 by bisection): the smallest
-// double sigma with gaussian_delta(sigma, l2_sensitivity, epsilon) <= delta, to the last bit;
-// always from the safe side. Valid for every epsilon > 0 (the classical
-// sqrt(2 ln(1.25/delta)) Delta/epsilon needs epsilon < 1 and is larger).
-// Requires epsilon and l2_sensitivity finite and > 0, delta in (0, 1). Throws InvalidArgument
-// naming the parameter, or if sigma would exceed the double range.
+/// The analytic Gaussian mechanism (Balle & Wang 2018, Algorithm 1 by bisection): the smallest
+/// double sigma with gaussian_delta(sigma, l2_sensitivity, epsilon) <= delta, to the last bit;
+/// always from the safe side. Valid for every epsilon > 0 (the classical
+/// sqrt(2 ln(1.25/delta)) Delta/epsilon needs epsilon < 1 and is larger).
+/// Requires epsilon and l2_sensitivity finite and > 0, delta in (0, 1). Throws InvalidArgument
+/// naming the parameter, or if sigma would exceed the double range.
 double analytic_gaussian_sigma(double epsilon, double delta, double l2_sensitivity);
 
 }  // namespace dpselect::discrete

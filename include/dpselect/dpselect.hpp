@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// dpselect: differentially private selection over very large output ranges.
-// The plain-C++ public API (no CUDA headers). CUDA applications that pass their own utility
-// functor to the GPU also include dpselect/select.cuh.
+/// @file
+/// dpselect: differentially private selection over very large output ranges.
+/// The plain-C++ public API (no CUDA headers). CUDA applications that pass their own utility
+/// functor to the GPU also include dpselect/select.cuh.
 #pragma once
 
 #include "dpselect/accounting.hpp"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// operator<< for every public enum that has a to_string, so a report prints directly:
-//   std::cout << pick.report.executed_on;   // "cpu", "gpu" or "cpu+gpu"
-// It prints exactly to_string(value). Opt-in (dpselect.hpp does not include it) so that code
-// which never prints a report does not pay for <ostream> in every translation unit.
+/// @file
+/// operator<< for every public enum that has a to_string, so a report prints directly:
+///   std::cout << pick.report.executed_on;   // "cpu", "gpu" or "cpu+gpu"
+/// It prints exactly to_string(value). Opt-in (dpselect.hpp does not include it) so that code
+/// which never prints a report does not pay for <ostream> in every translation unit.
 #pragma once
 
 #include <ostream>

@@ -1,23 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-// Noise transforms shared by the CPU and GPU paths: the same 128 random bits give the same
-// double on both.
-//
-// Every transform starts from one Philox block (128 bits) laid out as
-//   bit 127        sign bit (Laplace only)
-//   bit 126        tail selector: the uniform U is v (lower half) or 1 - v (upper half)
-//   bits 125..0    X, a 126-bit fixed-point number; v = (X + 1/2) * 2^-127 in (0, 1/2]
-//                  (1/2 only through the final rounding).
-// Drawing the half first and then v with 126 bits gives both tails of U (near 0 and near 1) the
-// same relative resolution: v is exact to a relative 2^-40 whenever v >= 2^-88, an event of
-// probability 1 - 2^-87 per draw. The noise therefore has the exact distribution's tails out to
-// about 88 (a 32-bit uniform stops Gumbel noise near 22, which silently excludes candidates that
-// trail the best by more than ~26: docs/design.md, "Large ranges"). No transform ever evaluates
-// log(0) or log of a value >= 1.
-//
-// Error budget (used by the floating-point slack in host/engine/floating_point_slack.cpp): outside
-// the 2^-87 event, each of exponential, Gumbel and Laplace noise is within 2^-39 (absolute) of
-// the exact transform of the underlying continuous uniform, counting the 2^-40 discretisation,
-// the double conversion (2^-51) and the < 1 ulp logarithms (portable_log.hpp); |noise| <= 89.
+/// @file
+/// Noise transforms shared by the CPU and GPU paths: the same 128 random bits give the same
+/// double on both.
+///
+/// Every transform starts from one Philox block (128 bits) laid out as
+///   bit 127        sign bit (Laplace only)
+///   bit 126        tail selector: the uniform U is v (lower half) or 1 - v (upper half)
+///   bits 125..0    X, a 126-bit fixed-point number; v = (X + 1/2) * 2^-127 in (0, 1/2]
+///                  (1/2 only through the final rounding).
+/// Drawing the half first and then v with 126 bits gives both tails of U (near 0 and near 1) the
+/// same relative resolution: v is exact to a relative 2^-40 whenever v >= 2^-88, an event of
+/// probability 1 - 2^-87 per draw. The noise therefore has the exact distribution's tails out to
+/// about 88 (a 32-bit uniform stops Gumbel noise near 22, which silently excludes candidates that
+/// trail the best by more than ~26: docs/design.md, "Large ranges"). No transform ever evaluates
+/// log(0) or log of a value >= 1.
+///
+/// Error budget (used by the floating-point slack in host/engine/floating_point_slack.cpp): outside
+/// the 2^-87 event, each of exponential, Gumbel and Laplace noise is within 2^-39 (absolute) of
+/// the exact transform of the underlying continuous uniform, counting the 2^-40 discretisation,
+/// the double conversion (2^-51) and the < 1 ulp logarithms (portable_log.hpp); |noise| <= 89.
 #pragma once
 
 #include <cstdint>
@@ -28,18 +29,18 @@
 
 namespace dpselect::noise {
 
-// Largest magnitude any transform below can return: -ln(2^-128) = 88.72.
+/// Largest magnitude any transform below can return: -ln(2^-128) = 88.72.
 inline constexpr double kMaxAbsNoise = 89.0;
-// Additive error bound of every transform outside the bad event (see the file comment).
+/// Additive error bound of every transform outside the bad event (see the file comment).
 inline constexpr double kNoiseErrorBound = 0x1p-39;
-// Probability, per draw, of the bad event {continuous v < 2^-88}.
+/// Probability, per draw, of the bad event {continuous v < 2^-88}.
 inline constexpr double kBadEventProbability = 0x1p-87;
 
-// A uniform on (0, 1) split into its half and its distance v from the nearer end.
+/// A uniform on (0, 1) split into its half and its distance v from the nearer end.
 struct SplitUniform {
-  double v;    // in (0, 1/2]: the distance of U from 0 (lower) or from 1 (upper)
-  bool upper;  // U = 1 - v when true, U = v when false
-  bool sign;   // an independent fair bit
+  double v;    ///< in (0, 1/2]: the distance of U from 0 (lower) or from 1 (upper)
+  bool upper;  ///< U = 1 - v when true, U = v when false
+  bool sign;   ///< an independent fair bit
 };
 
 DPSELECT_HD DPSELECT_FORCEINLINE SplitUniform split_uniform(const RandomBlock& bits) {
@@ -53,15 +54,15 @@ DPSELECT_HD DPSELECT_FORCEINLINE SplitUniform split_uniform(const RandomBlock& b
   return SplitUniform{v, ((w0 >> 30) & 1u) != 0, (w0 >> 31) != 0};
 }
 
-// Uniform on the open interval (0, 1). Near 1 a double cannot resolve steps below 2^-53, so
-// the upper end is held at 1 - 2^-53 (never 1); use the transforms below, which work from
-// SplitUniform, for noise that is exact in the tails.
+/// Uniform on the open interval (0, 1). Near 1 a double cannot resolve steps below 2^-53, so
+/// the upper end is held at 1 - 2^-53 (never 1); use the transforms below, which work from
+/// SplitUniform, for noise that is exact in the tails.
 DPSELECT_HD DPSELECT_FORCEINLINE double uniform_open(const RandomBlock& bits) {
   const SplitUniform u = split_uniform(bits);
   return u.upper ? detail::sub_rn(1.0, u.v < 0x1p-53 ? 0x1p-53 : u.v) : u.v;
 }
 
-// Standard exponential E = -ln U, accurate in both tails.
+/// Standard exponential E = -ln U, accurate in both tails.
 DPSELECT_HD DPSELECT_FORCEINLINE double exponential(const SplitUniform& u) {
   return u.upper ? -detail::portable_log1m(u.v) : -detail::portable_log(u.v);
 }
@@ -70,12 +71,12 @@ DPSELECT_HD DPSELECT_FORCEINLINE double exponential(const RandomBlock& bits) {
   return exponential(split_uniform(bits));
 }
 
-// Standard Gumbel G = -ln(-ln U); its upper tail comes from the small-E end of exponential().
+/// Standard Gumbel G = -ln(-ln U); its upper tail comes from the small-E end of exponential().
 DPSELECT_HD DPSELECT_FORCEINLINE double gumbel(const RandomBlock& bits) {
   return -detail::portable_log(exponential(bits));
 }
 
-// Standard Laplace (density e^{-|x|}/2): a fair sign times a standard exponential.
+/// Standard Laplace (density e^{-|x|}/2): a fair sign times a standard exponential.
 DPSELECT_HD DPSELECT_FORCEINLINE double laplace(const RandomBlock& bits) {
   const SplitUniform u = split_uniform(bits);
   const double e = exponential(u);
@@ -106,23 +107,23 @@ inline constexpr std::uint64_t kCandidatesPerGroup = 32;
 inline constexpr std::uint64_t kGroupsPerScreenBlock = 8;
 inline constexpr std::uint64_t kRacePositionOffset = std::uint64_t{1} << 61;
 inline constexpr std::uint64_t kDetailPositionOffset = std::uint64_t{1} << 63;
-// Screen blocks use positions below 2^55, race blocks [2^61, 2^61 + 2^58) and candidate blocks
-// 2^63 and above; position 2^62 of a release's stream gives the release's tag
-// (ShardResult::release_tag), never noise, and a bid-interval pricing release draws its
-// within-interval stage from positions 2^60 + (0 .. 511) (truncated_geometric.hpp).
+/// Screen blocks use positions below 2^55, race blocks [2^61, 2^61 + 2^58) and candidate blocks
+/// 2^63 and above; position 2^62 of a release's stream gives the release's tag
+/// (ShardResult::release_tag), never noise, and a bid-interval pricing release draws its
+/// within-interval stage from positions 2^60 + (0 .. 511) (truncated_geometric.hpp).
 inline constexpr std::uint64_t kReleaseTagPosition = std::uint64_t{1} << 62;
 
-// Bounds of the race's noise (the selection engine's), for the floating-point slack: every
-// transform of a race time is within 2^-39 + 2^-44 < 2^-38 of its exact value outside the bad
-// events (docs/group_maximum.md, section 5), and at most -ln(2^-133) = 92.2 in magnitude.
+/// Bounds of the race's noise (the selection engine's), for the floating-point slack: every
+/// transform of a race time is within 2^-39 + 2^-44 < 2^-38 of its exact value outside the bad
+/// events (docs/group_maximum.md, section 5), and at most -ln(2^-133) = 92.2 in magnitude.
 inline constexpr double kRaceNoiseErrorBound = 0x1p-38;
 inline constexpr double kMaxAbsRaceNoise = 93.0;
-// Per candidate: its own W and its group's V, each a draw with a 2^-87 bad event.
+/// Per candidate: its own W and its group's V, each a draw with a 2^-87 bad event.
 inline constexpr double kRaceBadEventProbability = 0x1p-86;
 
-// The screen block's position for group g, and g's 16 screen bits in it (g mod 8 picks them).
-// Picks the word with selects rather than word[slot >> 1]: a GPU keeps an array indexed at run
-// time in local memory.
+/// The screen block's position for group g, and g's 16 screen bits in it (g mod 8 picks them).
+/// Picks the word with selects rather than word[slot >> 1]: a GPU keeps an array indexed at run
+/// time in local memory.
 DPSELECT_HD DPSELECT_FORCEINLINE constexpr std::uint64_t screen_position(std::uint64_t group) {
   return group / kGroupsPerScreenBlock;
 }
@@ -133,7 +134,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE std::uint32_t screen_bits(const RandomBlock& sc
   return (slot & 1u) != 0 ? (word & 0xFFFFu) : (word >> 16);
 }
 
-// V's 128 bits: the screen on top of the race block's top 112 bits.
+/// V's 128 bits: the screen on top of the race block's top 112 bits.
 DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock race_bits(std::uint32_t screen, const RandomBlock& race_block) {
   return RandomBlock{{(screen << 16) | (race_block.word[0] >> 16),
                       (race_block.word[0] << 16) | (race_block.word[1] >> 16),
@@ -141,36 +142,36 @@ DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock race_bits(std::uint32_t screen, con
                       (race_block.word[2] << 16) | (race_block.word[3] >> 16)}};
 }
 
-// J, the lane of the group's largest uniform: the 5 bits after V's in the race block.
+/// J, the lane of the group's largest uniform: the 5 bits after V's in the race block.
 DPSELECT_HD DPSELECT_FORCEINLINE unsigned int race_leader_lane(const RandomBlock& race_block) {
   return (race_block.word[3] >> 11) & 31u;
 }
 
-// The screen's bound slot: its "bucket", the tail selector and the top 8 of X's 14 bits (screen
-// bits 14..6), except that the upper half's bucket of b = 0 (v below 2^-9, where the bound
-// grows fastest and one bucket would leave 2^-9 of the groups unbounded) is split by X's other 6
-// bits. The group's noise bound depends on the screen through its slot only, so a 576-entry
-// table holds every bound (the CPU path's ScreenBounds, the GPU's ScreenBoundTable).
+/// The screen's bound slot: its "bucket", the tail selector and the top 8 of X's 14 bits (screen
+/// bits 14..6), except that the upper half's bucket of b = 0 (v below 2^-9, where the bound
+/// grows fastest and one bucket would leave 2^-9 of the groups unbounded) is split by X's other 6
+/// bits. The group's noise bound depends on the screen through its slot only, so a 576-entry
+/// table holds every bound (the CPU path's ScreenBounds, the GPU's ScreenBoundTable).
 inline constexpr unsigned int kScreenBuckets = 512;
-inline constexpr unsigned int kUnboundedBucket = 256;  // upper half, b = 0
+inline constexpr unsigned int kUnboundedBucket = 256;  ///< upper half, b = 0
 inline constexpr unsigned int kScreenBoundSlots = kScreenBuckets + 64;
 DPSELECT_HD DPSELECT_FORCEINLINE unsigned int screen_bound_slot(std::uint32_t screen) {
   const unsigned int bucket = (screen >> 6) & 0x1FFu;
   return bucket == kUnboundedBucket ? kScreenBuckets + (screen & 0x3Fu) : bucket;
 }
 
-// Margin of the screen's bounds over the computed noise: far more than the race transforms'
-// rounding and non-monotonicity (a few ulps of values below 93, exponential_race.hpp).
+/// Margin of the screen's bounds over the computed noise: far more than the race transforms'
+/// rounding and non-monotonicity (a few ulps of values below 93, exponential_race.hpp).
 inline constexpr double kScreenMargin = 0x1p-20;
 
-// A lower bound of E_V = -ln V for every V whose screen has bound slot `slot`, as computed by
-// exponential(split_uniform(race_bits(...))); 0 when the slot allows E_V down to 0. With X's
-// top 8 bits b, v lies in [b 2^-9, (b + 1) 2^-9]:
-//   upper half (V = 1 - v): E_V = -ln(1 - v) >= -ln(1 - b 2^-9); for b = 0, with X's top 14
-//       bits t, >= -ln(1 - t 2^-15), and no bound for t = 0 (probability 2^-15 per group: such
-//       a group is always scored);
-//   lower half (V = v): E_V = -ln v >= -ln((b + 1) 2^-9), at least ln 2.
-// The factor 1 - 2^-40 covers the logarithms' and v's roundings (a few ulps).
+/// A lower bound of E_V = -ln V for every V whose screen has bound slot `slot`, as computed by
+/// exponential(split_uniform(race_bits(...))); 0 when the slot allows E_V down to 0. With X's
+/// top 8 bits b, v lies in [b 2^-9, (b + 1) 2^-9]:
+///   upper half (V = 1 - v): E_V = -ln(1 - v) >= -ln(1 - b 2^-9); for b = 0, with X's top 14
+///       bits t, >= -ln(1 - t 2^-15), and no bound for t = 0 (probability 2^-15 per group: such
+///       a group is always scored);
+///   lower half (V = v): E_V = -ln v >= -ln((b + 1) 2^-9), at least ln 2.
+/// The factor 1 - 2^-40 covers the logarithms' and v's roundings (a few ulps).
 DPSELECT_HD DPSELECT_FORCEINLINE double race_exponential_lower_bound(unsigned int slot) {
   double exact;
   if (slot >= kScreenBuckets) {

@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// The secret key of a context and the generator it drives: every random bit of every mechanism is
-// random_block(key, stream, position), whichever generator the key belongs to (docs/design.md,
-// "Randomness": the bits depend only on (key, stream, position), never on the backend, thread or
-// shard).
-//
-// Two counter-based generators sit behind the one interface:
-//   ChaCha20 (chacha20.hpp, RFC 8439, 256-bit key): a cryptographically secure generator, the
-//     default of every Context. An observer of any number of released outputs learns nothing
-//     about the other positions' bits without the key.
-//   Philox4x32-10 (philox.hpp, 64-bit key): bit-identical to cuRAND and several times faster,
-//     but NOT a cryptographically secure generator (its 64-bit key and 10 rounds are designed
-//     for statistics, not against an adversary). Use it only by explicit choice: simulations,
-//     benchmarks, or data whose privacy does not rest on unpredictable noise.
-// The cost of each is measured in bench/ (cpu_noise/philox_block, cpu_noise/chacha20_block and
-// the selection benchmarks with each generator).
+/// @file
+/// The secret key of a context and the generator it drives: every random bit of every mechanism is
+/// random_block(key, stream, position), whichever generator the key belongs to (docs/design.md,
+/// "Randomness": the bits depend only on (key, stream, position), never on the backend, thread or
+/// shard).
+///
+/// Two counter-based generators sit behind the one interface:
+///   ChaCha20 (chacha20.hpp, RFC 8439, 256-bit key): a cryptographically secure generator, the
+///     default of every Context. An observer of any number of released outputs learns nothing
+///     about the other positions' bits without the key.
+///   Philox4x32-10 (philox.hpp, 64-bit key): bit-identical to cuRAND and several times faster,
+///     but NOT a cryptographically secure generator (its 64-bit key and 10 rounds are designed
+///     for statistics, not against an adversary). Use it only by explicit choice: simulations,
+///     benchmarks, or data whose privacy does not rest on unpredictable noise.
+/// The cost of each is measured in bench/ (cpu_noise/philox_block, cpu_noise/chacha20_block and
+/// the selection benchmarks with each generator).
 #pragma once
 
 #include <cstdint>
@@ -29,22 +30,22 @@ namespace dpselect {
 
 enum class Generator : std::uint8_t { chacha20, philox };
 
-// "chacha20" or "philox" (defined in host/engine/select.cpp with the other enum names).
+/// "chacha20" or "philox" (defined in host/engine/select.cpp with the other enum names).
 std::string_view to_string(Generator generator);
 
-// A key of either generator. Converts implicitly from a PhiloxKey or a ChaChaKey.
+/// A key of either generator. Converts implicitly from a PhiloxKey or a ChaChaKey.
 struct RandomKey {
   Generator generator = Generator::chacha20;
-  ChaChaKey chacha{};  // used when generator == chacha20
-  PhiloxKey philox{};  // used when generator == philox
+  ChaChaKey chacha{};  ///< used when generator == chacha20
+  PhiloxKey philox{};  ///< used when generator == philox
 
   constexpr RandomKey() = default;
   DPSELECT_HD constexpr RandomKey(ChaChaKey key) : generator(Generator::chacha20), chacha(key) {}
   DPSELECT_HD constexpr RandomKey(PhiloxKey key) : generator(Generator::philox), philox(key) {}
 
-  // A reproducible key of `generator` from a 64-bit seed (tests and experiments only: anyone
-  // who knows the seed predicts the noise). Philox: the key curand_init(seed, ...) uses;
-  // ChaCha20: ChaChaKey::from_seed.
+  /// A reproducible key of `generator` from a 64-bit seed (tests and experiments only: anyone
+  /// who knows the seed predicts the noise). Philox: the key curand_init(seed, ...) uses;
+  /// ChaCha20: ChaChaKey::from_seed.
   DPSELECT_HD static constexpr RandomKey from_seed(std::uint64_t seed, Generator generator) {
     return generator == Generator::philox ? RandomKey(PhiloxKey::from_seed(seed))
                                           : RandomKey(ChaChaKey::from_seed(seed));
@@ -56,7 +57,7 @@ struct RandomKey {
   }
 };
 
-// Block number `position` of stream `stream` under `key` (128 bits).
+/// Block number `position` of stream `stream` under `key` (128 bits).
 DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock random_block(const RandomKey& key, std::uint64_t stream,
                                                           std::uint64_t position) {
   return key.generator == Generator::philox ? philox_block(key.philox, stream, position)
@@ -65,9 +66,9 @@ DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock random_block(const RandomKey& key, 
 
 namespace detail {
 
-// random_block with the generator fixed at compile time: a GPU kernel compiled per generator
-// holds only that generator's key and code, not both (the ChaCha20 path alone needs 16 more
-// registers per thread). Same bits as random_block for a key of that generator.
+/// random_block with the generator fixed at compile time: a GPU kernel compiled per generator
+/// holds only that generator's key and code, not both (the ChaCha20 path alone needs 16 more
+/// registers per thread). Same bits as random_block for a key of that generator.
 template <Generator G>
 struct GeneratorBlocks {
   DPSELECT_HD DPSELECT_FORCEINLINE static RandomBlock at(const RandomKey& key, std::uint64_t stream,
@@ -80,7 +81,7 @@ struct GeneratorBlocks {
   }
 };
 
-// random_block itself: the generator read from the key at run time (the CPU passes).
+/// random_block itself: the generator read from the key at run time (the CPU passes).
 struct AnyGeneratorBlocks {
   DPSELECT_HD DPSELECT_FORCEINLINE static RandomBlock at(const RandomKey& key, std::uint64_t stream,
                                                          std::uint64_t position) {
@@ -88,12 +89,12 @@ struct AnyGeneratorBlocks {
   }
 };
 
-// Reads positions of one (key, stream) mostly in increasing order (the CPU loops). A miss computes
-// a batch of consecutive blocks around the position at once, in SIMD lanes (chacha20_batch.hpp,
-// philox_batch.hpp: several times faster per block than one at a time): with ChaCha20,
-// kChaChaBatchBlocks 64-byte blocks, each serving four positions; with Philox,
-// kPhiloxBatchBlocks positions. Same bits as random_block. Host loops only: on a GPU the cached
-// words would live in local memory.
+/// Reads positions of one (key, stream) mostly in increasing order (the CPU loops). A miss computes
+/// a batch of consecutive blocks around the position at once, in SIMD lanes (chacha20_batch.hpp,
+/// philox_batch.hpp: several times faster per block than one at a time): with ChaCha20,
+/// kChaChaBatchBlocks 64-byte blocks, each serving four positions; with Philox,
+/// kPhiloxBatchBlocks positions. Same bits as random_block. Host loops only: on a GPU the cached
+/// words would live in local memory.
 class SequentialBlocks {
  public:
   SequentialBlocks(const RandomKey& key, std::uint64_t stream) : key_(key), stream_(stream) {}
@@ -123,7 +124,7 @@ class SequentialBlocks {
  private:
   RandomKey key_;
   std::uint64_t stream_;
-  // First block (ChaCha20) or position (Philox) of the cached batch, valid when cached_.
+  /// First block (ChaCha20) or position (Philox) of the cached batch, valid when cached_.
   std::uint64_t cached_first_ = 0;
   bool cached_ = false;
   std::uint32_t chacha_words_[kChaChaBatchBlocks][16];

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private selection over utilities computed on the fly by a functor, on the CPU. For the GPU
-// (and Backend::Auto choosing it), include dpselect/select.cuh and compile with nvcc; the same
-// functor type runs on both paths.
-//
-// The functor: a copyable object with `operator()(std::uint64_t index) const` returning the
-// utility of candidate `index` (anything convertible to double). It must be a pure function of
-// the index and the private data: it is called from several threads, in any order, once per
-// index. Example:
-//   struct Revenue { const double* sorted_bids; std::uint64_t n; double step;
-//                    double operator()(std::uint64_t i) const { ... } };
-//   auto s = dpselect::select_functor(ctx, Revenue{...}, {0, 10'000'000'000}, params);
+/// @file
+/// Private selection over utilities computed on the fly by a functor, on the CPU. For the GPU
+/// (and Backend::Auto choosing it), include dpselect/select.cuh and compile with nvcc; the same
+/// functor type runs on both paths.
+///
+/// The functor: a copyable object with `operator()(std::uint64_t index) const` returning the
+/// utility of candidate `index` (anything convertible to double). It must be a pure function of
+/// the index and the private data: it is called from several threads, in any order, once per
+/// index. Example:
+///   struct Revenue { const double* sorted_bids; std::uint64_t n; double step;
+///                    double operator()(std::uint64_t i) const { ... } };
+///   auto s = dpselect::select_functor(ctx, Revenue{...}, {0, 10'000'000'000}, params);
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,7 @@ void fill_from_functor(const void* functor, std::uint64_t first_index, std::uint
 }
 }  // namespace detail
 
-// Evaluates candidates `range` of `release` on the CPU (whatever the release's backend).
+/// Evaluates candidates `range` of `release` on the CPU (whatever the release's backend).
 template <class UtilityFn>
 ShardResult evaluate_functor_on_cpu(Release& release, const UtilityFn& utility, IndexRange range) {
   detail::ReleaseAccess::claim(release, range);
@@ -40,8 +41,8 @@ ShardResult evaluate_functor_on_cpu(Release& release, const UtilityFn& utility, 
                                      &detail::fill_from_functor<UtilityFn>, &utility));
 }
 
-// One release over candidates `range` on the CPU. Backend::Gpu is an error here (use
-// select.cuh); Backend::Auto runs on the CPU.
+/// One release over candidates `range` on the CPU. Backend::Gpu is an error here (use
+/// select.cuh); Backend::Auto runs on the CPU.
 template <class UtilityFn>
 Selection select_functor(Context& context, const UtilityFn& utility, IndexRange range,
                          const SelectionParams& params) {

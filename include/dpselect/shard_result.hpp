@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// The partial result of evaluating a release over a sub-range of candidates, and the
-// associative merge that combines shards. Shared by the CPU path, the GPU kernels and users who
-// shard a range across devices or processes (for MPI: reduce with merge() as a custom op).
-//
-// A ShardResult is SECRET: it holds a noisy score and the largest |utility - reference| of its
-// shard, which the release's privacy guarantee does not cover. Pass it only to merge() and Release::finish()
-// (and between the processes of one sharded release over a private channel); publish only the
-// Selection that finish() returns.
+/// @file
+/// The partial result of evaluating a release over a sub-range of candidates, and the
+/// associative merge that combines shards. Shared by the CPU path, the GPU kernels and users who
+/// shard a range across devices or processes (for MPI: reduce with merge() as a custom op).
+///
+/// A ShardResult is SECRET: it holds a noisy score and the largest |utility - reference| of its
+/// shard, which the release's privacy guarantee does not cover. Pass it only to merge() and Release::finish()
+/// (and between the processes of one sharded release over a private channel); publish only the
+/// Selection that finish() returns.
 #pragma once
 
 #include <cstdint>

@@ -1,45 +1,46 @@
 // SPDX-License-Identifier: Apache-2.0
-// The sparse vector technique on the host: AboveThreshold, Sparse and NumericSparse.
-//
-// A stream of query answers f_1(D), f_2(D), ... (each of sensitivity Delta) is compared with a
-// noisy threshold; the mechanism answers "below" (bottom) for each until one clears it, answers
-// "above" (top), and after the c-th "above" halts. Only the pattern of answers (and, for
-// NumericSparse, a noisy value for each "above") is released; the privacy cost does not grow
-// with the number of "below" answers.
-//
-//   Sparse (Dwork & Roth Alg. 2, Thm 3.25), c = 1 is AboveThreshold (Dwork & Roth 2014, Alg. 1, Thm 3.23):
-//     sigma = 2 c Delta / eps (delta = 0) or sqrt(32 c ln(1/delta)) Delta / eps (delta > 0);
-//     T^ = T + Lap(sigma), drawn afresh after every "above"; query i is "above" iff
-//     f_i + Lap(2 sigma) >= T^.
-//   NumericSparse (Dwork & Roth 2014, Thm 3.27): Sparse run with eps1, and each "above" also releases
-//     f_i + Lap(sigma(eps2)) (as secure Laplace on a grid: SparseVectorScales::answer_granularity), where sigma(x) is as above with x for eps:
-//     delta = 0: eps1 = 8 eps / 9, eps2 = 2 eps / 9;
-//     delta > 0: eps1 = sqrt(512) eps / (sqrt(512) + 1), eps2 = 2 eps / (sqrt(512) + 1), and
-//     sigma uses ln(2/delta) (each half of the composition gets delta/2).
-//   (A translation of Dwork & Roth 2014 prints the delta > 0 Laplace share as eps/sqrt(512); the shares must sum to eps, so
-//   the Laplace part costs eps/(sqrt(512) + 1), which is what sigma(eps2) gives.)
-//
-//   The optimized variant of Lyu, Su & Li (VLDB 2017, Alg. 1 and its generalization Alg. 7), pure
-//   DP only: ONE noisy threshold T^ = T + Lap(Delta/eps1) for the whole run (never redrawn),
-//   queries f_i + Lap(2 c Delta/eps2), or Lap(c Delta/eps2) when the queries are monotone (between
-//   neighbours all f_i move in the same direction: counting queries), and for NumericSparse
-//   answers f_i + Lap(c Delta/eps3). The split minimizes Var(query noise - threshold noise)
-//   (their Sec. 4.2): eps1 : eps2 = 1 : (2c)^(2/3), or 1 : c^(2/3) when monotone. Here
-//   eps3 = eps/9 for NumericSparse (the answers' share in Dwork & Roth 2014, Thm 3.28), eps1 + eps2 = the rest.
-//   For c = 1 and an even split this is AboveThreshold.
-//
-// Noise is counter-based, like every dpselect mechanism: on the stream a SparseVector draws
-// from its context, query i (0-based) takes its noise from random block i, the threshold of
-// epoch j (after j "above" answers) from block 2^59 + j, and the j-th numeric answer (a secure
-// Laplace release on a grid) from blocks [2^60 + j 2^20, 2^60 + (j + 1) 2^20). So the streaming object and the batched function return the same answers for the
-// same key and stream, whatever the batch boundaries.
-//
-// Example (AboveThreshold):
-//   dpselect::SparseVectorParams p{.epsilon = 1.0, .sensitivity = 1.0, .threshold = 100.0};
-//   dpselect::SparseVector svt(context, p);
-//   for (double answer : query_answers) {
-//     if (svt.answer(answer).above) break;   // after the c-th "above", answer() throws
-//   }
+/// @file
+/// The sparse vector technique on the host: AboveThreshold, Sparse and NumericSparse.
+///
+/// A stream of query answers f_1(D), f_2(D), ... (each of sensitivity Delta) is compared with a
+/// noisy threshold; the mechanism answers "below" (bottom) for each until one clears it, answers
+/// "above" (top), and after the c-th "above" halts. Only the pattern of answers (and, for
+/// NumericSparse, a noisy value for each "above") is released; the privacy cost does not grow
+/// with the number of "below" answers.
+///
+///   Sparse (Dwork & Roth Alg. 2, Thm 3.25), c = 1 is AboveThreshold (Dwork & Roth 2014, Alg. 1, Thm 3.23):
+///     sigma = 2 c Delta / eps (delta = 0) or sqrt(32 c ln(1/delta)) Delta / eps (delta > 0);
+///     T^ = T + Lap(sigma), drawn afresh after every "above"; query i is "above" iff
+///     f_i + Lap(2 sigma) >= T^.
+///   NumericSparse (Dwork & Roth 2014, Thm 3.27): Sparse run with eps1, and each "above" also releases
+///     f_i + Lap(sigma(eps2)) (as secure Laplace on a grid: SparseVectorScales::answer_granularity), where sigma(x) is as above with x for eps:
+///     delta = 0: eps1 = 8 eps / 9, eps2 = 2 eps / 9;
+///     delta > 0: eps1 = sqrt(512) eps / (sqrt(512) + 1), eps2 = 2 eps / (sqrt(512) + 1), and
+///     sigma uses ln(2/delta) (each half of the composition gets delta/2).
+///   (A translation of Dwork & Roth 2014 prints the delta > 0 Laplace share as eps/sqrt(512); the shares must sum to eps, so
+///   the Laplace part costs eps/(sqrt(512) + 1), which is what sigma(eps2) gives.)
+///
+///   The optimized variant of Lyu, Su & Li (VLDB 2017, Alg. 1 and its generalization Alg. 7), pure
+///   DP only: ONE noisy threshold T^ = T + Lap(Delta/eps1) for the whole run (never redrawn),
+///   queries f_i + Lap(2 c Delta/eps2), or Lap(c Delta/eps2) when the queries are monotone (between
+///   neighbours all f_i move in the same direction: counting queries), and for NumericSparse
+///   answers f_i + Lap(c Delta/eps3). The split minimizes Var(query noise - threshold noise)
+///   (their Sec. 4.2): eps1 : eps2 = 1 : (2c)^(2/3), or 1 : c^(2/3) when monotone. Here
+///   eps3 = eps/9 for NumericSparse (the answers' share in Dwork & Roth 2014, Thm 3.28), eps1 + eps2 = the rest.
+///   For c = 1 and an even split this is AboveThreshold.
+///
+/// Noise is counter-based, like every dpselect mechanism: on the stream a SparseVector draws
+/// from its context, query i (0-based) takes its noise from random block i, the threshold of
+/// epoch j (after j "above" answers) from block 2^59 + j, and the j-th numeric answer (a secure
+/// Laplace release on a grid) from blocks [2^60 + j 2^20, 2^60 + (j + 1) 2^20). So the streaming object and the batched function return the same answers for the
+/// same key and stream, whatever the batch boundaries.
+///
+/// Example (AboveThreshold):
+///   dpselect::SparseVectorParams p{.epsilon = 1.0, .sensitivity = 1.0, .threshold = 100.0};
+///   dpselect::SparseVector svt(context, p);
+///   for (double answer : query_answers) {
+///     if (svt.answer(answer).above) break;   // after the c-th "above", answer() throws
+///   }
 #pragma once
 
 #include <cstdint>
@@ -57,95 +58,95 @@ struct SparseVectorRun;
 }  // namespace detail
 
 enum class SparseVectorAlgorithm {
-  // Dwork & Roth's Sparse and NumericSparse (2014, Alg. 2, Thm 3.27): a fresh threshold after every "above";
-  // delta = 0 or delta > 0.
+  /// Dwork & Roth's Sparse and NumericSparse (2014, Alg. 2, Thm 3.27): a fresh threshold after every "above";
+  /// delta = 0 or delta > 0.
   dwork_roth,
-  // Lyu, Su & Li 2017: one threshold, the optimized budget split, the monotone refinement;
-  // delta must be 0.
+  /// Lyu, Su & Li 2017: one threshold, the optimized budget split, the monotone refinement;
+  /// delta must be 0.
   lyu_su_li,
 };
 
 std::string_view to_string(SparseVectorAlgorithm algorithm);
 
 struct SparseVectorParams {
-  double epsilon = 0.0;        // total privacy loss; finite and > 0
-  double delta = 0.0;          // in [0, 1); > 0 selects the advanced-composition scales
-  double sensitivity = 0.0;    // Delta of every query; finite and > 0
-  double threshold = 0.0;      // T, public; finite
-  std::uint64_t max_positives = 1;  // c >= 1 (<= 2^43 when numeric): halt after this many "above" answers
-  bool numeric = false;        // NumericSparse: every "above" carries a noisy value
-  // Optional public bound on |f_i(D)| (0: none). With it the floating-point slack is computed
-  // from the bound (data-independent) and a larger answer is an error; without it the slack is
-  // computed from the answers seen and reveals their magnitude.
+  double epsilon = 0.0;        ///< total privacy loss; finite and > 0
+  double delta = 0.0;          ///< in [0, 1); > 0 selects the advanced-composition scales
+  double sensitivity = 0.0;    ///< Delta of every query; finite and > 0
+  double threshold = 0.0;      ///< T, public; finite
+  std::uint64_t max_positives = 1;  ///< c >= 1 (<= 2^43 when numeric): halt after this many "above" answers
+  bool numeric = false;        ///< NumericSparse: every "above" carries a noisy value
+  /// Optional public bound on |f_i(D)| (0: none). With it the floating-point slack is computed
+  /// from the bound (data-independent) and a larger answer is an error; without it the slack is
+  /// computed from the answers seen and reveals their magnitude.
   double value_bound = 0.0;
   SparseVectorAlgorithm algorithm = SparseVectorAlgorithm::dwork_roth;
-  // Lyu-Su-Li only: every pair of neighbours moves all f_i in the same direction, which halves
-  // the query noise. A false claim breaks the privacy guarantee.
+  /// Lyu-Su-Li only: every pair of neighbours moves all f_i in the same direction, which halves
+  /// the query noise. A false claim breaks the privacy guarantee.
   bool monotone = false;
 };
 
-// Laplace scales of the three kinds of noise, and the privacy split behind them.
+/// Laplace scales of the three kinds of noise, and the privacy split behind them.
 struct SparseVectorScales {
-  double threshold_noise = 0.0;  // dwork_roth: sigma (of eps1 for NumericSparse); lyu_su_li: Delta/eps1
-  double query_noise = 0.0;      // dwork_roth: 2 sigma; lyu_su_li: 2c Delta/eps2 (c Delta/eps2 monotone)
-  double answer_noise = 0.0;     // NumericSparse only, 0 otherwise: the theorem's Laplace scale b
-  // NumericSparse values are released as secure Laplace noise (secure_noise.hpp): a multiple of
-  // answer_granularity (the smallest power of two >= b 2^-31), with the scale raised for the
-  // rounding to answer_noise_secure = g ceil(ceil(Delta / g) b / Delta) >= b (relative excess
-  // below 2^-29). 0 when not numeric.
+  double threshold_noise = 0.0;  ///< dwork_roth: sigma (of eps1 for NumericSparse); lyu_su_li: Delta/eps1
+  double query_noise = 0.0;      ///< dwork_roth: 2 sigma; lyu_su_li: 2c Delta/eps2 (c Delta/eps2 monotone)
+  double answer_noise = 0.0;     ///< NumericSparse only, 0 otherwise: the theorem's Laplace scale b
+  /// NumericSparse values are released as secure Laplace noise (secure_noise.hpp): a multiple of
+  /// answer_granularity (the smallest power of two >= b 2^-31), with the scale raised for the
+  /// rounding to answer_noise_secure = g ceil(ceil(Delta / g) b / Delta) >= b (relative excess
+  /// below 2^-29). 0 when not numeric.
   double answer_granularity = 0.0;
   double answer_noise_secure = 0.0;
-  double epsilon_comparisons = 0.0;  // the threshold's and the queries' share of eps
-  double epsilon_answers = 0.0;      // 0, or the Laplace answers' share for NumericSparse
-  bool threshold_redrawn = true;     // after every "above" (dwork_roth) or never (lyu_su_li)
+  double epsilon_comparisons = 0.0;  ///< the threshold's and the queries' share of eps
+  double epsilon_answers = 0.0;      ///< 0, or the Laplace answers' share for NumericSparse
+  bool threshold_redrawn = true;     ///< after every "above" (dwork_roth) or never (lyu_su_li)
 };
 
-// Validates `params` (InvalidArgument naming the field and value) and returns the scales.
+/// Validates `params` (InvalidArgument naming the field and value) and returns the scales.
 SparseVectorScales sparse_vector_scales(const SparseVectorParams& params);
 
 struct SparseVectorAnswer {
   bool above = false;
-  std::optional<double> value;  // NumericSparse "above" answers only
+  std::optional<double> value;  ///< NumericSparse "above" answers only
 };
 
 struct SparseVectorReport {
   SparseVectorScales scales;
-  std::uint64_t queries = 0;    // answered so far
-  std::uint64_t positives = 0;  // "above" answers so far
+  std::uint64_t queries = 0;    ///< answered so far
+  std::uint64_t positives = 0;  ///< "above" answers so far
   bool halted = false;
   std::uint64_t stream = 0;
   Generator generator = Generator::chacha20;
-  // The floating-point slack of everything released so far (floating_point_slack.cpp). The
-  // NumericSparse values are secure Laplace releases on a power-of-two grid (secure_noise.hpp):
-  // exact integer noise, no floating-point leak (Mironov 2012), so they need no slack of their
-  // own (the slack still counts them as draws, which only overestimates it).
+  /// The floating-point slack of everything released so far (floating_point_slack.cpp). The
+  /// NumericSparse values are secure Laplace releases on a power-of-two grid (secure_noise.hpp):
+  /// exact integer noise, no floating-point leak (Mironov 2012), so they need no slack of their
+  /// own (the slack still counts them as draws, which only overestimates it).
   FloatingPointSlack slack;
 };
 
-// The streaming, adaptive interface: one query answer at a time. Not thread-safe (answers are
-// ordered); use one object per thread of queries.
+/// The streaming, adaptive interface: one query answer at a time. Not thread-safe (answers are
+/// ordered); use one object per thread of queries.
 class SparseVector {
  public:
-  // Validates `params`, charges the context's accountant (Context::charge_to) one pure release at
-  // epsilon, or one approximate release at (epsilon, delta), then draws a fresh stream.
+  /// Validates `params`, charges the context's accountant (Context::charge_to) one pure release at
+  /// epsilon, or one approximate release at (epsilon, delta), then draws a fresh stream.
   SparseVector(Context& context, const SparseVectorParams& params);
 
-  // Not copyable: a copy would answer with the same noise, so that comparing copies reveals the
-  // query values. Moving transfers the run; the moved-from object is spent.
+  /// Not copyable: a copy would answer with the same noise, so that comparing copies reveals the
+  /// query values. Moving transfers the run; the moved-from object is spent.
   SparseVector(const SparseVector&) = delete;
   SparseVector& operator=(const SparseVector&) = delete;
   SparseVector(SparseVector&& other) noexcept;
   SparseVector& operator=(SparseVector&& other) noexcept;
   ~SparseVector() = default;
 
-  // The answer to the next query, whose true value on the data is `query_value`. A value that
-  // is not finite, or beyond value_bound when one is given, throws InvalidArgument and spends
-  // the object (fail closed: whether a value is valid depends on the data, so the check must not
-  // be repeatable for free). Throws UsageError once the mechanism has halted or is spent.
+  /// The answer to the next query, whose true value on the data is `query_value`. A value that
+  /// is not finite, or beyond value_bound when one is given, throws InvalidArgument and spends
+  /// the object (fail closed: whether a value is valid depends on the data, so the check must not
+  /// be repeatable for free). Throws UsageError once the mechanism has halted or is spent.
   SparseVectorAnswer answer(double query_value);
 
   bool halted() const { return positives_ == params_.max_positives; }
-  // Whether answer() can no longer be called: halted, failed on a bad value, or moved from.
+  /// Whether answer() can no longer be called: halted, failed on a bad value, or moved from.
   bool spent() const { return halted() || spent_; }
   SparseVectorReport report() const;
 
@@ -159,56 +160,56 @@ class SparseVector {
   std::uint64_t positives_ = 0;
   double noisy_threshold_;
   double largest_abs_value_ = 0.0;
-  bool spent_ = false;  // a bad value was given, or the run was moved to another object
+  bool spent_ = false;  ///< a bad value was given, or the run was moved to another object
 };
 
-// The non-adaptive batch: the answers a SparseVector on the same key and stream would give to
-// values[0], values[1], ... up to and including the halting query (or all of them). Every value
-// is validated (finite, within value_bound) before the charge and before any noise is drawn;
-// then it charges like the constructor and draws one stream from `context`.
-//
-// It is a parallel find-first, not a loop over queries: from the last "above" answer on, windows
-// of queries (256 after each "above", doubling up to 2^22) are searched for the first noisy value
-// at or above the noisy threshold, on all CPU cores (host memory) or on the GPU (device memory).
-// Each query's noise is a pure function of its index (counter-based), so the answers are exactly
-// the streaming object's, and the work is at most twice the queries answered plus one window.
+/// The non-adaptive batch: the answers a SparseVector on the same key and stream would give to
+/// values[0], values[1], ... up to and including the halting query (or all of them). Every value
+/// is validated (finite, within value_bound) before the charge and before any noise is drawn;
+/// then it charges like the constructor and draws one stream from `context`.
+///
+/// It is a parallel find-first, not a loop over queries: from the last "above" answer on, windows
+/// of queries (256 after each "above", doubling up to 2^22) are searched for the first noisy value
+/// at or above the noisy threshold, on all CPU cores (host memory) or on the GPU (device memory).
+/// Each query's noise is a pure function of its index (counter-based), so the answers are exactly
+/// the streaming object's, and the work is at most twice the queries answered plus one window.
 struct SparseVectorAbove {
-  std::uint64_t index = 0;      // the query's position in the batch
-  std::optional<double> value;  // NumericSparse only
+  std::uint64_t index = 0;      ///< the query's position in the batch
+  std::optional<double> value;  ///< NumericSparse only
 };
 struct SparseVectorBatch {
-  // The "above" answers in order (at most max_positives). Every other query before
-  // report.queries was answered "below"; the queries from report.queries on were not answered
-  // (the mechanism halted). A list rather than one answer per query: batches reach 10^8 queries.
+  /// The "above" answers in order (at most max_positives). Every other query before
+  /// report.queries was answered "below"; the queries from report.queries on were not answered
+  /// (the mechanism halted). A list rather than one answer per query: batches reach 10^8 queries.
   std::vector<SparseVectorAbove> above;
   SparseVectorReport report;
 };
 SparseVectorBatch sparse_vector_batch(Context& context, std::span<const double> values,
                                       const SparseVectorParams& params);
-// Values in device memory (`values.data` a device or managed pointer), validated and searched on
-// the GPU, ordered on `stream` (the call synchronizes it). Throws BackendUnavailable without a
-// usable GPU, before the charge.
+/// Values in device memory (`values.data` a device or managed pointer), validated and searched on
+/// the GPU, ordered on `stream` (the call synchronizes it). Throws BackendUnavailable without a
+/// usable GPU, before the charge.
 SparseVectorBatch sparse_vector_batch(Context& context, DeviceSpan<const double> values,
                                       const SparseVectorParams& params, cuda_stream_t stream);
 
-// Accuracy calculators (Delta = params.sensitivity; k queries). Each returns the alpha of the
-// theorem for the given beta; sparse_vector_beta inverts it (clamped to 1).
-//   AboveThreshold (c = 1, delta = 0): alpha = 8 Delta (ln k + ln(2/beta)) / eps   (Dwork & Roth 2014, Thm 3.24)
-//   Sparse: alpha = 8 c Delta (ln k + ln(2c/beta)) / eps (delta = 0; AboveThreshold at eps/c per
-//           round with beta/c each) or
-//           Delta (ln k + ln(2c/beta)) sqrt(512 c ln(1/delta)) / eps             (Dwork & Roth Thm 3.26)
-//   NumericSparse: alpha = 9 c Delta (ln k + ln(4c/beta)) / eps (delta = 0) or
-//           Delta (ln k + ln(4c/beta)) sqrt(c ln(2/delta)) (sqrt(512) + 1) / eps   (Dwork & Roth 2014, Thm 3.28)
-//   lyu_su_li (no published theorem; the union bound of the Thm 3.24 proof over its one threshold,
-//           k query noises and c answer noises, with b_T, b_q, b_a the scales above):
-//           beta = e^{-alpha/(2 b_T)} + k e^{-alpha/(2 b_q)} [+ c e^{-alpha/b_a} for NumericSparse];
-//           alpha for a given beta by bisection, returned from the safe side (never too small).
+/// Accuracy calculators (Delta = params.sensitivity; k queries). Each returns the alpha of the
+/// theorem for the given beta; sparse_vector_beta inverts it (clamped to 1).
+///   AboveThreshold (c = 1, delta = 0): alpha = 8 Delta (ln k + ln(2/beta)) / eps   (Dwork & Roth 2014, Thm 3.24)
+///   Sparse: alpha = 8 c Delta (ln k + ln(2c/beta)) / eps (delta = 0; AboveThreshold at eps/c per
+///           round with beta/c each) or
+///           Delta (ln k + ln(2c/beta)) sqrt(512 c ln(1/delta)) / eps             (Dwork & Roth Thm 3.26)
+///   NumericSparse: alpha = 9 c Delta (ln k + ln(4c/beta)) / eps (delta = 0) or
+///           Delta (ln k + ln(4c/beta)) sqrt(c ln(2/delta)) (sqrt(512) + 1) / eps   (Dwork & Roth 2014, Thm 3.28)
+///   lyu_su_li (no published theorem; the union bound of the Thm 3.24 proof over its one threshold,
+///           k query noises and c answer noises, with b_T, b_q, b_a the scales above):
+///           beta = e^{-alpha/(2 b_T)} + k e^{-alpha/(2 b_q)} [+ c e^{-alpha/b_a} for NumericSparse];
+///           alpha for a given beta by bisection, returned from the safe side (never too small).
 double sparse_vector_alpha(const SparseVectorParams& params, std::uint64_t queries, double beta);
 double sparse_vector_beta(const SparseVectorParams& params, std::uint64_t queries, double alpha);
 
-// Dwork & Roth 2014, Thm 3.11 for the exponential mechanism: with probability >= 1 - beta the output's
-// utility is >= OPT - alpha, alpha = (2 Delta/eps)(ln(|R|/|R_OPT|) + ln(1/beta)) (Delta/eps when
-// monotone), and its inverse.
+/// Dwork & Roth 2014, Thm 3.11 for the exponential mechanism: with probability >= 1 - beta the output's
+/// utility is >= OPT - alpha, alpha = (2 Delta/eps)(ln(|R|/|R_OPT|) + ln(1/beta)) (Delta/eps when
+/// monotone), and its inverse.
 double exponential_mechanism_alpha(const SelectionParams& params, std::uint64_t candidates,
                                    std::uint64_t optimal_candidates, double beta);
 double exponential_mechanism_beta(const SelectionParams& params, std::uint64_t candidates,
