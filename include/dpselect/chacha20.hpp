@@ -26,6 +26,9 @@
 /// nonce never repeats under one key exists to give: no block input is used twice.
 ///
 /// Every Context draws from it by default (random_key.hpp); Philox only by explicit choice.
+///
+/// Every function here is `constexpr` or inline, callable from host and device code alike (plain
+/// C++ header, no CUDA headers), and none throws.
 #pragma once
 
 #include <cstdint>
@@ -37,11 +40,17 @@ namespace dpselect {
 
 /// A 256-bit ChaCha20 key: word i is key bytes 4i..4i+3 read little-endian, as RFC 8439 §2.3
 /// loads the key into state words 4..11.
+///
+/// The key of every Context by default (through RandomKey, random_key.hpp). The default (all-zero)
+/// key is predictable by anyone: Context::with_shared_key refuses it.
 struct ChaChaKey {
+  /// The eight key words (state words 4..11); all 0 by default.
   std::uint32_t word[8] = {};
 
   /// The key from its 32-byte serialization (RFC 8439 byte order). Real keys come from the
-  /// OS CSPRNG (detail::fill_from_os_entropy) through this function.
+  /// OS CSPRNG (`detail::fill_from_os_entropy`) through this function.
+  /// @param bytes The 32 key bytes; any values.
+  /// @return The key whose word i is `bytes[4i .. 4i+3]` read little-endian.
   DPSELECT_HD static constexpr ChaChaKey from_bytes(const std::uint8_t (&bytes)[32]) {
     ChaChaKey key;
     for (int i = 0; i < 8; ++i) {
@@ -58,6 +67,8 @@ struct ChaChaKey {
   /// OOPSLA'14; Vigna's constants): its first four outputs from state `seed`, each as two
   /// words low then high. Unlike "seed then zeros", nearby seeds give keys that differ in all
   /// words, so tests do not run on a structured, mostly-zero key.
+  /// @param seed Any 64-bit value (0 included).
+  /// @return The expanded key, a pure function of `seed`.
   DPSELECT_HD static constexpr ChaChaKey from_seed(std::uint64_t seed) {
     ChaChaKey key;
     std::uint64_t state = seed;
@@ -73,6 +84,8 @@ struct ChaChaKey {
     return key;
   }
 
+  /// Whether two keys are equal (all eight words; defaulted member-wise comparison).
+  /// @return true when every word is equal.
   friend constexpr bool operator==(const ChaChaKey&, const ChaChaKey&) = default;
 };
 
@@ -97,9 +110,13 @@ DPSELECT_HD DPSELECT_FORCEINLINE void chacha_quarter_round(std::uint32_t (&s)[16
 
 }  // namespace detail
 
-/// The RFC 8439 §2.3 block function: out[i] is state word i after 20 rounds plus the input
-/// state, so serializing out[] little-endian gives the 64 key-stream bytes of that block.
-/// nonce[i] is nonce bytes 4i..4i+3 read little-endian (state word 13 + i).
+/// The RFC 8439 §2.3 block function: `out[i]` is state word i after 20 rounds plus the input
+/// state, so serializing `out[]` little-endian gives the 64 key-stream bytes of that block.
+/// `nonce[i]` is nonce bytes 4i..4i+3 read little-endian (state word 13 + i).
+/// @param key The 256-bit key (state words 4..11).
+/// @param block_counter The 32-bit block counter (state word 12); any value.
+/// @param nonce The 96-bit nonce as three words (state words 13..15); any values.
+/// @param out Receives the 16 output words; every element is written.
 DPSELECT_HD DPSELECT_FORCEINLINE void chacha20_block(const ChaChaKey& key,
                                                      std::uint32_t block_counter,
                                                      const std::uint32_t (&nonce)[3],
@@ -126,7 +143,14 @@ DPSELECT_HD DPSELECT_FORCEINLINE void chacha20_block(const ChaChaKey& key,
   for (int i = 0; i < 16; ++i) out[i] += input[i];
 }
 
-/// The 64-byte block number `block` (positions 4*block .. 4*block+3) of stream `stream`.
+/// The 64-byte block number `block` (positions 4*block .. 4*block+3) of stream `stream`: the
+/// block function at counter = low 32 bits of `block`, nonce = (high 32 bits of `block`, low and
+/// high 32 bits of `stream`) (layout at the top of the file).
+/// @param key The 256-bit key.
+/// @param stream Any 64-bit stream id.
+/// @param block The block number; below 2^62 for the positions of a 64-bit position range
+///        (any 64-bit value is computed).
+/// @param out Receives the block's 16 words; position `4 * block + q` is `out[4q .. 4q+3]`.
 DPSELECT_HD DPSELECT_FORCEINLINE void chacha20_stream_block(const ChaChaKey& key, std::uint64_t stream,
                                                             std::uint64_t block,
                                                             std::uint32_t (&out)[16]) {
@@ -139,6 +163,9 @@ DPSELECT_HD DPSELECT_FORCEINLINE void chacha20_stream_block(const ChaChaKey& key
 /// Position 4 * block + Quarter from the words of block number `block`. The quarter is a
 /// template argument so that device code indexes the words with constants: a block indexed at
 /// run time lives in local memory (a stack frame and a round trip per word), not in registers.
+/// @tparam Quarter Which 16-byte quarter, 0..3 (checked at compile time).
+/// @param words The 16 words of the block, as chacha20_stream_block writes them.
+/// @return `{words[4 Quarter], ..., words[4 Quarter + 3]}`.
 template <unsigned Quarter>
 DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_quarter(const std::uint32_t (&words)[16]) {
   static_assert(Quarter < 4, "a ChaCha20 block holds four positions");
@@ -147,6 +174,9 @@ DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_quarter(const std::uint32_
 
 /// The same with the quarter known only at run time: selected, not indexed, so that the words
 /// stay in registers.
+/// @param words The 16 words of the block, as chacha20_stream_block writes them.
+/// @param quarter Which quarter; taken modulo 4 (so any value is accepted).
+/// @return `{words[4 q], ..., words[4 q + 3]}` for `q = quarter % 4`.
 DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_quarter(const std::uint32_t (&words)[16], unsigned quarter) {
   switch (quarter % 4) {
     case 0: return chacha20_quarter<0>(words);
@@ -158,8 +188,13 @@ DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_quarter(const std::uint32_
 
 /// Block number `position` of stream `stream` (layout and injectivity at the top of the file).
 /// Computes a whole 64-byte block and keeps a quarter: a caller reading consecutive positions
-/// saves 3/4 of the work with chacha20_stream_block (detail::SequentialBlocks in random_key.hpp),
-/// and a caller that knows position % 4 at compile time reads it with chacha20_quarter.
+/// saves 3/4 of the work with chacha20_stream_block (`detail::SequentialBlocks` in random_key.hpp),
+/// and a caller that knows `position % 4` at compile time reads it with chacha20_quarter.
+/// @param key The 256-bit key.
+/// @param stream Any 64-bit stream id.
+/// @param position Any 64-bit position (block `position / 4`, quarter `position % 4`).
+/// @return The 128 bits of that position: bytes 16p .. 16p + 15 of the stream's key stream
+///         (p = `position`), as four little-endian words.
 DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock chacha20_random_block(const ChaChaKey& key,
                                                                    std::uint64_t stream,
                                                                    std::uint64_t position) {

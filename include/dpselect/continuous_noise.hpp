@@ -13,26 +13,27 @@
 ///
 /// Methods (exact transforms of uniform variables, which are 126- or 127-bit fixed-point numbers;
 /// the error is that discretisation and floating-point rounding):
-///   Laplace    noise::laplace (noise.hpp): a fair sign times -ln U from a 126-bit uniform; one
-///              block; |z| <= 89 (noise.hpp's tail statement applies).
-///   normal     Marsaglia's polar method (Marsaglia & Bray 1964): (u1, u2) uniform on the square
-///              (-1, 1)^2 until s = u1^2 + u2^2 < 1, then z = u1 sqrt(-2 ln s / s). Each u is a
-///              sign and a 127-bit fixed-point magnitude (Y + 1/2) 2^-127 rounded to double once,
-///              so it has full double precision down to 2^-74 and never is 0: s >= 2^-256 and
-///              |z| < 18.9. The tails are those of the normal distribution with a relative error of
-///              a few ulp wherever P[|Z| > t] > 2^-100 (t < 12.3). Needs only +, -, *, /, sqrt
-///              (correctly rounded on both sides) and portable_log, no sin/cos (which differ
-///              between glibc and CUDA). Two blocks per attempt, accepted with probability pi/4.
-///   Gamma      Marsaglia & Tsang 2000 ("A simple method for generating gamma variables") for the
-///              shape a + 1 in (1, 2] (d = a + 2/3, c = 1/sqrt(9d), a normal x and a uniform u per
-///              try, squeeze u < 1 - 0.0331 x^4, then ln u < x^2/2 + d(1 - v + ln v), v = (1+cx)^3;
-///              exact for any d), then the boost Gamma(a) = Gamma(a + 1) U^(1/a) (their §6), computed
-///              as exp(ln G + ln U / a) with portable_exp / portable_log.
-///   GG(p)      |z|^p ~ Gamma(1/p, 1), so |z| = Gamma(1/p)^(1/p) = G^(1/p) U with G ~ Gamma(1/p + 1)
-///              (the boost with a = 1/p: U^((1/a)/p) = U), and a fair sign: |z| = exp(ln G / p) U.
-///              No underflow even at p = 32 (Gamma(1/32) itself is below 2^-1022 with probability
-///              ~3e-10; gamma_small_shape then returns 0). The tails come from the normal x:
-///              |z|^p <= G <= d (1 + 18.9 c)^3 < 440.
+/// - Laplace: noise::laplace (noise.hpp): a fair sign times -ln U from a 126-bit uniform; one
+///   block; |z| <= 89 (noise.hpp's tail statement applies).
+/// - normal: Marsaglia's polar method (Marsaglia & Bray 1964): (u1, u2) uniform on the square
+///   (-1, 1)^2 until s = u1^2 + u2^2 < 1, then z = u1 sqrt(-2 ln s / s). Each u is a
+///   sign and a 127-bit fixed-point magnitude (Y + 1/2) 2^-127 rounded to double once,
+///   so it has full double precision down to 2^-74 and never is 0: s >= 2^-256 and
+///   |z| < 18.9. The tails are those of the normal distribution with a relative error of
+///   a few ulp wherever P[|Z| > t] > 2^-100 (t < 12.3). Needs only +, -, *, /, sqrt
+///   (correctly rounded on both sides) and portable_log, no sin/cos (which differ
+///   between glibc and CUDA). Two blocks per attempt, accepted with probability pi/4.
+/// - Gamma: Marsaglia & Tsang 2000 ("A simple method for generating gamma variables") for the
+///   shape a + 1 in (1, 2] (d = a + 2/3, c = 1/sqrt(9d), a normal x and a uniform u per
+///   try, squeeze u < 1 - 0.0331 x^4, then ln u < x^2/2 + d(1 - v + ln v), v = (1+cx)^3;
+///   exact for any d), then the boost Gamma(a) = Gamma(a + 1) U^(1/a) (their §6), computed
+///   as exp(ln G + ln U / a) with portable_exp / portable_log.
+/// - GG(p): |z|^p ~ Gamma(1/p, 1), so |z| = Gamma(1/p)^(1/p) = G^(1/p) U with G ~ Gamma(1/p + 1)
+///   (the boost with a = 1/p: U^((1/a)/p) = U), and a fair sign: |z| = exp(ln G / p) U.
+///   No underflow even at p = 32 (Gamma(1/32) itself is below 2^-1022 with probability
+///   ~3e-10; gamma_small_shape then returns 0). The tails come from the normal x:
+///   |z|^p <= G <= d (1 + 18.9 c)^3 < 440.
+///
 /// The shape actually sampled is the one the rounded parameters describe (d + 1/3 for Gamma; 1/p
 /// rounded to double for GG): relative 2^-53 of the parameter.
 ///
@@ -49,9 +50,12 @@
 /// Floating point (Mironov 2012, "On significance of the least significant bits for differential
 /// privacy"): these samplers return doubles whose low-order bits are not protected; the set of
 /// doubles a noisy value can take depends on the true value, which in principle leaks it. The
-/// floating-point-safe (snapped) Laplace and Gaussian live elsewhere in the library.
+/// floating-point-safe (snapped) Laplace and Gaussian live elsewhere in the library
+/// (add_secure_noise, secure_noise.hpp).
 ///
-/// Plain C++ header, compiled by nvcc for the device: no exceptions, no CUDA headers.
+/// Plain C++ header, compiled by nvcc for the device: no exceptions, no CUDA headers. Every function
+/// here is inline, callable from host and device code, and pure given its bit source; these are
+/// the building blocks of add_noise (noise_vector.hpp), which most callers want instead.
 #pragma once
 
 #include <cstdint>
@@ -66,11 +70,18 @@ namespace dpselect::continuous {
 
 /// log2 of the number of random blocks (rows) reserved for one coordinate.
 inline constexpr unsigned kCoordinateRowBits = 10;
+/// The number of random blocks (rows) reserved for one coordinate: 2^10.
 inline constexpr std::uint64_t kBlocksPerCoordinate = std::uint64_t{1} << kCoordinateRowBits;
 /// Coordinates are numbered below this; block j of coordinate i is at position (j << 54) | i.
 inline constexpr unsigned kCoordinateColumnBits = 64 - kCoordinateRowBits;
+/// Coordinates are numbered below this limit, 2^54 (the column bits of a position).
 inline constexpr std::uint64_t kCoordinateLimit = std::uint64_t{1} << kCoordinateColumnBits;
 
+/// The position of row `row` of coordinate `coordinate`: `(row << 54) | coordinate`.
+/// @param coordinate The coordinate; below kCoordinateLimit (2^54), unchecked (a larger one would
+///        share positions with another row).
+/// @param row The row; below kBlocksPerCoordinate (2^10), unchecked.
+/// @return The block position within the release's stream.
 DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t coordinate_position(std::uint64_t coordinate, std::uint64_t row) {
   return (row << kCoordinateColumnBits) | coordinate;
 }
@@ -78,9 +89,14 @@ DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t coordinate_position(std::uint64_t
 inline constexpr double kMinGammaShape = 1.0 / 32.0;
 
 /// Random blocks of one (key, stream) by position: the device path and any single lookup.
+///
+/// A Fetch for CoordinateBits that computes every block with random_block (no cache).
 struct KeyedBlocks {
-  RandomKey key;
-  std::uint64_t stream;
+  RandomKey key;  ///< The release's key (its context's secret key).
+  std::uint64_t stream;  ///< The release's stream id.
+  /// The block at `position` of (key, stream).
+  /// @param position Any 64-bit position.
+  /// @return `random_block(key, stream, position)`.
   DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock at(std::uint64_t position) const {
     return random_block(key, stream, position);
   }
@@ -88,23 +104,34 @@ struct KeyedBlocks {
 
 /// The blocks of one coordinate, row by row. Fetch has `RandomBlock at(position)`: KeyedBlocks, or
 /// on the host a cache that shares ChaCha20 blocks between coordinates (same bits).
+///
+/// The `Bits` argument of the samplers below. Not thread-safe; one per coordinate.
+/// @tparam Fetch A type with `RandomBlock at(std::uint64_t position)` (const or not).
 template <class Fetch>
 struct CoordinateBits {
-  Fetch& fetch;
-  std::uint64_t coordinate;
-  std::uint64_t row;
+  Fetch& fetch;  ///< Where the blocks come from; must outlive this object.
+  std::uint64_t coordinate;  ///< The coordinate; below kCoordinateLimit (the caller checks).
+  std::uint64_t row;  ///< The next row to read, 0..2^10 (2^10: used up).
 
   /// The coordinate's next block; false (and nothing read) when its 2^10 rows are used up.
+  /// @param out Receives the block of row `row` (unchanged when false is returned).
+  /// @return true when a block was read (and `row` advanced), false when the rows are used up.
   DPSELECT_HD DPSELECT_FORCEINLINE bool next(RandomBlock& out) {
     if (row == kBlocksPerCoordinate) return false;
     out = fetch.at(coordinate_position(coordinate, row));
     ++row;
     return true;
   }
+  /// How many blocks the coordinate has read so far.
+  /// @return `row`, in [0, 2^10].
   DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t used() const { return row; }
 };
 
 /// The bit source of coordinate `coordinate` (< kCoordinateLimit: the caller checks).
+/// @tparam Fetch A type with `RandomBlock at(std::uint64_t position)`.
+/// @param fetch Where the blocks come from; must outlive the result.
+/// @param coordinate The coordinate; below kCoordinateLimit (2^54), unchecked.
+/// @return A source at row 0 of the coordinate.
 template <class Fetch>
 DPSELECT_HD DPSELECT_FORCEINLINE CoordinateBits<Fetch> coordinate_bits(Fetch& fetch, std::uint64_t coordinate) {
   return CoordinateBits<Fetch>{fetch, coordinate, 0};
@@ -113,10 +140,14 @@ DPSELECT_HD DPSELECT_FORCEINLINE CoordinateBits<Fetch> coordinate_bits(Fetch& fe
 /// A sign (bit 127) and a magnitude (Y + 1/2) 2^-127 for Y the other 127 bits, rounded to double:
 /// in (0, 1] (1 only through rounding), full precision down to 2^-74, never below 2^-128.
 struct SignedUnit {
-  double magnitude;
-  bool negative;
+  double magnitude;  ///< (Y + 1/2) 2^-127 rounded to double: in (0, 1], never below 2^-128.
+  bool negative;     ///< The sign: bit 127 of the block (bit 31 of `word[0]`).
 };
 
+/// The SignedUnit of one random block: bit 127 the sign, the other 127 bits Y (word 0 most
+/// significant), magnitude (Y + 1/2) 2^-127 computed with one rounding to double.
+/// @param bits The random block.
+/// @return The sign and magnitude.
 DPSELECT_HD DPSELECT_FORCEINLINE SignedUnit signed_unit(const RandomBlock& bits) {
   const std::uint64_t high = (static_cast<std::uint64_t>(bits.word[0] & 0x7FFFFFFFu) << 32) | bits.word[1];
   const std::uint64_t low = (static_cast<std::uint64_t>(bits.word[2]) << 32) | bits.word[3];
@@ -125,6 +156,10 @@ DPSELECT_HD DPSELECT_FORCEINLINE SignedUnit signed_unit(const RandomBlock& bits)
 }
 
 /// N(0, 1) by the polar method (see the file comment). False when the bits ran out.
+/// @tparam Bits A bit source with `bool next(RandomBlock&)`, such as CoordinateBits.
+/// @param bits The bit source; two blocks are read per attempt.
+/// @param z Receives the sample, |z| < 18.9 (unchanged when false is returned).
+/// @return true on success, false when `bits` ran out before an attempt was accepted.
 template <class Bits>
 DPSELECT_HD DPSELECT_FORCEINLINE bool standard_normal(Bits& bits, double& z) {
   RandomBlock first;
@@ -152,12 +187,20 @@ struct GammaShape {
   double c;  ///< 1 / sqrt(9 d)
 };
 
+/// The constants of Marsaglia & Tsang for shape a + 1, rounded once per operation.
+/// @param a The small shape; in [1/32, 1] (kMinGammaShape), unchecked.
+/// @return `{a, a + 1 - 1/3, 1 / sqrt(9 d)}`.
 DPSELECT_HD DPSELECT_FORCEINLINE GammaShape gamma_shape(double a) {
   const double d = detail::sub_rn(detail::add_rn(a, 1.0), 1.0 / 3.0);
   return GammaShape{a, d, detail::div_rn(1.0, detail::sqrt_rn(detail::mul_rn(9.0, d)))};
 }
 
 /// Gamma(a + 1, 1) by Marsaglia & Tsang 2000 (file comment). Returns a positive normal double.
+/// @tparam Bits A bit source with `bool next(RandomBlock&)`, such as CoordinateBits.
+/// @param bits The bit source; each try reads one normal (standard_normal) and one block.
+/// @param shape The constants of gamma_shape(a), a in [1/32, 1].
+/// @param out Receives the sample, a positive normal double (unchanged when false is returned).
+/// @return true on success, false when `bits` ran out.
 template <class Bits>
 DPSELECT_HD DPSELECT_FORCEINLINE bool gamma_plus_one(Bits& bits, const GammaShape& shape, double& out) {
   for (;;) {
@@ -184,6 +227,11 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool gamma_plus_one(Bits& bits, const GammaShap
 
 /// Gamma(a, 1) for a in [1/32, 1]: G U^(1/a) with G ~ Gamma(a + 1), as exp(ln G + ln U / a).
 /// Results below 2^-1022 are returned as 0 (portable_exp flushes them).
+/// @tparam Bits A bit source with `bool next(RandomBlock&)`, such as CoordinateBits.
+/// @param bits The bit source; one block for U, then gamma_plus_one's.
+/// @param shape The constants of gamma_shape(a), a in [1/32, 1].
+/// @param out Receives the sample, >= 0 (unchanged when false is returned).
+/// @return true on success, false when `bits` ran out.
 template <class Bits>
 DPSELECT_HD DPSELECT_FORCEINLINE bool gamma_small_shape(Bits& bits, const GammaShape& shape, double& out) {
   RandomBlock block;
@@ -198,16 +246,24 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool gamma_small_shape(Bits& bits, const GammaS
 
 /// GG(p, 1) for p in [1, 32]: its shape constants.
 struct GeneralizedGaussianShape {
-  double p;
+  double p;          ///< The exponent, in [1, 32].
   GammaShape gamma;  ///< for a = 1/p
 };
 
+/// The shape constants of GG(p, 1).
+/// @param p The exponent; in [1, 32], unchecked (1/p must be in [1/32, 1]).
+/// @return `{p, gamma_shape(1/p)}`.
 DPSELECT_HD DPSELECT_FORCEINLINE GeneralizedGaussianShape generalized_gaussian_shape(double p) {
   return GeneralizedGaussianShape{p, gamma_shape(detail::div_rn(1.0, p))};
 }
 
 /// A standard GG(p) variable: density exp(-|z|^p) / (2 Gamma(1 + 1/p)); a sign and
 /// exp(ln G / p) U (file comment).
+/// @tparam Bits A bit source with `bool next(RandomBlock&)`, such as CoordinateBits.
+/// @param bits The bit source; one block for the sign and U, then gamma_plus_one's.
+/// @param shape The constants of generalized_gaussian_shape(p).
+/// @param z Receives the sample (unchanged when false is returned).
+/// @return true on success, false when `bits` ran out.
 template <class Bits>
 DPSELECT_HD DPSELECT_FORCEINLINE bool standard_generalized_gaussian(Bits& bits, const GeneralizedGaussianShape& shape,
                                                                      double& z) {
@@ -224,16 +280,29 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool standard_generalized_gaussian(Bits& bits, 
 
 // ---- One coordinate of a noise vector ------------------------------------------------------
 
-enum class NoiseShape : std::uint8_t { laplace, normal, generalized_gaussian };
+/// The standard variable of a coordinate's noise.
+enum class NoiseShape : std::uint8_t {
+  laplace,               ///< Standard Laplace: density exp(-|z|) / 2.
+  normal,                ///< Standard normal N(0, 1).
+  generalized_gaussian   ///< Standard GG(p, 1): density exp(-|z|^p) / (2 Gamma(1 + 1/p)).
+};
 
 /// What to add to every coordinate: scale times a standard variable of `shape`. Built on the host
 /// by make_coordinate_noise and passed by value to the kernel.
 struct CoordinateNoise {
-  NoiseShape shape = NoiseShape::laplace;
-  double scale = 1.0;
+  NoiseShape shape = NoiseShape::laplace;  ///< The standard variable; Laplace by default.
+  double scale = 1.0;  ///< The factor applied to it, in the units of the values; 1 by default.
   GeneralizedGaussianShape generalized_gaussian{};  ///< used when shape == generalized_gaussian
 };
 
+/// The CoordinateNoise for `scale` times a standard variable of `shape`. Validates nothing: the
+/// callers (add_noise) check the scale and p first.
+/// @param shape The standard variable.
+/// @param scale The noise scale (Laplace b, normal standard deviation, GG sigma); positive and
+///        finite for a meaningful release.
+/// @param p The GG exponent, in [1, 32]; read only for NoiseShape::generalized_gaussian (other
+///        shapes store the constants of p = 2, unused).
+/// @return The noise description, to pass by value to standard_noise or noisy_value.
 DPSELECT_HD DPSELECT_FORCEINLINE CoordinateNoise make_coordinate_noise(NoiseShape shape, double scale, double p) {
   CoordinateNoise noise;
   noise.shape = shape;
@@ -244,6 +313,13 @@ DPSELECT_HD DPSELECT_FORCEINLINE CoordinateNoise make_coordinate_noise(NoiseShap
 
 /// The standard (scale 1) noise of coordinate `coordinate`: a function of the blocks at positions
 /// (j << 54) | coordinate, j < 2^10, only. False when they ran out (see the file comment).
+/// @tparam Fetch A type with `RandomBlock at(std::uint64_t position)`, such as KeyedBlocks.
+/// @param fetch Where the blocks come from.
+/// @param noise The shape (its `scale` is not applied here).
+/// @param coordinate The coordinate; below kCoordinateLimit (2^54), unchecked.
+/// @param z Receives the standard sample (unchanged when false is returned).
+/// @return true on success, false when the coordinate's 2^10 blocks ran out (or `noise.shape` is
+///         not a NoiseShape value).
 template <class Fetch>
 DPSELECT_HD DPSELECT_FORCEINLINE bool standard_noise(Fetch& fetch, const CoordinateNoise& noise,
                                                      std::uint64_t coordinate, double& z) {
@@ -265,6 +341,16 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool standard_noise(Fetch& fetch, const Coordin
 
 /// value + scale * (standard noise of `coordinate`), rounded once per operation. On running out of
 /// bits: false, and `out` is NaN (never the unnoised value).
+///
+/// No privacy is accounted here: the caller charges the release and draws its fresh stream
+/// (add_noise does both; see noise_vector.hpp for the guarantee and the floating-point caveat).
+/// @tparam Fetch A type with `RandomBlock at(std::uint64_t position)`, such as KeyedBlocks.
+/// @param fetch Where the blocks come from (the release's key and stream).
+/// @param noise The shape and scale.
+/// @param coordinate The coordinate; below kCoordinateLimit (2^54), unchecked.
+/// @param value The true value; finite for a meaningful release (not checked).
+/// @param out Receives the noisy value (may alias `value`'s source); NaN when false is returned.
+/// @return true on success, false when the coordinate's bits ran out.
 template <class Fetch>
 DPSELECT_HD DPSELECT_FORCEINLINE bool noisy_value(Fetch& fetch, const CoordinateNoise& noise, std::uint64_t coordinate,
                                                   double value, double& out) {

@@ -6,14 +6,15 @@
 /// shard).
 ///
 /// Two counter-based generators sit behind the one interface:
-///   ChaCha20 (chacha20.hpp, RFC 8439, 256-bit key): a cryptographically secure generator, the
-///     default of every Context. An observer of any number of released outputs learns nothing
-///     about the other positions' bits without the key.
-///   Philox4x32-10 (philox.hpp, 64-bit key): bit-identical to cuRAND and several times faster,
-///     but NOT a cryptographically secure generator (its 64-bit key and 10 rounds are designed
-///     for statistics, not against an adversary). Use it only by explicit choice: simulations,
-///     benchmarks, or data whose privacy does not rest on unpredictable noise.
-/// The cost of each is measured in bench/ (cpu_noise/philox_block, cpu_noise/chacha20_block and
+/// - ChaCha20 (chacha20.hpp, RFC 8439, 256-bit key): a cryptographically secure generator, the
+///   default of every Context. An observer of any number of released outputs learns nothing
+///   about the other positions' bits without the key.
+/// - Philox4x32-10 (philox.hpp, 64-bit key): bit-identical to cuRAND and several times faster,
+///   but NOT a cryptographically secure generator (its 64-bit key and 10 rounds are designed
+///   for statistics, not against an adversary). Use it only by explicit choice: simulations,
+///   benchmarks, or data whose privacy does not rest on unpredictable noise.
+///
+/// The cost of each is measured in bench/ (`cpu_noise/philox_block`, `cpu_noise/chacha20_block` and
 /// the selection benchmarks with each generator).
 #pragma once
 
@@ -28,29 +29,56 @@
 
 namespace dpselect {
 
-enum class Generator : std::uint8_t { chacha20, philox };
+/// The counter-based generator behind a context's random bits; every report names the one its
+/// noise came from.
+enum class Generator : std::uint8_t {
+  chacha20,  ///< ChaCha20 (chacha20.hpp): cryptographically secure; the default of every Context.
+  philox     ///< Philox4x32-10 (philox.hpp): cuRAND's bits, faster, NOT cryptographically secure.
+};
 
-/// "chacha20" or "philox" (defined in host/engine/select.cpp with the other enum names).
+/// The generator's name, for reports and messages (defined in host/engine/select.cpp with the
+/// other enum names).
+/// @param generator Any value.
+/// @return "chacha20" or "philox" ("unknown" for a value outside the enumeration), a view of a
+///         static string.
 std::string_view to_string(Generator generator);
 
 /// A key of either generator. Converts implicitly from a PhiloxKey or a ChaChaKey.
+///
+/// A context holds one (Context, context.hpp); random_block maps (key, stream, position) to bits.
+/// The key is the secret of every release of that context: never publish it.
 struct RandomKey {
-  Generator generator = Generator::chacha20;
+  Generator generator = Generator::chacha20;  ///< Which member holds the key; ChaCha20 by default.
   ChaChaKey chacha{};  ///< used when generator == chacha20
   PhiloxKey philox{};  ///< used when generator == philox
 
+  /// An all-zero ChaCha20 key: predictable by anyone, a placeholder only (Context::with_shared_key
+  /// refuses it).
   constexpr RandomKey() = default;
+  /// A ChaCha20 key (implicit conversion).
+  /// @param key The 256-bit key; `philox` stays all-zero and unused.
   DPSELECT_HD constexpr RandomKey(ChaChaKey key) : generator(Generator::chacha20), chacha(key) {}
+  /// A Philox key (implicit conversion).
+  /// @param key The 64-bit key; `chacha` stays all-zero and unused.
   DPSELECT_HD constexpr RandomKey(PhiloxKey key) : generator(Generator::philox), philox(key) {}
 
   /// A reproducible key of `generator` from a 64-bit seed (tests and experiments only: anyone
   /// who knows the seed predicts the noise). Philox: the key curand_init(seed, ...) uses;
   /// ChaCha20: ChaChaKey::from_seed.
+  /// @param seed Any 64-bit value; anyone who knows it predicts the noise.
+  /// @param generator The generator of the key; any value other than Generator::philox gives a
+  ///        ChaCha20 key.
+  /// @return `RandomKey(PhiloxKey::from_seed(seed))` or `RandomKey(ChaChaKey::from_seed(seed))`.
   DPSELECT_HD static constexpr RandomKey from_seed(std::uint64_t seed, Generator generator) {
     return generator == Generator::philox ? RandomKey(PhiloxKey::from_seed(seed))
                                           : RandomKey(ChaChaKey::from_seed(seed));
   }
 
+  /// Whether two keys drive the same bits: same generator and equal key of that generator (the
+  /// unused member is ignored).
+  /// @param a One key.
+  /// @param b The other key.
+  /// @return true when `a.generator == b.generator` and their keys of that generator are equal.
   friend constexpr bool operator==(const RandomKey& a, const RandomKey& b) {
     return a.generator == b.generator &&
            (a.generator == Generator::philox ? a.philox == b.philox : a.chacha == b.chacha);
@@ -58,6 +86,14 @@ struct RandomKey {
 };
 
 /// Block number `position` of stream `stream` under `key` (128 bits).
+///
+/// The one source of random bits of every mechanism: a pure function of its arguments, the same
+/// on the CPU and the GPU (inline, callable from device code; never throws).
+/// @param key The key; its `generator` selects philox_block (philox.hpp) or
+///        chacha20_random_block (chacha20.hpp).
+/// @param stream Any 64-bit stream id (a context hands out a fresh one per release).
+/// @param position Any 64-bit position within the stream.
+/// @return The 128 bits at that position, as four 32-bit words.
 DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock random_block(const RandomKey& key, std::uint64_t stream,
                                                           std::uint64_t position) {
   return key.generator == Generator::philox ? philox_block(key.philox, stream, position)
