@@ -22,10 +22,14 @@
 /// threshold is still recorded and read back (it applies to the pools once there are any) and
 /// trim_device_memory does nothing: code that configures memory need not know the backend.
 ///
+/// None of these functions touches a release's privacy: they change only where memory is held.
+///
 /// Example:
-///   dpselect::set_device_memory_release_threshold(std::uint64_t{4} << 30);  // keep up to 4 GiB
-///   ...                                                                     // releases
-///   dpselect::trim_device_memory();       // give back what the library holds idle
+/// @code{.cpp}
+/// dpselect::set_device_memory_release_threshold(std::uint64_t{4} << 30);  // keep up to 4 GiB
+/// ...                                                                     // releases
+/// dpselect::trim_device_memory();       // give back what the library holds idle
+/// @endcode
 #pragma once
 
 #include <cstdint>
@@ -49,9 +53,18 @@ inline constexpr std::uint64_t kDefaultDeviceMemoryReleaseThreshold = std::uint6
 /// everything at every synchronization, UINT64_MAX never releases (until trim_device_memory).
 /// Throws CudaError if CUDA refuses the setting for an existing pool (the recorded value is then
 /// the new one, and pools set before the failure keep it).
+/// @param bytes The threshold per device, in bytes: 0 returns everything at every synchronization,
+///        UINT64_MAX keeps everything; the default is kDefaultDeviceMemoryReleaseThreshold.
+/// @throws CudaError if CUDA refuses the setting for an existing pool.
+/// @par Synchronisation
+/// Thread-safe (one lock); does not synchronize any stream or device. A release already running uses
+/// the threshold in force when its pool was created or last set.
 void set_device_memory_release_threshold(std::uint64_t bytes);
 
 /// The threshold last set (kDefaultDeviceMemoryReleaseThreshold if none was).
+///
+/// Also without the CUDA backend or a usable GPU, where it is recorded but applies to no pool.
+/// @return The release threshold per device, in bytes.
 std::uint64_t device_memory_release_threshold();
 
 /// Returns to the driver the device memory that the library's pools hold but no call uses, down to
@@ -59,8 +72,15 @@ std::uint64_t device_memory_release_threshold();
 /// by calls running on other threads stays (CUDA may count memory freed by a call whose end it
 /// has not yet observed as in use). Does not synchronize the device. Throws CudaError if CUDA
 /// refuses; does nothing without the CUDA backend or a usable GPU.
+/// @param bytes_to_keep The memory to keep mapped in each device's pool, in bytes (default 0: return
+///        all the idle memory).
+/// @throws CudaError if CUDA refuses to trim a pool.
+/// @par Synchronisation
+/// Does not synchronize the device or any stream; memory freed by a call whose end CUDA has not yet
+/// observed may stay. Thread-safe, also while other threads run releases.
 void trim_device_memory(std::uint64_t bytes_to_keep = 0);
 
+/// What the library's memory pool on one device holds (device_memory_usage), in bytes.
 struct DeviceMemoryUsage {
   /// Device memory the library's pool on this device has mapped (in use or held for reuse).
   std::uint64_t reserved_bytes = 0;
@@ -72,6 +92,14 @@ struct DeviceMemoryUsage {
 /// there). Throws InvalidArgument naming `device` unless 0 <= device < the number of CUDA devices,
 /// BackendUnavailable in a build without the CUDA backend or where no GPU is usable, CudaError if
 /// CUDA fails.
+/// @param device A CUDA device ordinal: 0 <= device < the number of CUDA devices.
+/// @return The bytes the pool has mapped and the bytes in use now (a snapshot: other threads' calls
+///         may change them at once).
+/// @throws InvalidArgument for a device outside [0, number of devices).
+/// @throws BackendUnavailable in a build without the CUDA backend or where no GPU is usable.
+/// @throws CudaError if CUDA fails.
+/// @par Synchronisation
+/// Reads the pool's attributes; synchronizes nothing. Thread-safe.
 DeviceMemoryUsage device_memory_usage(int device);
 
 }  // namespace dpselect

@@ -3,6 +3,18 @@
 /// dpselect: differentially private selection over very large output ranges.
 /// The plain-C++ public API (no CUDA headers). CUDA applications that pass their own utility
 /// functor to the GPU also include dpselect/select.cuh.
+///
+/// Includes every public header except `<dpselect/select.cuh>` (CUDA only), `<dpselect/io.hpp>`
+/// (opt-in: it pulls in `<ostream>`), `<dpselect/audit.hpp>` (the empirical privacy auditor) and
+/// `<dpselect/mpi.hpp>` (the optional `dpselect::mpi` target); `<dpselect/version.hpp>` is generated
+/// by the build. Link `dpselect::dpselect`:
+/// @code{.cpp}
+/// #include <dpselect/dpselect.hpp>
+///
+/// dpselect::Context context;                 // secret key from the OS CSPRNG (getrandom)
+/// dpselect::SelectionParams params{.epsilon = 1.0, .sensitivity = 1.0};
+/// dpselect::Selection pick = dpselect::select(context, std::span<const float>(utility), params);
+/// @endcode
 #pragma once
 
 #include "dpselect/accounting.hpp"

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// operator<< for every public enum that has a to_string, so a report prints directly:
-///   std::cout << pick.report.executed_on;   // "cpu", "gpu" or "cpu+gpu"
+/// `operator<<` for every public enum that has a to_string, so a report prints directly:
+/// @code{.cpp}
+/// std::cout << pick.report.executed_on;   // "cpu", "gpu" or "cpu+gpu"
+/// @endcode
 /// It prints exactly to_string(value). Opt-in (dpselect.hpp does not include it) so that code
-/// which never prints a report does not pay for <ostream> in every translation unit.
+/// which never prints a report does not pay for `<ostream>` in every translation unit.
 #pragma once
 
 #include <ostream>
@@ -18,6 +20,13 @@
 
 namespace dpselect {
 
+/// @name Printing the enums
+///@{
+
+/// Writes `to_string(value)` to `out`, with the stream's formatting (width, fill) as for any string.
+/// @param out The stream to write to.
+/// @param value The value to print; one outside its enumeration prints "unknown".
+/// @return `out`.
 inline std::ostream& operator<<(std::ostream& out, Mechanism value) { return out << to_string(value); }
 inline std::ostream& operator<<(std::ostream& out, Backend value) { return out << to_string(value); }
 inline std::ostream& operator<<(std::ostream& out, ExecutedOn value) { return out << to_string(value); }
@@ -28,5 +37,6 @@ inline std::ostream& operator<<(std::ostream& out, CompositionRoute value) { ret
 inline std::ostream& operator<<(std::ostream& out, NoiseDistribution value) { return out << to_string(value); }
 inline std::ostream& operator<<(std::ostream& out, SecureDistribution value) { return out << to_string(value); }
 inline std::ostream& operator<<(std::ostream& out, SparseVectorAlgorithm value) { return out << to_string(value); }
+///@}
 
 }  // namespace dpselect
