@@ -20,6 +20,8 @@
 
 #include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "dpselect/detail/noise_positions.hpp"
+#include "dpselect/detail/screened_scoring.hpp"
 #include "host_streaming.cuh"
 
 namespace dpselect::detail {
@@ -29,7 +31,7 @@ constexpr int kRowsBlockThreads = 256;
 constexpr int kWarpThreads = 32;
 // A thread per row up to 2 groups of 32 candidates (the auditor's rows of a few candidates), a
 // warp per row up to 2 tiles, beyond that a block per row.
-constexpr std::uint64_t kThreadTeamMaxColumns = noise::kCandidatesPerGroup * 2;
+constexpr std::uint64_t kThreadTeamMaxColumns = kCandidatesPerGroup * 2;
 constexpr std::uint64_t kWarpTeamMaxColumns = kTileCandidates * 2;
 // Rows per launch: bounds the device copies of the specs and results (~36 MiB).
 constexpr std::uint64_t kRowsPerLaunch = std::uint64_t{1} << 18;

@@ -24,7 +24,9 @@
 
 #include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/detail/ranked_lists.hpp"
+#include "dpselect/detail/screened_scoring.hpp"
 #include "host_streaming.cuh"
 #include "launch_helpers.cuh"
 
@@ -35,7 +37,7 @@ constexpr int kTopKThreads = 256;
 constexpr unsigned int kTopKCapacity = 4096;
 // Lanes of its group a thread scores per round, and so the appends per round at most.
 constexpr unsigned int kLanesPerRound = 8;
-constexpr unsigned int kRoundsPerGroup = noise::kCandidatesPerGroup / kLanesPerRound;
+constexpr unsigned int kRoundsPerGroup = kCandidatesPerGroup / kLanesPerRound;
 constexpr unsigned int kOffersPerRound = kTopKThreads * kLanesPerRound;
 static_assert(kTopKCapacity >= kGpuTopKMax + kOffersPerRound, "a round must fit after keeping k");
 
@@ -51,7 +53,7 @@ constexpr std::size_t kSharedBytes = sizeof(BlockCandidates);
 // The merge hands each thread this many consecutive ranks of the kept k.
 constexpr unsigned int kKeptPerThread = (kGpuTopKMax + kTopKThreads - 1) / kTopKThreads;
 
-// The Sink of score_scanned_group (shard_result.hpp) that appends to the block's slots.
+// The Sink of score_scanned_group (screened_scoring.hpp) that appends to the block's slots.
 struct BlockSink {
   BlockCandidates* slots;
   __device__ __forceinline__ double threshold() const { return slots->threshold; }
@@ -214,7 +216,7 @@ __global__ void __launch_bounds__(kTopKThreads, 2)
     if (tile < end) scan = scan_tile_group(spec, groups, source, tile, vector_aligned, warp_tile, lane, tally);
     const std::uint64_t group = tile * kTileGroups + lane;
     const double bound = bounds.of_filled(screen);
-    const UtilityOfLane<Source> utility_of_lane{spec, source, group * noise::kCandidatesPerGroup};
+    const UtilityOfLane<Source> utility_of_lane{spec, source, group * kCandidatesPerGroup};
 #pragma unroll 1
     for (unsigned int round = 0; round < kRoundsPerGroup; ++round) {
       // The group's screen is taken again against each round's threshold: still exact, since the

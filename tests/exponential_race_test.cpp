@@ -51,7 +51,7 @@ TEST(ExponentialRace, OneMinusExpMinusIsAccurateRelativeToItsResult) {
 
 TEST(ExponentialRace, OneMinusExpMinusDecreasesByNoMoreThanRounding) {
   // A dense walk across the switch at 1/2 and the small end. Rounding makes any evaluated
-  // function wobble by an ulp; the screen's bounds carry a margin far above it (noise.hpp's
+  // function wobble by an ulp; the screen's bounds carry a margin far above it (noise_positions.hpp's
   // kScreenMargin, 2^-20), so what matters is that nothing drops by more, as a jump at the
   // switch or a wrong series term would.
   double worst_drop_ulps = 0.0;

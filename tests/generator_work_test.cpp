@@ -37,6 +37,8 @@
 #include <vector>
 
 #include "dpselect/detail/chacha20_batch.hpp"
+#include "dpselect/detail/noise_positions.hpp"
+#include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/shard_result.hpp"
 #include "engine/cpu_backend.hpp"
@@ -86,7 +88,7 @@ struct CountingDetailBlocks {
   static inline std::uint64_t race = 0;
   static inline std::uint64_t candidate = 0;
   static RandomBlock at(const RandomKey& key, std::uint64_t stream, std::uint64_t position) {
-    ++(position >= noise::kDetailPositionOffset ? candidate : race);
+    ++(position >= kDetailPositionOffset ? candidate : race);
     return random_block(key, stream, position);
   }
 };
@@ -125,8 +127,8 @@ Work count_work(const NoiseSpec& spec, const std::vector<float>& utilities) {
   work.candidate_blocks = CountingDetailBlocks::candidate;
   SequentialBlocks screens(spec.key, spec.stream);
   for (std::uint64_t g = 0; g < groups.group_count(); ++g) {
-    const std::uint32_t screen = noise::screen_bits(screens.at(noise::screen_position(g)),
-                                                    static_cast<unsigned int>(g % noise::kGroupsPerScreenBlock));
+    const std::uint32_t screen = screen_bits(screens.at(screen_position(g)),
+                                                    static_cast<unsigned int>(g % kGroupsPerScreenBlock));
     work.unbounded_groups += bounds.of(screen) == kInfinity ? 1 : 0;
   }
   return work;
@@ -162,7 +164,7 @@ Work measure(const std::string& name, const NoiseSpec& spec, const std::vector<f
   EXPECT_EQ(work.result.candidates, kCandidates);
   // Exactly n / 1024 screen blocks (8 groups per position, 4 positions per ChaCha20 block), and
   // no batch computed twice (a chunk's screens are one batch).
-  EXPECT_EQ(work.screen_blocks, kCandidates / (noise::kCandidatesPerGroup * noise::kGroupsPerScreenBlock * 4));
+  EXPECT_EQ(work.screen_blocks, kCandidates / (kCandidatesPerGroup * kGroupsPerScreenBlock * 4));
   EXPECT_EQ(work.screen_blocks, work.screen_batches * kChaChaBatchBlocks);
   // Every group without a bound is raced; few others are (the records of the best score: 16
   // and 12 here). A bound table that is valid but loose would race far more.

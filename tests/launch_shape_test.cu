@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "dpselect/detail/noise_positions.hpp"
+#include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/detail/warp_tiles.cuh"
 #include "dpselect/random_key.hpp"
 
@@ -101,7 +103,7 @@ TEST(WarpTiles, VectorLoadsCoverTheSegmentOnce) {
 // Vector offset, from the tile's first candidate, that a lane's k-th vector load reads.
 template <class T>
 unsigned global_vector(unsigned k, unsigned lane, unsigned segment) {
-  constexpr unsigned group_vectors = dpselect::noise::kCandidatesPerGroup * sizeof(T) / 16;
+  constexpr unsigned group_vectors = dpselect::detail::kCandidatesPerGroup * sizeof(T) / 16;
   const tiles::TileSlot slot = tiles::vector_slot(k, lane);
   return slot.row * group_vectors + segment * tiles::kSegmentVectors + slot.column;
 }
@@ -166,8 +168,8 @@ void expect_scalar_loads_cover_once_without_conflicts() {
         // Consecutive lanes read consecutive utilities.
         if (lane > 0) {
           const tiles::TileSlot previous = tiles::item_slot<T>(k, lane - 1);
-          const unsigned offset = slot.row * dpselect::noise::kCandidatesPerGroup + slot.column;
-          const unsigned previous_offset = previous.row * dpselect::noise::kCandidatesPerGroup + previous.column;
+          const unsigned offset = slot.row * dpselect::detail::kCandidatesPerGroup + slot.column;
+          const unsigned previous_offset = previous.row * dpselect::detail::kCandidatesPerGroup + previous.column;
           if (slot.row == previous.row) EXPECT_EQ(offset, previous_offset + 1);
         }
       }
@@ -183,8 +185,8 @@ TEST(WarpTiles, ScalarLoadsCoverTheSegmentOnceWithoutConflicts) {
 }
 
 TEST(WarpTiles, SegmentsSplitGroupsIntoChunks) {
-  EXPECT_EQ(tiles::kSegmentsPerGroup<float> * tiles::kSegmentItems<float>, dpselect::noise::kCandidatesPerGroup);
-  EXPECT_EQ(tiles::kSegmentsPerGroup<double> * tiles::kSegmentItems<double>, dpselect::noise::kCandidatesPerGroup);
+  EXPECT_EQ(tiles::kSegmentsPerGroup<float> * tiles::kSegmentItems<float>, dpselect::detail::kCandidatesPerGroup);
+  EXPECT_EQ(tiles::kSegmentsPerGroup<double> * tiles::kSegmentItems<double>, dpselect::detail::kCandidatesPerGroup);
   EXPECT_EQ(tiles::kChunksPerSegment<float>, 4u);
   EXPECT_EQ(tiles::kChunksPerSegment<double>, 2u);
   EXPECT_EQ(sizeof(tiles::WarpTile), 4608u);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The noise transforms: exact tail mass (deterministic, over the 2^126-point grid of the
 // uniform), range at the extreme bit patterns, and the bulk distribution (KS). Also the tail mass
-// of a group's largest noise under the group-maximum screen (noise.hpp, docs/group_maximum.md),
+// of a group's largest noise under the group-maximum screen (noise_positions.hpp, docs/group_maximum.md),
 // the noise that decides privacy when a trailing candidate wins.
 #include <gtest/gtest.h>
 
@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "dpselect/detail/exponential_race.hpp"
+#include "dpselect/detail/noise_positions.hpp"
+#include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/noise.hpp"
-#include "dpselect/shard_result.hpp"
 #include "dpselect/types.hpp"
 
 namespace {
@@ -165,7 +166,7 @@ TEST(GroupMaximumTails, RaceBitsReassembleV) {
     const std::uint32_t junk = dpselect::philox_block(key, 6, i).word[0] & 0xFFFFu;
     const RandomBlock race_block{{(v.word[0] << 16) | (v.word[1] >> 16), (v.word[1] << 16) | (v.word[2] >> 16),
                                   (v.word[2] << 16) | (v.word[3] >> 16), (v.word[3] << 16) | junk}};
-    const RandomBlock got = dpselect::noise::race_bits(v.word[0] >> 16, race_block);
+    const RandomBlock got = dpselect::detail::race_bits(v.word[0] >> 16, race_block);
     for (int w = 0; w < 4; ++w) ASSERT_EQ(got.word[w], v.word[w]) << "draw " << i << " word " << w;
   }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CPU path's group-maximum screening (host/engine/screened_group.hpp) against the definitions
-// it must reproduce: score_group (shard_result.hpp) group by group, bit for bit, and a
+// it must reproduce: score_group (screened_scoring.hpp) group by group, bit for bit, and a
 // brute-force arg-max of noisy_score over every candidate, which screens nothing. Both must agree
 // for every mechanism, both generators, float and double data, partial groups, shard boundaries
 // inside groups, indices above 2^32 and awkward utilities; and the screen's noise bound must
@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "engine/screened_group.hpp"
+#include "dpselect/detail/noise_positions.hpp"
+#include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/noise.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/shard_result.hpp"
@@ -45,14 +47,14 @@ TEST(ScreenBounds, TableEqualsGroupNoiseUpperBoundForEveryScreen) {
 
 // The leader's noise exactly as group_race and score_scanned_group compute it.
 double leader_noise(Mechanism mechanism, std::uint32_t screen, const RandomBlock& race_block) {
-  return race_noise(mechanism, race_leader(noise::exponential(noise::race_bits(screen, race_block))));
+  return race_noise(mechanism, race_leader(noise::exponential(race_bits(screen, race_block))));
 }
 
 // The screens of bound slot `slot` with sign `sign`: the slot's own screen, or any of the 64
 // screens of its bucket (X's low 6 bits `low_six`) where the slot is a whole bucket.
 std::uint32_t screen_in_slot(std::uint32_t slot, std::uint32_t sign, std::uint32_t low_six) {
   const std::uint32_t screen = screen_of_bound_slot(slot);
-  return (sign << 15) | (slot >= noise::kScreenBuckets ? screen : screen | low_six);
+  return (sign << 15) | (slot >= kScreenBuckets ? screen : screen | low_six);
 }
 
 // The race blocks that give a slot's smallest (zeros) and largest (ones) v.
@@ -60,13 +62,13 @@ constexpr RandomBlock zeros{{0u, 0u, 0u, 0u}};
 constexpr RandomBlock ones{{~0u, ~0u, ~0u, ~0u}};
 
 // Slot 256 is the one no screen has: its bucket's screens have slots 512 .. 575.
-bool slot_in_use(std::uint32_t slot) { return slot != noise::kUnboundedBucket; }
+bool slot_in_use(std::uint32_t slot) { return slot != kUnboundedBucket; }
 
 TEST(ScreenBounds, SlotsAndTheirScreensAgree) {
-  for (std::uint32_t slot = 0; slot < noise::kScreenBoundSlots; ++slot) {
+  for (std::uint32_t slot = 0; slot < kScreenBoundSlots; ++slot) {
     if (!slot_in_use(slot)) continue;
     for (std::uint32_t low_six = 0; low_six < 64; ++low_six) {
-      ASSERT_EQ(noise::screen_bound_slot(screen_in_slot(slot, low_six & 1u, low_six)), slot) << slot;
+      ASSERT_EQ(screen_bound_slot(screen_in_slot(slot, low_six & 1u, low_six)), slot) << slot;
     }
   }
 }
@@ -78,7 +80,7 @@ TEST(ScreenBounds, BoundHoldsForEverySlotAndRaceBlock) {
   // fails first.
   std::mt19937_64 rng(101);
   for (const Mechanism mechanism : kMechanisms) {
-    for (std::uint32_t slot = 0; slot < noise::kScreenBoundSlots; ++slot) {
+    for (std::uint32_t slot = 0; slot < kScreenBoundSlots; ++slot) {
       if (!slot_in_use(slot)) continue;
       const double bound = group_noise_upper_bound(mechanism, screen_of_bound_slot(slot));
       for (int trial = 0; trial < 256; ++trial) {
@@ -110,18 +112,18 @@ TEST(ScreenBounds, BoundIsTightAtTheSlotEdges) {
   // the bound must be within a few margins of the largest noise found there. Only the upper
   // half's screens with X's top 14 bits all 0 (v down to 0) have no bound: 2^-15 of the groups.
   for (const Mechanism mechanism : kMechanisms) {
-    for (std::uint32_t slot = 0; slot < noise::kScreenBoundSlots; ++slot) {
+    for (std::uint32_t slot = 0; slot < kScreenBoundSlots; ++slot) {
       if (!slot_in_use(slot)) continue;
       const double bound = group_noise_upper_bound(mechanism, screen_of_bound_slot(slot));
-      if (slot == noise::kScreenBuckets) {
+      if (slot == kScreenBuckets) {
         EXPECT_EQ(bound, kInfinity);
         continue;
       }
       ASSERT_TRUE(std::isfinite(bound)) << slot;
-      const bool upper = slot >= noise::kUnboundedBucket;
+      const bool upper = slot >= kUnboundedBucket;
       const double edge = upper ? leader_noise(mechanism, screen_in_slot(slot, 0, 0), zeros)
                                 : leader_noise(mechanism, screen_in_slot(slot, 0, 63), ones);
-      EXPECT_LE(bound - edge, 4 * noise::kScreenMargin)
+      EXPECT_LE(bound - edge, 4 * kScreenMargin)
           << "mechanism " << static_cast<int>(mechanism) << " slot " << slot;
     }
   }
@@ -352,7 +354,7 @@ void check_screened_equals_definitions(std::uint64_t seed, const char* type_name
             // Two shards split inside a group, merged either way round.
             if (size >= 2) {
               std::uint64_t m = begin + 1 + rng() % (size - 1);
-              if (m % noise::kCandidatesPerGroup == 0 && m + 1 < end) ++m;
+              if (m % kCandidatesPerGroup == 0 && m + 1 < end) ++m;
               const ShardResult left = screened(Code::dispatched, c, begin, m, chunk);
               const ShardResult right = screened(Code::dispatched, c, m, end, chunk);
               expect_same(merge(left, right), want, label + " split at " + std::to_string(m));
@@ -408,8 +410,8 @@ void check_rising_utilities(double step, const char* type_name) {
   for (const Generator generator : {Generator::chacha20, Generator::philox}) {
     for (const Mechanism mechanism : kMechanisms) {
       Case<T> c;
-      c.begin = 5 * noise::kCandidatesPerGroup;
-      const std::size_t size = 4 * kChunkScanGroups * noise::kCandidatesPerGroup;
+      c.begin = 5 * kCandidatesPerGroup;
+      const std::size_t size = 4 * kChunkScanGroups * kCandidatesPerGroup;
       for (std::size_t i = 0; i < size; ++i) c.values.push_back(static_cast<T>(step * static_cast<double>(i)));
       c.spec.mechanism = mechanism;
       c.spec.score_scale = 0.5;
@@ -418,7 +420,7 @@ void check_rising_utilities(double step, const char* type_name) {
       // A stream where a group in the middle of the first chunk has a screen without a noise
       // bound (2^-15 of the groups; about one stream in 250): raced first for its infinite
       // reach, it must not leave the groups above it to be raced one by one.
-      const std::uint64_t first_group = c.begin / noise::kCandidatesPerGroup;
+      const std::uint64_t first_group = c.begin / kCandidatesPerGroup;
       for (c.spec.stream = rng();; ++c.spec.stream) {
         bool unbounded = false;
         for (std::uint64_t g = first_group + 64; g < first_group + 192 && !unbounded; ++g) {
@@ -508,7 +510,7 @@ TEST(ScreenedGroups, ScreeningNeverChangesTheAnswerAtTheEdgeOfTheScreen) {
                                             : near(best - bound, best);
             for (unsigned int lanes = groups.lanes(g); lanes != 0; lanes &= lanes - 1) {
               const unsigned int lane = lowest_lane(lanes);
-              const std::uint64_t index = g * noise::kCandidatesPerGroup + lane;
+              const std::uint64_t index = g * kCandidatesPerGroup + lane;
               double value = group_u;
               if (!outright && follower_edge && lane != race.leader_lane) {
                 value = rng() % 2 == 0 ? near(best - leader, best) : near(best - candidate_noise(c.spec, index), best);
@@ -523,7 +525,7 @@ TEST(ScreenedGroups, ScreeningNeverChangesTheAnswerAtTheEdgeOfTheScreen) {
                 best_is_follower = lane != race.leader_lane;
               }
             }
-            prefixes.push_back(Prefix{std::min(c.end(), (g + 1) * noise::kCandidatesPerGroup), best, best_index,
+            prefixes.push_back(Prefix{std::min(c.end(), (g + 1) * kCandidatesPerGroup), best, best_index,
                                       best_is_follower});
           }
           const std::string label = "mechanism " + std::to_string(static_cast<int>(mechanism)) + " follower edge " +

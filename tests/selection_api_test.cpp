@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "dpselect/detail/screened_scoring.hpp"
 #include "support/test_backend.hpp"
 
 namespace dpselect::testing {
@@ -113,7 +114,7 @@ TEST_F(ReleaseApi, CandidateAboveTwoToThe32IsSelected) {
 }
 
 // The fused passes screen out candidates whose noise bound cannot reach the best score so far
-// (noise.hpp). That must never change the answer: compare index and winning score with an
+// (noise_positions.hpp). That must never change the answer: compare index and winning score with an
 // unscreened scalar loop over detail::noisy_score, for every mechanism, at sizes around the CPU
 // chunk (8192) and GPU block (256 threads x 8) boundaries and a prime, on varied utilities, flat
 // ones (many ties, where screening prunes most) and ones with excluded candidates.

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/dpselect.hpp"
 #include "support/frequencies.hpp"
 

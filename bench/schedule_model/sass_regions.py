@@ -34,6 +34,7 @@ the publish (the threshold rose; lane 0's atomic); the generic atomic's fallback
 local memory (after a QSPC) are never taken, the word being in global memory.
 """
 import collections
+import os
 import re
 import sys
 
@@ -111,7 +112,11 @@ class SourceLines:
         self.kernel = read('detail/fused_select_kernel.cuh')
         self.tiles = read('detail/warp_tiles.cuh')
         self.groups = read('detail/device_groups.cuh')
-        self.shard = read('shard_result.hpp')
+        # The scoring's definition: detail/screened_scoring.hpp; shard_result.hpp in sources from
+        # before it moved (SASS_COMMIT).
+        self.scoring_file = ('screened_scoring.hpp' if os.path.exists(f'{include_dir}/dpselect/detail/screened_scoring.hpp')
+                             else 'shard_result.hpp')
+        self.shard = read(('detail/' if self.scoring_file == 'screened_scoring.hpp' else '') + self.scoring_file)
         find = self.find
         self.top = ('fused_select_kernel.cuh', find(self.kernel, 'add_tiles<G>('))
         add_tiles = find(self.tiles, 'void add_tiles(')
@@ -131,7 +136,9 @@ class SourceLines:
         self.owner = find(self.groups, 'if (owner == 0)')
         # the fallback's line: the one after the table's (the statement spans two)
         self.bounds_of = find(self.groups, 'return spec.mechanism == mechanism ?') + 1
-        self.bound_lines = {find(self.shard, 'const double e_v = noise::race_exponential_lower_bound('),
+        self.bound_lines = {find(self.shard, 'const double e_v = noise::race_exponential_lower_bound(')
+                            if self.scoring_file == 'shard_result.hpp' else
+                            find(self.shard, 'const double e_v = race_exponential_lower_bound('),
                             find(self.shard, 'return e_v == 0.0 ? kInfinity')}
         self.other_mechanisms = {find(self.shard, 'case Mechanism::permute_and_flip:'),
                                  find(self.shard, 'default: return laplace_from_race')}
@@ -209,12 +216,12 @@ def is_cold(i, src):
     if src.kind == 'warp':
         return is_cold_warp(i, src)
     for f in fr:
-        if f[0] == 'shard_result.hpp' and (f[1] in src.other_mechanisms or f[1] in src.excluded):
+        if f[0] == src.scoring_file and (f[1] in src.other_mechanisms or f[1] in src.excluded):
             return True
         if f[0] == 'warp_tiles.cuh' and (f[1] == src.scan_fallback or
                                           src.scalar_staging[0] <= f[1] <= src.scalar_staging[1]):
             return True
-    in_bound = any(f[0] == 'shard_result.hpp' and f[1] in src.bound_lines for f in fr)
+    in_bound = any(f[0] == src.scoring_file and f[1] in src.bound_lines for f in fr)
     if ('device_groups.cuh', src.bounds_of) in fr and in_bound:
         return True
     return False
@@ -226,7 +233,7 @@ def is_cold(i, src):
 def is_cold_warp(i, src):
     fr = frames(i)
     for f in fr:
-        if f[0] == 'shard_result.hpp' and f[1] in src.other_mechanisms:
+        if f[0] == src.scoring_file and f[1] in src.other_mechanisms:
             return True
         if f[0] == 'warp_tiles.cuh' and (f[1] == src.scan_fallback or
                                           src.scalar_staging[0] <= f[1] <= src.scalar_staging[1]):
@@ -278,7 +285,7 @@ def region_of(i, src):
         return 'stage_scan'
     if f2 == ('warp_tiles.cuh', src.score_call):
         f3 = fr[2] if len(fr) > 2 else None
-        if f3 is not None and f3[0] == 'shard_result.hpp':
+        if f3 is not None and f3[0] == src.scoring_file:
             if f3[1] == src.race:
                 return 'race_block'
             if f3[1] in src.leader_noise:
@@ -400,13 +407,13 @@ class Kernel:
             has = lambda frame: (lambda b: self.count(b, lambda fr: frame in fr))
             if inn == ('device_groups.cuh', src.owner):  # TileScreens<chacha20>: owner == 0
                 return pick(lambda b: self.count(b, lambda fr: any(f[0] == 'chacha20.hpp' for f in fr)), 1 / 32)
-            if inn == ('shard_result.hpp', src.screen_test):  # the screen test
-                return pick(has(('shard_result.hpp', src.race)), pass_p)
-            if inn == ('shard_result.hpp', src.leader_test):  # lane == race.leader_lane
-                return pick(has(('shard_result.hpp', src.leader_offer)), 1 / trips)
-            if inn == ('shard_result.hpp', src.follower_test):  # a follower within reach draws
-                return pick(has(('shard_result.hpp', src.follower_draw)), draw_p)
-            if inn == ('shard_result.hpp', src.loop):  # the follower loop's back edge
+            if inn == (src.scoring_file, src.screen_test):  # the screen test
+                return pick(has((src.scoring_file, src.race)), pass_p)
+            if inn == (src.scoring_file, src.leader_test):  # lane == race.leader_lane
+                return pick(has((src.scoring_file, src.leader_offer)), 1 / trips)
+            if inn == (src.scoring_file, src.follower_test):  # a follower within reach draws
+                return pick(has((src.scoring_file, src.follower_draw)), draw_p)
+            if inn == (src.scoring_file, src.loop):  # the follower loop's back edge
                 return pick(lambda b: 1 if blocks.index(b) < bi else 0, 1 - 1 / trips)
             return [(s, 1.0 / len(succs)) for s in succs]
         return rule
@@ -450,9 +457,9 @@ class Kernel:
     def rule_block(self, line):
         for bi, b in enumerate(self.blocks):
             last = self.insts[b['end'] - 1]
-            if last['op'].startswith('BRA') and innermost(last) == ('shard_result.hpp', line) and len(b['succ']) == 2:
+            if last['op'].startswith('BRA') and innermost(last) == (self.src.scoring_file, line) and len(b['succ']) == 2:
                 return bi
-        raise RuntimeError(f'no branch at shard_result.hpp:{line}')
+        raise RuntimeError(f'no branch at {self.src.scoring_file}:{line}')
 
     def once_per_warp(self):
         """Instructions before the tile loop (the bound table's fill) and after it (the block
@@ -489,7 +496,7 @@ def main():
 
     def yes(bi, line):  # the successor of a rule's branch that runs `line`
         return max(k.blocks[bi]['succ'],
-                   key=lambda s: k.count(k.blocks[s], lambda fr: ('shard_result.hpp', line) in fr))
+                   key=lambda s: k.count(k.blocks[s], lambda fr: (src.scoring_file, line) in fr))
     race_union = k.union(yes(b_screen, src.race), {b_leader})
     follower_union = k.union(yes(b_follower, src.follower_draw), {b_loop, b_loop - 1})
     pre, post = k.once_per_warp()

@@ -53,6 +53,8 @@
 #include <string>
 #include <vector>
 
+#include "dpselect/detail/noise_positions.hpp"
+#include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/noise.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/shard_result.hpp"
@@ -63,7 +65,6 @@ using dpselect::Generator;
 using dpselect::Mechanism;
 using dpselect::RandomBlock;
 using dpselect::detail::kInfinity;
-namespace noise = dpselect::noise;
 namespace detail = dpselect::detail;
 
 // ---------------------------------------------------------------------------------------------
@@ -283,11 +284,11 @@ template <Generator G>
 struct RecordingBlocks {
   static RandomBlock at(const dpselect::RandomKey& key, std::uint64_t stream, std::uint64_t position) {
     const RandomBlock block = detail::GeneratorBlocks<G>::at(key, stream, position);
-    if (position >= noise::kDetailPositionOffset) {
-      g_log.draws |= 1u << ((position - noise::kDetailPositionOffset) % kLanes);
-    } else if (position >= noise::kRacePositionOffset) {
+    if (position >= detail::kDetailPositionOffset) {
+      g_log.draws |= 1u << ((position - detail::kDetailPositionOffset) % kLanes);
+    } else if (position >= detail::kRacePositionOffset) {
       g_log.raced = true;
-      g_log.leader_lane = noise::race_leader_lane(block);
+      g_log.leader_lane = detail::race_leader_lane(block);
     }
     return block;
   }
@@ -301,12 +302,12 @@ void tile_screens(const detail::NoiseSpec& spec, std::uint64_t tile, std::uint32
     std::uint32_t words[16];
     dpselect::chacha20_stream_block(spec.key.chacha, spec.stream, tile, words);
     for (unsigned l = 0; l < kLanes; ++l) {
-      screens[l] = noise::screen_bits(dpselect::chacha20_quarter(words, l / 8), l % 8);
+      screens[l] = detail::screen_bits(dpselect::chacha20_quarter(words, l / 8), l % 8);
     }
   } else {
     for (unsigned q = 0; q < 4; ++q) {
       const RandomBlock block = dpselect::philox_block(spec.key.philox, spec.stream, 4 * tile + q);
-      for (unsigned l = 8 * q; l < 8 * q + 8; ++l) screens[l] = noise::screen_bits(block, l % 8);
+      for (unsigned l = 8 * q; l < 8 * q + 8; ++l) screens[l] = detail::screen_bits(block, l % 8);
     }
   }
 }
@@ -318,7 +319,7 @@ void tile_screens(const detail::NoiseSpec& spec, std::uint64_t tile, std::uint32
 template <class Blocks, class Sink, class LaneUtility>
 void score_group_e7c9489(const detail::NoiseSpec& spec, std::uint64_t group, std::uint32_t screen, double bound,
                          const detail::GroupScan& scan, const LaneUtility& utility_of_lane, Sink& sink) {
-  const std::uint64_t first_index = group * noise::kCandidatesPerGroup;
+  const std::uint64_t first_index = group * detail::kCandidatesPerGroup;
   if (scan.excluded != 0 && sink.threshold() == -kInfinity) {
     for (unsigned int lanes = scan.excluded; lanes != 0; lanes &= lanes - 1) {
       sink.offer(-kInfinity, first_index + detail::lowest_lane(lanes));
@@ -327,7 +328,7 @@ void score_group_e7c9489(const detail::NoiseSpec& spec, std::uint64_t group, std
   if (scan.valid == 0 || detail::fma_rn(spec.score_scale, scan.largest_utility, bound) < sink.threshold()) return;
   const detail::GroupRace race = detail::group_race<Blocks>(spec, group, screen);
   const double leader_noise = detail::race_noise(spec.mechanism, race.leader_time);
-  const double follower_bound = detail::add_rn(leader_noise, noise::kScreenMargin);
+  const double follower_bound = detail::add_rn(leader_noise, detail::kScreenMargin);
   for (unsigned int lanes = scan.valid; lanes != 0; lanes &= lanes - 1) {
     const unsigned int lane = detail::lowest_lane(lanes);
     const double u = utility_of_lane(lane);
@@ -453,7 +454,7 @@ void load_tile(const detail::NoiseSpec& spec, const Data& data, const double* bo
     data.group(tile * kLanes + l, in.values[l]);
     float largest = -std::numeric_limits<float>::infinity();
     for (unsigned j = 0; j < kLanes; ++j) largest = in.values[l][j] > largest ? in.values[l][j] : largest;
-    in.bound[l] = bounds[noise::screen_bound_slot(in.screens[l])];
+    in.bound[l] = bounds[detail::screen_bound_slot(in.screens[l])];
     in.scan[l] = detail::GroupScan{static_cast<double>(largest), detail::kWholeGroup, 0u};
     in.reach[l] = detail::fma_rn(spec.score_scale, in.scan[l].largest_utility, in.bound[l]);
   }
@@ -582,7 +583,7 @@ Tally run_warp_wide(const detail::NoiseSpec& spec, const Data& data, const doubl
       // active), the leader offered first so that the followers are tested against its score.
       const detail::GroupRace race = detail::group_race<detail::GeneratorBlocks<G>>(spec, group, in.screens[l]);
       const double leader_noise = detail::race_noise(spec.mechanism, race.leader_time);
-      const double follower_bound = detail::add_rn(leader_noise, noise::kScreenMargin);
+      const double follower_bound = detail::add_rn(leader_noise, detail::kScreenMargin);
       const std::uint64_t first_index = group * kLanes;
       best.offer(detail::fma_rn(spec.score_scale, in.values[l][race.leader_lane], leader_noise),
                  first_index + race.leader_lane);
@@ -667,7 +668,7 @@ Tally run_implemented(const detail::NoiseSpec& spec, const Data& data, const dou
           detail::fma_rn(spec.score_scale, static_cast<double>(in.values[next][race.leader_lane]), leader_noise);
       acc[race.leader_lane].offer(leader_score, first_index + race.leader_lane);
       const double follower_threshold = leader_score > threshold ? leader_score : threshold;
-      const double follower_bound = detail::add_rn(leader_noise, noise::kScreenMargin);
+      const double follower_bound = detail::add_rn(leader_noise, detail::kScreenMargin);
       unsigned drawing = 0;
       for (unsigned j = 0; j < kLanes; ++j) {
         if (j == race.leader_lane) continue;
@@ -840,8 +841,8 @@ void run_generator(const Options& opt, const std::vector<Shape>& shapes, const S
     spec.key = dpselect::RandomKey::from_seed(kContextSeed, G);
     spec.stream = kStream;
     spec.utility_limit = kInfinity;
-    double bounds[noise::kScreenBoundSlots];
-    for (unsigned slot = 0; slot < noise::kScreenBoundSlots; ++slot) {
+    double bounds[detail::kScreenBoundSlots];
+    for (unsigned slot = 0; slot < detail::kScreenBoundSlots; ++slot) {
       bounds[slot] = detail::group_noise_upper_bound(spec.mechanism, detail::screen_of_bound_slot(slot));
     }
     const Data data{&shape, sorted};

@@ -9,6 +9,7 @@
 
 #include "engine/cpu_backend.hpp"
 #include "dpselect/context.hpp"
+#include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
 #include "engine/floating_point_slack.hpp"
@@ -257,7 +258,7 @@ Release Context::start_release(const SelectionParams& params, bool charge) {
                                                           : detail::UtilityReference::public_value;
     release->reference_fixed = true;
   }
-  const RandomBlock tag = random_block(context.key, release->spec.stream, noise::kReleaseTagPosition);
+  const RandomBlock tag = random_block(context.key, release->spec.stream, detail::kReleaseTagPosition);
   release->release_tag = (std::uint64_t{tag.word[0]} << 32) | tag.word[1];
   release->shared_key = context.shared_key;
   return Release(std::move(release));

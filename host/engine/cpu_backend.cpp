@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dpselect/detail/release_access.hpp"
+#include "dpselect/detail/screened_scoring.hpp"
 #include "engine/parallel_groups.hpp"
 #include "engine/screened_group.hpp"
 
@@ -54,8 +55,8 @@ ShardResult cpu_evaluate_generated(const NoiseSpec& spec, IndexRange range, Fill
       range,
       [&](const GroupRange& groups, std::uint64_t first, std::uint64_t last, ShardAccumulator& accumulator) {
         // The candidates of groups [first, last) that lie in the range, computed in one call.
-        const std::uint64_t first_index = std::max(range.begin, first * noise::kCandidatesPerGroup);
-        const std::uint64_t end_index = std::min(range.end, last * noise::kCandidatesPerGroup);
+        const std::uint64_t first_index = std::max(range.begin, first * kCandidatesPerGroup);
+        const std::uint64_t end_index = std::min(range.end, last * kCandidatesPerGroup);
         thread_local std::vector<double> buffer;
         buffer.resize(kChunkCandidates);
         fill(functor, first_index, end_index - first_index, buffer.data());

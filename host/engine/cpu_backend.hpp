@@ -7,6 +7,7 @@
 #include <span>
 
 #include "dpselect/context.hpp"
+#include "dpselect/detail/noise_spec.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/shard_result.hpp"
 #include "engine/gpu_backend.hpp"

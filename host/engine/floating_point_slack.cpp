@@ -8,7 +8,7 @@
 // so take s_i = c (u_i - r) as the exact scaled utilities and N_i for exact noise from continuous
 // uniforms. The implementation computes S_i = fma(c~, v_i, N~_i) with v_i = u_i - r rounded once
 // (exact for r = 0), c~ = c rounded once and N~_i the noise of the group-maximum construction
-// (shard_result.hpp, exponential_race.hpp): a transform of the race time T_i = E_V / 32 (+ E'_i),
+// (screened_scoring.hpp, exponential_race.hpp): a transform of the race time T_i = E_V / 32 (+ E'_i),
 // from the uniforms V of i's group and W_i. Couple N~_i with N_i through the same uniforms.
 // Outside the bad event B (some continuous uniform's v < 2^-88; two draws per candidate, so
 // P(B) <= n * 2^-86) every computed score is within
@@ -35,6 +35,7 @@
 
 #include <cmath>
 
+#include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/detail/truncated_geometric.hpp"
 #include "dpselect/noise.hpp"
 
@@ -51,9 +52,9 @@ FloatingPointSlack floating_point_slack(double epsilon, double score_scale, doub
   const long double shift_rounding =
       reference == UtilityReference::zero ? 0.0L : 0x1p-53L * (1.0L + 0x1p-51L) * largest_score;
   const long double eta =
-      noise::kRaceNoiseErrorBound + 0x1p-53L * (largest_score + noise::kMaxAbsRaceNoise) + shift_rounding;
+      kRaceNoiseErrorBound + 0x1p-53L * (largest_score + kMaxAbsRaceNoise) + shift_rounding;
   const long double slack_epsilon = 4.0L * eta + static_cast<long double>(epsilon) * 0x1p-52L;
-  const long double bad_event = static_cast<long double>(candidates) * noise::kRaceBadEventProbability;
+  const long double bad_event = static_cast<long double>(candidates) * kRaceBadEventProbability;
   const long double slack_delta = (1.0L + std::exp(static_cast<long double>(epsilon) + slack_epsilon)) * bad_event;
   constexpr long double kRoundUp = 1.0L + 0x1p-40L;
   return FloatingPointSlack{static_cast<double>(slack_epsilon * kRoundUp),
@@ -95,7 +96,7 @@ FloatingPointSlack two_stage_interval_slack(double epsilon, long double stage1_s
   const long double lambda = 2.0L * stage1_score_error + exponent_error + rho2;
   const long double slack_epsilon = 2.0L * lambda + static_cast<long double>(epsilon) * 0x1p-52L;
   const long double draws = static_cast<long double>(kGeometricDigitsPerAttempt) * kMaxGeometricAttempts;
-  const long double bad_event = static_cast<long double>(runs) * noise::kRaceBadEventProbability +
+  const long double bad_event = static_cast<long double>(runs) * kRaceBadEventProbability +
                                 draws * noise::kBadEventProbability +
                                 0x1p-128L + draws * (0x1p-1000L + 0x1p-111L);
   const long double slack_delta = (1.0L + std::exp(static_cast<long double>(epsilon) + slack_epsilon)) * bad_event;
@@ -112,7 +113,7 @@ FloatingPointSlack bid_interval_slack(double epsilon, double score_scale, double
       std::fabs(std::log(static_cast<long double>(score_scale) * static_cast<long double>(grid_step)));
   const long double error_of_g = 0x1p-49L + 0x1p-50L * (log_rate_floor + 2.0L);
   const long double eta1 =
-      noise::kRaceNoiseErrorBound + 0x1p-50L * (largest_score + noise::kMaxAbsRaceNoise + log_grid) + error_of_g;
+      kRaceNoiseErrorBound + 0x1p-50L * (largest_score + kMaxAbsRaceNoise + log_grid) + error_of_g;
   return two_stage_interval_slack(epsilon, eta1, 2.0L * 0x1p-52L * largest_score, runs);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dpselect/context.hpp"
+#include "dpselect/detail/noise_spec.hpp"
 #include "dpselect/detail/secure_noise_core.hpp"
 #include "dpselect/continuous_noise.hpp"
 #include "dpselect/device_memory.hpp"

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "dpselect/context.hpp"
+#include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/shard_result.hpp"
 
 namespace dpselect::detail {
@@ -20,7 +21,7 @@ namespace dpselect::detail {
 // small enough that the buffer of a generated range stays in L2, and the screens of exactly one
 // batch of ChaCha20 blocks (kChaChaBatchBlocks x 32 groups), so no batch is computed twice.
 inline constexpr std::uint64_t kChunkGroups = 256;
-inline constexpr std::uint64_t kChunkCandidates = kChunkGroups * noise::kCandidatesPerGroup;
+inline constexpr std::uint64_t kChunkCandidates = kChunkGroups * kCandidatesPerGroup;
 
 // Runs score_groups(groups, first_group, end_group, state) over the groups of `range` in
 // kChunkGroups pieces aligned by global group index (a shard's first and last pieces may be

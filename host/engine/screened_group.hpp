@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CPU path's fast scoring of runs of groups of 32 candidates: the same result, bit for bit,
-// as detail::score_group (shard_result.hpp) on each group, at little more than the cost of
+// as detail::score_group (screened_scoring.hpp) on each group, at little more than the cost of
 // reading the utilities.
 //
 // A group of the group-maximum screen (docs/group_maximum.md) is skipped when its best utility
@@ -19,24 +19,26 @@
 #include <immintrin.h>
 #endif
 
+#include "dpselect/detail/noise_positions.hpp"
+#include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/noise.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/shard_result.hpp"
 
 namespace dpselect::detail {
 
-// group_noise_upper_bound(mechanism, screen) for every screen, by its bound slot (noise.hpp).
+// group_noise_upper_bound(mechanism, screen) for every screen, by its bound slot (noise_positions.hpp).
 class ScreenBounds {
  public:
   explicit ScreenBounds(Mechanism mechanism) {
-    for (std::uint32_t slot = 0; slot < noise::kScreenBoundSlots; ++slot) {
+    for (std::uint32_t slot = 0; slot < kScreenBoundSlots; ++slot) {
       bounds_[slot] = group_noise_upper_bound(mechanism, screen_of_bound_slot(slot));
     }
   }
-  double of(std::uint32_t screen) const { return bounds_[noise::screen_bound_slot(screen)]; }
+  double of(std::uint32_t screen) const { return bounds_[screen_bound_slot(screen)]; }
 
  private:
-  double bounds_[noise::kScreenBoundSlots] = {};
+  double bounds_[kScreenBoundSlots] = {};
 };
 
 // The table of a mechanism, built once per process: it depends on nothing else, and building it
@@ -87,7 +89,7 @@ struct PortableGroupMath {
     T high = u[0];
     T low = u[0];
     bool finite = true;
-    for (std::uint64_t lane = 0; lane < noise::kCandidatesPerGroup; ++lane) {
+    for (std::uint64_t lane = 0; lane < kCandidatesPerGroup; ++lane) {
       finite &= std::isfinite(u[lane]);
       high = u[lane] > high ? u[lane] : high;
       low = u[lane] < low ? u[lane] : low;
@@ -162,7 +164,7 @@ class RaceBlockCache {
  public:
   RaceBlockCache(const RandomKey& key, std::uint64_t stream) : races_(key, stream), followers_(key, stream) {}
   RandomBlock at(const RandomKey& /*key*/, std::uint64_t /*stream*/, std::uint64_t position) {
-    return position >= noise::kDetailPositionOffset ? followers_.at(position) : races_.at(position);
+    return position >= kDetailPositionOffset ? followers_.at(position) : races_.at(position);
   }
 
  private:
@@ -219,7 +221,7 @@ template <class Math, class DetailBlocks = RaceBlockCache, class T, class Sink, 
 inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds, const GroupRange& groups,
                                std::uint64_t first, std::uint64_t last, ScreenBlocks& screen_blocks, const T* data,
                                std::uint64_t data_first_index, ShardResult& tally, Sink& sink) {
-  constexpr unsigned kLanes = noise::kCandidatesPerGroup;
+  constexpr unsigned kLanes = kCandidatesPerGroup;
   const auto utility = [data, data_first_index](std::uint64_t index) {
     return static_cast<double>(data[index - data_first_index]);
   };
@@ -229,8 +231,8 @@ inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds
     ScannedGroup scanned[kChunkScanGroups];
     unsigned int count = 0;
     for (std::uint64_t g = chunk_first; g < chunk_last; ++g) {
-      const std::uint32_t screen = noise::screen_bits(screen_blocks.at(noise::screen_position(g)),
-                                                      static_cast<unsigned int>(g % noise::kGroupsPerScreenBlock));
+      const std::uint32_t screen = screen_bits(screen_blocks.at(screen_position(g)),
+                                                      static_cast<unsigned int>(g % kGroupsPerScreenBlock));
       const std::uint64_t first_index = g * kLanes;
       const unsigned int lanes = groups.lanes(g);
       GroupSummary summary{false, 0.0, 0.0};
@@ -266,7 +268,7 @@ inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds
       unsigned int widest = 0;
       for (unsigned int i = 0; i < running; ++i) {
         const ScannedGroup& group = scanned[i];
-        if (group.reach < unfused_screen_cut(threshold, group.scaled_magnitude, noise::kMaxAbsRaceNoise)) continue;
+        if (group.reach < unfused_screen_cut(threshold, group.scaled_magnitude, kMaxAbsRaceNoise)) continue;
         if (kept != 0 && group.reach > scanned[widest].reach) widest = kept;
         scanned[kept++] = group;
       }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // One-shot Gumbel top-k on all CPU cores or on the GPU (see top_k.hpp for the privacy accounting).
+#include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/top_k.hpp"
 
 #include <algorithm>

@@ -29,7 +29,7 @@ void validate_params(const SelectionParams& params);
 // stays below epsilon: every check Context::begin_release makes, for entry points that charge a
 // whole release (top-k, rows) before beginning it.
 void validate_release_params(const SelectionParams& params);
-// Candidates are numbered below 2^63 (noise.hpp puts the detail blocks at 2^63 + index).
+// Candidates are numbered below 2^63 (noise_positions.hpp puts the detail blocks at 2^63 + index).
 inline constexpr std::uint64_t kIndexLimit = std::uint64_t{1} << 63;
 
 void validate_candidate_count(std::string_view name, std::uint64_t size, std::uint64_t first_index);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 
+#include "dpselect/detail/noise_spec.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/shard_result.hpp"

@@ -88,6 +88,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/detail/truncated_geometric.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/noise.hpp"
@@ -165,7 +166,7 @@ class ScaledSum {
 };
 
 std::uint64_t group_aligned(std::uint64_t count) {
-  return (count + noise::kCandidatesPerGroup - 1) / noise::kCandidatesPerGroup * noise::kCandidatesPerGroup;
+  return (count + kCandidatesPerGroup - 1) / kCandidatesPerGroup * kCandidatesPerGroup;
 }
 
 // The log-weights of one categorical choice as the utilities of candidates [first_index, ...).
@@ -457,13 +458,13 @@ FloatingPointSlack joint_exponential_slack(double epsilon, double score_scale, s
   const long double omega =
       0x1p-52L * (n + m + 2.0L) + 0x1p-48L * magnitude + 0x1p-52L * m * (m + 3.0L) * log_tuples + 0x1p-40L;
   const long double tables = (4.0L * m + 1.0L) * omega;  // Lambda
-  const long double race = noise::kRaceNoiseErrorBound + 0x1p-52L * (magnitude + noise::kMaxAbsRaceNoise);  // eta
+  const long double race = kRaceNoiseErrorBound + 0x1p-52L * (magnitude + kMaxAbsRaceNoise);  // eta
   const long double uniform = 2.0L * kGeometricDigitsPerAttempt * kDigitRelativeError;  // rho
   const long double lambda = 2.0L * tables + 4.0L * m * race + m * uniform;
   const long double slack_epsilon = 2.0L * lambda + static_cast<long double>(epsilon) * 0x1p-52L;
   const long double draws_per_uniform = static_cast<long double>(kGeometricDigitsPerAttempt) * kMaxGeometricAttempts;
   const long double bad_event =
-      m * (n + 1.0L + m) * noise::kRaceBadEventProbability +
+      m * (n + 1.0L + m) * kRaceBadEventProbability +
       m * (draws_per_uniform * noise::kBadEventProbability + 0x1p-128L + draws_per_uniform * (0x1p-1000L + 0x1p-111L));
   const long double slack_delta = (1.0L + std::exp(static_cast<long double>(epsilon) + slack_epsilon)) * bad_event;
   constexpr long double kRoundUp = 1.0L + 0x1p-40L;

@@ -4,7 +4,7 @@
 //
 // Every method charges its whole release once, after every check, then draws one stream. Within a
 // stream the exponential mechanisms of one release use disjoint candidate ranges, each starting
-// on a group boundary (noise.hpp: kCandidatesPerGroup), and disjoint stage-2 draws, so their noise
+// on a group boundary (noise_positions.hpp: kCandidatesPerGroup), and disjoint stage-2 draws, so their noise
 // is independent.
 #include <algorithm>
 #include <cmath>
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "dpselect/accounting.hpp"
+#include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/noise.hpp"
 #include "engine/cpu_backend.hpp"
@@ -22,7 +23,7 @@ namespace dpselect {
 namespace {
 
 std::uint64_t group_aligned(std::uint64_t index) {
-  const std::uint64_t group = noise::kCandidatesPerGroup;
+  const std::uint64_t group = detail::kCandidatesPerGroup;
   return (index + group - 1) / group * group;
 }
 

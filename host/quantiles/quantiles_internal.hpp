@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dpselect/detail/host_device.hpp"
+#include "dpselect/detail/noise_spec.hpp"
 #include "dpselect/detail/portable_log.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/quantiles.hpp"

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 
+#include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/detail/truncated_geometric.hpp"
 #include "dpselect/errors.hpp"
 #include "engine/cpu_backend.hpp"
@@ -53,7 +54,7 @@ FloatingPointSlack quantile_interval_slack(double epsilon, double score_scale, d
   const long double largest_score = static_cast<long double>(score_scale) * largest_abs_utility;
   const long double log_grid = std::log(static_cast<long double>(grid_size));
   const long double eta1 =
-      noise::kRaceNoiseErrorBound + 0x1p-50L * (largest_score + noise::kMaxAbsRaceNoise + log_grid);
+      kRaceNoiseErrorBound + 0x1p-50L * (largest_score + kMaxAbsRaceNoise + log_grid);
   return two_stage_interval_slack(epsilon, eta1, 0.0L, intervals);
 }
 

@@ -5,7 +5,7 @@
 //
 // A warp takes "tiles" of 32 consecutive groups, aligned by global index (tile c holds groups
 // 32c .. 32c + 31, candidates 1024c .. 1024c + 1023), lane l scoring group 32c + l. The screens
-// of a tile's groups (noise.hpp: 16 bits each, 8 to a 128-bit screen block) fill exactly one
+// of a tile's groups (noise_positions.hpp: 16 bits each, 8 to a 128-bit screen block) fill exactly one
 // ChaCha20 block, block c of the stream: lane l's screen is the high (even l) or low (odd l) half
 // of its word l / 2. So a warp computes the ChaCha20 blocks of its next 32 tiles at once, one per
 // lane, and hands each tile's words out with shuffles: one ChaCha20 block per 1,024 candidates,
@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "dpselect/detail/noise_positions.hpp"
+#include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/shard_result.hpp"
 
 namespace dpselect::detail {
@@ -49,7 +51,7 @@ inline constexpr bool kIsArraySource<ArraySource<T>> = true;
 
 inline constexpr unsigned int kWarpLanes = 32;
 inline constexpr unsigned int kTileGroups = kWarpLanes;  // one group per lane
-inline constexpr std::uint64_t kTileCandidates = kTileGroups * noise::kCandidatesPerGroup;
+inline constexpr std::uint64_t kTileCandidates = kTileGroups * kCandidatesPerGroup;
 
 // Calls launch(std::integral_constant<Generator, G>{}) for the key's generator G: kernels are
 // compiled per generator (GeneratorBlocks, random_key.hpp).
@@ -102,8 +104,8 @@ struct TileScreens<Generator::philox> {
   __device__ __forceinline__ std::uint32_t next(const NoiseSpec& spec, std::uint64_t first, std::uint64_t stride,
                                                 std::uint64_t step, unsigned int lane) {
     const std::uint64_t group = (first + step * stride) * kTileGroups + lane;
-    return noise::screen_bits(philox_block(spec.key.philox, spec.stream, noise::screen_position(group)),
-                              static_cast<unsigned int>(group % noise::kGroupsPerScreenBlock));
+    return screen_bits(philox_block(spec.key.philox, spec.stream, screen_position(group)),
+                              static_cast<unsigned int>(group % kGroupsPerScreenBlock));
   }
 };
 
@@ -111,12 +113,12 @@ struct TileScreens<Generator::philox> {
 // each group's bound is then one load instead of two logarithms in double precision (about 150
 // instructions a group, a fifth of the pass's time budget at the memory roofline).
 struct ScreenBoundTable {
-  double bounds[noise::kScreenBoundSlots];
+  double bounds[kScreenBoundSlots];
   Mechanism mechanism;
 
   // Called by every thread of the block; ends with a block barrier.
   __device__ __forceinline__ void fill(Mechanism for_mechanism) {
-    for (unsigned int slot = threadIdx.x; slot < noise::kScreenBoundSlots; slot += blockDim.x) {
+    for (unsigned int slot = threadIdx.x; slot < kScreenBoundSlots; slot += blockDim.x) {
       bounds[slot] = group_noise_upper_bound(for_mechanism, screen_of_bound_slot(slot));
     }
     if (threadIdx.x == 0) mechanism = for_mechanism;
@@ -126,11 +128,11 @@ struct ScreenBoundTable {
   // every spec has that mechanism (a single release's pass) reads it without the check of of(),
   // whose fallback computes the bound in about 1,500 instructions that such a kernel never runs.
   __device__ __forceinline__ double of_filled(std::uint32_t screen) const {
-    return bounds[noise::screen_bound_slot(screen)];
+    return bounds[screen_bound_slot(screen)];
   }
   // group_noise_upper_bound(spec.mechanism, screen), from the table when it holds that mechanism.
   __device__ __forceinline__ double of(const NoiseSpec& spec, std::uint32_t screen) const {
-    return spec.mechanism == mechanism ? bounds[noise::screen_bound_slot(screen)]
+    return spec.mechanism == mechanism ? bounds[screen_bound_slot(screen)]
                                        : group_noise_upper_bound(spec.mechanism, screen);
   }
 };
@@ -183,7 +185,7 @@ __device__ __forceinline__ double warp_max(double value) {
 // draw their blocks side by side. Run by the lane that owns the group, the same race took a block
 // and then a 32-step loop of dependent loads and draws with one lane of 32 active.
 //
-// Exact as score_scanned_group (shard_result.hpp), the definition it follows: a group is skipped
+// Exact as score_scanned_group (screened_scoring.hpp), the definition it follows: a group is skipped
 // when its reach is below the threshold, a follower when even the leader's noise cannot lift it to
 // the threshold, and every threshold is a score that a candidate of the range reached with its own
 // noise; offers go to the accumulator of the lane that scores the candidate, and the block's
@@ -251,7 +253,7 @@ class WarpScreenThreshold {
                                                unsigned int valid, unsigned int excluded, double threshold,
                                                const Source& source, ShardAccumulator& accumulator,
                                                unsigned int lane) {
-    const std::uint64_t index = group * noise::kCandidatesPerGroup + lane;
+    const std::uint64_t index = group * kCandidatesPerGroup + lane;
     // Excluded candidates while nothing is kept, as score_scanned_group offers them.
     if (threshold == -kInfinity && ((excluded >> lane) & 1u) != 0) accumulator.offer(-kInfinity, index);
     if (valid == 0) return warp_max(accumulator.threshold() > threshold ? accumulator.threshold() : threshold);
@@ -265,7 +267,7 @@ class WarpScreenThreshold {
     // threshold that the followers meet; a follower's noise is at most the leader's.
     const double leader_score = __shfl_sync(kAllLanes, score, race.leader_lane);
     const double follower_threshold = leader_score > threshold ? leader_score : threshold;
-    const double follower_bound = add_rn(leader_noise, noise::kScreenMargin);
+    const double follower_bound = add_rn(leader_noise, kScreenMargin);
     if (in_group && !leader && !(fma_rn(spec.score_scale, u, follower_bound) < follower_threshold)) {
       score = fma_rn(spec.score_scale, u, race_noise(spec.mechanism, follower_time<Blocks>(spec, race, index)));
     }

@@ -13,7 +13,7 @@
 //     Gumbel (exponential mechanism)       -ln T
 //     exponential (permute-and-flip)       -ln(1 - e^-T)
 //     Laplace (report-noisy-max)           -ln(2 (1 - e^-T)) for T < ln 2, else ln 2 - T.
-// The selection engine draws every candidate's noise this way (shard_result.hpp); these building
+// The selection engine draws every candidate's noise this way (screened_scoring.hpp); these building
 // blocks are tested for accuracy against long double and for the joint law
 // (tests/exponential_race_test.cpp).
 #pragma once

@@ -23,6 +23,7 @@
 #include "dpselect/detail/cuda_check.cuh"
 #include "dpselect/detail/device_memory_pool.cuh"
 #include "dpselect/detail/device_groups.cuh"
+#include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/detail/warp_tiles.cuh"
 #include "dpselect/shard_result.hpp"
 namespace dpselect::detail {

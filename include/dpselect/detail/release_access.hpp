@@ -6,6 +6,7 @@
 #include <span>
 
 #include "dpselect/context.hpp"
+#include "dpselect/detail/noise_spec.hpp"
 #include "dpselect/shard_result.hpp"
 
 namespace dpselect::detail {

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/noise.hpp"
 #include "dpselect/random_key.hpp"
 
@@ -64,18 +65,18 @@ namespace dpselect::detail {
 
 // Random positions of the within-interval stage: [2^60, 2^60 + 4 * kMaxGeometricAttempts) of the
 // release's stream, which its first stage (the selection engine over the intervals) never reads:
-// noise.hpp's screen blocks lie below 2^55, race blocks in [2^61, 2^61 + 2^58), the release tag
+// noise_positions.hpp's screen blocks lie below 2^55, race blocks in [2^61, 2^61 + 2^58), the release tag
 // at 2^62 and candidate blocks at 2^63 and above (static_asserts below).
 inline constexpr std::uint64_t kGeometricPositionOffset = std::uint64_t{1} << 60;
 inline constexpr int kGeometricDigitsPerAttempt = 4;  // 16-bit digits: lengths up to 2^64
 // Each attempt is accepted with probability >= 1/2, so 128 rejections in a row have
 // probability <= 2^-128; the release then fails (counted in the floating-point delta).
 inline constexpr int kMaxGeometricAttempts = 128;
-static_assert(noise::screen_position((noise::kDetailPositionOffset - 1) / noise::kCandidatesPerGroup) <
+static_assert(screen_position((kDetailPositionOffset - 1) / kCandidatesPerGroup) <
                   kGeometricPositionOffset,
               "the within-interval draws must not overlap the screen blocks");
 static_assert(kGeometricPositionOffset + std::uint64_t{kGeometricDigitsPerAttempt} * kMaxGeometricAttempts <=
-                  noise::kRacePositionOffset,
+                  kRacePositionOffset,
               "the within-interval draws must not overlap the race blocks");
 
 // t in [0, length) with P(t) proportional to e^{-rate * t}, length >= 1. Writes
@@ -92,7 +93,7 @@ static_assert(kGeometricPositionOffset + std::uint64_t{kGeometricDigitsPerAttemp
 inline constexpr std::uint64_t kPositionsPerGeometricDraw =
     std::uint64_t{kGeometricDigitsPerAttempt} * kMaxGeometricAttempts;
 inline constexpr std::uint64_t kMaxGeometricDraws = std::uint64_t{1} << 40;
-static_assert(kGeometricPositionOffset + kMaxGeometricDraws * kPositionsPerGeometricDraw <= noise::kRacePositionOffset,
+static_assert(kGeometricPositionOffset + kMaxGeometricDraws * kPositionsPerGeometricDraw <= kRacePositionOffset,
               "every draw's positions must lie below the race blocks");
 std::uint64_t truncated_geometric(const RandomKey& key, std::uint64_t stream, double rate, std::uint64_t length,
                                   std::uint64_t draw = 0);

@@ -18,7 +18,7 @@
 //
 // A lane's first look at its group (scan_tile_group) keeps only the group's largest and smallest
 // utility and whether all are finite, in the utilities' own type: that is all the group-maximum
-// screen needs (shard_result.hpp, scan_ordinary_group). The rare group that is cut by the range
+// screen needs (screened_scoring.hpp, scan_ordinary_group). The rare group that is cut by the range
 // or holds a NaN, an infinity or a too large utility is scanned again one utility at a time, and
 // the few candidates that are scored read their utility again from global memory.
 #pragma once
@@ -28,6 +28,8 @@
 #include <cstdint>
 
 #include "dpselect/detail/device_groups.cuh"
+#include "dpselect/detail/noise_positions.hpp"
+#include "dpselect/detail/screened_scoring.hpp"
 
 namespace dpselect::detail {
 
@@ -40,7 +42,7 @@ inline constexpr unsigned int kChunkItems = 8;
 template <class T>
 inline constexpr unsigned int kSegmentItems = kSegmentBytes / sizeof(T);
 template <class T>
-inline constexpr unsigned int kSegmentsPerGroup = noise::kCandidatesPerGroup / kSegmentItems<T>;
+inline constexpr unsigned int kSegmentsPerGroup = kCandidatesPerGroup / kSegmentItems<T>;
 template <class T>
 inline constexpr unsigned int kChunksPerSegment = kSegmentItems<T> / kChunkItems;
 
@@ -95,7 +97,7 @@ __device__ __forceinline__ void stage_segment(const ArraySource<T>& source, cons
                                               bool vector_aligned, WarpTile& warp_tile, unsigned int lane) {
   const std::uint64_t first_index = tile * kTileCandidates + segment * kSegmentItems<T>;
   if (whole && vector_aligned) {
-    constexpr unsigned int group_vectors = noise::kCandidatesPerGroup * sizeof(T) / sizeof(uint4);
+    constexpr unsigned int group_vectors = kCandidatesPerGroup * sizeof(T) / sizeof(uint4);
     const uint4* const vectors = reinterpret_cast<const uint4*>(source.data + (first_index - source.first_index));
     // Load k moves vectors 32k .. 32k + 31 of the segment: 4 rows of 8, 512 contiguous bytes
     // when the rows are whole groups (float) and 4 runs of 128 bytes otherwise (double).
@@ -114,7 +116,7 @@ __device__ __forceinline__ void stage_segment(const ArraySource<T>& source, cons
 #pragma unroll 4
   for (unsigned int k = 0; k < kSegmentItems<T>; ++k) {
     const TileSlot slot = item_slot<T>(k, lane);
-    const std::uint64_t index = first_index + slot.row * noise::kCandidatesPerGroup + slot.column;
+    const std::uint64_t index = first_index + slot.row * kCandidatesPerGroup + slot.column;
     items[slot.row * kTileRowItems<T> + slot.column] =
         index >= groups.begin && index < groups.end ? __ldcs(source.data + (index - source.first_index)) : T{0};
   }
