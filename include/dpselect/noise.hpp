@@ -3,11 +3,12 @@
 /// Noise transforms shared by the CPU and GPU paths: the same 128 random bits give the same
 /// double on both.
 ///
-/// Every transform starts from one Philox block (128 bits) laid out as
-///   bit 127        sign bit (Laplace only)
-///   bit 126        tail selector: the uniform U is v (lower half) or 1 - v (upper half)
-///   bits 125..0    X, a 126-bit fixed-point number; v = (X + 1/2) * 2^-127 in (0, 1/2]
-///                  (1/2 only through the final rounding).
+/// Every transform starts from one block of 128 random bits (ChaCha20 or Philox) laid out as
+/// - bit 127: the sign bit (Laplace only);
+/// - bit 126: the tail selector: the uniform U is v (lower half) or 1 - v (upper half);
+/// - bits 125..0: X, a 126-bit fixed-point number; v = (X + 1/2) * 2^-127 in (0, 1/2]
+///   (1/2 only through the final rounding).
+///
 /// Drawing the half first and then v with 126 bits gives both tails of U (near 0 and near 1) the
 /// same relative resolution: v is exact to a relative 2^-40 whenever v >= 2^-88, an event of
 /// probability 1 - 2^-87 per draw. The noise therefore has the exact distribution's tails out to
@@ -43,6 +44,10 @@ struct SplitUniform {
   bool sign;   ///< an independent fair bit
 };
 
+/// Splits 128 random bits into the half of a uniform U, its distance v from the nearer end (126
+/// bits of resolution) and an independent sign bit (the layout of the file comment).
+/// @param bits 128 uniformly random bits.
+/// @return v in (0, 1/2], the half and the sign.
 DPSELECT_HD DPSELECT_FORCEINLINE SplitUniform split_uniform(const RandomBlock& bits) {
   const std::uint32_t w0 = bits.word[0];
   const std::uint64_t high = (static_cast<std::uint64_t>(w0 & 0x3FFFFFFFu) << 32) | bits.word[1];
@@ -67,6 +72,7 @@ DPSELECT_HD DPSELECT_FORCEINLINE double exponential(const SplitUniform& u) {
   return u.upper ? -detail::portable_log1m(u.v) : -detail::portable_log(u.v);
 }
 
+/// Standard exponential E = -ln U from 128 random bits: exponential(split_uniform(bits)).
 DPSELECT_HD DPSELECT_FORCEINLINE double exponential(const RandomBlock& bits) {
   return exponential(split_uniform(bits));
 }

@@ -17,32 +17,57 @@
 
 namespace dpselect {
 
+/// The index of no candidate: ShardResult::best_index of a shard in which every candidate was
+/// excluded (utility -inf), and ShardResult::first_invalid_index of a shard without invalid
+/// utilities.
 inline constexpr std::uint64_t kNoIndex = ~std::uint64_t{0};
 
+/// The partial result of one release over one shard (a sub-range of its candidates).
+///
+/// SECRET: it holds the shard's best noisy score and the largest |utility - reference| of its
+/// utilities, neither of which the release's privacy guarantee covers. Combine shards with merge()
+/// (any order, any grouping) and hand the total to `Release::finish()`, which checks that it came
+/// from this release and covers every candidate exactly once; publish only the Selection it
+/// returns.
 struct ShardResult {
-  // Best noisy score seen and its global index; ties go to the smallest index.
+  /// Best noisy score of the shard; ties go to the smallest index. -inf when the shard is empty or
+  /// every candidate in it is excluded.
   double best_score = -detail::kInfinity;
+  /// Global index of the candidate with best_score; kNoIndex when there is none.
   std::uint64_t best_index = kNoIndex;
-  // Largest |utility - reference| over the finite utilities, the reference being the release's
-  // (NoiseSpec::utility_reference): it bounds the floating-point slack.
+  /// Largest |utility - reference| over the finite utilities, the reference being the release's
+  /// (SelectionParams::utility_reference): it bounds the floating-point slack.
   double max_abs_shifted_utility = 0.0;
-  // Number of candidates evaluated (excluded ones included).
+  /// Number of candidates evaluated (excluded ones included).
   std::uint64_t candidates = 0;
-  // Smallest global index whose utility was NaN, +inf, beyond SelectionParams::utility_bound, or
-  // too large to scale.
+  /// Smallest global index whose utility was NaN, +inf, beyond SelectionParams::utility_bound, or
+  /// too large to scale; kNoIndex when every utility was valid. `Release::finish()` refuses a
+  /// result with an invalid utility (InvalidArgument naming the index and the value).
   std::uint64_t first_invalid_index = kNoIndex;
+  /// The utility at first_invalid_index (0 when there is none).
   double first_invalid_value = 0.0;
+  /// Which backends evaluated the shard (both, after a merge of CPU and GPU shards).
   ExecutedOn executed_on = ExecutedOn::none;
-  // Set by the release that produced it: a key- and stream-derived tag, so finish() refuses a
-  // foreign result, and a fingerprint of the evaluated ranges (summed by merge), so it refuses
-  // a merge that misses a shard or counts one twice.
+  /// A tag derived from the key and the release's stream, set by the release that produced the
+  /// result, so that `Release::finish()` refuses a result of another release (UsageError).
   std::uint64_t release_tag = 0;
+  /// A fingerprint of the evaluated index ranges, summed by merge(), so that `Release::finish()`
+  /// refuses a merge that misses a shard or counts one twice (UsageError).
   std::uint64_t coverage = 0;
+  /// True when merge() combined results of different releases (finish() then refuses it).
   bool from_several_releases = false;
 };
 
-// Associative and commutative, so any partition of a range and any reduction order give the
-// same result as one pass.
+/// Combines the results of two shards of one release into the result of their union.
+///
+/// Associative and commutative, so any partition of a range and any reduction order give the
+/// same result as one pass (for MPI: reduce with it as a custom operation; on the GPU: as the
+/// reduction operator of CUB). Callable in host and device code.
+/// @param a The result of one shard.
+/// @param b The result of another shard of the same release, disjoint from `a`'s.
+/// @return The best score of the two (ties to the smaller index), the larger
+///   max_abs_shifted_utility, the summed candidates and coverage, the first invalid utility of
+///   the two and the union of the backends. Checks nothing: `Release::finish()` checks the total.
 DPSELECT_HD DPSELECT_FORCEINLINE ShardResult merge(const ShardResult& a, const ShardResult& b) {
   ShardResult out;
   const bool a_wins = a.best_score > b.best_score ||
@@ -64,7 +89,9 @@ DPSELECT_HD DPSELECT_FORCEINLINE ShardResult merge(const ShardResult& a, const S
   return out;
 }
 
+/// merge() as a function object, for reductions that take one (`std::reduce`, CUB, Thrust).
 struct MergeShards {
+  /// merge(a, b).
   DPSELECT_HD DPSELECT_FORCEINLINE ShardResult operator()(const ShardResult& a,
                                                           const ShardResult& b) const {
     return merge(a, b);
