@@ -6,9 +6,12 @@ utilities, exact top-k, one pick per row, repeated releases, pricing, private qu
 (dpselect.quantiles) and the sparse vector technique, on the CPU or a GPU, with the
 same random bits as the C++ library and the ``dpselect`` command for the same key.
 
-Arrays are never copied: NumPy arrays (float32/float64, C-contiguous) and any ``__dlpack__``
-producer (CuPy, PyTorch, JAX) go straight to the C++ core; device memory runs on the GPU. The GIL
-is released during every release.
+Arrays of the dtype a function reads are never copied: NumPy arrays (float32/float64,
+C-contiguous) and any ``__dlpack__`` producer (CuPy, PyTorch, JAX) go straight to the C++ core;
+device memory runs on the GPU. Anything else in host memory (lists, tuples, integer or bool
+arrays) is converted once with ``numpy.asarray(x, dtype=numpy.float64)``; an integer beyond 2**53
+in magnitude, which float64 cannot hold exactly, is a ValueError. The GIL is released during
+every release.
 
 Example::
 
@@ -22,9 +25,16 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from . import _dpselect as _core
+from ._arrays import ArrayLike
 from ._arrays import as_host_or_device as _as_host_or_device
+from ._arrays import check_labels as _check_labels
+from ._arrays import length_of as _length_of
 from ._arrays import params_of as _params_of
+from ._arrays import pick_labels as _pick_labels
 from ._backend import warn_if_gpu_unusable as _warn_if_gpu_unusable
 from ._dpselect import (
     AccountedBound,
@@ -80,56 +90,387 @@ from .sparse_vector import *  # noqa: E402,F401,F403
 __all__ += accounting.__all__ + noise.__all__ + pricing.__all__ + quantiles.__all__ + sparse_vector.__all__
 
 
-def select(context: Context, utilities, params: SelectionParams | None = None, *, stream: int = 0,
-           **fields) -> Selection:
+
+_SELECTION_REQUIRED = ("epsilon", "sensitivity")
+# The defaults of the keyword parameters below, for the fast checks (CPython shares the constant
+# 0.0 of a module; where it does not, the general check in _params_of gives the same answer).
+_EXPONENTIAL = Mechanism.EXPONENTIAL
+_AUTO = Backend.AUTO
+_NO_BOUND = 0.0
+
+
+def _selection_params(function, params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend,
+                      utility_reference) -> SelectionParams:
+    # The common cases first, without building anything (a release from Python costs microseconds).
+    if params is None:
+        if epsilon is not None and sensitivity is not None:
+            return SelectionParams(epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference)
+    elif (type(params) is SelectionParams and epsilon is None and sensitivity is None and mechanism is _EXPONENTIAL
+          and monotone is False and utility_bound is _NO_BOUND and backend is _AUTO and utility_reference is None):
+        return params
+    fields = {"epsilon": epsilon, "sensitivity": sensitivity, "mechanism": mechanism, "monotone": monotone,
+              "utility_bound": utility_bound, "backend": backend, "utility_reference": utility_reference}
+    return _params_of(SelectionParams, params, fields, function.__kwdefaults__, _SELECTION_REQUIRED)
+
+
+def _attach(result, name: str, value):
+    # The results carry Python attributes (nb::dynamic_attr): the label properties read them.
+    setattr(result, name, value)
+    return result
+
+
+def select(
+    context: Context,
+    utilities: ArrayLike,
+    params: SelectionParams | None = None,
+    *,
+    epsilon: float | None = None,
+    sensitivity: float | None = None,
+    mechanism: Mechanism = Mechanism.EXPONENTIAL,
+    monotone: bool = False,
+    utility_bound: float = 0.0,
+    backend: Backend = Backend.AUTO,
+    utility_reference: float | None = None,
+    labels: Sequence[Any] | None = None,
+    stream: int = 0,
+) -> Selection:
     """One private release: the index of a high-utility candidate.
 
-    ``utilities``: 1-D float32/float64 in host memory (NumPy, or DLPack on the CPU) or on a CUDA
-    device (CuPy, PyTorch, JAX; ordered on ``stream``, a cudaStream_t as an int, 0 the default).
-    ``params`` (a SelectionParams) or its fields as keywords: ``epsilon``, ``sensitivity``,
-    ``mechanism``, ``monotone``, ``utility_bound``, ``backend``, ``utility_reference``. Raises
-    InvalidArgument (a ValueError) for a bad value and BudgetExceeded when the context's
-    accountant refuses; in both cases nothing is charged or drawn.
+    Parameters
+    ----------
+    context : Context
+        The source of the release's randomness (and its accountant, if one was given to
+        ``Context.charge_to``). ``Context.fixed_seed`` is NOT PRIVATE.
+    utilities : array_like
+        One utility per candidate, 1-D, at least one: finite, or -inf to exclude a candidate
+        (private only when the excluded set is the same for all neighbouring datasets).
+        float32/float64 NumPy arrays (C-contiguous) and DLPack producers (CuPy, PyTorch, JAX, in
+        host or CUDA device memory) are read without a copy; anything else in host memory
+        (lists, tuples, integer or bool arrays) is converted once with
+        ``numpy.asarray(utilities, dtype=numpy.float64)``.
+    params : SelectionParams, optional
+        All the privacy parameters at once; then leave the keywords below at their defaults.
+    epsilon : float
+        The privacy loss of the release: finite and > 0. Required unless ``params`` is given.
+    sensitivity : float
+        Delta, the most any utility changes between neighbouring datasets: finite and > 0.
+        Required unless ``params`` is given.
+    mechanism : Mechanism, default Mechanism.EXPONENTIAL
+        EXPONENTIAL, PERMUTE_AND_FLIP or LAPLACE_NOISY_MAX.
+    monotone : bool, default False
+        True when between any two neighbours all utilities move the same way (counting
+        queries): the noise halves. A false claim breaks the guarantee.
+    utility_bound : float, default 0.0
+        A public bound B >= |u - utility_reference| (>= |u| without a reference) for every
+        candidate and dataset, >= 0; 0 means none. With a bound the floating-point slack is public
+        and a utility beyond B is an error; without one the slack depends on the data.
+    backend : Backend, default Backend.AUTO
+        AUTO (a usable GPU, else the CPU), CPU or GPU.
+    utility_reference : float, optional
+        A public value near the utilities the scores are computed from (finite); None: the first
+        utility (0 with a ``utility_bound``). It does not change the distribution.
+    labels : sequence, optional
+        The candidates themselves (names, keys, values), one per utility; ``result.label`` is then
+        ``labels[result.index]``. Public: the candidate universe, which must not depend on the
+        private data.
+    stream : int, default 0
+        For device arrays: the CUDA stream (a cudaStream_t as an int, 0 the default stream) the
+        work is ordered on.
+
+    Returns
+    -------
+    Selection
+        ``index`` (the chosen candidate), ``label`` (``labels[index]``, or None without labels)
+        and ``report`` (the epsilon spent, the noise scale, where it ran, the floating-point
+        slack: public unless ``report.slack.depends_on_data``).
+
+    Raises
+    ------
+    InvalidArgument
+        (a ValueError) a bad parameter (epsilon or sensitivity not finite and > 0, a negative
+        utility_bound, a utility_reference that is not finite, ...) or no utilities, before
+        anything is charged or drawn; a NaN, +inf or out-of-bound utility found during the pass
+        (then the release is charged, as in C++), the message naming ``utilities[i]``.
+    ValueError
+        utilities not 1-D, a strided float array, an integer beyond 2**53 in magnitude (naming
+        it), or ``len(labels)`` different from the number of utilities: nothing charged or drawn.
+    TypeError
+        utilities that are not numbers, ``params`` together with keywords, or neither epsilon
+        and sensitivity nor ``params``.
+    BudgetExceeded
+        The context's accountant refuses the release: nothing is charged or drawn.
+    BackendUnavailable
+        ``backend=Backend.GPU`` (or device utilities) without a usable GPU.
+
+    Notes
+    -----
+    Each call is epsilon-DP for utilities of sensitivity Delta under exact arithmetic:
+
+    - EXPONENTIAL: P(r) proportional to exp(epsilon u(r) / (2 Delta)) (exp(epsilon u(r) / Delta)
+      when monotone), sampled exactly as the arg-max of the scaled utilities plus Gumbel noise
+      (Dwork & Roth 2014, Def 3.4, Thm 3.10). With probability >= 1 - e^-t the chosen utility is
+      at least OPT - (2 Delta / epsilon)(ln(n / |OPT set|) + t) (Dwork & Roth 2014, Thm 3.11).
+    - PERMUTE_AND_FLIP: report-noisy-max with one-sided exponential noise of scale
+      2 Delta / epsilon (Delta / epsilon when monotone) (McKenna & Sheldon 2020; Ding et al.
+      2021), never worse than the exponential mechanism in expected utility.
+    - LAPLACE_NOISY_MAX: report-noisy-max with Laplace noise of scale 2 Delta / epsilon
+      (Delta / epsilon when monotone; Dwork & Roth 2014, Claim 3.9).
+
+    The computed mechanism is (epsilon + report.slack.epsilon, report.slack.delta)-DP in double
+    arithmetic. Ties go to the smallest index. The label is a function of the released index and
+    the public labels, so it costs nothing more (post-processing, Dwork & Roth 2014, Prop 2.1).
+
+    Device arrays: the work is ordered on ``stream`` and the call synchronizes that stream before
+    it returns, so the array may be reused or freed afterwards. The GIL is released during the
+    release.
+
+    Examples
+    --------
+    >>> context = dpselect.Context.fixed_seed(1)          # NOT PRIVATE: tests only
+    >>> pick = dpselect.select(context, [3, 7, 5], epsilon=1.0, sensitivity=1.0,
+    ...                        labels=["a", "b", "c"])
+    >>> pick.label in ("a", "b", "c")
+    True
     """
-    params = _params_of(SelectionParams, params, fields)
-    _warn_if_gpu_unusable(params.backend)
+    params = _selection_params(select, params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend,
+                               utility_reference)
     where, array = _as_host_or_device(utilities, "utilities")
+    if labels is not None:
+        _check_labels(labels, _length_of(where, array)[0])
+    _warn_if_gpu_unusable(params.backend)
     if where == "host":
-        return _core.select_host(context, array, params)
-    return _core.select_device(context, array, params, stream)
+        result = _core.select_host(context, array, params)
+    else:
+        result = _core.select_device(context, array, params, stream)
+    return result if labels is None else _attach(result, "_label", labels[result.index])
 
 
-def select_top_k(context: Context, utilities, k: int, params: SelectionParams | None = None, *,
-                 stream: int = 0, **fields) -> TopKSelection:
+def select_top_k(
+    context: Context,
+    utilities: ArrayLike,
+    k: int,
+    params: SelectionParams | None = None,
+    *,
+    epsilon: float | None = None,
+    sensitivity: float | None = None,
+    mechanism: Mechanism = Mechanism.EXPONENTIAL,
+    monotone: bool = False,
+    utility_bound: float = 0.0,
+    backend: Backend = Backend.AUTO,
+    utility_reference: float | None = None,
+    labels: Sequence[Any] | None = None,
+    stream: int = 0,
+) -> TopKSelection:
     """The k candidates of highest noisy score, in order, from one pass (exponential mechanism).
 
-    ``params.epsilon`` is the epsilon of each of the k picks: k * epsilon in all by basic
-    composition (report.epsilon_total_basic), or report.rho in zCDP.
+    Parameters
+    ----------
+    context : Context
+        The source of the release's randomness and its accountant.
+    utilities : array_like
+        One utility per candidate, 1-D, as for :func:`select` (float32/float64 arrays and DLPack
+        producers without a copy; anything else converted once with
+        ``numpy.asarray(utilities, dtype=numpy.float64)``).
+    k : int
+        The number of candidates released: 1 <= k <= len(utilities) (k <= 1024 with
+        ``backend=Backend.GPU``).
+    params : SelectionParams, optional
+        The parameters of each pick at once; then leave the keywords at their defaults.
+    epsilon : float
+        The privacy loss of EACH of the k picks (finite, > 0): k * epsilon in all by basic
+        composition. Required unless ``params`` is given.
+    sensitivity : float
+        Delta of the utilities, finite and > 0. Required unless ``params`` is given.
+    mechanism : Mechanism, default Mechanism.EXPONENTIAL
+        Must be EXPONENTIAL: only the exponential mechanism's Gumbel noise gives peeling's
+        distribution in one pass.
+    monotone, utility_bound, backend, utility_reference
+        As for :func:`select`.
+    labels : sequence, optional
+        One public label per candidate; ``result.labels`` is then the k labels in release order
+        (a NumPy array when ``labels`` is one, a list otherwise).
+    stream : int, default 0
+        For device arrays: the CUDA stream the work is ordered on.
+
+    Returns
+    -------
+    TopKSelection
+        ``indices`` (k indices, largest noisy score first), ``labels`` (or None) and ``report``
+        (``per_pick``, ``epsilon_total_basic`` = k * epsilon, ``rho``).
+
+    Raises
+    ------
+    InvalidArgument
+        k = 0 or k > len(utilities), a mechanism other than EXPONENTIAL, or a bad parameter, as
+        for :func:`select`: nothing charged or drawn.
+    ValueError, TypeError, BudgetExceeded, BackendUnavailable
+        As for :func:`select`.
+
+    Notes
+    -----
+    Gumbel noise of the exponential mechanism's scale added once, with the k largest noisy
+    scores reported in order, has exactly the distribution of k rounds of peeling exponential
+    mechanism with epsilon each (Durfee & Rogers 2019). The k picks together are
+    k * epsilon-DP by basic composition (Dwork & Roth 2014, Thm 3.16) and
+    (k epsilon^2 / 8)-zCDP (each round is epsilon-bounded-range, Cesar & Rogers 2021):
+    ``report.rho``, convertible with :func:`epsilon_from_zcdp_tight` (Canonne, Kamath & Steinke
+    2020, Cor 13). The accountant is charged the k picks together before any noise is drawn.
+    Labels are public and cost nothing (post-processing). Device arrays: ordered on ``stream``,
+    which the call synchronizes.
     """
-    params = _params_of(SelectionParams, params, fields)
-    _warn_if_gpu_unusable(params.backend)
+    params = _selection_params(select_top_k, params, epsilon, sensitivity, mechanism, monotone, utility_bound,
+                               backend, utility_reference)
     where, array = _as_host_or_device(utilities, "utilities")
-    if where == "host":
-        return _core.top_k_host(context, array, k, params)
-    return _core.top_k_device(context, array, k, params, stream)
-
-
-def select_rows(context: Context, utilities, params: SelectionParams | None = None, **fields) -> RowsSelection:
-    """One private release per row of a 2-D host array (rows x cols), one epsilon for every row."""
-    params = _params_of(SelectionParams, params, fields)
+    if labels is not None:
+        _check_labels(labels, _length_of(where, array)[0])
     _warn_if_gpu_unusable(params.backend)
+    if where == "host":
+        result = _core.top_k_host(context, array, k, params)
+    else:
+        result = _core.top_k_device(context, array, k, params, stream)
+    return result if labels is None else _attach(result, "_labels", _pick_labels(labels, result.indices))
+
+
+def select_rows(
+    context: Context,
+    utilities: ArrayLike,
+    params: SelectionParams | None = None,
+    *,
+    epsilon: float | None = None,
+    sensitivity: float | None = None,
+    mechanism: Mechanism = Mechanism.EXPONENTIAL,
+    monotone: bool = False,
+    utility_bound: float = 0.0,
+    backend: Backend = Backend.AUTO,
+    utility_reference: float | None = None,
+    labels: Sequence[Any] | None = None,
+) -> RowsSelection:
+    """One private release per row of a 2-D host matrix (rows x cols), one epsilon for every row.
+
+    Parameters
+    ----------
+    context : Context
+        The source of the releases' randomness and their accountant.
+    utilities : array_like
+        A rows x cols matrix in host memory, row r holding the utilities of row r's candidates.
+        A C-contiguous float32/float64 array is read without a copy; anything else (nested lists,
+        integer arrays, ...) is converted once with
+        ``numpy.asarray(utilities, dtype=numpy.float64)``.
+    params : SelectionParams, optional
+        The parameters of every row at once; then leave the keywords at their defaults.
+    epsilon : float
+        The privacy loss of each row's release (finite, > 0). Required unless ``params`` is given.
+    sensitivity : float
+        Delta of every row's utilities, finite and > 0. Required unless ``params`` is given.
+    mechanism, monotone, utility_bound, backend, utility_reference
+        As for :func:`select`.
+    labels : sequence, optional
+        One public label per column (the candidates every row chooses among); ``result.labels``
+        is then the chosen label of each row (a NumPy array when ``labels`` is one, a list
+        otherwise).
+
+    Returns
+    -------
+    RowsSelection
+        ``indices`` (a NumPy int64 array, the chosen column of each row), ``labels`` (or None),
+        ``streams`` (uint64), ``reports`` and ``selections`` (one Selection per row).
+
+    Raises
+    ------
+    InvalidArgument
+        A bad parameter or an empty matrix (nothing charged or drawn); a NaN or +inf utility
+        found during the pass (named ``utilities[r, c]``-style by the library).
+    ValueError
+        A matrix that is not 2-D, a strided float array, device memory, an integer beyond 2**53,
+        or ``len(labels)`` different from the number of columns: nothing charged or drawn.
+    TypeError, BudgetExceeded, BackendUnavailable
+        As for :func:`select`.
+
+    Notes
+    -----
+    Each row is a separate epsilon-DP release (sources as for :func:`select`) with its own
+    stream: row r's pick equals a :func:`select` over row r as the context's (first stream +
+    r)-th release. The accountant is charged every row together, before any stream is drawn. Rows
+    about the same data compose: rows * epsilon in all by basic composition (Dwork & Roth 2014,
+    Thm 3.16). Labels are public and cost nothing (post-processing).
+    """
+    params = _selection_params(select_rows, params, epsilon, sensitivity, mechanism, monotone, utility_bound,
+                               backend, utility_reference)
     where, array = _as_host_or_device(utilities, "utilities", ndim=2)
     if where != "host":
         raise ValueError("select_rows takes host memory from Python so far; copy the matrix to the host")
-    return _core.rows_host(context, array, params)
-
-
-def select_repeated(context: Context, utilities, releases: int, params: SelectionParams | None = None,
-                    **fields) -> RowsSelection:
-    """``releases`` independent releases over one row (Monte Carlo studies, the auditor)."""
-    params = _params_of(SelectionParams, params, fields)
+    if labels is not None:
+        _check_labels(labels, _length_of(where, array)[1], "columns")
     _warn_if_gpu_unusable(params.backend)
+    result = _core.rows_host(context, array, params)
+    return result if labels is None else _attach(result, "_labels", _pick_labels(labels, result.indices))
+
+
+def select_repeated(
+    context: Context,
+    utilities: ArrayLike,
+    releases: int,
+    params: SelectionParams | None = None,
+    *,
+    epsilon: float | None = None,
+    sensitivity: float | None = None,
+    mechanism: Mechanism = Mechanism.EXPONENTIAL,
+    monotone: bool = False,
+    utility_bound: float = 0.0,
+    backend: Backend = Backend.AUTO,
+    utility_reference: float | None = None,
+    labels: Sequence[Any] | None = None,
+) -> RowsSelection:
+    """``releases`` independent releases over one row of utilities (Monte Carlo studies, the auditor).
+
+    Parameters
+    ----------
+    context : Context
+        The source of the releases' randomness and their accountant.
+    utilities : array_like
+        One utility per candidate, 1-D, in host memory, as for :func:`select` (converted once
+        with ``numpy.asarray(utilities, dtype=numpy.float64)`` unless float32/float64).
+    releases : int
+        The number of releases, >= 1. Every release is held in memory until the call returns:
+        make large studies in batches.
+    params : SelectionParams, optional
+        The parameters of each release at once; then leave the keywords at their defaults.
+    epsilon : float
+        The privacy loss of EACH release (finite, > 0). Required unless ``params`` is given.
+    sensitivity : float
+        Delta of the utilities, finite and > 0. Required unless ``params`` is given.
+    mechanism, monotone, utility_bound, backend, utility_reference
+        As for :func:`select`.
+    labels : sequence, optional
+        One public label per candidate; ``result.labels`` is then each release's label.
+
+    Returns
+    -------
+    RowsSelection
+        ``indices`` (a NumPy int64 array, one index per release), ``labels`` (or None),
+        ``streams``, ``reports`` and ``selections``.
+
+    Raises
+    ------
+    InvalidArgument
+        releases = 0, or as for :func:`select`.
+    ValueError, TypeError, BudgetExceeded, BackendUnavailable
+        As for :func:`select` (device memory is a ValueError here).
+
+    Notes
+    -----
+    Release i equals the context's (first stream + i)-th :func:`select` (sources there). The
+    releases are about the same data, so they compose: the accountant is charged ``releases``
+    releases of epsilon (releases * epsilon in all, Dwork & Roth 2014, Thm 3.16) before any
+    stream is drawn.
+    """
+    params = _selection_params(select_repeated, params, epsilon, sensitivity, mechanism, monotone, utility_bound,
+                               backend, utility_reference)
     where, array = _as_host_or_device(utilities, "utilities")
     if where != "host":
         raise ValueError("select_repeated takes host memory from Python so far; copy the row to the host")
-    return _core.repeated_host(context, array, params, releases)
+    if labels is not None:
+        _check_labels(labels, _length_of(where, array)[0])
+    _warn_if_gpu_unusable(params.backend)
+    result = _core.repeated_host(context, array, params, releases)
+    return result if labels is None else _attach(result, "_labels", _pick_labels(labels, result.indices))

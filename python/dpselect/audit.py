@@ -23,7 +23,7 @@ mechanism written in Python::
         # 0, D': it is 1): e^1 / (1 + e^1) on the true bit.
         utilities = np.array([0.0, 1.0] if on_d_prime else [1.0, 0.0])
         picks = dpselect.select_repeated(context, utilities, runs, epsilon=1.0, sensitivity=0.5)
-        return np.array([s.index for s in picks.selections], dtype=np.int64)
+        return picks.indices                     # a NumPy int64 array, one index per release
 
     target = audit.AuditTarget("randomized response", "bit 0 vs 1", 1.0, 0.0, randomized_response)
     audit.run(target, runs=20_000, selection_runs=2_000).passed
@@ -34,6 +34,8 @@ calling thread; an exception they raise ends the audit and propagates unchanged.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ._arrays import params_of
 from ._dpselect import audit as _core
@@ -62,25 +64,77 @@ __all__ = [
 
 
 def library_targets() -> list[AuditTarget]:
-    """Every mechanism of the library on its neighbour patterns, at CI-friendly parameters (small
-    ranges, epsilon around 1), as ``dpselect audit`` runs them: selection_audits(),
-    sparse_vector_audits(), noise_audits() and quantile_audits(), in that order. Each claim is the library's
-    documented guarantee; every one should pass.
+    """Every mechanism of the library on its neighbour patterns, as ``dpselect audit`` runs them.
+
+    Returns
+    -------
+    list of AuditTarget
+        selection_audits(), sparse_vector_audits(), noise_audits() and quantile_audits(), in that
+        order, at CI-friendly parameters (small ranges, epsilon around 1). Each claim is the
+        library's documented guarantee; every one should pass.
     """
     return _core.all_audits()
 
 
-def run(target: AuditTarget, options: AuditOptions | None = None, **fields) -> AuditResult:
-    """Audits ``target`` (an AuditTarget) and returns its AuditResult.
+def run(
+    target: AuditTarget,
+    options: AuditOptions | None = None,
+    *,
+    selection_runs: int = 20_000,
+    runs: int = 200_000,
+    confidence: float = 0.95,
+    max_events: int = 16,
+    seed: int = 1,
+    progress: Callable[[int, int], object] | None = None,
+) -> AuditResult:
+    """Audits ``target`` and returns its AuditResult.
 
-    ``options`` (an AuditOptions) or its fields as keywords: ``selection_runs`` (default 20 000
-    releases per input to choose the events), ``runs`` (200 000 per input to bound them),
-    ``confidence`` (0.95, joint over all bounds of the audit), ``max_events`` (16), ``seed`` (1),
-    ``progress`` (None, or progress(done, total)). The same target, options and seed give the same
-    result as ``dpselect audit --seed``. Raises InvalidArgument (a ValueError) for bad options,
-    naming the field, and whatever a Python callable of the audit raises.
+    Parameters
+    ----------
+    target : AuditTarget
+        The mechanism and its claim: one of :func:`library_targets` or a Python mechanism.
+    options : AuditOptions, optional
+        All the options at once; then leave the keywords at their defaults.
+    selection_runs : int, default 20000
+        Releases per input to choose the events, >= 1.
+    runs : int, default 200000
+        Releases per input to bound them, >= 1.
+    confidence : float, default 0.95
+        The joint confidence of all the bounds of the audit, in (0, 1).
+    max_events : int, default 16
+        The most events carried from the selection run to the test run, >= 1.
+    seed : int, default 1
+        Every context of the audit derives from it: the same target, options and seed give the
+        same result as ``dpselect audit --seed``.
+    progress : callable, optional
+        progress(done, total), called with the releases made so far and the total
+        2 (selection_runs + runs).
+
+    Returns
+    -------
+    AuditResult
+        ``passed`` and the ``bounds`` (epsilon and delta lower bounds, the worst events).
+
+    Raises
+    ------
+    InvalidArgument
+        (a ValueError) bad options, naming the field.
+    TypeError
+        A target that is not an AuditTarget, or ``options`` together with keywords.
+    Exception
+        Whatever a Python callable of the audit (the target's run, ``progress``) raises, unchanged.
+
+    Notes
+    -----
+    Clopper-Pearson intervals on the events' probabilities bound epsilon and delta from below
+    with probability >= confidence (events chosen on a separate run, as StatDP, Ding et al. 2018,
+    and DP-Sniper, Bichsel et al. 2021, do). Passing is evidence, not proof; failing proves, at
+    that confidence, that the implementation breaks its claim. The GIL is released while the
+    audit runs, except inside Python callables.
     """
-    options = params_of(AuditOptions, options, fields, name="options")
+    fields = {"selection_runs": selection_runs, "runs": runs, "confidence": confidence, "max_events": max_events,
+              "seed": seed, "progress": progress}
+    options = params_of(AuditOptions, options, fields, run.__kwdefaults__, name="options")
     if not isinstance(target, AuditTarget):
         raise TypeError(f"target must be a dpselect.audit.AuditTarget (got {type(target).__name__})")
     return _core.run_audit(target, options)

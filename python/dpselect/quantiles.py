@@ -14,7 +14,9 @@ tuples (Gillenwater, Joseph & Kulesza 2021; best up to about 10 quantiles); RECU
 INDEPENDENT_ZCDP (an (epsilon, delta) total).
 
 :class:`QuantileData` prepares the data once (clipped, placed on the grid and sorted; host arrays
-on all cores, CUDA device arrays on the GPU): build it once for many releases. Its size, its
+on all cores, CUDA device arrays on the GPU): build it once for many releases. float32/float64
+arrays are read without a copy; anything else (lists, integer arrays) is converted once with
+``numpy.asarray(x, dtype=numpy.float64)`` (an integer beyond 2**53 is a ValueError). Its size, its
 sorted positions and the ``nonprivate_*`` diagnostics are computed from the data: NOT PRIVATE.
 
 Example::
@@ -28,13 +30,15 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Tuple, Union
 
 import numpy as np
 
 from . import _dpselect as _core
-from ._arrays import as_host_or_device, params_of
+from ._arrays import ArrayLike, as_host_or_device, params_of
 from ._backend import warn_if_gpu_unusable
 from ._dpselect import (
+    Backend,
     Context,
     QuantileDiagnostics,
     QuantileGrid,
@@ -56,11 +60,15 @@ __all__ = [
 ]
 
 
+# A public range: a QuantileRange or a (lower, upper) pair of numbers.
+RangeLike = Union[QuantileRange, Tuple[float, float], Sequence[float]]
+
+
 def _as_range(value, name: str = "range") -> QuantileRange:
     """A QuantileRange, or one made from a (lower, upper) pair of numbers."""
     if isinstance(value, QuantileRange):
         return value
-    if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
+    if isinstance(value, (Sequence, np.ndarray)) and not isinstance(value, str) and len(value) == 2:
         lower, upper = value
         return QuantileRange(float(lower), float(upper))
     raise TypeError(f"{name} must be a dpselect.QuantileRange or a (lower, upper) pair (got {type(value).__name__})")
@@ -69,17 +77,42 @@ def _as_range(value, name: str = "range") -> QuantileRange:
 class QuantileData(_core.QuantileData):
     """The data of quantile releases over one range, prepared once.
 
-    ``QuantileData(values, range, *, stream=0)``: ``values`` a 1-D float32 or float64 array in
-    host memory (NumPy, or DLPack on the CPU) or on a CUDA device (CuPy, PyTorch, JAX; read on
-    ``stream``, a cudaStream_t as an int), handed to the library without a conversion; ``range`` a
-    :class:`QuantileRange` or a (lower, upper) pair. Each value is clipped to the range, placed on
-    its grid and sorted (8 bytes per value, 4 for float32 device values; host values on all cores,
-    device values on the GPU, where they stay). Raises InvalidArgument for a bad range, no values or a NaN (naming
-    ``data[i]``), BackendUnavailable for device values without a usable GPU. ``size`` / ``len()``
-    and ``sorted_positions()`` are computed from the data: NOT PRIVATE, never publish them.
+    Each value is clipped to the range, placed on its grid and sorted (8 bytes per value, 4 for
+    float32 device values; host values on all cores, device values on the GPU, where they stay).
+    Build it once and reuse it for many releases.
+
+    Parameters
+    ----------
+    values : array_like
+        The data, 1-D, at least one value, no NaN (values outside the range are clipped to it).
+        float32/float64 arrays in host memory (NumPy, or DLPack on the CPU) or on a CUDA device
+        (CuPy, PyTorch, JAX) are read without a conversion; anything else in host memory (a list,
+        an integer array) is converted once with ``numpy.asarray(values, dtype=numpy.float64)``.
+    range : QuantileRange or (float, float)
+        The public range [lower, upper] the releases are over.
+    stream : int, default 0
+        For device values: the CUDA stream (a cudaStream_t as an int) they are read on; the
+        constructor synchronizes it.
+
+    Raises
+    ------
+    InvalidArgument
+        (a ValueError) a bad range, no values, more than 2^40 values, or a NaN (naming
+        ``data[i]``).
+    ValueError
+        values not 1-D, a strided float array, or an integer beyond 2**53 in magnitude.
+    TypeError
+        values that are not numbers, or a range that is not a QuantileRange or a pair.
+    BackendUnavailable
+        Device values without a usable GPU.
+
+    Notes
+    -----
+    ``size`` / ``len()`` and ``sorted_positions()`` are computed from the data: NOT PRIVATE,
+    never publish them.
     """
 
-    def __init__(self, values, range, *, stream: int = 0) -> None:
+    def __init__(self, values: ArrayLike, range: RangeLike, *, stream: int = 0) -> None:
         where, array = as_host_or_device(values, "values")
         if where == "host":
             super().__init__(array, _as_range(range))
@@ -89,12 +122,6 @@ class QuantileData(_core.QuantileData):
 
 def _as_data(data, value_range: QuantileRange) -> _core.QuantileData:
     return data if isinstance(data, _core.QuantileData) else QuantileData(data, value_range)
-
-
-def _quantile_params(kind, params, fields: dict):
-    if "range" in fields:
-        fields = dict(fields, range=_as_range(fields["range"]))
-    return params_of(kind, params, fields)
 
 
 def _levels(qs) -> list[float]:
@@ -108,57 +135,231 @@ def _levels(qs) -> list[float]:
     return levels.tolist()
 
 
-def select_quantile(context: Context, data, q: float, params: QuantileParams | None = None,
-                    **fields) -> QuantileRelease:
-    """One private q-quantile (q in [0, 1]), a point of the range's grid.
+def select_quantile(
+    context: Context,
+    data: QuantileData | ArrayLike,
+    q: float,
+    params: QuantileParams | None = None,
+    *,
+    range: RangeLike | None = None,
+    epsilon: float | None = None,
+    neighbours: RecordNeighbours = RecordNeighbours.REPLACE_ONE_RECORD,
+    max_points: int = 0,
+    backend: Backend = Backend.AUTO,
+) -> QuantileRelease:
+    """One private q-quantile, a point of the range's grid.
 
-    ``data``: a :class:`QuantileData`, or an array as QuantileData takes it (then prepared over
-    ``params.range`` for this call only: build a QuantileData once for many releases).
-    ``params`` (a QuantileParams) or its fields as keywords: ``range`` (a QuantileRange or a
-    (lower, upper) pair), ``epsilon``, ``neighbours``, ``max_points``, ``backend``.
+    Parameters
+    ----------
+    context : Context
+        The source of the release's randomness and its accountant.
+    data : QuantileData or array_like
+        A :class:`QuantileData`, or values as QuantileData takes them (then prepared over
+        ``range`` for this call only: build a QuantileData once for many releases).
+    q : float
+        The quantile level, in [0, 1] (0.5: the median).
+    params : QuantileParams, optional
+        All the parameters at once; then leave the keywords at their defaults.
+    range : QuantileRange or (float, float)
+        The public range [lower, upper] (finite, lower < upper). Required unless ``params`` is
+        given.
+    epsilon : float
+        The privacy loss of the release, finite and > 0. Required unless ``params`` is given.
+    neighbours : RecordNeighbours, default RecordNeighbours.REPLACE_ONE_RECORD
+        REPLACE_ONE_RECORD (n public; sensitivity 1) or ADD_OR_REMOVE_RECORD (sensitivity
+        max(q, 1 - q)).
+    max_points : int, default 0
+        A public upper bound on the number of values (0: none); it makes the floating-point slack
+        independent of the data under ADD_OR_REMOVE_RECORD (more values is an error).
+    backend : Backend, default Backend.AUTO
+        AUTO (follows the data), CPU or GPU.
 
-    The exponential mechanism with utility -|#{x_i < t} - q n| (Smith 2011), whose sensitivity is
-    1 (REPLACE_ONE_RECORD) or max(q, 1 - q) (ADD_OR_REMOVE_RECORD). Under ADD_OR_REMOVE_RECORD
-    without ``max_points`` the report's slack reveals n (slack.depends_on_data): do not publish
-    it. Raises InvalidArgument (a ValueError) for a bad value and BudgetExceeded when the
-    context's accountant refuses; in both cases nothing is charged or drawn.
+    Returns
+    -------
+    QuantileRelease
+        ``value`` (a grid point of the range), ``grid_index`` and ``report``.
+
+    Raises
+    ------
+    InvalidArgument
+        (a ValueError) q outside [0, 1], a bad range or epsilon, or bad data, naming the
+        parameter and its value.
+    ValueError, TypeError
+        Data that are not a 1-D array of numbers (as for :class:`QuantileData`), ``params``
+        together with keywords, or neither range and epsilon nor ``params``.
+    BudgetExceeded
+        The context's accountant refuses the release.
+
+    In every case nothing is charged or drawn.
+
+    Notes
+    -----
+    The exponential mechanism with utility -|#{x_i < t} - q n| (Smith 2011), epsilon-DP
+    (Dwork & Roth 2014, Thm 3.10), sampled exactly over a public grid of 2^40 + 1 points so that
+    the output's low bits reveal nothing (Mironov 2012). Under ADD_OR_REMOVE_RECORD without
+    ``max_points`` the report's slack reveals n (``slack.depends_on_data``): do not publish it.
+    Device data were synchronized when the QuantileData was built.
     """
-    params = _quantile_params(QuantileParams, params, fields)
+    fields = {"range": None if range is None else _as_range(range), "epsilon": epsilon, "neighbours": neighbours,
+              "max_points": max_points, "backend": backend}
+    params = params_of(QuantileParams, params, fields, select_quantile.__kwdefaults__, ("range", "epsilon"))
     warn_if_gpu_unusable(params.backend)
     return _core.select_quantile(context, _as_data(data, params.range), float(q), params)
 
 
-def select_quantiles(context: Context, data, qs, params: QuantilesParams | None = None,
-                     **fields) -> QuantilesRelease:
+def select_quantiles(
+    context: Context,
+    data: QuantileData | ArrayLike,
+    qs: Sequence[float] | np.ndarray,
+    params: QuantilesParams | None = None,
+    *,
+    range: RangeLike | None = None,
+    epsilon: float | None = None,
+    method: QuantilesMethod = QuantilesMethod.JOINT_EXPONENTIAL,
+    delta: float = 0.0,
+    neighbours: RecordNeighbours = RecordNeighbours.REPLACE_ONE_RECORD,
+    max_points: int = 0,
+    backend: Backend = Backend.AUTO,
+) -> QuantilesRelease:
     """Several private quantiles, one grid point per level of ``qs``, non-decreasing.
 
-    ``qs``: a sequence or 1-D array of levels, non-empty, each in [0, 1], strictly increasing.
-    ``data`` as for :func:`select_quantile`. ``params`` (a QuantilesParams) or its fields as
-    keywords: ``range``, ``epsilon`` (for all the quantiles together), ``method`` (a
-    QuantilesMethod, JOINT_EXPONENTIAL by default), ``delta`` (INDEPENDENT_ZCDP only),
-    ``neighbours``, ``max_points``, ``backend``. The whole release is charged once, after every
-    check; a refusal charges and draws nothing.
+    Parameters
+    ----------
+    context : Context
+        The source of the release's randomness and its accountant.
+    data : QuantileData or array_like
+        As for :func:`select_quantile`.
+    qs : sequence of float
+        The levels, non-empty, each in [0, 1], strictly increasing.
+    params : QuantilesParams, optional
+        All the parameters at once; then leave the keywords at their defaults.
+    range : QuantileRange or (float, float)
+        The public range. Required unless ``params`` is given.
+    epsilon : float
+        The privacy loss of all the quantiles together, finite and > 0. Required unless
+        ``params`` is given.
+    method : QuantilesMethod, default QuantilesMethod.JOINT_EXPONENTIAL
+        JOINT_EXPONENTIAL, RECURSIVE_SPLITTING, INDEPENDENT_BASIC or INDEPENDENT_ZCDP.
+    delta : float, default 0.0
+        INDEPENDENT_ZCDP only: the total delta, in (0, 1); 0 for the other methods.
+    neighbours, max_points, backend
+        As for :func:`select_quantile`.
+
+    Returns
+    -------
+    QuantilesRelease
+        ``values`` (one grid point per level, non-decreasing), ``grid_indices`` and the totals
+        spent.
+
+    Raises
+    ------
+    InvalidArgument
+        (a ValueError) bad levels (naming ``qs[i]``), a bad parameter or bad data.
+    ValueError, TypeError
+        As for :func:`select_quantile`; qs that are not a 1-D sequence of numbers.
+    BudgetExceeded
+        The context's accountant refuses the release.
+
+    The whole release is charged once, after every check; a refusal charges and draws nothing.
+
+    Notes
+    -----
+    JOINT_EXPONENTIAL: one exponential mechanism over sorted tuples (Gillenwater, Joseph &
+    Kulesza 2021); RECURSIVE_SPLITTING (Kaplan, Schnapp & Stemmer 2022); INDEPENDENT_BASIC:
+    epsilon / m per quantile, basic composition (Dwork & Roth 2014, Thm 3.16); INDEPENDENT_ZCDP:
+    an (epsilon, delta) total through zCDP (Bun & Steinke 2016; Cesar & Rogers 2021). Every
+    output is a grid point (Mironov 2012). :func:`quantiles_rank_error_bound` gives the accuracy.
     """
-    params = _quantile_params(QuantilesParams, params, fields)
+    fields = {"range": None if range is None else _as_range(range), "epsilon": epsilon, "method": method,
+              "delta": delta, "neighbours": neighbours, "max_points": max_points, "backend": backend}
+    params = params_of(QuantilesParams, params, fields, select_quantiles.__kwdefaults__, ("range", "epsilon"))
     warn_if_gpu_unusable(params.base.backend)
     return _core.select_quantiles(context, _as_data(data, params.base.range), _levels(qs), params)
 
 
-def quantiles_rank_error_bound(params: QuantilesParams, qs, beta: float) -> float:
-    """alpha such that with probability >= 1 - beta every released quantile o_j has rank error
-    |#{x_i < o_j} - q_j n| <= alpha + e_j, e_j the error the grid and ties force on any output
-    (Dwork & Roth 2014, Thm 3.11, applied to each method's mechanisms; JOINT_EXPONENTIAL adds up to
-    2 (e_1 + ... + e_m)). alpha does not depend on the data."""
+def quantiles_rank_error_bound(params: QuantilesParams, qs: Sequence[float] | np.ndarray, beta: float) -> float:
+    """A bound on the rank error of every released quantile, from public values alone.
+
+    Parameters
+    ----------
+    params : QuantilesParams
+        The parameters of the release.
+    qs : sequence of float
+        The levels, as for :func:`select_quantiles`.
+    beta : float
+        The failure probability, in (0, 1).
+
+    Returns
+    -------
+    float
+        alpha such that with probability >= 1 - beta every released quantile o_j has rank error
+        |#{x_i < o_j} - q_j n| <= alpha + e_j, e_j the error the grid and ties force on any
+        output. alpha does not depend on the data.
+
+    Raises
+    ------
+    InvalidArgument
+        A bad parameter, level (naming ``qs[i]``) or beta.
+
+    Notes
+    -----
+    Dwork & Roth 2014, Thm 3.11, applied to each method's mechanisms; JOINT_EXPONENTIAL adds up
+    to 2 (e_1 + ... + e_m).
+    """
     return _core.quantiles_rank_error_bound(params, _levels(qs), beta)
 
 
 def nonprivate_quantile_diagnostics(data: _core.QuantileData, q: float) -> QuantileDiagnostics:
-    """NOT PRIVATE: a grid point of the exact q-quantile and its rank error (the error the grid
-    and ties force on any output), for diagnostics and tests only. Never publish it."""
+    """NOT PRIVATE: a grid point of the exact q-quantile and its rank error, for diagnostics.
+
+    Parameters
+    ----------
+    data : QuantileData
+        The prepared data.
+    q : float
+        The level, in [0, 1].
+
+    Returns
+    -------
+    QuantileDiagnostics
+        The exact quantile's grid point and the rank error the grid and ties force on any output.
+
+    Raises
+    ------
+    InvalidArgument
+        q outside [0, 1].
+
+    Notes
+    -----
+    Computed from the data: for diagnostics and tests only, never publish it.
+    """
     return _core.nonprivate_quantile_diagnostics(data, float(q))
 
 
 def nonprivate_rank_error(data: _core.QuantileData, grid_index: int, q: float) -> float:
-    """NOT PRIVATE: |#{x_i < grid.point(grid_index)} - q n| for the prepared data, for
-    diagnostics and tests only (e.g. the rank error of a released value: its grid_index)."""
+    """NOT PRIVATE: |#{x_i < grid.point(grid_index)} - q n| for the prepared data.
+
+    Parameters
+    ----------
+    data : QuantileData
+        The prepared data.
+    grid_index : int
+        A point of the range's grid (e.g. a release's ``grid_index``).
+    q : float
+        The level, in [0, 1].
+
+    Returns
+    -------
+    float
+        The rank error of that grid point.
+
+    Raises
+    ------
+    InvalidArgument
+        A grid index beyond the grid or q outside [0, 1].
+
+    Notes
+    -----
+    Computed from the data: for diagnostics and tests only, never publish it.
+    """
     return _core.nonprivate_rank_error(data, grid_index, float(q))

@@ -251,10 +251,32 @@ void bind_statistics(nb::module_& m) {
       .def("__repr__", [](const Bounds& b) { return repr(b); });
 
   m.def("clopper_pearson", &audit::clopper_pearson, "successes"_a, "trials"_a, "alpha"_a,
-        "Exact (Clopper-Pearson 1934) bounds on a binomial probability p from `successes` of `trials`: lower is "
-        "the largest p with P[Bin(trials, p) >= successes] <= alpha, upper the smallest p with "
-        "P[Bin(trials, p) <= successes] <= alpha, each rounded outward (together a 1 - 2 alpha interval). "
-        "Raises InvalidArgument for trials 0, successes > trials or alpha outside (0, 1/2].");
+        R"(Exact bounds on a binomial probability p from successes out of trials.
+
+Parameters
+----------
+successes : int
+    In [0, trials].
+trials : int
+    >= 1.
+alpha : float
+    The one-sided error, in (0, 1/2].
+
+Returns
+-------
+Interval
+    lower, the largest p with P[Bin(trials, p) >= successes] <= alpha, and upper, the smallest p
+    with P[Bin(trials, p) <= successes] <= alpha, each rounded outward (together a 1 - 2 alpha
+    interval).
+
+Raises
+------
+InvalidArgument
+    trials 0, successes > trials or alpha outside (0, 1/2].
+
+Notes
+-----
+Clopper & Pearson 1934.)");
   m.def(
       "regularized_incomplete_beta",
       [](double x, double a, double b) {
@@ -264,15 +286,61 @@ void bind_statistics(nb::module_& m) {
         return static_cast<double>(audit::regularized_incomplete_beta(x, a, b));
       },
       "x"_a, "a"_a, "b"_a,
-      "The regularized incomplete beta function I_x(a, b) (continued fraction, Numerical Recipes 3rd ed., "
-      "section 6.4), computed in long double; relative accuracy about 1e-15. x in [0, 1], a and b finite and > 0.");
+        R"(The regularized incomplete beta function I_x(a, b).
+
+Parameters
+----------
+x : float
+    In [0, 1].
+a : float
+    Finite and > 0.
+b : float
+    Finite and > 0.
+
+Returns
+-------
+float
+    I_x(a, b), computed in long double; relative accuracy about 1e-15.
+
+Raises
+------
+InvalidArgument
+    x, a or b out of range, named with its value.
+
+Notes
+-----
+Continued fraction, Numerical Recipes 3rd ed., section 6.4.)");
   m.def("privacy_loss_bounds", &audit::privacy_loss_bounds, "events"_a, "runs"_a, "confidence"_a,
         "claimed_epsilon"_a,
-        "Bounds from the counts of `events` (a list of EventCounts) over `runs` releases on each input: "
-        "epsilon_lower = max ln(lower(p_D) / upper(p_D')) and delta_lower = max lower(p_D) - e^claimed_epsilon "
-        "upper(p_D') over events and both directions, from Clopper-Pearson bounds Bonferroni-corrected so that "
-        "all hold together with probability >= confidence. Raises InvalidArgument for runs 0, a count above "
-        "runs, confidence outside (0, 1) or claimed_epsilon negative or not finite.");
+        R"(Lower bounds on epsilon and delta from event counts on neighbouring inputs.
+
+Parameters
+----------
+events : list of EventCounts
+    The counts of each event on D and on D'.
+runs : int
+    The releases on each input, >= 1.
+confidence : float
+    The joint confidence, in (0, 1).
+claimed_epsilon : float
+    The claim the delta bound is computed at, finite and >= 0.
+
+Returns
+-------
+Bounds
+    epsilon_lower = max ln(lower(p_D) / upper(p_D')) and delta_lower = max lower(p_D) -
+    e^claimed_epsilon upper(p_D') over events and both directions.
+
+Raises
+------
+InvalidArgument
+    runs 0, a count above runs, confidence outside (0, 1) or a bad claimed_epsilon.
+
+Notes
+-----
+Clopper-Pearson bounds, Bonferroni-corrected so that all hold together with probability >=
+confidence; the events are chosen on a separate run (StatDP, Ding et al. 2018; DP-Sniper, Bichsel et
+al. 2021).)");
 }
 
 void bind_options_and_targets(nb::module_& m) {
@@ -404,15 +472,34 @@ void bind_runs(nb::module_& m) {
         "chooses up to options.max_events output events, a test run (options.runs per input, seeds 2 seed + 2 "
         "and 2 seed + 3) bounds them (privacy_loss_bounds). The GIL is released except inside Python callables.");
   m.def("selection_audits", &audit::selection_audits,
-        "The library's audits of the selection mechanisms: exponential mechanism, permute-and-flip, noisy max, "
-        "top-k, pricing, rows.");
+        R"(The library's audits of the selection mechanisms.
+
+Returns
+-------
+list of AuditTarget
+    Exponential mechanism, permute-and-flip, noisy max, top-k, pricing, rows.)");
   m.def("sparse_vector_audits", &audit::sparse_vector_audits,
-        "The library's audits of AboveThreshold, Sparse and NumericSparse (both algorithms).");
+        R"(The library's audits of the sparse vector technique.
+
+Returns
+-------
+list of AuditTarget
+    AboveThreshold, Sparse and NumericSparse (both algorithms).)");
   m.def("noise_audits", &audit::noise_audits,
-        "The library's audits of the Laplace, Gaussian and generalized Gaussian vectors and secure noise.");
+        R"(The library's audits of the noise mechanisms.
+
+Returns
+-------
+list of AuditTarget
+    The Laplace, Gaussian and generalized Gaussian vectors and secure noise.)");
   m.def("quantile_audits", &audit::quantile_audits,
-        "The library's audits of the quantile mechanisms: the single quantile (both neighbour relations), "
-        "JointExp, recursive splitting, independent releases under basic composition.");
+        R"(The library's audits of the quantile mechanisms.
+
+Returns
+-------
+list of AuditTarget
+    The single quantile (both neighbour relations), JointExp, recursive splitting, independent
+    releases under basic composition.)");
   m.def("all_audits", &audit::all_audits,
         "selection_audits(), sparse_vector_audits(), noise_audits() and quantile_audits(), in order.");
 }

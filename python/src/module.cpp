@@ -22,12 +22,41 @@ NB_MODULE(_dpselect, m) {
   dpselect::python::bind_accounting(m);
   dpselect::python::bind_audit(m);
   m.def("library_version", [] { return std::string(DPSELECT_VERSION); },
-        "The C++ library's version (DPSELECT_VERSION of <dpselect/version.hpp>); dpselect.__version__.");
-  m.def("gpu_usable", &dpselect::gpu_usable, "Whether a CUDA device is usable by this build.");
-  m.def("built_with_cuda", &dpselect::built_with_cuda, "Whether this build has the CUDA backend.");
+        R"(The C++ library's version (DPSELECT_VERSION of <dpselect/version.hpp>).
+
+Returns
+-------
+str
+    x.y.z, the project(dpselect VERSION x.y.z) of the top CMakeLists.txt: dpselect.__version__.)");
+  m.def("gpu_usable", &dpselect::gpu_usable,
+        R"(Whether a CUDA device is usable by this build now.
+
+Returns
+-------
+bool
+    True when the library has the CUDA backend and a device is usable.
+
+Notes
+-----
+Backend.AUTO runs on the GPU exactly when this is True.)");
+  m.def("built_with_cuda", &dpselect::built_with_cuda,
+        R"(Whether this build has the CUDA backend.
+
+Returns
+-------
+bool
+    True when the extension was built with nvcc.)");
   m.def("gpu_unusable_reason", [] { return std::string(dpselect::gpu_unusable_reason()); },
-        "Why backend AUTO runs on the CPU although an NVIDIA GPU is present (this build has no CUDA "
-        "backend, no kernel for the GPU's architecture, an old driver, ...) and how to fix it; empty "
-        "when a GPU is usable or none is present. Releases with backend AUTO warn with this text once "
-        "(RuntimeWarning).");
+        R"(Why Backend.AUTO runs on the CPU although an NVIDIA GPU is present.
+
+Returns
+-------
+str
+    This build has no CUDA backend, no kernel for the GPU's architecture, an old driver, ... and how
+    to fix it; empty when a GPU is usable or none is present.
+
+Notes
+-----
+Releases with backend AUTO warn with this text once per process (RuntimeWarning);
+report.cpu_fallback_reason holds it too.)");
 }

@@ -92,7 +92,27 @@ void bind_noise_vectors(nb::module_& m) {
       .value("GENERALIZED_GAUSSIAN", NoiseDistribution::generalized_gaussian,
              "(epsilon, delta)-DP for L-infinity sensitivity, density proportional to exp(-(|z|/sigma)^p)");
 
-  nb::class_<NoiseVectorParams>(m, "NoiseVectorParams", "The privacy parameters of one noise vector.")
+  nb::class_<NoiseVectorParams>(m, "NoiseVectorParams",
+      R"(The privacy parameters of one noise vector (add_noise).
+
+Parameters
+----------
+epsilon : float
+    The privacy loss, finite and > 0.
+distribution : NoiseDistribution, default NoiseDistribution.LAPLACE
+    LAPLACE, GAUSSIAN or GENERALIZED_GAUSSIAN.
+delta : float, default 0.0
+    0 for LAPLACE, in (0, 1) otherwise.
+sensitivity : float, default 1.0
+    Of the whole vector: L1 (LAPLACE), L2 (GAUSSIAN) or L-infinity (GENERALIZED_GAUSSIAN).
+p : float, default 2.0
+    The GENERALIZED_GAUSSIAN exponent, in [1, 32].
+backend : Backend, default Backend.AUTO
+    AUTO or CPU run on the CPU cores for host memory, GPU copies to the device.
+
+Notes
+-----
+Dwork & Roth 2014, Thm 3.6; Balle & Wang 2018; Ganesh & Zhao 2021.)")
       .def(
           "__init__",
           [](NoiseVectorParams* self, double epsilon, NoiseDistribution distribution, double delta,
@@ -151,7 +171,26 @@ void bind_secure_noise(nb::module_& m) {
       .value("GAUSSIAN", SecureDistribution::gaussian,
              "discrete Gaussian on the grid: (epsilon, delta)-DP for L2 sensitivity");
 
-  nb::class_<SecureNoiseParams>(m, "SecureNoiseParams", "The privacy parameters of one secure noise release.")
+  nb::class_<SecureNoiseParams>(m, "SecureNoiseParams",
+      R"(The privacy parameters of one secure noise release (add_secure_noise).
+
+Parameters
+----------
+epsilon : float
+    The privacy loss, finite and > 0.
+sensitivity : float
+    L1 (LAPLACE) or L2 (GAUSSIAN) sensitivity of the whole vector, finite and > 0.
+distribution : SecureDistribution, default SecureDistribution.LAPLACE
+    LAPLACE or GAUSSIAN.
+delta : float, default 0.0
+    0 for LAPLACE, in (0, 1) for GAUSSIAN.
+inputs_on_grid : bool, default False
+    Every value is already a multiple of the plan's granularity; a value off the grid is then
+    refused.
+
+Notes
+-----
+Canonne, Kamath & Steinke 2020; Mironov 2012.)")
       .def(
           "__init__",
           [](SecureNoiseParams* self, double epsilon, double sensitivity, SecureDistribution distribution,
@@ -213,24 +252,125 @@ void bind_calibration(nb::module_& m) {
   const auto release_gil = nb::call_guard<nb::gil_scoped_release>();
   m.def("generalized_gaussian_sigma", &generalized_gaussian_sigma, "epsilon"_a, "delta"_a, "p"_a, "k"_a,
         release_gil,
-        "The smallest sigma (relative tolerance 1e-5, from the safe side) for which GG(p, sigma) noise on "
-        "k coordinates is (epsilon, delta)-DP for L-infinity sensitivity 1 (Ganesh & Zhao 2021). "
-        "GG(p, sigma) has density proportional to exp(-(|z|/sigma)^p): GG(2, sigma) = N(0, sigma^2 / 2), "
-        "GG(1, sigma) = Laplace(sigma). Needs epsilon > 0, delta in (0, 1), p in [1, 32], 1 <= k <= 2^32. "
-        "Costs ~0.1-1 s the first time; the last 64 results are cached.");
+        R"(The smallest sigma for which GG(p, sigma) noise on k coordinates is (epsilon, delta)-DP.
+
+Parameters
+----------
+epsilon : float
+    Finite and > 0.
+delta : float
+    In (0, 1).
+p : float
+    The exponent, in [1, 32].
+k : int
+    The coordinates, 1 <= k <= 2^32.
+
+Returns
+-------
+float
+    sigma (relative tolerance 1e-5, from the safe side) for L-infinity sensitivity 1.
+
+Raises
+------
+InvalidArgument
+    A bad parameter, named with its value.
+
+Notes
+-----
+Ganesh & Zhao 2021. GG(p, sigma) has density proportional to exp(-(|z|/sigma)^p): GG(2, sigma) =
+N(0, sigma^2 / 2), GG(1, sigma) = Laplace(sigma). Costs ~0.1-1 s the first time; the last 64 results
+are cached. Releases the GIL.)");
   m.def("generalized_gaussian_delta", &generalized_gaussian_delta, "sigma"_a, "p"_a, "k"_a, "epsilon"_a,
         release_gil,
-        "An upper bound on the smallest delta for which GG(p, sigma) on k coordinates is (epsilon, delta)-DP "
-        "for L-infinity sensitivity 1: the privacy-loss distribution of the worst shift, discretized "
-        "pessimistically (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022) and composed k times.");
+        R"(An upper bound on the delta of GG(p, sigma) noise on k coordinates at epsilon.
+
+Parameters
+----------
+sigma : float
+    The scale, > 0.
+p : float
+    The exponent, in [1, 32].
+k : int
+    The coordinates, >= 1.
+epsilon : float
+    Finite and > 0.
+
+Returns
+-------
+float
+    delta such that the noise is (epsilon, delta)-DP for L-infinity sensitivity 1.
+
+Raises
+------
+InvalidArgument
+    A bad parameter.
+
+Notes
+-----
+The privacy-loss distribution of the worst shift, discretized pessimistically (Doroshenko, Ghazi,
+Kamath, Kumar & Manurangsi 2022) and composed k times; the mechanism of Ganesh & Zhao 2021.)");
   m.def("generalized_gaussian_expected_linf", &generalized_gaussian_expected_linf, "sigma"_a, "p"_a, "k"_a,
-        release_gil, "E max_i |x_i| for k independent GG(p, sigma) coordinates (relative accuracy ~1e-9).");
+        release_gil,
+        R"(The expected L-infinity norm of k independent GG(p, sigma) coordinates.
+
+Parameters
+----------
+sigma : float
+    The scale, > 0.
+p : float
+    The exponent, in [1, 32].
+k : int
+    The coordinates, >= 1.
+
+Returns
+-------
+float
+    E max_i |x_i| (relative accuracy ~1e-9).
+
+Raises
+------
+InvalidArgument
+    A bad parameter.)");
   m.def("generalized_gaussian_abs_cdf", &generalized_gaussian_abs_cdf, "t"_a, "sigma"_a, "p"_a,
-        "P[|x| <= t] for one GG(p, sigma) coordinate: the regularized lower incomplete gamma P(1/p, (t/sigma)^p).");
+        R"(P[|x| <= t] for one GG(p, sigma) coordinate.
+
+Parameters
+----------
+t : float
+    The bound, >= 0.
+sigma : float
+    The scale, > 0.
+p : float
+    The exponent, in [1, 32].
+
+Returns
+-------
+float
+    The regularized lower incomplete gamma P(1/p, (t/sigma)^p).
+
+Raises
+------
+InvalidArgument
+    A bad parameter.)");
   m.def("generalized_gaussian_recommended_p", &generalized_gaussian_recommended_p, "k"_a,
         "composed_with_sparse_vector"_a = false,
-        "The rule-of-thumb exponent of Ganesh & Zhao 2021 for k counting queries: max(2, ln ln k) alone, "
-        "max(1, ln ln ln k) composed with the sparse vector technique.");
+        R"(The rule-of-thumb generalized Gaussian exponent for k counting queries.
+
+Parameters
+----------
+k : int
+    The number of queries, >= 1.
+composed_with_sparse_vector : bool, default False
+    Whether the sparse vector repairs large noise.
+
+Returns
+-------
+float
+    max(2, ln ln k) alone, max(1, ln ln ln k) composed with the sparse vector technique.
+
+Notes
+-----
+Ganesh & Zhao 2021.)");
 
   nb::class_<GeneralizedGaussianChoice>(m, "GeneralizedGaussianChoice",
                                         "The exponent p of a grid with the smallest expected L-infinity error, "
@@ -248,26 +388,135 @@ void bind_calibration(nb::module_& m) {
         return generalized_gaussian_best_p(epsilon, delta, k, p_grid);
       },
       "epsilon"_a, "delta"_a, "k"_a, "p_grid"_a = std::vector<double>{}, release_gil,
-      "Calibrates sigma for every p of p_grid (empty: 1, 1.25, ..., 4) and returns the one with the smallest "
-      "expected L-infinity error. Each grid point costs one calibration (~0.1-1 s).");
+        R"(The exponent of a grid with the smallest expected L-infinity error.
+
+Parameters
+----------
+epsilon : float
+    Finite and > 0.
+delta : float
+    In (0, 1).
+k : int
+    The coordinates, >= 1.
+p_grid : list of float, optional
+    The exponents tried, each in [1, 32]; empty: 1, 1.25, ..., 4.
+
+Returns
+-------
+GeneralizedGaussianChoice
+    p, its calibrated sigma and the expected L-infinity error.
+
+Raises
+------
+InvalidArgument
+    A bad parameter or grid point.
+
+Notes
+-----
+Each grid point costs one calibration (~0.1-1 s) (Ganesh & Zhao 2021). Releases the GIL.)");
 
   m.def("analytic_gaussian_sigma", &discrete::analytic_gaussian_sigma, "epsilon"_a, "delta"_a, "l2_sensitivity"_a,
-        "The analytic Gaussian mechanism (Balle & Wang 2018, Algorithm 1): the smallest sigma with "
-        "gaussian_delta(sigma, l2_sensitivity, epsilon) <= delta, to the last bit, from the safe side. "
-        "Valid for every epsilon > 0.");
+        R"(The analytic Gaussian mechanism's smallest sigma for (epsilon, delta).
+
+Parameters
+----------
+epsilon : float
+    Finite and > 0 (any value: the analytic calibration has no epsilon < 1 limit).
+delta : float
+    In (0, 1).
+l2_sensitivity : float
+    Finite and > 0.
+
+Returns
+-------
+float
+    The smallest sigma with gaussian_delta(sigma, l2_sensitivity, epsilon) <= delta, to the last
+    bit, from the safe side.
+
+Raises
+------
+InvalidArgument
+    A bad parameter.
+
+Notes
+-----
+Balle & Wang 2018, Algorithm 1.)");
   m.def("gaussian_delta", &discrete::gaussian_delta, "sigma"_a, "l2_sensitivity"_a, "epsilon"_a,
-        "delta of the Gaussian mechanism N(0, sigma^2) for L2 sensitivity l2_sensitivity at epsilon "
-        "(Balle & Wang 2018, Theorem 8), an upper bound that includes the rounding error.");
+        R"(The delta of the Gaussian mechanism N(0, sigma^2) at epsilon.
+
+Parameters
+----------
+sigma : float
+    The standard deviation, > 0.
+l2_sensitivity : float
+    Finite and > 0.
+epsilon : float
+    Finite and >= 0.
+
+Returns
+-------
+float
+    An upper bound of delta that includes the rounding error.
+
+Raises
+------
+InvalidArgument
+    A bad parameter.
+
+Notes
+-----
+Balle & Wang 2018, Theorem 8.)");
   m.def("discrete_gaussian_delta", &discrete::discrete_gaussian_delta, "sigma"_a, "sensitivity"_a, "epsilon"_a,
         release_gil,
-        "The smallest delta for which adding the discrete Gaussian N_Z(0, sigma^2) to an integer query of "
-        "sensitivity `sensitivity` is (epsilon, delta)-DP (Canonne, Kamath & Steinke 2020, Theorem 7), "
-        "rounded up. Needs sigma in (0, 1e6], an integer sensitivity >= 1, epsilon > 0.");
+        R"(The delta of the discrete Gaussian N_Z(0, sigma^2) on an integer query at epsilon.
+
+Parameters
+----------
+sigma : float
+    In (0, 1e6].
+sensitivity : int
+    An integer >= 1.
+epsilon : float
+    Finite and > 0.
+
+Returns
+-------
+float
+    The smallest delta for which the mechanism is (epsilon, delta)-DP, rounded up.
+
+Raises
+------
+InvalidArgument
+    A bad parameter.
+
+Notes
+-----
+Canonne, Kamath & Steinke 2020, Theorem 7. Releases the GIL.)");
 }
 
 void bind_linf_answers(nb::module_& m) {
   const auto release_gil = nb::call_guard<nb::gil_scoped_release>();
-  nb::class_<LinfAnswerParams>(m, "LinfAnswerParams", "The privacy and accuracy goals of answer_counting_queries.")
+  nb::class_<LinfAnswerParams>(m, "LinfAnswerParams",
+      R"(The privacy and accuracy goals of answer_counting_queries.
+
+Parameters
+----------
+epsilon : float
+    The total privacy loss, finite and > 0.
+delta : float
+    The total delta, in (0, 1).
+beta : float, default 0.05
+    The failure probability of the plan's error bound, in (0, 1).
+p : float, default 0.0
+    The generalized Gaussian exponent in [1, 32] (0: the planner chooses).
+max_repairs : int, default 0
+    The most coordinates the sparse vector may flag (0: the planner chooses).
+repair_with_sparse_vector : bool, default True
+    False uses the generalized Gaussian alone.
+
+Notes
+-----
+Ganesh & Zhao 2021.)")
       .def(
           "__init__",
           [](LinfAnswerParams* self, double epsilon, double delta, double beta, double p, std::uint64_t max_repairs,

@@ -99,8 +99,20 @@ void bind_candidates(nb::module_& m) {
           "NOT PRIVATE: revenue(p) for every p of a 1-D float64 array, as a new float64 array.");
 
   nb::class_<PriceGrid>(m, "PriceGrid",
-                        "The prices min + i * step, i = 0, 1, ..., up to max, computed on the fly (never "
-                        "materialized): min >= 0, max > min, step > 0 and >= max * 2^-50, at most 2^53 prices.")
+      R"(The prices min + i * step, i = 0, 1, ..., up to max, computed on the fly (never materialized).
+
+Parameters
+----------
+min : float
+    The smallest price, finite and >= 0.
+max : float
+    The largest, > min.
+step : float
+    > 0 and >= max * 2^-50; at most 2^53 prices.
+
+Notes
+-----
+validate() raises InvalidArgument naming a bad field; size() and price(i) give the candidates.)")
       .def(
           "__init__",
           [](PriceGrid* self, double min, double max, double step) { new (self) PriceGrid{min, max, step}; },
@@ -121,9 +133,19 @@ void bind_candidates(nb::module_& m) {
       .def("__repr__", &repr_grid);
 
   nb::class_<PriceRange>(m, "PriceRange",
-                         "Every price in [min, max] (min >= 0, max > min, both finite, max <= 2^960), sampled as "
-                         "the exponential mechanism over grid(), 2^40 + 1 evenly spaced prices, in work "
-                         "proportional to the number of bids. The released price is always a public grid point.")
+      R"(Every price in [min, max], sampled on a public grid of 2^40 + 1 prices.
+
+Parameters
+----------
+min : float
+    Finite and >= 0.
+max : float
+    Finite, > min and <= 2^960.
+
+Notes
+-----
+The exponential mechanism over grid(), in work proportional to the number of bids; the released
+price is always a public grid point (Mironov 2012).)")
       .def("__init__", [](PriceRange* self, double min, double max) { new (self) PriceRange{min, max}; }, "min"_a,
            "max"_a)
       .def_rw("min", &PriceRange::min)
@@ -134,7 +156,28 @@ void bind_candidates(nb::module_& m) {
 }
 
 void bind_params_and_results(nb::module_& m) {
-  nb::class_<PricingParams>(m, "PricingParams", "The privacy parameters of one private price.")
+  nb::class_<PricingParams>(m, "PricingParams",
+      R"(The privacy parameters of one private price (the C++ PricingParams).
+
+Parameters
+----------
+epsilon : float
+    The privacy loss of the release, finite and > 0.
+neighbours : BidderNeighbours, default BidderNeighbours.ADD_OR_REMOVE_BIDDER
+    What one person's data is.
+max_bidders : int, default 0
+    A public upper bound on the number of bidders (0: none), which makes the floating-point slack
+    independent of the bids (more bids is an error).
+mechanism : Mechanism, default Mechanism.EXPONENTIAL
+    The mechanism.
+backend : Backend, default Backend.AUTO
+    AUTO, CPU or GPU.
+grid_sampler : GridSampler, default GridSampler.PER_PRICE_NOISE
+    How a PriceGrid is sampled (a PriceRange always by bid intervals).
+
+Notes
+-----
+See dpselect.select_price (Dwork & Roth 2014, Thm 3.10).)")
       .def(
           "__init__",
           [](PricingParams* self, double epsilon, BidderNeighbours neighbours, std::uint64_t max_bidders,
@@ -223,18 +266,73 @@ void bind_functions(nb::module_& m) {
       release_gil);
 
   m.def("resolve_grid_sampler", &resolve_grid_sampler, "params"_a, "grid_size"_a, "bid_count"_a,
-        "The sampler select_price runs over a grid of grid_size prices and bid_count bids: the one asked for, or "
-        "for AUTOMATIC: BID_INTERVALS when the mechanism is exponential, the backend is not GPU and grid_size > "
-        "BID_INTERVALS_GRID_FACTOR * (bidders + 1), with bidders = params.max_bidders when set and bid_count "
-        "otherwise; PER_PRICE_NOISE in every other case.");
+        R"(The sampler select_price runs over a grid of prices for a number of bids.
+
+Parameters
+----------
+params : PricingParams
+    The parameters of the release.
+grid_size : int
+    The number of prices of the grid.
+bid_count : int
+    The number of bids (NOT PRIVATE between add/remove-bidder neighbours).
+
+Returns
+-------
+GridSampler
+    The one asked for, or for AUTOMATIC: BID_INTERVALS when the mechanism is exponential, the
+    backend is not GPU and grid_size > BID_INTERVALS_GRID_FACTOR * (bidders + 1), with bidders =
+    params.max_bidders when set and bid_count otherwise; PER_PRICE_NOISE in every other case.
+
+Notes
+-----
+Both samplers are the exact exponential mechanism over the grid's prices (Dwork & Roth 2014, Thm
+3.10); they draw different random bits.)");
   m.def("public_grid_sampler", &public_grid_sampler, "params"_a, "grid_size"_a,
-        "The sampler resolve_grid_sampler picks when that follows from public information alone (the parameters "
-        "and the grid size), or None when AUTOMATIC must compare the grid with the number of bids, which is private "
-        "between add/remove-bidder neighbours. Set max_bidders to make the choice public.");
+        R"(The sampler select_price runs when public information alone decides it, else None.
+
+Parameters
+----------
+params : PricingParams
+    The parameters of the release.
+grid_size : int
+    The number of prices of the grid.
+
+Returns
+-------
+GridSampler or None
+    The sampler resolve_grid_sampler picks when it follows from the parameters and the grid size, or
+    None when AUTOMATIC must compare the grid with the number of bids, which is private between
+    add/remove-bidder neighbours. Set max_bidders to make the choice public.)");
   m.def("revenue_shortfall_bound", &revenue_shortfall_bound, "params"_a, "largest_price"_a, "candidates"_a, "t"_a,
-        "With probability >= 1 - e^-t the chosen price earns at least OPT - shortfall, shortfall = "
-        "(2 Delta/eps)(ln candidates + t), or Delta/eps between add/remove-bidder neighbours, with Delta = "
-        "largest_price (Dwork & Roth 2014, Thm 3.11).");
+        R"(How far below the best revenue the private price may earn, with high probability.
+
+Parameters
+----------
+params : PricingParams
+    The parameters of the release (epsilon, neighbours).
+largest_price : float
+    The largest candidate price: the sensitivity Delta, finite and > 0.
+candidates : int
+    The number of candidate prices, >= 1.
+t : float
+    The confidence exponent, >= 0.
+
+Returns
+-------
+float
+    shortfall: with probability >= 1 - e^-t the chosen price earns at least OPT - shortfall,
+    shortfall = (2 Delta/eps)(ln candidates + t), or (Delta/eps)(ln candidates + t) between
+    add/remove-bidder neighbours.
+
+Raises
+------
+InvalidArgument
+    A bad parameter, named with its value.
+
+Notes
+-----
+Dwork & Roth 2014, Thm 3.11. A function of public values only.)");
 }
 
 }  // namespace

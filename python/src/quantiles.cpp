@@ -94,8 +94,14 @@ void bind_range_and_data(nb::module_& m) {
       .def("__repr__", &repr_grid);
 
   nb::class_<QuantileRange>(m, "QuantileRange",
-                            "The public range [lower, upper] of a quantile release: both finite, lower < upper, "
-                            "|lower|, |upper| <= 2^960. Values outside it are clipped to it.")
+      R"(The public range [lower, upper] of a quantile release; values outside it are clipped to it.
+
+Parameters
+----------
+lower : float
+    Finite, |lower| <= 2^960.
+upper : float
+    Finite, > lower, |upper| <= 2^960.)")
       .def(
           "__init__", [](QuantileRange* self, double lower, double upper) { new (self) QuantileRange{lower, upper}; },
           "lower"_a, "upper"_a)
@@ -171,7 +177,26 @@ void bind_range_and_data(nb::module_& m) {
 }
 
 void bind_params_and_results(nb::module_& m) {
-  nb::class_<QuantileParams>(m, "QuantileParams", "The privacy parameters of one quantile release.")
+  nb::class_<QuantileParams>(m, "QuantileParams",
+      R"(The privacy parameters of one quantile release (the C++ QuantileParams).
+
+Parameters
+----------
+range : QuantileRange
+    The public range.
+epsilon : float
+    The privacy loss of the release, finite and > 0.
+neighbours : RecordNeighbours, default RecordNeighbours.REPLACE_ONE_RECORD
+    REPLACE_ONE_RECORD (n public) or ADD_OR_REMOVE_RECORD.
+max_points : int, default 0
+    A public upper bound on the number of values (0: none), which makes the floating-point slack
+    independent of the data under ADD_OR_REMOVE_RECORD.
+backend : Backend, default Backend.AUTO
+    AUTO (follows the data), CPU or GPU.
+
+Notes
+-----
+See dpselect.select_quantile (Smith 2011; Dwork & Roth 2014, Thm 3.10).)")
       .def(
           "__init__",
           [](QuantileParams* self, const QuantileRange& range, double epsilon, RecordNeighbours neighbours,
@@ -194,8 +219,37 @@ void bind_params_and_results(nb::module_& m) {
       .def("__repr__", &repr_params);
 
   nb::class_<QuantilesParams>(m, "QuantilesParams",
-                              "The privacy parameters of several quantiles released together: those of one "
-                              "release (base; epsilon is the total) and the method.")
+      R"(The privacy parameters of several quantiles released together (the C++ QuantilesParams).
+
+Parameters
+----------
+range : QuantileRange
+    The public range.
+epsilon : float
+    The privacy loss of all the quantiles together, finite and > 0.
+method : QuantilesMethod, default QuantilesMethod.JOINT_EXPONENTIAL
+    JOINT_EXPONENTIAL, RECURSIVE_SPLITTING, INDEPENDENT_BASIC or INDEPENDENT_ZCDP.
+delta : float, default 0.0
+    INDEPENDENT_ZCDP only: the total delta, in (0, 1).
+neighbours : RecordNeighbours, default RecordNeighbours.REPLACE_ONE_RECORD
+    As for QuantileParams.
+max_points : int, default 0
+    As for QuantileParams.
+backend : Backend, default Backend.AUTO
+    As for QuantileParams.
+
+Attributes
+----------
+base : QuantileParams
+    range, epsilon (the total), neighbours, max_points, backend.
+method : QuantilesMethod
+    The method.
+delta : float
+    The total delta.
+
+Notes
+-----
+See dpselect.select_quantiles (Gillenwater, Joseph & Kulesza 2021; Kaplan, Schnapp & Stemmer 2022).)")
       .def(
           "__init__",
           [](QuantilesParams* self, const QuantileRange& range, double epsilon, QuantilesMethod method, double delta,
@@ -282,8 +336,32 @@ void bind_functions(nb::module_& m) {
       "whole release once, after every check.");
   m.def(
       "quantile_rank_error_bound", &quantile_rank_error_bound, "params"_a, "q"_a, "beta"_a,
-      "alpha such that with probability >= 1 - beta the released quantile's rank error is <= alpha + e, e the "
-      "error the grid and ties force on any output (Dwork & Roth 2014, Thm 3.11). alpha does not depend on the data.");
+        R"(A bound on the rank error of one private quantile, from public values alone.
+
+Parameters
+----------
+params : QuantileParams
+    The parameters of the release.
+q : float
+    The level, in [0, 1].
+beta : float
+    The failure probability, in (0, 1).
+
+Returns
+-------
+float
+    alpha such that with probability >= 1 - beta the released quantile's rank error is <= alpha + e,
+    e the error the grid and ties force on any output. alpha does not depend on the data.
+
+Raises
+------
+InvalidArgument
+    A bad parameter, level or beta, named with its value.
+
+Notes
+-----
+Dwork & Roth 2014, Thm 3.11, for the exponential mechanism with utility -|#{x_i < t} - q n| (Smith
+2011).)");
   m.def(
       "quantiles_rank_error_bound",
       [](const QuantilesParams& params, const std::vector<double>& qs, double beta) {

@@ -56,7 +56,33 @@ void bind_params_and_reports(nb::module_& m) {
              "Lyu, Su & Li 2017, Alg. 1 and 7: one threshold, an optimized split of epsilon, the monotone "
              "refinement; delta must be 0");
 
-  nb::class_<SparseVectorParams>(m, "SparseVectorParams", "The parameters of one sparse vector run.")
+  nb::class_<SparseVectorParams>(m, "SparseVectorParams",
+      R"(The parameters of one sparse vector run (the C++ SparseVectorParams).
+
+Parameters
+----------
+epsilon : float
+    The privacy loss of the whole run, finite and > 0.
+sensitivity : float
+    Delta of every query, finite and > 0.
+threshold : float
+    The public threshold T.
+delta : float, default 0.0
+    0 (pure DP) or in (0, 1) (DWORK_ROTH only).
+max_positives : int, default 1
+    c, halt after this many "above" answers.
+numeric : bool, default False
+    NumericSparse: every "above" also releases a noisy value.
+value_bound : float, default 0.0
+    A public bound on |query value| (0: none).
+algorithm : SparseVectorAlgorithm, default SparseVectorAlgorithm.DWORK_ROTH
+    DWORK_ROTH or LYU_SU_LI.
+monotone : bool, default False
+    LYU_SU_LI only: all query values move the same way.
+
+Notes
+-----
+Dwork & Roth 2014, Alg 1 and 2, Thm 3.23, 3.25, 3.27; Lyu, Su & Li 2017.)")
       .def(
           "__init__",
           [](SparseVectorParams* self, double epsilon, double sensitivity, double threshold, double delta,
@@ -198,24 +224,139 @@ void bind_streaming_and_batch(nb::module_& m) {
 
 void bind_calculators(nb::module_& m) {
   m.def("sparse_vector_scales", &sparse_vector_scales, "params"_a,
-        "Validates params (InvalidArgument naming the field and value) and returns the noise scales.");
+        R"(The noise scales of a sparse vector run, after checking its parameters.
+
+Parameters
+----------
+params : SparseVectorParams
+    The parameters of the run.
+
+Returns
+-------
+SparseVectorScales
+    The Laplace scales of the threshold, query and answer noise and the split of epsilon behind
+    them.
+
+Raises
+------
+InvalidArgument
+    A bad parameter, naming the field and its value.
+
+Notes
+-----
+Dwork & Roth 2014, Thm 3.23, 3.25, 3.27 (DWORK_ROTH); Lyu, Su & Li 2017, Alg 1 and 7 (LYU_SU_LI).)");
   m.def("sparse_vector_alpha", &sparse_vector_alpha, "params"_a, "queries"_a, "beta"_a,
-        "The accuracy alpha that holds with probability 1 - beta over `queries` queries: every query above "
-        "T + alpha is answered \"above\", none below T - alpha, and NumericSparse values are within alpha. "
-        "AboveThreshold: 8 Delta (ln k + ln(2/beta))/eps (Dwork & Roth 2014, Thm 3.24); Sparse: "
-        "8 c Delta (ln k + ln(2c/beta))/eps, or Delta (ln k + ln(2c/beta)) sqrt(512 c ln(1/delta))/eps "
-        "(Thm 3.26); NumericSparse: 9 c Delta (ln k + ln(4c/beta))/eps, or Delta (ln k + ln(4c/beta)) "
-        "sqrt(c ln(2/delta)) (sqrt(512) + 1)/eps (Thm 3.28); LYU_SU_LI: the union bound of the Thm 3.24 proof "
-        "over its noises, solved for alpha on the safe side.");
+        R"(The accuracy alpha of a sparse vector run that holds with probability 1 - beta.
+
+Parameters
+----------
+params : SparseVectorParams
+    The parameters of the run.
+queries : int
+    k, the number of queries answered, >= 1.
+beta : float
+    The failure probability, in (0, 1).
+
+Returns
+-------
+float
+    alpha: every query above T + alpha is answered "above", none below T - alpha, and NumericSparse
+    values are within alpha.
+
+Raises
+------
+InvalidArgument
+    A bad parameter, queries or beta.
+
+Notes
+-----
+AboveThreshold: 8 Delta (ln k + ln(2/beta))/eps (Dwork & Roth 2014, Thm 3.24); Sparse: 8 c Delta (ln
+k + ln(2c/beta))/eps, or Delta (ln k + ln(2c/beta)) sqrt(512 c ln(1/delta))/eps (Thm 3.26);
+NumericSparse: 9 c Delta (ln k + ln(4c/beta))/eps, or Delta (ln k + ln(4c/beta)) sqrt(c ln(2/delta))
+(sqrt(512) + 1)/eps (Thm 3.28); LYU_SU_LI: the union bound of the Thm 3.24 proof over its noises,
+solved for alpha on the safe side.)");
   m.def("sparse_vector_beta", &sparse_vector_beta, "params"_a, "queries"_a, "alpha"_a,
-        "The inverse of sparse_vector_alpha: the failure probability beta for accuracy alpha (at most 1).");
+        R"(The inverse of sparse_vector_alpha: the failure probability for an accuracy.
+
+Parameters
+----------
+params : SparseVectorParams
+    The parameters of the run.
+queries : int
+    k, the number of queries answered, >= 1.
+alpha : float
+    The accuracy, > 0.
+
+Returns
+-------
+float
+    beta, at most 1.
+
+Raises
+------
+InvalidArgument
+    A bad parameter, queries or alpha.
+
+Notes
+-----
+The bounds of sparse_vector_alpha (Dwork & Roth 2014, Thm 3.24, 3.26, 3.28).)");
   m.def("exponential_mechanism_alpha", &exponential_mechanism_alpha, "params"_a, "candidates"_a,
         "optimal_candidates"_a, "beta"_a,
-        "With probability >= 1 - beta the exponential mechanism's output has utility >= OPT - alpha, alpha = "
-        "(2 Delta/eps)(ln(candidates/optimal_candidates) + ln(1/beta)), Delta/eps when monotone (Dwork & Roth 2014, "
-        "Thm 3.11). params is a SelectionParams.");
+        R"(The utility loss alpha of the exponential mechanism that holds with probability 1 - beta.
+
+Parameters
+----------
+params : SelectionParams
+    The release's parameters (epsilon, sensitivity, monotone).
+candidates : int
+    The number of candidates, >= 1.
+optimal_candidates : int
+    How many candidates reach OPT, in [1, candidates].
+beta : float
+    The failure probability, in (0, 1).
+
+Returns
+-------
+float
+    alpha = (2 Delta/eps)(ln(candidates/optimal_candidates) + ln(1/beta)), Delta/eps when monotone:
+    with probability >= 1 - beta the output has utility >= OPT - alpha.
+
+Raises
+------
+InvalidArgument
+    A bad parameter or count.
+
+Notes
+-----
+Dwork & Roth 2014, Thm 3.11.)");
   m.def("exponential_mechanism_beta", &exponential_mechanism_beta, "params"_a, "candidates"_a,
-        "optimal_candidates"_a, "alpha"_a, "The inverse of exponential_mechanism_alpha: beta for a given alpha.");
+        "optimal_candidates"_a, "alpha"_a,
+        R"(The inverse of exponential_mechanism_alpha: beta for a given alpha.
+
+Parameters
+----------
+params : SelectionParams
+    The release's parameters.
+candidates : int
+    The number of candidates, >= 1.
+optimal_candidates : int
+    How many candidates reach OPT, in [1, candidates].
+alpha : float
+    The utility loss, >= 0.
+
+Returns
+-------
+float
+    beta, at most 1.
+
+Raises
+------
+InvalidArgument
+    A bad parameter or count.
+
+Notes
+-----
+Dwork & Roth 2014, Thm 3.11.)");
 }
 
 }  // namespace

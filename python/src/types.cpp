@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Enums, parameters, reports, the accountant and the context, with Python names and reprs.
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bindings.hpp"
 #include "repr.hpp"
@@ -20,6 +23,37 @@ using namespace nb::literals;
 
 namespace dpselect::python {
 namespace {
+
+// The labels of a release live in the result's instance dictionary (the classes are
+// nb::dynamic_attr()): the Python layer (dpselect/__init__.py) sets them after the release.
+nb::object attached(nb::handle self, const char* name) { return nb::getattr(self, name, nb::none()); }
+
+std::string label_repr(nb::handle self, const char* name, const char* shown) {
+  nb::object value = attached(self, name);
+  if (value.is_none()) return {};
+  return std::string(", ") + shown + "=" + nb::cast<std::string>(nb::repr(value));
+}
+
+// A per-result array made on first use and kept in the instance dictionary, so that r.indices[i]
+// in a loop does not rebuild it.
+template <class Make>
+nb::object cached(nb::handle self, const char* name, Make&& make) {
+  nb::object value = attached(self, name);
+  if (value.is_none()) {
+    value = make();
+    nb::setattr(self, name, value);
+  }
+  return value;
+}
+
+// A new read-only 1-D NumPy array of n values value_at(i), owned by the array.
+template <class T, class ValueAt>
+nb::object read_only_array(std::size_t n, ValueAt&& value_at) {
+  T* data = new T[n == 0 ? 1 : n];
+  for (std::size_t i = 0; i < n; ++i) data[i] = value_at(i);
+  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+  return nb::cast(nb::ndarray<nb::numpy, const T, nb::ndim<1>>(data, {n}, owner));
+}
 
 void bind_enums(nb::module_& m) {
   nb::enum_<Mechanism>(m, "Mechanism", "Which private selection runs (see the C++ types.hpp).")
@@ -53,7 +87,34 @@ void bind_enums(nb::module_& m) {
 }
 
 void bind_params_and_reports(nb::module_& m) {
-  nb::class_<SelectionParams>(m, "SelectionParams", "The privacy parameters of one selection.")
+  nb::class_<SelectionParams>(m, "SelectionParams",
+      R"(The privacy parameters of one selection (the C++ SelectionParams).
+
+Parameters
+----------
+epsilon : float
+    The privacy loss of the release, finite and > 0.
+sensitivity : float
+    Delta, the most any utility changes between neighbouring datasets, finite and > 0.
+mechanism : Mechanism, default Mechanism.EXPONENTIAL
+    EXPONENTIAL, PERMUTE_AND_FLIP or LAPLACE_NOISY_MAX.
+monotone : bool, default False
+    All utilities move the same way between neighbours (counting queries): the noise halves. A false
+    claim breaks the guarantee.
+utility_bound : float, default 0.0
+    A public bound on |utility| (on |utility - utility_reference| with a reference), >= 0; 0: none.
+    It makes the floating-point slack public.
+backend : Backend, default Backend.AUTO
+    AUTO, CPU or GPU.
+utility_reference : float or None, default None
+    A public value near the utilities that scores are computed from (None: select takes the first
+    utility; 0 with a utility_bound).
+
+Notes
+-----
+The fields are read-write attributes of the same names. Each mechanism's guarantee and its source:
+see dpselect.select (Dwork & Roth 2014, Thm 3.10; McKenna & Sheldon 2020; Dwork & Roth 2014, Claim
+3.9).)")
       .def(
           "__init__",
           [](SelectionParams* self, double epsilon, double sensitivity, Mechanism mechanism, bool monotone,
@@ -84,14 +145,48 @@ void bind_params_and_reports(nb::module_& m) {
       });
 
   nb::class_<FloatingPointSlack>(m, "FloatingPointSlack",
-                                 "The computed mechanism is (epsilon + slack.epsilon, slack.delta)-DP. "
-                                 "depends_on_data: computed from the data, do not publish.")
+      R"(What double arithmetic adds to a release's guarantee.
+
+Attributes
+----------
+epsilon : float
+    The computed mechanism is (epsilon + slack.epsilon, slack.delta)-DP.
+delta : float
+    See epsilon.
+depends_on_data : bool
+    Computed from the data (no public bound was given): do not publish it.)")
       .def_ro("epsilon", &FloatingPointSlack::epsilon)
       .def_ro("delta", &FloatingPointSlack::delta)
       .def_ro("depends_on_data", &FloatingPointSlack::depends_on_data)
       .def("__repr__", [](const FloatingPointSlack& s) { return repr(s); });
 
-  nb::class_<SelectionReport>(m, "SelectionReport", "What a release did (public unless slack.depends_on_data).")
+  nb::class_<SelectionReport>(m, "SelectionReport",
+      R"(What a release did: public unless slack.depends_on_data.
+
+Attributes
+----------
+mechanism : Mechanism
+    The mechanism that ran.
+epsilon_spent : float
+    The epsilon charged.
+sensitivity : float
+    Delta.
+monotone : bool
+    Whether the monotone scale was used.
+noise_scale : float
+    The scale of the noise added to each utility.
+executed_on : ExecutedOn
+    What ran the release.
+cpu_fallback_reason : str
+    Why backend AUTO ran on the CPU although a GPU is present (empty otherwise).
+candidates : int
+    The number of candidates.
+slack : FloatingPointSlack
+    The floating-point slack of the release.
+stream : int
+    The stream the release drew from its context.
+generator : Generator
+    The context's generator.)")
       .def_ro("mechanism", &SelectionReport::mechanism)
       .def_ro("epsilon_spent", &SelectionReport::epsilon_spent)
       .def_ro("sensitivity", &SelectionReport::sensitivity)
@@ -107,14 +202,41 @@ void bind_params_and_reports(nb::module_& m) {
       .def_ro("generator", &SelectionReport::generator)
       .def("__repr__", [](const SelectionReport& r) { return repr(r); });
 
-  nb::class_<Selection>(m, "Selection", "One private release: the chosen index and its report.")
-      .def_ro("index", &Selection::index)
-      .def_ro("report", &Selection::report)
-      .def("__repr__", [](const Selection& s) {
-        return "Selection(index=" + std::to_string(s.index) + ", report=" + repr(s.report) + ")";
+  nb::class_<Selection>(m, "Selection", nb::dynamic_attr(), R"(One private release: the chosen index, its label and the report.
+
+Attributes
+----------
+index : int
+    The chosen candidate, an index into the utilities (0-based).
+label : object or None
+    ``labels[index]`` when the release was given ``labels=``, None otherwise (public).
+report : SelectionReport
+    What the release did: public unless ``report.slack.depends_on_data``.)")
+      .def_ro("index", &Selection::index, "The chosen candidate's index (0-based).")
+      .def_prop_ro(
+          "label", [](nb::handle self) { return attached(self, "_label"); },
+          nb::sig("def label(self, /) -> object | None"),
+          "labels[index] when the release was given labels=, None otherwise. Public: the labels are the "
+          "candidate universe.")
+      .def_ro("report", &Selection::report, "The release's SelectionReport.")
+      .def("__repr__", [](nb::handle self) {
+        const Selection& s = nb::cast<const Selection&>(self);
+        return "Selection(index=" + std::to_string(s.index) + label_repr(self, "_label", "label") +
+               ", report=" + repr(s.report) + ")";
       });
 
-  nb::class_<TopKReport>(m, "TopKReport", "A top-k release: the report of one pick, k, and the totals.")
+  nb::class_<TopKReport>(m, "TopKReport", R"(A top-k release: the report of one pick, k, and the totals.
+
+Attributes
+----------
+per_pick : SelectionReport
+    The report of one pick (epsilon_spent is the per-pick epsilon; the slack covers one pick).
+k : int
+    The number of picks.
+epsilon_total_basic : float
+    k * epsilon, the basic composition of the picks (Dwork & Roth 2014, Thm 3.16).
+rho : float
+    The zCDP of the k picks together, k epsilon^2 / 8 (Cesar & Rogers 2021).)")
       .def_ro("per_pick", &TopKReport::per_pick)
       .def_ro("k", &TopKReport::k)
       .def_ro("epsilon_total_basic", &TopKReport::epsilon_total_basic)
@@ -123,32 +245,126 @@ void bind_params_and_reports(nb::module_& m) {
         return "TopKReport(k=" + std::to_string(r.k) + ", epsilon_total_basic=" + repr_double(r.epsilon_total_basic) +
                ", rho=" + repr_double(r.rho) + ", per_pick=" + repr(r.per_pick) + ")";
       });
-  nb::class_<TopKSelection>(m, "TopKSelection", "k indices, largest noisy score first, and the report.")
-      .def_ro("indices", &TopKSelection::indices)
-      .def_ro("report", &TopKSelection::report)
-      .def("__repr__", [](const TopKSelection& s) {
+  nb::class_<TopKSelection>(m, "TopKSelection", nb::dynamic_attr(), R"(A top-k release: k indices, largest noisy score first, their labels and the report.
+
+Attributes
+----------
+indices : list of int
+    The k chosen candidates, in release order (largest noisy score first).
+labels : list or numpy.ndarray or None
+    ``labels[i]`` for each chosen i when the release was given ``labels=`` (a NumPy array when the
+    labels were one), None otherwise.
+report : TopKReport
+    The report of the k picks together.)")
+      .def_ro("indices", &TopKSelection::indices, "The k chosen indices, largest noisy score first.")
+      .def_prop_ro(
+          "labels", [](nb::handle self) { return attached(self, "_labels"); },
+          nb::sig("def labels(self, /) -> list[object] | numpy.typing.NDArray[typing.Any] | None"),
+          "The chosen candidates' labels in release order when the release was given labels= (a NumPy array "
+          "when the labels were one, a list otherwise), None otherwise.")
+      .def_ro("report", &TopKSelection::report, "The TopKReport.")
+      .def("__repr__", [](nb::handle self) {
+        const TopKSelection& s = nb::cast<const TopKSelection&>(self);
         std::string indices;
         for (std::size_t i = 0; i < s.indices.size() && i < 10; ++i) indices += (i ? ", " : "") + std::to_string(s.indices[i]);
         if (s.indices.size() > 10) indices += ", ...";
-        return "TopKSelection(indices=[" + indices + "], k=" + std::to_string(s.report.k) + ")";
+        return "TopKSelection(indices=[" + indices + "], k=" + std::to_string(s.report.k) +
+               label_repr(self, "_labels", "labels") + ")";
       });
-  nb::class_<RowsSelection>(m, "RowsSelection", "One Selection per row (or per repeated release).")
-      .def_ro("selections", &RowsSelection::selections)
+  nb::class_<RowsSelection>(m, "RowsSelection", nb::dynamic_attr(), R"(One release per row of a matrix (select_rows) or per repetition (select_repeated).
+
+Attributes
+----------
+indices : numpy.ndarray
+    The chosen index of each release, a read-only int64 array of ``len(self)`` entries.
+labels : list or numpy.ndarray or None
+    The chosen label of each release when it was given ``labels=`` (a NumPy array when the labels
+    were one, a list otherwise), None otherwise.
+streams : numpy.ndarray
+    The stream of each release, a read-only uint64 array.
+reports : list of SelectionReport
+    The report of each release.
+selections : list of Selection
+    One Selection per release (index and report), as earlier versions returned them.)")
+      .def_prop_ro(
+          "indices",
+          [](nb::handle self) {
+            return cached(self, "_indices", [&] {
+              const RowsSelection& s = nb::cast<const RowsSelection&>(self);
+              return read_only_array<std::int64_t>(s.selections.size(), [&](std::size_t i) {
+                return static_cast<std::int64_t>(s.selections[i].index);
+              });
+            });
+          },
+          nb::sig("def indices(self, /) -> numpy.typing.NDArray[numpy.int64]"),
+          "The chosen index of each release: a read-only int64 array (made once, then the same object).")
+      .def_prop_ro(
+          "streams",
+          [](nb::handle self) {
+            return cached(self, "_streams", [&] {
+              const RowsSelection& s = nb::cast<const RowsSelection&>(self);
+              return read_only_array<std::uint64_t>(s.selections.size(), [&](std::size_t i) {
+                return static_cast<std::uint64_t>(s.selections[i].report.stream);
+              });
+            });
+          },
+          nb::sig("def streams(self, /) -> numpy.typing.NDArray[numpy.uint64]"),
+          "The stream of each release: a read-only uint64 array.")
+      .def_prop_ro(
+          "labels", [](nb::handle self) { return attached(self, "_labels"); },
+          nb::sig("def labels(self, /) -> list[object] | numpy.typing.NDArray[typing.Any] | None"),
+          "The chosen label of each release when it was given labels= (a NumPy array when the labels were one, "
+          "a list otherwise), None otherwise.")
+      .def_prop_ro(
+          "reports",
+          [](const RowsSelection& s) {
+            std::vector<SelectionReport> reports;
+            reports.reserve(s.selections.size());
+            for (const Selection& selection : s.selections) reports.push_back(selection.report);
+            return reports;
+          },
+          "The SelectionReport of each release (a new list).")
+      .def_ro("selections", &RowsSelection::selections, "One Selection per release (a new list).")
       .def("__len__", [](const RowsSelection& s) { return s.selections.size(); })
-      .def("__repr__", [](const RowsSelection& s) {
-        return "RowsSelection(" + std::to_string(s.selections.size()) + " selections)";
+      .def("__repr__", [](nb::handle self) {
+        const RowsSelection& s = nb::cast<const RowsSelection&>(self);
+        std::string indices;
+        for (std::size_t i = 0; i < s.selections.size() && i < 10; ++i) {
+          indices += (i ? ", " : "") + std::to_string(s.selections[i].index);
+        }
+        if (s.selections.size() > 10) indices += ", ...";
+        return "RowsSelection(" + std::to_string(s.selections.size()) + " selections, indices=[" + indices + "]" +
+               label_repr(self, "_labels", "labels") + ")";
       });
 }
 
 void bind_accounting_and_context(nb::module_& m) {
-  nb::class_<PrivacyBound>(m, "PrivacyBound", "An (epsilon, delta) guarantee or budget.")
+  nb::class_<PrivacyBound>(m, "PrivacyBound",
+      R"(An (epsilon, delta) guarantee or budget.
+
+Parameters
+----------
+epsilon : float
+    The epsilon, finite.
+delta : float, default 0.0
+    In [0, 1).)")
       .def(nb::init<double, double>(), "epsilon"_a, "delta"_a = 0.0)
       .def_rw("epsilon", &PrivacyBound::epsilon)
       .def_rw("delta", &PrivacyBound::delta)
       .def("__repr__", [](const PrivacyBound& b) {
         return "PrivacyBound(epsilon=" + repr_double(b.epsilon) + ", delta=" + repr_double(b.delta) + ")";
       });
-  nb::class_<AccountedBound>(m, "AccountedBound", "The best bound on what was charged, and its route.")
+  nb::class_<AccountedBound>(m, "AccountedBound",
+      R"(The best bound on what was charged, and the composition theorem behind it.
+
+Attributes
+----------
+epsilon : float
+    The total epsilon.
+delta : float
+    The total delta.
+route : CompositionRoute
+    BASIC, ADVANCED, OPTIMAL_HOMOGENEOUS or ZCDP.)")
       .def_ro("epsilon", &AccountedBound::epsilon)
       .def_ro("delta", &AccountedBound::delta)
       .def_ro("route", &AccountedBound::route)
@@ -157,9 +373,22 @@ void bind_accounting_and_context(nb::module_& m) {
                ", route=" + std::string(to_string(b.route)) + ")";
       });
   nb::class_<PrivacyAccountant>(m, "PrivacyAccountant",
-                                "A privacy budget and the releases charged to it (thread-safe). Give it to "
-                                "Context.charge_to: every release is then charged before any noise is drawn, "
-                                "and a release over budget raises BudgetExceeded and draws nothing.")
+      R"(A privacy budget and the releases charged to it (thread-safe).
+
+Parameters
+----------
+budget : PrivacyBound
+    The total (epsilon, delta) the releases may spend.
+choice : ParameterChoice, default ParameterChoice.FIXED_IN_ADVANCE
+    Whether the releases' parameters are fixed in advance (then advanced, optimal and zCDP
+    composition may be used) or ADAPTIVE (basic composition only).
+
+Notes
+-----
+Give it to Context.charge_to: every release is then charged before any noise is drawn, and a release
+over budget raises BudgetExceeded and draws nothing. spent() is the best of basic composition (Dwork
+& Roth 2014, Thm 3.16), advanced composition (Thm 3.20), the optimal homogeneous profile (Kairouz,
+Oh & Viswanath 2015) and zCDP (Bun & Steinke 2016; Canonne, Kamath & Steinke 2020).)")
       .def(nb::init<PrivacyBound, ParameterChoice>(), "budget"_a, "choice"_a = ParameterChoice::fixed_in_advance)
       .def("charge", nb::overload_cast<ReleaseKind, double, double>(&PrivacyAccountant::charge), "kind"_a,
            "epsilon"_a, "delta"_a = 0.0, "Records one release; raises BudgetExceeded over budget (nothing recorded).")
@@ -182,8 +411,13 @@ void bind_accounting_and_context(nb::module_& m) {
       });
 
   nb::class_<Context>(m, "Context",
-                      "The source of every release's randomness. Context() is keyed with 256 bits from the "
-                      "operating system's CSPRNG: use it for real data.")
+      R"(The source of every release's randomness, and its accountant.
+
+Notes
+-----
+Context() is keyed with 256 bits from the operating system's CSPRNG (ChaCha20, RFC 8439): use it for
+real data. Context.fixed_seed(seed) is reproducible and NOT PRIVATE. Every release draws a fresh
+stream, so no two releases share noise. Context.charge_to(accountant) charges every later release.)")
       .def(nb::init<>())
       .def_static("from_os_entropy", &Context::from_os_entropy, "generator"_a = Generator::chacha20,
                   "A context keyed from the OS with a choice of generator (PHILOX: faster, not cryptographically "

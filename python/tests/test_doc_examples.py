@@ -34,6 +34,24 @@ def test_python_guide_quickstart():
     assert context.accountant.release_count == 11
 
 
+def test_python_guide_labels_and_rows():
+    # [doc:python_labels]
+    import numpy as np
+    import dpselect
+
+    context = dpselect.Context()
+    fruit = ["apple", "banana", "cherry", "damson"]   # public: the candidates themselves
+    votes = [12, 40, 7, 38]                            # a list of ints: converted once to float64
+    pick = dpselect.select(context, votes, epsilon=1.0, sensitivity=1.0, labels=fruit)
+    rows = dpselect.select_rows(context, [[1, 9, 3, 2], [8, 0, 0, 1]], epsilon=0.5, sensitivity=1.0,
+                                labels=np.array(fruit))
+    print(pick.index, pick.label, rows.indices, rows.labels)   # rows.indices: a NumPy int64 array
+    # [/doc:python_labels]
+    assert pick.label == fruit[pick.index]
+    assert isinstance(rows.indices, np.ndarray) and rows.indices.dtype == np.int64 and rows.indices.shape == (2,)
+    assert rows.labels.tolist() == [fruit[i] for i in rows.indices]
+
+
 def test_python_guide_tour(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     # [doc:python_tour]

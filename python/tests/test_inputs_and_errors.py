@@ -47,14 +47,16 @@ def test_bad_values_and_shapes_are_named():
     assert accountant.release_count == 1
     with pytest.raises(dpselect.InvalidArgument, match="utilities"):
         dpselect.select(context, np.array([], dtype=np.float64), epsilon=0.5, sensitivity=1.0)
-    with pytest.raises(TypeError, match=r"float32 or float64 values \(got int64\); convert with"):
-        dpselect.select(context, np.arange(5), epsilon=0.5, sensitivity=1.0)
+    with pytest.raises(TypeError, match=r"utilities must hold real numbers \(got dtype complex128\)"):
+        dpselect.select(context, np.arange(5) * 1j, epsilon=0.5, sensitivity=1.0)
     with pytest.raises(ValueError, match="must be 1-D"):
         dpselect.select(context, np.ones((2, 3)), epsilon=0.5, sensitivity=1.0)
     with pytest.raises(ValueError, match=r"C-contiguous .* numpy.ascontiguousarray"):
         dpselect.select(context, np.ones(10)[::2], epsilon=0.5, sensitivity=1.0)
-    with pytest.raises(TypeError, match=r"NumPy array or an object with __dlpack__ .*\(got list\)"):
-        dpselect.select(context, [1.0, 2.0], epsilon=0.5, sensitivity=1.0)
+    with pytest.raises(TypeError, match=r"utilities must be numbers: .*\(got list\)"):
+        dpselect.select(context, ["1.0", "x"], epsilon=0.5, sensitivity=1.0)
+    with pytest.raises(ValueError, match=r"utilities\[0\] is the integer 9007199254740993"):
+        dpselect.select(context, [2**53 + 1, 0], epsilon=0.5, sensitivity=1.0)
     with pytest.raises(TypeError, match="params or keyword arguments, not both"):
         dpselect.select(context, np.ones(3), dpselect.SelectionParams(epsilon=1.0, sensitivity=1.0), epsilon=1.0)
     with pytest.raises(dpselect.InvalidArgument, match="k must"):

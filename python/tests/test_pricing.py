@@ -302,18 +302,22 @@ def test_bad_ranges():
 def test_bad_arrays_and_arguments_are_named():
     context, accountant = ledger_context()
     grid = dpselect.PriceGrid(0.5, 3.0, 0.5)
-    with pytest.raises(TypeError, match=r"bids must hold float64 values \(got float32\): pricing compares doubles; convert with"):
-        dpselect.Bids(np.ones(3, dtype=np.float32))
-    with pytest.raises(TypeError, match=r"NumPy array or an object with __dlpack__ .*\(got list\)"):
-        dpselect.select_price(context, [1.0, 2.0], grid, epsilon=1.0)
+    with pytest.raises(TypeError, match=r"bids must hold real numbers \(got dtype complex128\)"):
+        dpselect.Bids(np.ones(3, dtype=np.complex128))
+    with pytest.raises(TypeError, match=r"bids must be numbers: .*\(got list\)"):
+        dpselect.select_price(context, ["one", "two"], grid, epsilon=1.0)
+    with pytest.raises(ValueError, match=r"bids\[1\] is the integer 9007199254740993"):
+        dpselect.select_price(context, [1, 2**53 + 1], grid, epsilon=1.0)
     with pytest.raises(ValueError, match="bids must be 1-D"):
         dpselect.Bids(np.ones((2, 2)))
     with pytest.raises(ValueError, match="C-contiguous"):
         dpselect.Bids(np.ones(10)[::2])
-    with pytest.raises(TypeError, match=r"PriceGrid, a PriceRange or a 1-D float64 array \(got list\)"):
-        dpselect.select_price(context, np.ones(3), [1.0, 2.0], epsilon=1.0)
-    with pytest.raises(TypeError, match=r"prices must hold float64 values \(got int64\)"):
-        dpselect.select_price(context, np.ones(3), np.arange(1, 4), epsilon=1.0)
+    with pytest.raises(TypeError, match=r"PriceGrid, a PriceRange or a 1-D array of prices \(got str\)"):
+        dpselect.select_price(context, np.ones(3), "1.0, 2.0", epsilon=1.0)
+    with pytest.raises(TypeError, match=r"PriceGrid, a PriceRange or a 1-D array of prices \(got float\)"):
+        dpselect.select_price(context, np.ones(3), 2.0, epsilon=1.0)
+    with pytest.raises(TypeError, match=r"prices must hold real numbers \(got dtype complex128\)"):
+        dpselect.select_price(context, np.ones(3), np.arange(1, 4) * 1j, epsilon=1.0)
     with pytest.raises(TypeError, match="params or keyword arguments, not both"):
         dpselect.select_price(context, np.ones(3), grid, dpselect.PricingParams(1.0), epsilon=1.0)
     with pytest.raises(TypeError, match=r"params must be a dpselect.PricingParams \(got SelectionParams\)"):
@@ -353,8 +357,10 @@ def test_revenues_equal_revenue_and_brute_force():
     assert [bids.revenue(p) for p in prices[:-1]] == expected
     assert [bids.count_at_least(p) for p in prices[:5]] == [np.count_nonzero(values >= p) for p in prices[:5]]
     assert np.isnan(revenues[-1])  # inf * 0 bids, as in Bids.revenue
-    with pytest.raises(TypeError, match=r"prices must hold float64 values \(got float32\)"):
-        bids.revenues(prices.astype(np.float32))
+    # Other dtypes are converted once with numpy.asarray(prices, dtype=numpy.float64).
+    as_float32 = prices[:-1].astype(np.float32)
+    np.testing.assert_array_equal(bids.revenues(as_float32), bids.revenues(as_float32.astype(np.float64)))
+    assert list(bids.revenues(list(prices[:-1]))) == expected
 
 
 def test_grids_and_ranges():

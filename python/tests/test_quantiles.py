@@ -296,10 +296,12 @@ def test_bad_parameters_of_several_quantiles():
 
 def test_bad_arrays_and_arguments_are_named():
     context, accountant = ledger_context()
-    with pytest.raises(TypeError, match=r"values must hold float32 or float64 values \(got int64\); convert with"):
-        dpselect.QuantileData(np.arange(4), (0.0, 4.0))
-    with pytest.raises(TypeError, match=r"NumPy array or an object with __dlpack__ .*\(got list\)"):
-        dpselect.select_quantile(context, [1.0, 2.0], 0.5, range=(0.0, 4.0), epsilon=1.0)
+    with pytest.raises(TypeError, match=r"values must hold real numbers \(got dtype complex128\)"):
+        dpselect.QuantileData(np.arange(4) * 1j, (0.0, 4.0))
+    with pytest.raises(TypeError, match=r"values must be numbers: .*\(got list\)"):
+        dpselect.select_quantile(context, ["a", "b"], 0.5, range=(0.0, 4.0), epsilon=1.0)
+    with pytest.raises(ValueError, match=r"values\[2\] is the integer -9007199254740993"):
+        dpselect.QuantileData(np.array([1, 2, -(2**53) - 1]), (0.0, 4.0))
     with pytest.raises(ValueError, match="values must be 1-D"):
         dpselect.QuantileData(np.ones((2, 2)), (0.0, 4.0))
     with pytest.raises(ValueError, match="C-contiguous"):

@@ -238,10 +238,12 @@ def test_a_value_beyond_its_bound_is_not_quoted_back():
 def test_bad_arrays_and_arguments_are_named():
     context, accountant = ledger_context()
     fields = {"epsilon": 1.0, "sensitivity": 1.0, "threshold": 0.0}
-    with pytest.raises(TypeError, match=r"values must hold float64 values \(got float32\)"):
-        dpselect.sparse_vector_batch(context, np.ones(4, dtype=np.float32), **fields)
-    with pytest.raises(TypeError, match=r"NumPy array or an object with __dlpack__ .*\(got list\)"):
-        dpselect.sparse_vector_batch(context, [1.0, 2.0], **fields)
+    with pytest.raises(TypeError, match=r"values must hold real numbers \(got dtype complex64\)"):
+        dpselect.sparse_vector_batch(context, np.ones(4, dtype=np.complex64), **fields)
+    with pytest.raises(TypeError, match=r"values must be numbers: .*\(got dict\)"):
+        dpselect.sparse_vector_batch(context, {"a": 1.0}, **fields)
+    with pytest.raises(ValueError, match=r"values\[1\] is the integer 9007199254740993"):
+        dpselect.sparse_vector_batch(context, [1, 2**53 + 1], **fields)
     with pytest.raises(ValueError, match="must be 1-D"):
         dpselect.sparse_vector_batch(context, np.ones((2, 2)), **fields)
     with pytest.raises(ValueError, match="C-contiguous"):

@@ -56,6 +56,13 @@ def test_a_user_program_type_checks_and_a_wrong_one_does_not(tmp_path):
         interval: dpselect.audit.Interval = dpselect.audit.clopper_pearson(1, 10, 0.05)
         lower: float = interval.lower
         rho: float = dpselect.zcdp_of_pure(1.0)
+        named = dpselect.select(context, [3, 1, 2], epsilon=1.0, sensitivity=1.0, labels=["a", "b", "c"])
+        label: object = named.label
+        rows = dpselect.select_rows(context, [[1, 2], [3, 4]], epsilon=1.0, sensitivity=1.0,
+                                    mechanism=dpselect.Mechanism.PERMUTE_AND_FLIP)
+        indices: np.typing.NDArray[np.int64] = rows.indices
+        price: float = dpselect.select_price(context, [1, 2, 3], [1.0, 2.0], epsilon=1.0,
+                                             max_bidders=10).price
     """))
     result = mypy(tmp_path, str(good))
     assert result.returncode == 0, result.stdout + result.stderr
@@ -65,8 +72,13 @@ def test_a_user_program_type_checks_and_a_wrong_one_does_not(tmp_path):
         context = dpselect.Context.fixed_seed(1)
         name: str = context.generator
         epsilon: str = dpselect.PrivacyBound(1.0).epsilon
+        dpselect.select(context, [1.0], epsilon=1.0, sensitivity=1.0, monotonic=True)
+        dpselect.select_top_k(context, [1.0], 1, epsilon="1", sensitivity=1.0)
     """))
     result = mypy(tmp_path, str(bad))
     assert result.returncode == 1
     assert 'bad.py:4: error: Incompatible types in assignment (expression has type "Generator"' in result.stdout
     assert 'bad.py:5: error: Incompatible types in assignment (expression has type "float"' in result.stdout
+    # The keyword parameters are written out, so a misspelt or mistyped one is an error before running.
+    assert 'bad.py:6: error: Unexpected keyword argument "monotonic" for "select"' in result.stdout
+    assert 'bad.py:7: error: Argument "epsilon" to "select_top_k" has incompatible type "str"' in result.stdout
