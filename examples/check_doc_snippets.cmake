@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Fails unless every ```cpp, ```cmake and ```python block of the README and of the guide's pages
 # (docs/*.md) is, character for character, a marked region of a compiled or tested source, and
-# every marked region is quoted in one of them (the only other code blocks allowed are ```sh). The
-# documentation's code therefore always compiles (CI builds and runs the examples) and cannot
-# drift from it.
+# every marked region is quoted in one of them (the only other code blocks allowed are ```sh and the
+# rendered documentation's directives, ```{include} and the like). The documentation's code
+# therefore always compiles (CI builds and runs the examples) and cannot drift from it.
 #
 #   cmake "-DDOCUMENTS=README.md;docs/cpp-api.md" "-DSOURCE_DIRS=examples;tests/consumer" -P check_doc_snippets.cmake
 #
@@ -151,6 +151,9 @@ foreach(line IN LISTS lines)
     set(block_line ${line_number})
     set(block_lines "")
   elseif(NOT in_block AND line MATCHES "^```sh[ ]*$")
+    set(in_shell_block TRUE)
+  elseif(NOT in_block AND line MATCHES "^```{(include|toctree|doxygenfile|eval-rst)}")
+    # A directive of the rendered documentation (docs/conf.py): it holds no code.
     set(in_shell_block TRUE)
   elseif(NOT in_block AND line MATCHES "^```")
     # Unchecked code could hide behind any other label (c++, cuda, none): name it cpp, cmake, python or sh.
