@@ -65,6 +65,8 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
+# A class's "Attributes" section as fields: autodoc documents the attributes themselves.
+napoleon_use_ivar = True
 
 html_theme = "furo"
 html_title = f"dpselect {release}"

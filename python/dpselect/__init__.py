@@ -161,7 +161,7 @@ def select(
         True when between any two neighbours all utilities move the same way (counting
         queries): the noise halves. A false claim breaks the guarantee.
     utility_bound : float, default 0.0
-        A public bound B >= |u - utility_reference| (>= |u| without a reference) for every
+        A public bound B >= ``|u - utility_reference|`` (>= ``|u|`` without a reference) for every
         candidate and dataset, >= 0; 0 means none. With a bound the floating-point slack is public
         and a utility beyond B is an error; without one the slack depends on the data.
     backend : Backend, default Backend.AUTO
@@ -209,7 +209,7 @@ def select(
     - EXPONENTIAL: P(r) proportional to exp(epsilon u(r) / (2 Delta)) (exp(epsilon u(r) / Delta)
       when monotone), sampled exactly as the arg-max of the scaled utilities plus Gumbel noise
       (Dwork & Roth 2014, Def 3.4, Thm 3.10). With probability >= 1 - e^-t the chosen utility is
-      at least OPT - (2 Delta / epsilon)(ln(n / |OPT set|) + t) (Dwork & Roth 2014, Thm 3.11).
+      at least OPT - (2 Delta / epsilon)(ln(n / ``|OPT set|``) + t) (Dwork & Roth 2014, Thm 3.11).
     - PERMUTE_AND_FLIP: report-noisy-max with one-sided exponential noise of scale
       2 Delta / epsilon (Delta / epsilon when monotone) (McKenna & Sheldon 2020; Ding et al.
       2021), never worse than the exponential mechanism in expected utility.

@@ -192,7 +192,7 @@ def add_noise(
     - GAUSSIAN: (epsilon, delta)-DP for L2 sensitivity, z_i ~ N(0, s^2) with s the analytic
       Gaussian sigma (Balle & Wang 2018);
     - GENERALIZED_GAUSSIAN: (epsilon, delta)-DP for L-infinity sensitivity, density proportional
-      to exp(-(|z|/sigma)^p) (Ganesh & Zhao 2021).
+      to ``exp(-(|z|/sigma)^p)`` (Ganesh & Zhao 2021).
 
     The noise is computed in floating point, whose low-order bits are not protected (Mironov
     2012): use :func:`add_secure_noise` where that matters. The GIL is released during the

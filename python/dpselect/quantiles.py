@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Private quantiles over a public range [lower, upper].
 
-One q-quantile is the exponential mechanism with utility u(t) = -|#{i : x_i < t} - q n| (Smith
+One q-quantile is the exponential mechanism with utility ``u(t) = -|#{i : x_i < t} - q n|`` (Smith
 2011), sampled exactly over a public grid of 2^40 + 1 points of the range: the released value is
 always a grid point, never a double whose low bits depend on the data (Mironov 2012). Values
 outside the range are clipped to it (how many is private and not reported); NaN is an error.
@@ -194,7 +194,7 @@ def select_quantile(
 
     Notes
     -----
-    The exponential mechanism with utility -|#{x_i < t} - q n| (Smith 2011), epsilon-DP
+    The exponential mechanism with utility ``-|#{x_i < t} - q n|`` (Smith 2011), epsilon-DP
     (Dwork & Roth 2014, Thm 3.10), sampled exactly over a public grid of 2^40 + 1 points so that
     the output's low bits reveal nothing (Mironov 2012). Under ADD_OR_REMOVE_RECORD without
     ``max_points`` the report's slack reveals n (``slack.depends_on_data``): do not publish it.
@@ -293,7 +293,7 @@ def quantiles_rank_error_bound(params: QuantilesParams, qs: Sequence[float] | np
     -------
     float
         alpha such that with probability >= 1 - beta every released quantile o_j has rank error
-        |#{x_i < o_j} - q_j n| <= alpha + e_j, e_j the error the grid and ties force on any
+        ``|#{x_i < o_j} - q_j n| <= alpha`` + e_j, e_j the error the grid and ties force on any
         output. alpha does not depend on the data.
 
     Raises
@@ -337,7 +337,7 @@ def nonprivate_quantile_diagnostics(data: _core.QuantileData, q: float) -> Quant
 
 
 def nonprivate_rank_error(data: _core.QuantileData, grid_index: int, q: float) -> float:
-    """NOT PRIVATE: |#{x_i < grid.point(grid_index)} - q n| for the prepared data.
+    """NOT PRIVATE: ``|#{x_i < grid.point(grid_index)} - q n|`` for the prepared data.
 
     Parameters
     ----------

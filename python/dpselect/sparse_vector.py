@@ -79,7 +79,7 @@ class SparseVector(_core.SparseVector):
     numeric : bool, default False
         NumericSparse: every "above" answer also releases a noisy value of its query.
     value_bound : float, default 0.0
-        A public bound on |query value| (0: none) that makes the floating-point slack
+        A public bound on ``|query value|`` (0: none) that makes the floating-point slack
         independent of the data; a value beyond it is an error.
     algorithm : SparseVectorAlgorithm, default SparseVectorAlgorithm.DWORK_ROTH
         DWORK_ROTH or LYU_SU_LI (delta must be 0).
@@ -213,7 +213,7 @@ def sparse_vector_batch(
     numeric : bool, default False
         NumericSparse: every "above" answer also releases a noisy value of its query.
     value_bound : float, default 0.0
-        A public bound on |query value| (0: none) that makes the floating-point slack
+        A public bound on ``|query value|`` (0: none) that makes the floating-point slack
         independent of the data; a value beyond it is an error.
     algorithm : SparseVectorAlgorithm, default SparseVectorAlgorithm.DWORK_ROTH
         DWORK_ROTH or LYU_SU_LI (delta must be 0).

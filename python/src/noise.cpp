@@ -90,7 +90,7 @@ void bind_noise_vectors(nb::module_& m) {
       .value("LAPLACE", NoiseDistribution::laplace, "epsilon-DP for L1 sensitivity")
       .value("GAUSSIAN", NoiseDistribution::gaussian, "(epsilon, delta)-DP for L2 sensitivity")
       .value("GENERALIZED_GAUSSIAN", NoiseDistribution::generalized_gaussian,
-             "(epsilon, delta)-DP for L-infinity sensitivity, density proportional to exp(-(|z|/sigma)^p)");
+             "(epsilon, delta)-DP for L-infinity sensitivity, density proportional to ``exp(-(|z|/sigma)^p)``");
 
   nb::class_<NoiseVectorParams>(m, "NoiseVectorParams",
       R"(The privacy parameters of one noise vector (add_noise).
@@ -277,7 +277,7 @@ InvalidArgument
 
 Notes
 -----
-Ganesh & Zhao 2021. GG(p, sigma) has density proportional to exp(-(|z|/sigma)^p): GG(2, sigma) =
+Ganesh & Zhao 2021. GG(p, sigma) has density proportional to ``exp(-(|z|/sigma)^p)``: GG(2, sigma) =
 N(0, sigma^2 / 2), GG(1, sigma) = Laplace(sigma). Costs ~0.1-1 s the first time; the last 64 results
 are cached. Releases the GIL.)");
   m.def("generalized_gaussian_delta", &generalized_gaussian_delta, "sigma"_a, "p"_a, "k"_a, "epsilon"_a,
@@ -325,14 +325,14 @@ k : int
 Returns
 -------
 float
-    E max_i |x_i| (relative accuracy ~1e-9).
+    E max_i ``|x_i|`` (relative accuracy ~1e-9).
 
 Raises
 ------
 InvalidArgument
     A bad parameter.)");
   m.def("generalized_gaussian_abs_cdf", &generalized_gaussian_abs_cdf, "t"_a, "sigma"_a, "p"_a,
-        R"(P[|x| <= t] for one GG(p, sigma) coordinate.
+        R"(``P[|x| <= t]`` for one GG(p, sigma) coordinate.
 
 Parameters
 ----------

@@ -99,9 +99,9 @@ void bind_range_and_data(nb::module_& m) {
 Parameters
 ----------
 lower : float
-    Finite, |lower| <= 2^960.
+    Finite, ``|lower| <= 2^960``.
 upper : float
-    Finite, > lower, |upper| <= 2^960.)")
+    Finite, > lower, ``|upper| <= 2^960``.)")
       .def(
           "__init__", [](QuantileRange* self, double lower, double upper) { new (self) QuantileRange{lower, upper}; },
           "lower"_a, "upper"_a)
@@ -314,7 +314,7 @@ See dpselect.select_quantiles (Gillenwater, Joseph & Kulesza 2021; Kaplan, Schna
       .def_ro("best_grid_index", &QuantileDiagnostics::best_grid_index,
               "NOT PRIVATE: a grid point of smallest rank error.")
       .def_ro("best_rank_error", &QuantileDiagnostics::best_rank_error,
-              "NOT PRIVATE: min over grid points t of |#{x_i < t} - q n|, the error the grid and ties force.")
+              "NOT PRIVATE: min over grid points t of ``|#{x_i < t} - q n|``, the error the grid and ties force.")
       .def("__repr__", [](const QuantileDiagnostics& d) {
         return "QuantileDiagnostics(NOT PRIVATE, best_grid_index=" + std::to_string(d.best_grid_index) +
                ", best_rank_error=" + repr_double(d.best_rank_error) + ")";
@@ -324,7 +324,7 @@ See dpselect.select_quantiles (Gillenwater, Joseph & Kulesza 2021; Kaplan, Schna
 void bind_functions(nb::module_& m) {
   const auto release_gil = nb::call_guard<nb::gil_scoped_release>();
   m.def("select_quantile", &select_quantile, "context"_a, "data"_a, "q"_a, "params"_a, release_gil,
-        "One private q-quantile (q in [0, 1]): the exponential mechanism with utility -|#{x_i < t} - q n| "
+        "One private q-quantile (q in [0, 1]): the exponential mechanism with utility ``-|#{x_i < t} - q n|`` "
         "(Smith 2011) over the range's grid. Charges params.epsilon after every check.");
   m.def(
       "select_quantiles",
@@ -360,7 +360,7 @@ InvalidArgument
 
 Notes
 -----
-Dwork & Roth 2014, Thm 3.11, for the exponential mechanism with utility -|#{x_i < t} - q n| (Smith
+Dwork & Roth 2014, Thm 3.11, for the exponential mechanism with utility ``-|#{x_i < t} - q n|`` (Smith
 2011).)");
   m.def(
       "quantiles_rank_error_bound",
@@ -374,7 +374,7 @@ Dwork & Roth 2014, Thm 3.11, for the exponential mechanism with utility -|#{x_i 
   m.def("nonprivate_quantile_diagnostics", &nonprivate_quantile_diagnostics, "data"_a, "q"_a, release_gil,
         "NOT PRIVATE: a grid point of the exact q-quantile and its rank error. For diagnostics and tests only.");
   m.def("nonprivate_rank_error", &nonprivate_rank_error, "data"_a, "grid_index"_a, "q"_a, release_gil,
-        "NOT PRIVATE: |#{x_i < grid.point(grid_index)} - q n| for the prepared data. For diagnostics and tests "
+        "NOT PRIVATE: ``|#{x_i < grid.point(grid_index)} - q n|`` for the prepared data. For diagnostics and tests "
         "only.");
 }
 

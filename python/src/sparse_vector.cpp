@@ -74,7 +74,7 @@ max_positives : int, default 1
 numeric : bool, default False
     NumericSparse: every "above" also releases a noisy value.
 value_bound : float, default 0.0
-    A public bound on |query value| (0: none).
+    A public bound on ``|query value|`` (0: none).
 algorithm : SparseVectorAlgorithm, default SparseVectorAlgorithm.DWORK_ROTH
     DWORK_ROTH or LYU_SU_LI.
 monotone : bool, default False
@@ -104,7 +104,7 @@ Dwork & Roth 2014, Alg 1 and 2, Thm 3.23, 3.25, 3.27; Lyu, Su & Li 2017.)")
           "the Delta of every query; threshold: the public T; delta: 0 (pure DP) or in (0, 1) for the "
           "advanced-composition scales (DWORK_ROTH only); max_positives: c, halt after this many \"above\" answers; "
           "numeric: NumericSparse, every \"above\" also releases a noisy value; value_bound: a public bound on "
-          "|query value| (0: none) that makes the floating-point slack data-independent; algorithm; monotone: "
+          "``|query value|`` (0: none) that makes the floating-point slack data-independent; algorithm; monotone: "
           "LYU_SU_LI only, all query values move the same way between neighbours (a false claim breaks the "
           "guarantee).")
       .def_rw("epsilon", &SparseVectorParams::epsilon)

@@ -102,7 +102,7 @@ monotone : bool, default False
     All utilities move the same way between neighbours (counting queries): the noise halves. A false
     claim breaks the guarantee.
 utility_bound : float, default 0.0
-    A public bound on |utility| (on |utility - utility_reference| with a reference), >= 0; 0: none.
+    A public bound on ``|utility|`` (on ``|utility - utility_reference|`` with a reference), >= 0; 0: none.
     It makes the floating-point slack public.
 backend : Backend, default Backend.AUTO
     AUTO, CPU or GPU.
@@ -126,7 +126,7 @@ see dpselect.select (Dwork & Roth 2014, Thm 3.10; McKenna & Sheldon 2020; Dwork 
           "utility_bound"_a = 0.0, "backend"_a = Backend::Auto, "utility_reference"_a = nb::none(),
           "epsilon: privacy loss of the release (finite, > 0); sensitivity: the utility's Delta; "
           "monotone: all utilities move one way between neighbours (halves the noise); "
-          "utility_bound: a public bound on |utility| (0: none), or on |utility - utility_reference|; "
+          "utility_bound: a public bound on ``|utility|`` (0: none), or on ``|utility - utility_reference|``; "
           "backend: AUTO, CPU or GPU; utility_reference: a public value near the utilities that "
           "scores are computed from (None: select takes the first utility; 0 with a utility_bound).")
       .def_rw("epsilon", &SelectionParams::epsilon)
@@ -216,8 +216,8 @@ report : SelectionReport
       .def_prop_ro(
           "label", [](nb::handle self) { return attached(self, "_label"); },
           nb::sig("def label(self, /) -> object | None"),
-          "labels[index] when the release was given labels=, None otherwise. Public: the labels are the "
-          "candidate universe.")
+          "The chosen candidate's label, ``labels[index]``, when the release was given ``labels=``; None "
+          "otherwise. The labels are public (the candidate universe).")
       .def_ro("report", &Selection::report, "The release's SelectionReport.")
       .def("__repr__", [](nb::handle self) {
         const Selection& s = nb::cast<const Selection&>(self);
