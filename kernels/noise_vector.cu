@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "engine/gpu_backend.hpp"
-#include "dpselect/detail/chacha20_coordinate_quads.hpp"
+#include "noise/chacha20_coordinate_quads.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 #include "host_streaming.cuh"
 #include "launch_helpers.cuh"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GPU side of secure noise (secure_noise.hpp): a validation pass and the per-coordinate
 // kernel. Each coordinate's noise is a pure function of (key, stream, index), computed by the
-// same __host__ __device__ code as the CPU loop (detail/secure_noise_core.hpp), so the doubles
+// same __host__ __device__ code as the CPU loop (noise/secure_noise_core.hpp), so the doubles
 // written are the host's, bit for bit.
 #include <cuda_runtime.h>
 

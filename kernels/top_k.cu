@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "engine/gpu_backend.hpp"
+#include "engine/ranked_lists.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 #include "dpselect/detail/noise_positions.hpp"
-#include "dpselect/detail/ranked_lists.hpp"
 #include "dpselect/detail/screened_scoring.hpp"
 #include "host_streaming.cuh"
 #include "launch_helpers.cuh"

@@ -19,9 +19,9 @@
 
 #include "dpselect/audit.hpp"
 #include "dpselect/detail/release_access.hpp"
-#include "dpselect/detail/sparse_vector_noise.hpp"
 #include "dpselect/noise.hpp"
 #include "dpselect/random_key.hpp"
+#include "sparse_vector/sparse_vector_noise.hpp"
 
 namespace dpselect::audit {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The quad fetch of the ChaCha20 noise-vector kernel (detail/chacha20_coordinate_quads.hpp), run on
+// The quad fetch of the ChaCha20 noise-vector kernel (noise/chacha20_coordinate_quads.hpp), run on
 // the CPU: every block it returns is chacha20_random_block's, cached row or not, and the noisy
 // values it gives are those of the one-block-at-a-time fetch for every noise shape, including
 // coordinates whose samples read past the cached rows; and every sample reads at least the
@@ -13,7 +13,7 @@
 
 #include "dpselect/chacha20.hpp"
 #include "dpselect/continuous_noise.hpp"
-#include "dpselect/detail/chacha20_coordinate_quads.hpp"
+#include "noise/chacha20_coordinate_quads.hpp"
 
 namespace dpselect {
 namespace {

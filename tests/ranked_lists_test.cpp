@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The GPU top-k's sort and merge (detail/ranked_lists.hpp) run on the CPU: the bitonic network on a
+// The GPU top-k's sort and merge (engine/ranked_lists.hpp) run on the CPU: the bitonic network on a
 // padded power of two, the merge-path split and merge steps, and the whole "keep k" step the way
 // kernels/top_k.cu's sort_and_keep drives them (256 threads, 4 ranks each), checked against
 // std::sort and against the step it replaced (a bitonic sort of all 4096 slots, padded with
@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "dpselect/detail/ranked_lists.hpp"
+#include "engine/ranked_lists.hpp"
 
 namespace dpselect::detail {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Secure (floating-point-safe) Laplace and Gaussian noise (secure_noise.hpp), the header samplers
-// behind it (detail/discrete_samplers.hpp) and the NumericSparse values it snaps.
+// behind it (noise/discrete_samplers.hpp) and the NumericSparse values it snaps.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -10,9 +10,9 @@
 #include <memory>
 #include <vector>
 
-#include "dpselect/detail/discrete_samplers.hpp"
-#include "dpselect/detail/secure_noise_core.hpp"
 #include "dpselect/dpselect.hpp"
+#include "noise/discrete_samplers.hpp"
+#include "noise/secure_noise_core.hpp"
 #include "support/expect_invalid.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dpselect/detail/truncated_geometric.hpp"
+#include "noise/truncated_geometric.hpp"
 #include "support/frequencies.hpp"
 
 namespace dpselect::testing {

@@ -36,8 +36,8 @@
 #include <cmath>
 
 #include "dpselect/detail/noise_positions.hpp"
-#include "dpselect/detail/truncated_geometric.hpp"
 #include "dpselect/noise.hpp"
+#include "noise/truncated_geometric.hpp"
 
 namespace dpselect::detail {
 

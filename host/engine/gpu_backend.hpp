@@ -9,13 +9,13 @@
 
 #include "dpselect/context.hpp"
 #include "dpselect/detail/noise_spec.hpp"
-#include "dpselect/detail/secure_noise_core.hpp"
 #include "dpselect/continuous_noise.hpp"
 #include "dpselect/device_memory.hpp"
-#include "dpselect/detail/sparse_vector_noise.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/shard_result.hpp"
 #include "dpselect/top_k.hpp"
+#include "noise/secure_noise_core.hpp"
+#include "sparse_vector/sparse_vector_noise.hpp"
 
 namespace dpselect::detail {
 

@@ -14,10 +14,10 @@
 
 #include "dpselect/chacha20.hpp"
 #include "dpselect/top_k.hpp"
-#include "dpselect/detail/ranked_lists.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "engine/cpu_backend.hpp"
 #include "engine/gpu_backend.hpp"
+#include "engine/ranked_lists.hpp"
 #include "engine/validation.hpp"
 #include "random/os_entropy.hpp"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Exact samplers of Canonne, Kamath & Steinke 2020 (CKS), integer arithmetic only: validation and
-// exceptions around the __host__ __device__ samplers of detail/discrete_samplers.hpp.
+// exceptions around the __host__ __device__ samplers of noise/discrete_samplers.hpp.
 //
 // Overflow: public parameters are <= 2^32, so sigma <= 2^16 and t = floor(sigma) + 1 <= 2^16 + 1.
 // Every product below is bounded in a comment; where a loop counter could in principle grow
@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "dpselect/detail/discrete_samplers.hpp"
 #include "dpselect/errors.hpp"
+#include "noise/discrete_samplers.hpp"
 
 namespace dpselect::discrete {
 namespace {
@@ -38,7 +38,7 @@ void validate_part(std::string_view name, std::uint64_t value) {
                             " ran past its random-bit budget (probability < 2^-300000 per sample)");
 }
 
-// Runs `sample` on the header samplers (detail/discrete_samplers.hpp) over the state of `bits`,
+// Runs `sample` on the header samplers (noise/discrete_samplers.hpp) over the state of `bits`,
 // writes the state back and turns exhaustion into RandomnessExhausted: the same words, the same
 // values as the samplers always returned.
 template <class Sample>

@@ -3,7 +3,7 @@
 // CPU loop (host/noise/secure_noise.cpp), the GPU kernel (kernels/secure_noise.cu) and the NumericSparse
 // answers (host/sparse_vector/sparse_vector_internal.hpp), so all three give the same double for the same bits.
 //
-// output = g * (clamp(rint(x / g)) + N), N an exact integer sample (detail/discrete_samplers.hpp):
+// output = g * (clamp(rint(x / g)) + N), N an exact integer sample (noise/discrete_samplers.hpp):
 // a deterministic function of the integer z = clamp(rint(x / g)) + N, so the floating-point
 // arithmetic after the sample is post-processing and cannot leak (Mironov 2012; the plan's
 // sensitivity already covers the rounding of x, see secure_noise.hpp).
@@ -11,9 +11,9 @@
 
 #include <cstdint>
 
-#include "dpselect/detail/discrete_samplers.hpp"
 #include "dpselect/detail/host_device.hpp"
 #include "dpselect/random_key.hpp"
+#include "noise/discrete_samplers.hpp"
 
 namespace dpselect::detail {
 

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "dpselect/detail/secure_noise_core.hpp"
 #include "dpselect/secure_noise.hpp"
+#include "noise/secure_noise_core.hpp"
 
 namespace dpselect::detail {
 

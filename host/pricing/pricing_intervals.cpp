@@ -11,9 +11,9 @@
 
 #include "engine/cpu_backend.hpp"
 #include "dpselect/detail/release_access.hpp"
-#include "dpselect/detail/truncated_geometric.hpp"
 #include "dpselect/errors.hpp"
 #include "engine/floating_point_slack.hpp"
+#include "noise/truncated_geometric.hpp"
 #include "pricing/pricing_internal.hpp"
 #include "engine/validation.hpp"
 

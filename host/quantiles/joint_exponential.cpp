@@ -89,11 +89,11 @@
 #include <vector>
 
 #include "dpselect/detail/noise_positions.hpp"
-#include "dpselect/detail/truncated_geometric.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/noise.hpp"
 #include "engine/cpu_backend.hpp"
 #include "engine/validation.hpp"
+#include "noise/truncated_geometric.hpp"
 #include "quantiles/quantiles_internal.hpp"
 
 namespace dpselect::detail {

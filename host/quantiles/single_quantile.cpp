@@ -23,11 +23,11 @@
 #include <string>
 
 #include "dpselect/detail/noise_positions.hpp"
-#include "dpselect/detail/truncated_geometric.hpp"
 #include "dpselect/errors.hpp"
 #include "engine/cpu_backend.hpp"
 #include "engine/floating_point_slack.hpp"
 #include "engine/validation.hpp"
+#include "noise/truncated_geometric.hpp"
 #include "quantiles/quantiles_internal.hpp"
 
 namespace dpselect::detail {

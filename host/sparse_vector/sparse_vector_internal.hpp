@@ -10,10 +10,10 @@
 
 #include "dpselect/context.hpp"
 #include "dpselect/detail/release_access.hpp"
-#include "dpselect/detail/sparse_vector_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/sparse_vector.hpp"
 #include "noise/secure_noise_internal.hpp"
+#include "sparse_vector/sparse_vector_noise.hpp"
 
 namespace dpselect::detail {
 

@@ -37,7 +37,7 @@ inline constexpr std::uint64_t kDetailPositionOffset = std::uint64_t{1} << 63;
 // Screen blocks use positions below 2^55, race blocks [2^61, 2^61 + 2^58) and candidate blocks
 // 2^63 and above; position 2^62 of a release's stream gives the release's tag
 // (ShardResult::release_tag), never noise, and a bid-interval pricing release draws its
-// within-interval stage from positions 2^60 + (0 .. 511) (truncated_geometric.hpp).
+// within-interval stage from positions 2^60 + (0 .. 511) (host/noise/truncated_geometric.hpp).
 inline constexpr std::uint64_t kReleaseTagPosition = std::uint64_t{1} << 62;
 
 // Bounds of the race's noise (the selection engine's), for the floating-point slack: every
