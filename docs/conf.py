@@ -14,6 +14,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from sphinx.ext.autodoc import ClassDocumenter, MethodDocumenter
+
 docs_dir = Path(__file__).resolve().parent
 source_root = docs_dir.parent
 
@@ -68,6 +70,47 @@ napoleon_google_docstring = False
 # A class's "Attributes" section as fields: autodoc documents the attributes themselves.
 napoleon_use_ivar = True
 
+
+
+class _NanobindMethodDocumenter(MethodDocumenter):
+    """Documents the methods and static methods of the extension's classes: nanobind functions are
+    neither Python functions nor builtins, so autodoc would list them as plain attributes. Their
+    signature is the first line of their docstring (autodoc_docstring_signature)."""
+
+    objtype = "nanobindmethod"
+    directivetype = "method"
+    priority = MethodDocumenter.priority + 1
+
+    @classmethod
+    def can_document_member(cls, member, membername, isattr, parent) -> bool:
+        return type(member).__name__ == "nb_func" and isinstance(parent, ClassDocumenter)
+
+    def import_object(self, raiseerror: bool = False) -> bool:
+        imported = super().import_object(raiseerror)
+        if imported and type(self.object).__name__ == "nb_func":
+            # A function stored in the class itself (not bound to instances) is a static method.
+            self.options = {**self.options, "staticmethod": True}
+        return imported
+
+    def add_directive_header(self, sig: str) -> None:
+        super().add_directive_header(sig)
+        if self.options.get("staticmethod"):
+            self.add_line("   :staticmethod:", self.get_sourcename())
+
+
+def _public_module_names(text: str | None) -> str | None:
+    """The extension's classes under the names users import them by (dpselect.X)."""
+    return None if text is None else text.replace("dpselect._dpselect.", "dpselect.")
+
+
+def _public_signature(app, what, name, obj, options, signature, return_annotation):
+    return _public_module_names(signature), _public_module_names(return_annotation)
+
+
+def _public_docstring(app, what, name, obj, options, lines) -> None:
+    lines[:] = [_public_module_names(line) for line in lines]
+
+
 html_theme = "furo"
 html_title = f"dpselect {release}"
 html_static_path: list[str] = []
@@ -116,6 +159,9 @@ def setup(app):
     app.connect("builder-inited", _run_doxygen)
     app.connect("config-inited", _source_scheme)
     app.connect("source-read", _link_repository_files)
+    app.connect("autodoc-process-signature", _public_signature)
+    app.connect("autodoc-process-docstring", _public_docstring)
+    app.add_autodocumenter(_NanobindMethodDocumenter)
     app.connect("include-read", lambda app, path, docname, source: _link_repository_files_of(path, source))
 
 

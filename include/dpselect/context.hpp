@@ -32,7 +32,7 @@
 #include "dpselect/shard_result.hpp"
 #include "dpselect/types.hpp"
 
-struct CUstream_st;  ///< cudaStream_t without including CUDA headers
+struct CUstream_st;  // cudaStream_t without including CUDA headers
 
 namespace dpselect {
 
