@@ -25,7 +25,8 @@ int main() {
   top.k = 100;
   dpselect::TopKSelection best = dpselect::select_top_k(context, std::span<const float>(u), top);
   // best.indices (largest noisy score first); best.report.epsilon_total_basic = k * epsilon';
-  // best.report.rho = k epsilon'^2 / 8: zCDP (Cesar & Rogers 2021), converted to (epsilon, delta):
+  // best.report.rho = k epsilon'^2 / 8: zCDP (Cesar & Rogers 2021), converted to (epsilon, delta)
+  // by a conversion of <dpselect/accounting.hpp>:
   const double epsilon_total = dpselect::epsilon_from_zcdp(best.report.rho, 1e-6);  // 1.35, not 5
 
   dpselect::RowsSelection picks = dpselect::select_rows(

@@ -588,6 +588,13 @@ double epsilon_from_zcdp_tight(double rho, double delta) {
   return epsilon_from_zcdp_unchecked(rho, delta);
 }
 
+double epsilon_from_zcdp(double rho, double delta) {
+  detail::validate_positive_finite("rho", rho);
+  validate_open_delta("delta", delta);
+  // Bun & Steinke 2016, Prop. 1.3: rho-zCDP implies (rho + 2 sqrt(rho ln(1/delta)), delta)-DP.
+  return rho + 2.0 * std::sqrt(rho * std::log(1.0 / delta));
+}
+
 // ---- the best bound ---------------------------------------------------------------------------
 
 namespace detail {

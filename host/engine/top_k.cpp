@@ -178,11 +178,4 @@ TopKSelection select_top_k(Context& context, DeviceSpan<const double> utilities,
   return top_k(context, utilities, params, stream);
 }
 
-double epsilon_from_zcdp(double rho, double delta) {
-  detail::validate_positive_finite("rho", rho);
-  if (!(delta > 0.0 && delta < 1.0)) detail::throw_invalid("delta", "in (0, 1)", delta);
-  // Bun & Steinke 2016, Prop. 1.3: rho-zCDP implies (rho + 2 sqrt(rho ln(1/delta)), delta)-DP.
-  return rho + 2.0 * std::sqrt(rho * std::log(1.0 / delta));
-}
-
 }  // namespace dpselect

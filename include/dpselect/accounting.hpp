@@ -151,9 +151,12 @@ double delta_from_zcdp(double rho, double epsilon);
 
 /// The smallest epsilon such that rho-zCDP implies (epsilon, delta)-DP by the same conversion:
 /// inf over alpha > 1 of alpha rho + (ln(1/delta) + (alpha-1) ln(1 - 1/alpha) - ln alpha)/(alpha-1),
-/// or 0 when delta >= sqrt(1 - e^-rho). Never larger than epsilon_from_zcdp (top_k.hpp), the
+/// or 0 when delta >= sqrt(1 - e^-rho). Never larger than epsilon_from_zcdp (below), the
 /// plain rho + 2 sqrt(rho ln(1/delta)) of Bun & Steinke. Rounded up; rho finite and > 0, delta in (0, 1).
 double epsilon_from_zcdp_tight(double rho, double delta);
+
+/// (epsilon, delta)-DP implied by rho-zCDP: rho + 2 sqrt(rho ln(1/delta)) (Bun & Steinke 2016).
+double epsilon_from_zcdp(double rho, double delta);
 
 // ---- The best bound for k equal releases ------------------------------------------------------
 

@@ -12,9 +12,9 @@
 ///   each EM round is epsilon'-bounded-range (also at the monotone scale epsilon'/Delta, where every
 ///   utility difference lies in [0, Delta]), hence (epsilon'^2 / 8)-zCDP (Cesar & Rogers 2021), so
 ///   the k rounds are (k epsilon'^2 / 8)-zCDP.
-/// epsilon_from_zcdp() converts rho to (epsilon, delta) with the standard rho + 2 sqrt(rho ln(1/delta))
-/// of Bun & Steinke Prop. 1.3; epsilon_from_zcdp_tight() in accounting.hpp uses the sharper
-/// conversion of Canonne, Kamath & Steinke 2020 (Cor. 13) and is never larger.
+/// accounting.hpp converts rho to (epsilon, delta): epsilon_from_zcdp() with the standard
+/// rho + 2 sqrt(rho ln(1/delta)) of Bun & Steinke Prop. 1.3, epsilon_from_zcdp_tight() with the
+/// sharper conversion of Canonne, Kamath & Steinke 2020 (Cor. 13), never larger.
 ///
 /// Example:
 ///   dpselect::TopKParams p;  p.per_pick.epsilon = 0.1;  p.per_pick.sensitivity = 1;  p.k = 100;
@@ -63,8 +63,5 @@ TopKSelection select_top_k(Context& context, DeviceSpan<const float> utilities, 
                            cuda_stream_t stream = nullptr);
 TopKSelection select_top_k(Context& context, DeviceSpan<const double> utilities, const TopKParams& params,
                            cuda_stream_t stream = nullptr);
-
-/// (epsilon, delta)-DP implied by rho-zCDP: rho + 2 sqrt(rho ln(1/delta)) (Bun & Steinke 2016).
-double epsilon_from_zcdp(double rho, double delta);
 
 }  // namespace dpselect
