@@ -167,5 +167,5 @@ def setup(app):
 
 def _link_repository_files_of(path, source) -> None:
     """The same rewrite for a file included into a page (the README, the changelog)."""
-    relative = Path(path).resolve().relative_to(docs_dir.parent)
+    relative = (docs_dir / path).resolve().relative_to(source_root)  # path: from the source directory
     _link_repository_files(None, os.path.relpath(relative.with_suffix(""), "docs"), source)
