@@ -25,11 +25,8 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 from . import _dpselect as _core
-from ._arrays import ArrayLike
+from ._arrays import ArrayLike, LabelsLike
 from ._arrays import as_host_or_device as _as_host_or_device
 from ._arrays import check_labels as _check_labels
 from ._arrays import length_of as _length_of
@@ -131,7 +128,7 @@ def select(
     utility_bound: float = 0.0,
     backend: Backend = Backend.AUTO,
     utility_reference: float | None = None,
-    labels: Sequence[Any] | None = None,
+    labels: LabelsLike | None = None,
     stream: int = 0,
 ) -> Selection:
     """One private release: the index of a high-utility candidate.
@@ -169,10 +166,11 @@ def select(
     utility_reference : float, optional
         A public value near the utilities the scores are computed from (finite); None: the first
         utility (0 with a ``utility_bound``). It does not change the distribution.
-    labels : sequence, optional
+    labels : sequence or 1-D numpy.ndarray, optional
         The candidates themselves (names, keys, values), one per utility; ``result.label`` is then
-        ``labels[result.index]``. Public: the candidate universe, which must not depend on the
-        private data.
+        ``labels[result.index]``, looked up by position (a pandas Series is read with
+        ``numpy.asarray``; a mapping is refused). Public: the candidate universe, which must not
+        depend on the private data.
     stream : int, default 0
         For device arrays: the CUDA stream (a cudaStream_t as an int, 0 the default stream) the
         work is ordered on.
@@ -193,10 +191,12 @@ def select(
         (then the release is charged, as in C++), the message naming ``utilities[i]``.
     ValueError
         utilities not 1-D, a strided float array, an integer beyond 2**53 in magnitude (naming
-        it), or ``len(labels)`` different from the number of utilities: nothing charged or drawn.
+        it), labels not 1-D, or ``len(labels)`` different from the number of utilities: nothing
+        charged or drawn.
     TypeError
-        utilities that are not numbers, ``params`` together with keywords, or neither epsilon
-        and sensitivity nor ``params``.
+        utilities that are not numbers (or a device array without DLPack), labels that are not a
+        sequence or an array (a dict), ``params`` together with keywords that differ from their
+        defaults, or neither epsilon and sensitivity nor ``params``: nothing charged or drawn.
     BudgetExceeded
         The context's accountant refuses the release: nothing is charged or drawn.
     BackendUnavailable
@@ -235,8 +235,7 @@ def select(
     params = _selection_params(select, params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend,
                                utility_reference)
     where, array = _as_host_or_device(utilities, "utilities")
-    if labels is not None:
-        _check_labels(labels, _length_of(where, array)[0])
+    labels = _check_labels(labels, _length_of(where, array)[0])
     _warn_if_gpu_unusable(params.backend)
     if where == "host":
         result = _core.select_host(context, array, params)
@@ -258,7 +257,7 @@ def select_top_k(
     utility_bound: float = 0.0,
     backend: Backend = Backend.AUTO,
     utility_reference: float | None = None,
-    labels: Sequence[Any] | None = None,
+    labels: LabelsLike | None = None,
     stream: int = 0,
 ) -> TopKSelection:
     """The k candidates of highest noisy score, in order, from one pass (exponential mechanism).
@@ -284,9 +283,12 @@ def select_top_k(
     mechanism : Mechanism, default Mechanism.EXPONENTIAL
         Must be EXPONENTIAL: only the exponential mechanism's Gumbel noise gives peeling's
         distribution in one pass.
-    monotone, utility_bound, backend, utility_reference
+    monotone, utility_bound, backend
         As for :func:`select`.
-    labels : sequence, optional
+    utility_reference : float, optional
+        A public value near the utilities (finite); None: 0. Give a public reference for
+        utilities with a large common offset. It does not change the distribution.
+    labels : sequence or 1-D numpy.ndarray, optional
         One public label per candidate; ``result.labels`` is then the k labels in release order
         (a NumPy array when ``labels`` is one, a list otherwise).
     stream : int, default 0
@@ -321,8 +323,7 @@ def select_top_k(
     params = _selection_params(select_top_k, params, epsilon, sensitivity, mechanism, monotone, utility_bound,
                                backend, utility_reference)
     where, array = _as_host_or_device(utilities, "utilities")
-    if labels is not None:
-        _check_labels(labels, _length_of(where, array)[0])
+    labels = _check_labels(labels, _length_of(where, array)[0])
     _warn_if_gpu_unusable(params.backend)
     if where == "host":
         result = _core.top_k_host(context, array, k, params)
@@ -343,7 +344,7 @@ def select_rows(
     utility_bound: float = 0.0,
     backend: Backend = Backend.AUTO,
     utility_reference: float | None = None,
-    labels: Sequence[Any] | None = None,
+    labels: LabelsLike | None = None,
 ) -> RowsSelection:
     """One private release per row of a 2-D host matrix (rows x cols), one epsilon for every row.
 
@@ -362,9 +363,12 @@ def select_rows(
         The privacy loss of each row's release (finite, > 0). Required unless ``params`` is given.
     sensitivity : float
         Delta of every row's utilities, finite and > 0. Required unless ``params`` is given.
-    mechanism, monotone, utility_bound, backend, utility_reference
+    mechanism, monotone, utility_bound, backend
         As for :func:`select`.
-    labels : sequence, optional
+    utility_reference : float, optional
+        A public value near the utilities (finite); None: 0. Give a public reference for
+        utilities with a large common offset. It does not change the distribution.
+    labels : sequence or 1-D numpy.ndarray, optional
         One public label per column (the candidates every row chooses among); ``result.labels``
         is then the chosen label of each row (a NumPy array when ``labels`` is one, a list
         otherwise).
@@ -399,8 +403,7 @@ def select_rows(
     where, array = _as_host_or_device(utilities, "utilities", ndim=2)
     if where != "host":
         raise ValueError("select_rows takes host memory from Python so far; copy the matrix to the host")
-    if labels is not None:
-        _check_labels(labels, _length_of(where, array)[1], "columns")
+    labels = _check_labels(labels, _length_of(where, array)[1], "columns")
     _warn_if_gpu_unusable(params.backend)
     result = _core.rows_host(context, array, params)
     return result if labels is None else _attach(result, "_labels", _pick_labels(labels, result.indices))
@@ -419,7 +422,7 @@ def select_repeated(
     utility_bound: float = 0.0,
     backend: Backend = Backend.AUTO,
     utility_reference: float | None = None,
-    labels: Sequence[Any] | None = None,
+    labels: LabelsLike | None = None,
 ) -> RowsSelection:
     """``releases`` independent releases over one row of utilities (Monte Carlo studies, the auditor).
 
@@ -439,9 +442,12 @@ def select_repeated(
         The privacy loss of EACH release (finite, > 0). Required unless ``params`` is given.
     sensitivity : float
         Delta of the utilities, finite and > 0. Required unless ``params`` is given.
-    mechanism, monotone, utility_bound, backend, utility_reference
+    mechanism, monotone, utility_bound, backend
         As for :func:`select`.
-    labels : sequence, optional
+    utility_reference : float, optional
+        A public value near the utilities (finite); None: 0. Give a public reference for
+        utilities with a large common offset. It does not change the distribution.
+    labels : sequence or 1-D numpy.ndarray, optional
         One public label per candidate; ``result.labels`` is then each release's label.
 
     Returns
@@ -469,8 +475,7 @@ def select_repeated(
     where, array = _as_host_or_device(utilities, "utilities")
     if where != "host":
         raise ValueError("select_repeated takes host memory from Python so far; copy the row to the host")
-    if labels is not None:
-        _check_labels(labels, _length_of(where, array)[0])
+    labels = _check_labels(labels, _length_of(where, array)[0])
     _warn_if_gpu_unusable(params.backend)
     result = _core.repeated_host(context, array, params, releases)
     return result if labels is None else _attach(result, "_labels", _pick_labels(labels, result.indices))

@@ -11,15 +11,18 @@ The rule (docs/python.md, "Arrays"):
   2**53 has no exact float64 and is refused with a ValueError naming the parameter, the position
   and the value, before any work or privacy budget is spent.
 - The in-place noise functions (``convert=False``) convert nothing: the noise would go into a copy.
-  Device arrays are never copied either: a device array of another dtype is refused.
+  Device arrays are never copied either: a device array of another dtype is refused, and so is one
+  that offers only ``__cuda_array_interface__`` (Numba), which ``numpy.asarray`` would copy to the
+  host.
 
 Anything that cannot be read as numbers is refused with a message that says how to fix it.
 """
 
 from __future__ import annotations
 
+import enum
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, Union
 
 import numpy as np
@@ -37,6 +40,10 @@ class SupportsDLPack(Protocol):
 # What the array parameters take: a NumPy array, a (nested) sequence of numbers or anything else
 # numpy.asarray reads, or a DLPack producer (CuPy, PyTorch, JAX).
 ArrayLike = Union[npt.ArrayLike, SupportsDLPack]
+
+# What ``labels=`` takes: a sequence (list, tuple, range, ...) or a 1-D NumPy array, looked up by
+# position. Objects with ``__array__`` (pandas Series and Index) are read with numpy.asarray.
+LabelsLike = Union[Sequence[Any], npt.NDArray[Any]]
 
 # DLPack device types (dlpack.h): host memory, CUDA device memory, CUDA pinned and managed memory.
 _DL_CPU = 1
@@ -77,7 +84,7 @@ def _check_shape(array: np.ndarray, name: str, ndim: int) -> np.ndarray:
 
 
 def _position(index: tuple[int, ...]) -> str:
-    return "[" + ", ".join(str(i) for i in index) + "]"
+    return "[" + ", ".join(str(i) for i in index) + "]" if index else ""
 
 
 def _too_large(name: str, index: tuple[int, ...], value) -> ValueError:
@@ -86,6 +93,12 @@ def _too_large(name: str, index: tuple[int, ...], value) -> ValueError:
         f"represent it exactly, so dpselect does not convert it; scale the values, or convert them to float "
         f"yourself if rounding is acceptable"
     )
+
+
+def check_exact_number(value, name: str) -> None:
+    """Raises the ValueError of the 2**53 rule for an integer scalar without an exact float64."""
+    if _is_large_integer(value):
+        raise _too_large(name, (), value)
 
 
 def _is_large_integer(value) -> bool:
@@ -142,12 +155,26 @@ def _refuse_unreadable(values, name: str, error: Exception | None = None) -> Typ
     )
 
 
+def _refuse_device_copy(values, name: str) -> None:
+    # numpy.asarray would copy such an array to the host (Numba's DeviceNDArray.__array__ does)
+    # and the release would run on the CPU: device memory is taken through DLPack or not at all.
+    if hasattr(values, "__cuda_array_interface__"):
+        raise TypeError(
+            f"{name} is a device array without DLPack (a {_type_name(values)} with __cuda_array_interface__ but "
+            f"no __dlpack__/__dlpack_device__); device arrays are never copied to the host: pass it through "
+            f"DLPack (cupy.asarray({name}) or torch.as_tensor({name}, device='cuda') share its memory), or copy "
+            f"it to the host yourself ({name}.copy_to_host())"
+        )
+
+
 def to_float64(values, name: str) -> np.ndarray:
     """The one conversion: numpy.asarray(values, dtype=numpy.float64) in C order, after refusing
-    what it would get wrong (integers beyond 2**53, strings, complex numbers, ragged nesting)."""
+    what it would get wrong (integers beyond 2**53, strings, complex numbers, ragged nesting,
+    device arrays, which it would copy to the host)."""
     if isinstance(values, (str, bytes, dict, set, frozenset)) or values is None:
         raise _refuse_unreadable(values, name)
     if not isinstance(values, (np.ndarray, list, tuple)):
+        _refuse_device_copy(values, name)
         try:  # objects with __array__ (pandas, xarray, ...) and ranges; a generator is refused below
             values = np.asarray(values)
         except (TypeError, ValueError) as error:
@@ -261,23 +288,43 @@ def length_of(where: str, array) -> tuple[int, ...]:
     return tuple(int(n) for n in (array.shape if where == "host" else getattr(array, "shape", ())))
 
 
-def check_labels(labels, candidates: int, what: str = "candidates") -> None:
-    """Raises TypeError for labels that are not a sequence and ValueError (naming both lengths)
-    when there is not one label per candidate. Called before anything is charged or drawn."""
+def _refuse_labels(labels, why: str = "") -> TypeError:
+    return TypeError(f"labels must be a sequence or a 1-D NumPy array with one label per candidate, e.g. a list "
+                     f"(got {_type_name(labels)}){why}")
+
+
+def check_labels(labels, candidates: int, what: str = "candidates"):
+    """The labels as they are looked up (by position), checked before anything is charged or drawn.
+
+    Takes a 1-D NumPy array or a sequence (not a str or bytes); an object with ``__array__``
+    (a pandas Series or Index) is read with numpy.asarray, so that ``labels[i]`` is the i-th label
+    and not the one whose key is i. A mapping and anything else is a TypeError, a wrong shape or
+    number of labels a ValueError (naming both lengths). Returns None for None.
+    """
     if labels is None:
-        return
-    if isinstance(labels, (str, bytes)) or not (hasattr(labels, "__len__") and hasattr(labels, "__getitem__")):
-        raise TypeError(f"labels must be a sequence with one label per candidate, e.g. a list or a 1-D array "
-                        f"(got {_type_name(labels)})")
+        return None
+    if isinstance(labels, (str, bytes, Mapping)):
+        why = ": a mapping's keys are not positions; pass list(labels.values())" if isinstance(labels, Mapping) else ""
+        raise _refuse_labels(labels, why)
+    if not isinstance(labels, (np.ndarray, Sequence)):
+        if not hasattr(labels, "__array__"):
+            raise _refuse_labels(labels)
+        _refuse_device_copy(labels, "labels")
+        try:
+            labels = np.asarray(labels)
+        except (TypeError, ValueError) as error:
+            raise _refuse_labels(labels, f": {error}") from None
     if isinstance(labels, np.ndarray) and labels.ndim != 1:
         raise ValueError(f"labels must be 1-D (got shape {labels.shape})")
     if len(labels) != candidates:
         raise ValueError(f"labels has {len(labels)} entries but there are {candidates} {what}: "
                          f"give exactly one label per candidate")
+    return labels
 
 
 def pick_labels(labels, indices):
-    """labels[indices]: a NumPy array for NumPy labels, a list otherwise."""
+    """labels[indices] for labels checked by :func:`check_labels`: a NumPy array for NumPy
+    labels, a list otherwise."""
     if isinstance(labels, np.ndarray):
         return labels[np.asarray(indices, dtype=np.int64)]
     return [labels[int(i)] for i in indices]
@@ -288,7 +335,8 @@ def params_of(kind, params, fields: dict, defaults: dict | None = None, required
     """``params`` (an instance of ``kind``) or ``kind(**fields)``, never both.
 
     ``fields``: the keyword parameters as the caller's function received them; ``defaults``: that
-    function's ``__kwdefaults__``. A keyword that differs from its default counts as given.
+    function's ``__kwdefaults__``. A keyword that differs from its default counts as given
+    (:func:`keywords_given`).
     ``required``: the fields that have no default (None) and must be given when ``params`` is not.
     """
     if params is None:
@@ -301,11 +349,7 @@ def params_of(kind, params, fields: dict, defaults: dict | None = None, required
             return kind(**fields)
         # Only what differs from the defaults (they are the constructor's): fewer keywords to parse.
         return kind(**{key: value for key, value in fields.items() if value is not defaults[key]})
-    if defaults is not None:
-        given = sorted(key for key, value in fields.items()
-                       if value is not defaults[key] and not _is_default(value, defaults[key]))
-    else:
-        given = sorted(fields)
+    given = keywords_given(fields, defaults)
     if given:
         raise TypeError(f"give {name} or keyword arguments, not both (got {name} and {given})")
     if not isinstance(params, kind):
@@ -318,12 +362,28 @@ def _public_name(kind) -> str:
     return f"{module}.{kind.__name__}"
 
 
-def _is_default(value, default) -> bool:
+def keywords_given(fields: dict, defaults: dict | None) -> list[str]:
+    """The keywords of ``fields`` that differ from their ``defaults`` (a function's
+    ``__kwdefaults__``; None: every keyword counts), sorted: the rule behind "params or keywords,
+    not both".
+
+    A keyword equal to its default is not given: numbers compare by value (``utility_bound=0`` is
+    the default 0.0, ``monotone=0`` the default False), enums and everything else by identity.
+    """
+    if defaults is None:
+        return sorted(fields)
+    return sorted(key for key, value in fields.items() if not is_default(value, defaults[key]))
+
+
+def is_default(value, default) -> bool:
+    """Whether a keyword's value is its default, by the rule of :func:`keywords_given`."""
     if value is default:
         return True
-    if default is None or value is None:
-        return False
-    try:
-        return bool(type(value) is type(default) and value == default)
-    except (TypeError, ValueError):
-        return False
+    if isinstance(value, enum.Enum) or isinstance(default, enum.Enum):
+        return False  # an enum member is its default only as itself
+    if isinstance(value, numbers.Number) and isinstance(default, numbers.Number):
+        try:
+            return bool(value == default)
+        except (TypeError, ValueError):
+            return False
+    return False

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _dpselect as _core
-from ._arrays import FLOAT64, SupportsDLPack, as_host_or_device, params_of
+from ._arrays import FLOAT64, SupportsDLPack, as_host_or_device, keywords_given, params_of
 from ._dpselect import (
     Backend,
     Context,
@@ -422,8 +422,7 @@ def answer_counting_queries(
     fields = {"epsilon": epsilon, "delta": delta, "beta": beta, "p": p, "max_repairs": max_repairs,
               "repair_with_sparse_vector": repair_with_sparse_vector}
     if isinstance(params, LinfAnswerPlan):
-        defaults = answer_counting_queries.__kwdefaults__ or {}
-        given = sorted(key for key, value in fields.items() if value != defaults[key])
+        given = keywords_given(fields, answer_counting_queries.__kwdefaults__)
         if given:
             raise TypeError(f"give a plan or keyword arguments, not both (got a plan and {given})")
         plan_or_params = params

@@ -128,6 +128,12 @@ def _price_list(prices) -> np.ndarray:
     return _host_float64(prices, "prices")
 
 
+def _candidates(prices):
+    """A PriceGrid or PriceRange as it is, or the checked float64 price list: the cheap checks of
+    the prices, made before the bids are validated and sorted."""
+    return prices if isinstance(prices, (PriceGrid, PriceRange)) else _price_list(prices)
+
+
 def select_price(
     context: Context,
     bids: Bids | ArrayLike,
@@ -211,16 +217,14 @@ def select_price(
     fields = {"epsilon": epsilon, "neighbours": neighbours, "max_bidders": max_bidders, "mechanism": mechanism,
               "backend": backend, "grid_sampler": grid_sampler}
     params = params_of(PricingParams, params, fields, select_price.__kwdefaults__, ("epsilon",))
+    candidates = _candidates(prices)  # before the bids are sorted
     sorted_bids = _as_bids(bids)
-    if isinstance(prices, PriceGrid):
-        warn_if_gpu_unusable(params.backend)
-        return _core.select_price_grid(context, sorted_bids, prices, params)
-    if isinstance(prices, PriceRange):
-        warn_if_gpu_unusable(params.backend)
-        return _core.select_price_range(context, sorted_bids, prices, params)
-    price_list = _price_list(prices)
     warn_if_gpu_unusable(params.backend)
-    return _core.select_price_list(context, sorted_bids, price_list, params)
+    if isinstance(candidates, PriceGrid):
+        return _core.select_price_grid(context, sorted_bids, candidates, params)
+    if isinstance(candidates, PriceRange):
+        return _core.select_price_range(context, sorted_bids, candidates, params)
+    return _core.select_price_list(context, sorted_bids, candidates, params)
 
 
 def nonprivate_optimum(bids: Bids | ArrayLike, prices: PriceGrid | PriceRange | ArrayLike) -> NonprivateOptimum:
@@ -249,9 +253,10 @@ def nonprivate_optimum(bids: Bids | ArrayLike, prices: PriceGrid | PriceRange | 
     -----
     Computed from the bids: never publish it with a private release.
     """
+    candidates = _candidates(prices)  # before the bids are sorted
     sorted_bids = _as_bids(bids)
-    if isinstance(prices, PriceGrid):
-        return _core.nonprivate_optimum_grid(sorted_bids, prices)
-    if isinstance(prices, PriceRange):
-        return _core.nonprivate_optimum_range(sorted_bids, prices)
-    return _core.nonprivate_optimum_list(sorted_bids, _price_list(prices))
+    if isinstance(candidates, PriceGrid):
+        return _core.nonprivate_optimum_grid(sorted_bids, candidates)
+    if isinstance(candidates, PriceRange):
+        return _core.nonprivate_optimum_range(sorted_bids, candidates)
+    return _core.nonprivate_optimum_list(sorted_bids, candidates)

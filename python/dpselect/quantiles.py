@@ -113,15 +113,31 @@ class QuantileData(_core.QuantileData):
     """
 
     def __init__(self, values: ArrayLike, range: RangeLike, *, stream: int = 0) -> None:
+        value_range = _as_range(range)  # the cheap check first: values may be converted
         where, array = as_host_or_device(values, "values")
         if where == "host":
-            super().__init__(array, _as_range(range))
+            super().__init__(array, value_range)
         else:
-            super().__init__(array, _as_range(range), stream)
+            super().__init__(array, value_range, stream)
 
 
 def _as_data(data, value_range: QuantileRange) -> _core.QuantileData:
     return data if isinstance(data, _core.QuantileData) else QuantileData(data, value_range)
+
+
+# Public parameters under which quantile(s)_rank_error_bound can fail only for its levels: the
+# library's own check of the levels (q in [0, 1]; qs non-empty, in [0, 1], strictly increasing),
+# with its messages, run before values are prepared (sorted, copied to the GPU) for one call.
+_LEVEL_CHECK = QuantileParams(QuantileRange(0.0, 1.0), 1.0)
+_LEVELS_CHECK = QuantilesParams(QuantileRange(0.0, 1.0), 1.0)
+
+
+def _check_level(q: float) -> None:
+    _core.quantile_rank_error_bound(_LEVEL_CHECK, q, 0.5)
+
+
+def _check_levels(levels: list[float]) -> None:
+    _core.quantiles_rank_error_bound(_LEVELS_CHECK, levels, 0.5)
 
 
 def _levels(qs) -> list[float]:
@@ -203,8 +219,11 @@ def select_quantile(
     fields = {"range": None if range is None else _as_range(range), "epsilon": epsilon, "neighbours": neighbours,
               "max_points": max_points, "backend": backend}
     params = params_of(QuantileParams, params, fields, select_quantile.__kwdefaults__, ("range", "epsilon"))
+    level = float(q)
+    if not isinstance(data, _core.QuantileData):
+        _check_level(level)  # before the values are prepared; prepared data are checked by the release
     warn_if_gpu_unusable(params.backend)
-    return _core.select_quantile(context, _as_data(data, params.range), float(q), params)
+    return _core.select_quantile(context, _as_data(data, params.range), level, params)
 
 
 def select_quantiles(
@@ -273,8 +292,11 @@ def select_quantiles(
     fields = {"range": None if range is None else _as_range(range), "epsilon": epsilon, "method": method,
               "delta": delta, "neighbours": neighbours, "max_points": max_points, "backend": backend}
     params = params_of(QuantilesParams, params, fields, select_quantiles.__kwdefaults__, ("range", "epsilon"))
+    levels = _levels(qs)
+    if not isinstance(data, _core.QuantileData):
+        _check_levels(levels)  # before the values are prepared; prepared data are checked by the release
     warn_if_gpu_unusable(params.base.backend)
-    return _core.select_quantiles(context, _as_data(data, params.base.range), _levels(qs), params)
+    return _core.select_quantiles(context, _as_data(data, params.base.range), levels, params)
 
 
 def quantiles_rank_error_bound(params: QuantilesParams, qs: Sequence[float] | np.ndarray, beta: float) -> float:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from . import _dpselect as _core
-from ._arrays import FLOAT64, ArrayLike, as_host_or_device, params_of
+from ._arrays import FLOAT64, ArrayLike, as_host_or_device, check_exact_number, params_of
 from ._dpselect import (
     Context,
     SparseVectorAbove,
@@ -52,7 +52,30 @@ __all__ = [
     "sparse_vector_scales",
 ]
 
+# The Notes of SparseVector and sparse_vector_batch (one run, two ways to answer it), written once.
+# NumericSparse's split is the library's (sparse_vector_scales' epsilon_comparisons and
+# epsilon_answers; docs/cpp-api.md), whose shares sum to epsilon.
+_NOTES = """AboveThreshold (c = 1) and Sparse (Dwork & Roth 2014, Alg 1 and 2, Thm 3.23 and 3.25):
+    a noisy threshold T + Lap(sigma), each query compared after adding Lap(2 sigma), with
+    sigma = 2 c Delta / epsilon (delta = 0) or sqrt(32 c ln(1/delta)) Delta / epsilon, a fresh
+    threshold after each "above". NumericSparse splits epsilon between the comparisons and the
+    answers, 8/9 and 1/9 for delta = 0, sqrt(512) / (sqrt(512) + 1) and 1 / (sqrt(512) + 1) for
+    delta > 0 (``scales.epsilon_comparisons`` and ``scales.epsilon_answers`` of
+    :func:`sparse_vector_scales`), and each "above" also releases its query value plus Laplace
+    noise of scale ``scales.answer_noise`` (Dwork & Roth 2014, Alg 3, Thm 3.27, 3.28). LYU_SU_LI:
+    Lyu, Su & Li 2017, Alg 1 and 7. The run is (epsilon, delta)-DP whatever the number of "below"
+    answers; the report's slack adds the floating-point part. :func:`sparse_vector_alpha` gives
+    the accuracy (Dwork & Roth 2014, Thm 3.24, 3.28)."""
 
+
+def _with_notes(documented):
+    # Python run with -OO has no docstrings to fill.
+    if documented.__doc__ is not None:
+        documented.__doc__ = documented.__doc__.replace("%(notes)s", _NOTES)
+    return documented
+
+
+@_with_notes
 class SparseVector(_core.SparseVector):
     """The streaming, adaptive sparse vector technique: one query value at a time.
 
@@ -99,16 +122,10 @@ class SparseVector(_core.SparseVector):
 
     Notes
     -----
-    AboveThreshold (c = 1) and Sparse (Dwork & Roth 2014, Alg 1 and 2, Thm 3.23 and 3.25):
-    a noisy threshold T + Lap(sigma), each query compared after adding Lap(2 sigma), with
-    sigma = 2 c Delta / epsilon (delta = 0) or sqrt(32 c ln(1/delta)) Delta / epsilon, a fresh
-    threshold after each "above"; NumericSparse gives 8/9 of epsilon to the comparisons and 2/9
-    to the answers (Dwork & Roth 2014, Thm 3.27, 3.28). LYU_SU_LI: Lyu, Su & Li 2017, Alg 1 and 7.
-    The run is (epsilon, delta)-DP whatever the number of "below" answers; the report's slack
-    adds the floating-point part. :func:`sparse_vector_alpha` gives the accuracy (Dwork & Roth
-    2014, Thm 3.24, 3.28).
+    %(notes)s
 
-    ``answer(value)`` answers the next query, whose true value on the data is ``value``;
+    ``answer(value)`` answers the next query, whose true value on the data is ``value`` (an
+    integer beyond 2**53 in magnitude is a ValueError that spends nothing);
     ``halted`` / ``spent`` say whether it can answer more; ``report()`` describes the run. A value
     that is not finite (or beyond value_bound) raises InvalidArgument and spends the object;
     answering once it halted or is spent raises UsageError. It cannot be copied or pickled: a copy
@@ -136,6 +153,34 @@ class SparseVector(_core.SparseVector):
         super().__init__(context, params_of(SparseVectorParams, params, fields, SparseVector.__init__.__kwdefaults__,
                                             _REQUIRED))
 
+    def answer(self, value: float) -> SparseVectorAnswer:
+        """The answer to the next query, whose true value on the data is ``value``.
+
+        Parameters
+        ----------
+        value : float
+            The query's true value on the data. An integer beyond 2**53 in magnitude, which
+            float64 cannot hold exactly, is refused (as :func:`sparse_vector_batch` refuses it).
+
+        Returns
+        -------
+        SparseVectorAnswer
+            ``above``, and for a NumericSparse "above" answer its noisy ``value``.
+
+        Raises
+        ------
+        ValueError
+            An integer beyond 2**53 in magnitude (naming ``value``): nothing is answered and the
+            object is not spent.
+        InvalidArgument
+            A value that is not finite or beyond value_bound (the object is then spent).
+        UsageError
+            The run had already halted or was spent.
+        """
+        if type(value) is not float:  # floats, the common case, go straight to the library
+            check_exact_number(value, "value")
+        return super().answer(value)
+
     def answers(self, values: Iterable[float]) -> Iterator[SparseVectorAnswer]:
         """The answers to ``values`` in order, ending after the answer that halts the run.
 
@@ -152,6 +197,9 @@ class SparseVector(_core.SparseVector):
 
         Raises
         ------
+        ValueError
+            An integer beyond 2**53 in magnitude (naming ``value``): that query is not answered
+            and the object is not spent.
         InvalidArgument
             A value that is not finite or beyond value_bound (the object is then spent).
         UsageError
@@ -166,6 +214,7 @@ class SparseVector(_core.SparseVector):
 _REQUIRED = ("epsilon", "sensitivity", "threshold")
 
 
+@_with_notes
 def sparse_vector_batch(
     context: Context,
     values: ArrayLike,
@@ -247,14 +296,7 @@ def sparse_vector_batch(
 
     Notes
     -----
-    AboveThreshold (c = 1) and Sparse (Dwork & Roth 2014, Alg 1 and 2, Thm 3.23 and 3.25):
-    a noisy threshold T + Lap(sigma), each query compared after adding Lap(2 sigma), with
-    sigma = 2 c Delta / epsilon (delta = 0) or sqrt(32 c ln(1/delta)) Delta / epsilon, a fresh
-    threshold after each "above"; NumericSparse gives 8/9 of epsilon to the comparisons and 2/9
-    to the answers (Dwork & Roth 2014, Thm 3.27, 3.28). LYU_SU_LI: Lyu, Su & Li 2017, Alg 1 and 7.
-    The run is (epsilon, delta)-DP whatever the number of "below" answers; the report's slack
-    adds the floating-point part. :func:`sparse_vector_alpha` gives the accuracy (Dwork & Roth
-    2014, Thm 3.24, 3.28).
+    %(notes)s
     """
     fields = {"epsilon": epsilon, "sensitivity": sensitivity, "threshold": threshold, "delta": delta,
               "max_positives": max_positives, "numeric": numeric, "value_bound": value_bound, "algorithm": algorithm,

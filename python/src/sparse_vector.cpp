@@ -122,8 +122,9 @@ Dwork & Roth 2014, Alg 1 and 2, Thm 3.23, 3.25, 3.27; Lyu, Su & Li 2017.)")
       m, "SparseVectorScales",
       "The Laplace scales of the three kinds of noise and the split of epsilon behind them. DWORK_ROTH: "
       "threshold_noise = sigma = 2 c Delta/eps (delta = 0) or sqrt(32 c ln(1/delta)) Delta/eps, query_noise = "
-      "2 sigma (Dwork & Roth 2014, Thm 3.25); NumericSparse gives 8/9 of eps to the comparisons and 2/9 to the "
-      "answers (Thm 3.27). LYU_SU_LI: threshold Delta/eps1, queries 2c Delta/eps2 (c Delta/eps2 monotone) with "
+      "2 sigma (Dwork & Roth 2014, Thm 3.25); NumericSparse splits eps between the comparisons and the answers, "
+      "8/9 and 1/9 for delta = 0, sqrt(512)/(sqrt(512)+1) and 1/(sqrt(512)+1) for delta > 0 (epsilon_comparisons, "
+      "epsilon_answers; Thm 3.27). LYU_SU_LI: threshold Delta/eps1, queries 2c Delta/eps2 (c Delta/eps2 monotone) with "
       "eps1 : eps2 = 1 : (2c)^(2/3) (1 : c^(2/3) monotone) (Lyu, Su & Li 2017, Sec. 4.2). answer_noise_secure is "
       "answer_noise raised for the secure Laplace grid answer_granularity.")
       .def_ro("threshold_noise", &SparseVectorScales::threshold_noise)
@@ -187,8 +188,8 @@ void bind_streaming_and_batch(nb::module_& m) {
            "fresh stream.")
       // The GIL stays held: it orders the answers of one object, which the C++ class needs (it is not
       // thread-safe), and an answer takes about a microsecond.
-      .def("answer", &SparseVector::answer, "query_value"_a,
-           "The answer to the next query, whose true value on the data is query_value. A value that is not finite "
+      .def("answer", &SparseVector::answer, "value"_a,
+           "The answer to the next query, whose true value on the data is value. A value that is not finite "
            "or beyond value_bound raises InvalidArgument and spends the object; UsageError once it halted or is "
            "spent.")
       .def_prop_ro("halted", &SparseVector::halted, "Whether the c-th \"above\" answer was given.")

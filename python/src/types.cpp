@@ -7,6 +7,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,6 +33,22 @@ std::string label_repr(nb::handle self, const char* name, const char* shown) {
   nb::object value = attached(self, name);
   if (value.is_none()) return {};
   return std::string(", ") + shown + "=" + nb::cast<std::string>(nb::repr(value));
+}
+
+// The labels of a top-k or rows result as a list cut, like the indices, after kShown entries (a
+// NumPy array's entries shown as Python values, as tolist() gives them).
+constexpr std::size_t kShown = 10;
+
+std::string labels_repr(nb::handle self) {
+  nb::object value = attached(self, "_labels");
+  if (value.is_none()) return {};
+  const std::size_t n = nb::len(value);
+  nb::object head = value[nb::slice(std::min(n, kShown))];
+  if (nb::hasattr(head, "tolist")) head = head.attr("tolist")();
+  std::string labels;
+  for (nb::handle label : head) labels += (labels.empty() ? "" : ", ") + nb::cast<std::string>(nb::repr(label));
+  if (n > kShown) labels += ", ...";
+  return ", labels=[" + labels + "]";
 }
 
 // A per-result array made on first use and kept in the instance dictionary, so that r.indices[i]
@@ -266,10 +283,12 @@ report : TopKReport
       .def("__repr__", [](nb::handle self) {
         const TopKSelection& s = nb::cast<const TopKSelection&>(self);
         std::string indices;
-        for (std::size_t i = 0; i < s.indices.size() && i < 10; ++i) indices += (i ? ", " : "") + std::to_string(s.indices[i]);
-        if (s.indices.size() > 10) indices += ", ...";
+        for (std::size_t i = 0; i < s.indices.size() && i < kShown; ++i) {
+          indices += (i ? ", " : "") + std::to_string(s.indices[i]);
+        }
+        if (s.indices.size() > kShown) indices += ", ...";
         return "TopKSelection(indices=[" + indices + "], k=" + std::to_string(s.report.k) +
-               label_repr(self, "_labels", "labels") + ")";
+               labels_repr(self) + ")";
       });
   nb::class_<RowsSelection>(m, "RowsSelection", nb::dynamic_attr(), R"(One release per row of a matrix (select_rows) or per repetition (select_repeated).
 
@@ -329,12 +348,12 @@ selections : list of Selection
       .def("__repr__", [](nb::handle self) {
         const RowsSelection& s = nb::cast<const RowsSelection&>(self);
         std::string indices;
-        for (std::size_t i = 0; i < s.selections.size() && i < 10; ++i) {
+        for (std::size_t i = 0; i < s.selections.size() && i < kShown; ++i) {
           indices += (i ? ", " : "") + std::to_string(s.selections[i].index);
         }
-        if (s.selections.size() > 10) indices += ", ...";
+        if (s.selections.size() > kShown) indices += ", ...";
         return "RowsSelection(" + std::to_string(s.selections.size()) + " selections, indices=[" + indices + "]" +
-               label_repr(self, "_labels", "labels") + ")";
+               labels_repr(self) + ")";
       });
 }
 

@@ -325,6 +325,38 @@ def test_bad_arrays_and_arguments_are_named():
     expect_nothing_charged_or_drawn(context, accountant)
 
 
+class CountedBids:
+    """Bids that count how often they are converted (then validated and sorted): an object with
+    __array__."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values, dtype=np.float64)
+        self.conversions = 0
+
+    def __array__(self, dtype=None, copy=None):
+        self.conversions += 1
+        return self.values.astype(dtype) if dtype is not None else self.values.copy()
+
+
+def test_the_prices_are_checked_before_the_bids_are_sorted():
+    context, accountant = ledger_context()
+    bids = CountedBids([5.0, 1.0, 3.0])
+    for prices, error, message in [
+        ("1.0, 2.0", TypeError, r"prices must be a PriceGrid, a PriceRange or a 1-D array of prices \(got str\)"),
+        ({"a": 1.0}, TypeError, r"\(got dict\)"),
+        (np.arange(1, 4) * 1j, TypeError, r"prices must hold real numbers"),
+        ([1, 2**53 + 1], ValueError, r"prices\[1\] is the integer"),
+        (np.ones((2, 2)), ValueError, r"prices must be 1-D"),
+    ]:
+        with pytest.raises(error, match=message):
+            dpselect.select_price(context, bids, prices, epsilon=1.0)
+        with pytest.raises(error, match=message):
+            dpselect.nonprivate_optimum(bids, prices)
+    assert bids.conversions == 0
+    expect_nothing_charged_or_drawn(context, accountant)
+    assert dpselect.nonprivate_optimum(bids, [1.0, 3.0]).price == 3.0 and bids.conversions == 1
+
+
 def test_a_budget_refusal_raises_budget_exceeded_and_draws_nothing():
     context, accountant = ledger_context()
     with pytest.raises(dpselect.BudgetExceeded):

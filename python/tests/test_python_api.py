@@ -192,6 +192,35 @@ def test_params_or_keywords_not_both_and_the_required_fields_are_named():
     expect_nothing_charged_or_drawn(context, accountant)
 
 
+def test_a_keyword_equal_to_its_default_may_come_with_params_and_a_different_one_may_not():
+    context, accountant = ledger_context(budget=dpselect.PrivacyBound(100.0, 0.5))
+    params = dpselect.SelectionParams(1.0, 1.0)
+    u = np.array([1.0, 2.0, 3.0])
+    # Equal by value: the int 0 is utility_bound's default 0.0, 0 is monotone's False.
+    dpselect.select(context, u, params, utility_bound=0)
+    dpselect.select(context, u, params, monotone=0, mechanism=dpselect.Mechanism.EXPONENTIAL)
+    dpselect.select_top_k(context, u, 1, params, utility_bound=np.float64(0.0))
+    dpselect.sparse_vector_batch(context, [1.0], dpselect.SparseVectorParams(1.0, 1.0, 0.0), delta=0,
+                                 value_bound=0)
+    plan = dpselect.plan_linf_answers(3, epsilon=1.0, delta=1e-6, p=1.0)  # p given: the automatic choice is slow
+    defaults = dpselect.answer_counting_queries.__kwdefaults__
+    dpselect.answer_counting_queries(context, np.zeros(3), plan, max_repairs=float(defaults["max_repairs"]),
+                                     repair_with_sparse_vector=int(defaults["repair_with_sparse_vector"]))
+    accepted = accountant.release_count
+    assert accepted >= 5
+    for call, given in [
+        (lambda: dpselect.select(context, u, params, utility_bound=1), "utility_bound"),
+        (lambda: dpselect.select(context, u, params, monotone=1.0 + 1e-9), "monotone"),
+        (lambda: dpselect.select(context, u, params, mechanism=dpselect.Mechanism.LAPLACE_NOISY_MAX), "mechanism"),
+        (lambda: dpselect.select_price(context, [1.0], [1.0], dpselect.PricingParams(1.0), max_bidders=1),
+         "max_bidders"),
+        (lambda: dpselect.answer_counting_queries(context, np.zeros(3), plan, beta=0.5), "beta"),
+    ]:
+        with pytest.raises(TypeError, match=rf"not both \(got (params|a plan) and \['{given}'\]\)"):
+            call()
+    assert accountant.release_count == accepted  # the refusals charged nothing
+
+
 def test_keywords_and_params_give_the_same_release():
     u = np.random.default_rng(4).normal(size=1000)
     for mechanism in dpselect.Mechanism:
@@ -259,6 +288,25 @@ def test_float_arrays_are_still_read_without_a_copy():
     assert array.dtype == np.float64 and array.flags.c_contiguous
     with pytest.raises(ValueError, match="C-contiguous"):  # a float view is never copied behind the caller's back
         dpselect.select(dpselect.Context.fixed_seed(1), np.ones(10)[::2], epsilon=1.0, sensitivity=1.0)
+
+
+def test_the_core_receives_a_list_as_float64_and_a_float_array_as_it_is(monkeypatch):
+    received = []
+    host_select = dpselect._dpselect.select_host
+
+    def recording(context, array, params):
+        received.append(array)
+        return host_select(context, array, params)
+
+    monkeypatch.setattr(dpselect._dpselect, "select_host", recording)
+    for values in ([3, 1, 2], (3, 1, 2), [True, False, True], np.array([3, 1, 2], dtype=np.int32)):
+        dpselect.select(dpselect.Context.fixed_seed(1), values, epsilon=1.0, sensitivity=1.0)
+        array = received[-1]
+        assert isinstance(array, np.ndarray) and array.dtype == np.float64 and array.flags.c_contiguous
+        np.testing.assert_array_equal(array, np.asarray(values, dtype=np.float64))
+    single = np.array([3.0, 1.0, 2.0], dtype=np.float32)
+    dpselect.select(dpselect.Context.fixed_seed(1), single, epsilon=1.0, sensitivity=1.0)
+    assert received[-1] is single
 
 
 def test_pricing_quantiles_and_sparse_vector_convert_the_same_way():
@@ -360,6 +408,49 @@ def test_what_is_not_numbers_is_still_refused_with_the_parameter_named():
     expect_nothing_charged_or_drawn(context, accountant)
 
 
+class _DeviceOnly:
+    """Like Numba's DeviceNDArray: __cuda_array_interface__ and an __array__ that copies to the host,
+    no DLPack."""
+
+    def __init__(self, values):
+        self._host = np.asarray(values, dtype=np.float64)
+        self.copies = 0
+        self.shape, self.dtype = self._host.shape, self._host.dtype
+        self.__cuda_array_interface__ = {"shape": self.shape, "typestr": "<f8", "data": (0, False), "version": 3}
+
+    def __len__(self):
+        return len(self._host)
+
+    def __getitem__(self, i):
+        return self._host[i]
+
+    def __array__(self, dtype=None, copy=None):
+        self.copies += 1
+        return self._host.astype(dtype) if dtype is not None else self._host.copy()
+
+
+def test_a_device_array_without_dlpack_is_refused_not_copied_to_the_host():
+    context, accountant = ledger_context()
+    fields = {"epsilon": 1.0, "sensitivity": 1.0}
+    device = _DeviceOnly([1.0, 2.0, 3.0])
+    message = r"utilities is a device array without DLPack .*never copied to the host.*DLPack"
+    for call in (lambda: dpselect.select(context, device, **fields),
+                 lambda: dpselect.select_top_k(context, device, 1, **fields),
+                 lambda: dpselect.select_repeated(context, device, 2, **fields)):
+        with pytest.raises(TypeError, match=message):
+            call()
+    with pytest.raises(TypeError, match=r"values is a device array without DLPack"):
+        dpselect.sparse_vector_batch(context, device, epsilon=1.0, sensitivity=1.0, threshold=0.0)
+    with pytest.raises(TypeError, match=r"values is a device array without DLPack"):
+        dpselect.QuantileData(device, (0.0, 4.0))
+    with pytest.raises(TypeError, match=r"bids is a device array without DLPack"):
+        dpselect.Bids(device)
+    with pytest.raises(TypeError, match=r"labels is a device array without DLPack"):
+        dpselect.select(context, [1.0, 2.0, 3.0], labels=device, **fields)
+    assert device.copies == 0
+    expect_nothing_charged_or_drawn(context, accountant)
+
+
 def test_the_in_place_noise_functions_convert_nothing():
     context, accountant = ledger_context()
     for values in ([1.0, 2.0], np.arange(3), np.ones(3, dtype=np.float32)):
@@ -442,6 +533,78 @@ def test_a_wrong_number_of_labels_is_refused_before_anything_is_charged():
     with pytest.raises(TypeError, match=r"labels must be a sequence .*\(got int\)"):
         dpselect.select(context, SCORES, labels=5, **fields)
     expect_nothing_charged_or_drawn(context, accountant)
+
+
+def test_labels_must_be_a_sequence_or_a_1d_array_and_a_mapping_is_refused_before_the_charge():
+    context, accountant = ledger_context()
+    fields = {"epsilon": 0.5, "sensitivity": 1.0}
+    by_key = {"a": 1, "b": 2, "c": 3}  # labels[index] would be a KeyError after the charge
+    with pytest.raises(TypeError, match=r"labels must be a sequence .*\(got dict\): a mapping"):
+        dpselect.select(context, [1.0, 2.0, 3.0], labels=by_key, **fields)
+    with pytest.raises(TypeError, match=r"labels must be a sequence .*\(got dict\)"):
+        dpselect.select_top_k(context, [1.0, 2.0, 3.0], 2, labels=by_key, **fields)
+    with pytest.raises(TypeError, match=r"labels must be a sequence .*\(got dict\)"):
+        dpselect.select_rows(context, np.ones((2, 3)), labels=by_key, **fields)
+    with pytest.raises(TypeError, match=r"labels must be a sequence .*\(got dict\)"):
+        dpselect.select_repeated(context, [1.0, 2.0, 3.0], 4, labels=by_key, **fields)
+    with pytest.raises(TypeError, match=r"labels must be a sequence .*\(got set\)"):
+        dpselect.select(context, [1.0, 2.0, 3.0], labels={"a", "b", "c"}, **fields)
+    with pytest.raises(ValueError, match=r"labels must be 1-D \(got shape \(3, 1\)\)"):
+        dpselect.select(context, [1.0, 2.0, 3.0], labels=np.array([["a"], ["b"], ["c"]]), **fields)
+    expect_nothing_charged_or_drawn(context, accountant)
+
+
+class _ByKey:
+    """A pandas-Series-like label container: ``[]`` by key (here keys 10, 20, ...), ``__array__`` by
+    position."""
+
+    def __init__(self, values):
+        self._values = list(values)
+
+    def __len__(self):
+        return len(self._values)
+
+    def __getitem__(self, key):
+        return self._values[key // 10 - 1]  # a KeyError-like failure for a position
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self._values, dtype=dtype)
+
+
+def test_labels_are_looked_up_by_position_for_lists_arrays_and_array_like_objects():
+    scores = [0.0, 0.0, 50.0]  # at epsilon 1 candidate 2 wins with probability 1 - 2e-11
+    for labels in (["x", "y", "z"], ("x", "y", "z"), np.array(["x", "y", "z"]), _ByKey(["x", "y", "z"])):
+        pick = dpselect.select(dpselect.Context.fixed_seed(3), scores, epsilon=1.0, sensitivity=1.0, labels=labels)
+        assert pick.index == 2 and pick.label == "z"
+        rows = dpselect.select_repeated(dpselect.Context.fixed_seed(3), scores, 3, epsilon=1.0, sensitivity=1.0,
+                                        labels=labels)
+        assert list(rows.labels) == ["z", "z", "z"]
+    assert isinstance(dpselect.select_repeated(dpselect.Context.fixed_seed(3), scores, 2, epsilon=1.0,
+                                               sensitivity=1.0, labels=_ByKey("xyz")).labels, np.ndarray)
+
+
+def test_a_pandas_series_of_labels_is_looked_up_by_position():
+    pandas = pytest.importorskip("pandas")
+    scores = [0.0, 0.0, 50.0]
+    series = pandas.Series(["x", "y", "z"], index=[30, 20, 10])  # series[2] would be a KeyError
+    assert dpselect.select(dpselect.Context.fixed_seed(3), scores, epsilon=1.0, sensitivity=1.0,
+                           labels=series).label == "z"
+
+
+def test_the_repr_of_many_labels_is_cut_like_the_indices():
+    names = [f"candidate-{i}" for i in range(40)]
+    top = dpselect.select_top_k(dpselect.Context.fixed_seed(1), np.arange(40.0), 12, epsilon=1.0, sensitivity=1.0,
+                                labels=names)
+    shown = [f"'{names[i]}'" for i in top.indices[:10]]
+    assert repr(top).endswith(", labels=[" + ", ".join(shown) + ", ...])")
+    rows = dpselect.select_repeated(dpselect.Context.fixed_seed(1), np.arange(40.0), 30, epsilon=1.0,
+                                    sensitivity=1.0, labels=np.array(names))
+    shown = [f"'{names[i]}'" for i in rows.indices[:10]]
+    assert repr(rows).endswith(", labels=[" + ", ".join(shown) + ", ...])")
+    assert sum(name in repr(rows) for name in names) <= 10
+    few = dpselect.select_top_k(dpselect.Context.fixed_seed(1), np.arange(3.0), 2, epsilon=1.0, sensitivity=1.0,
+                                labels=["a", "b", "c"])
+    assert repr(few).endswith(", labels=[" + ", ".join(repr(x) for x in few.labels) + "])")
 
 
 # ---- 5. The version ---------------------------------------------------------------------------

@@ -321,6 +321,45 @@ def test_bad_arrays_and_arguments_are_named():
     expect_nothing_charged_or_drawn(context, accountant)
 
 
+class CountedValues:
+    """Values that count how often they are converted (prepared): an object with __array__."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values, dtype=np.float64)
+        self.conversions = 0
+
+    def __array__(self, dtype=None, copy=None):
+        self.conversions += 1
+        return self.values.astype(dtype) if dtype is not None else self.values.copy()
+
+
+def test_levels_and_the_range_are_checked_before_the_values_are_prepared():
+    context, accountant = ledger_context()
+    values = CountedValues(np.arange(10))
+    prepared = dpselect.QuantileData(values.values, (0.0, 10.0))
+    fields = {"range": (0.0, 10.0), "epsilon": 0.5, "backend": CPU}
+
+    def message(call):
+        with pytest.raises(dpselect.InvalidArgument) as raised:
+            call()
+        return str(raised.value)
+
+    # The same message (the library's) as for prepared data, and the values never converted.
+    for q in (-0.1, 1.5, float("nan")):
+        assert (message(lambda: dpselect.select_quantile(context, values, q, **fields))
+                == message(lambda: dpselect.select_quantile(context, prepared, q, **fields)))
+    for qs in ([], [0.5, 0.25], [0.5, 0.5], np.array([-0.5, 0.5])):
+        assert (message(lambda: dpselect.select_quantiles(context, values, qs, **fields))
+                == message(lambda: dpselect.select_quantiles(context, prepared, qs, **fields)))
+    with pytest.raises(TypeError, match=r"range must be a dpselect.QuantileRange"):
+        dpselect.QuantileData(values, 4.0)
+    assert values.conversions == 0
+    expect_nothing_charged_or_drawn(context, accountant)
+    # Good levels: the values are prepared once per call.
+    dpselect.select_quantiles(dpselect.Context.fixed_seed(1), values, [0.25, 0.75], **fields)
+    assert values.conversions == 1
+
+
 def test_a_budget_refusal_raises_budget_exceeded_and_draws_nothing():
     context, accountant = ledger_context()
     data = dpselect.QuantileData(np.arange(10, dtype=np.float64), (0.0, 10.0))

@@ -219,6 +219,25 @@ def test_a_bad_value_spends_the_stream_and_refuses_the_batch(value):
     expect_nothing_charged_or_drawn(context, accountant)
 
 
+@pytest.mark.parametrize("value", [2**53 + 1, -(2**60), np.int64(2**62), 10**400])
+def test_an_integer_beyond_2_to_the_53_is_refused_before_the_answer_and_spends_nothing(value):
+    # The rule of sparse_vector_batch: float64 cannot hold the value exactly.
+    params = dpselect.SparseVectorParams(1.0, 1.0, 10.0, max_positives=5)
+    svt = dpselect.SparseVector(dpselect.Context.fixed_seed(1), params)
+    svt.answer(1.0)
+    with pytest.raises(ValueError, match=rf"value is the integer {int(value)}, whose magnitude exceeds 2\*\*53"):
+        svt.answer(value)
+    assert svt.report().queries == 1 and not svt.spent  # not answered, and the object is still usable
+    with pytest.raises(ValueError, match=r"value is the integer"):
+        next(svt.answers([value, 1.0]))
+    assert svt.report().queries == 1 and not svt.spent
+    # The same key answers the same: the refused values drew nothing.
+    following = (1.0, 2**53, -(2**53), True, 12)  # integers up to 2**53 are exact and answered
+    reference = dpselect.SparseVector(dpselect.Context.fixed_seed(1), params)
+    assert [reference.answer(v).above for v in (1.0, *following)] == [False] + [svt.answer(v).above
+                                                                               for v in following]
+
+
 def test_a_value_beyond_its_bound_is_not_quoted_back():
     params = dpselect.SparseVectorParams(1.0, 1.0, 10.0, max_positives=2, value_bound=100.0)
     svt = dpselect.SparseVector(dpselect.Context.fixed_seed(1), params)
@@ -344,6 +363,26 @@ def test_numeric_scales_and_reprs():
                                   "report=SparseVectorReport(queries=3, positives=2, halted=True, stream=0, ")
     answer = dpselect.SparseVector(dpselect.Context.fixed_seed(4), params).answer(-1e6)
     assert repr(answer) == "SparseVectorAnswer(above=False, value=None)"
+
+
+def test_the_documented_numeric_split_is_the_librarys():
+    # 8/9 and 1/9 for delta = 0; sqrt(512)/(sqrt(512)+1) and 1/(sqrt(512)+1) for delta > 0.
+    pure = dpselect.sparse_vector_scales(dpselect.SparseVectorParams(0.9, 1.0, 0.0, max_positives=3, numeric=True))
+    assert math.isclose(pure.epsilon_comparisons, 0.8, rel_tol=1e-15)
+    assert math.isclose(pure.epsilon_answers, 0.1, rel_tol=1e-15)
+    approximate = dpselect.sparse_vector_scales(dpselect.SparseVectorParams(1.0, 1.0, 0.0, delta=1e-6,
+                                                                            numeric=True))
+    root = math.sqrt(512)
+    assert math.isclose(approximate.epsilon_comparisons, root / (root + 1), rel_tol=1e-15)
+    assert math.isclose(approximate.epsilon_answers, 1 / (root + 1), rel_tol=1e-15)
+    for documented in (dpselect.SparseVector, dpselect.sparse_vector_batch):
+        notes = " ".join(documented.__doc__.split("Notes\n    -----\n")[1].split())
+        assert "8/9 and 1/9 for delta = 0" in notes and "1 / (sqrt(512) + 1) for delta > 0" in notes
+        assert "2/9" not in notes and "%(notes)s" not in notes
+    assert dpselect.SparseVector.__doc__.split("Notes")[1].startswith(
+        dpselect.sparse_vector_batch.__doc__.split("Notes")[1].rstrip())  # written once
+    assert "8/9 and 1/9 for delta = 0" in " ".join(dpselect.SparseVectorScales.__doc__.split())
+    assert "2/9" not in dpselect.SparseVectorScales.__doc__
 
 
 def test_device_batches_equal_the_host_batch():

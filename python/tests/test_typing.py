@@ -58,6 +58,13 @@ def test_a_user_program_type_checks_and_a_wrong_one_does_not(tmp_path):
         rho: float = dpselect.zcdp_of_pure(1.0)
         named = dpselect.select(context, [3, 1, 2], epsilon=1.0, sensitivity=1.0, labels=["a", "b", "c"])
         label: object = named.label
+        keys = np.array([10, 20, 30])
+        by_array = dpselect.select(context, [3, 1, 2], epsilon=1.0, sensitivity=1.0, labels=keys)
+        top = dpselect.select_top_k(context, [3, 1, 2], 2, epsilon=1.0, sensitivity=1.0, labels=keys)
+        rows_by_array = dpselect.select_rows(context, [[1, 2, 3]], epsilon=1.0, sensitivity=1.0,
+                                             labels=np.array(["a", "b", "c"]))
+        repeated = dpselect.select_repeated(context, [3, 1, 2], 2, epsilon=1.0, sensitivity=1.0,
+                                            labels=("a", "b", "c"))
         rows = dpselect.select_rows(context, [[1, 2], [3, 4]], epsilon=1.0, sensitivity=1.0,
                                     mechanism=dpselect.Mechanism.PERMUTE_AND_FLIP)
         indices: np.typing.NDArray[np.int64] = rows.indices
