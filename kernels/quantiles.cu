@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GPU side of quantile releases (quantiles_internal.hpp): device values to sorted grid
-// positions that stay in device memory, the single-quantile interval pass over them, and reading
-// them back.
+// slots (QuantileGrid::slot; "positions" below) that stay in device memory, the single-quantile
+// interval and atom passes over them, and reading them back.
 //
-// Preparation. QuantileGrid::points_at_or_below is non-decreasing in the value (it counts the grid
-// points <= the value), so the positions of sorted values are the sorted positions. float32 values
+// Preparation. QuantileGrid::slot is non-decreasing in the value, so the slots of sorted values
+// are the sorted slots. float32 values
 // are therefore sorted as they are (CUB's radix sort over their 32 bits: the cost of sorting the
-// array itself), and the sorted values are what the data keep: a pass computes a position where it
+// array itself), and the sorted values are what the data keep: a pass computes a slot where it
 // reads one (PositionsOfSortedFloats), with the function the host uses, so with the same bits.
 // Storing the positions instead cost a pass writing 8 bytes a value and as much fresh device
 // memory: at 2^30 values on an H200, 14.5 ms of mapping memory alone next to a 22.3-ms sort
-// (bench/results/2026-11-26-nvidia-h200). Sorting the 41-bit positions instead of the floats would
+// (bench/results/2026-11-26-nvidia-h200). Sorting the 42-bit slots instead of the floats would
 // take 8-byte keys over six 8-bit passes, about three times the traffic. Doubles are mapped first
-// and the positions sorted over bits [0, 41), fewer passes than the 64 bits of a double, and kept.
+// and the slots sorted over bits [0, 42), fewer passes than the 64 bits of a double, and kept.
 // Either way the first NaN is found, by index, before the sort.
 //
 // The interval pass (stage 1): a functor over the sorted positions in the fused selection pass,
@@ -52,8 +52,8 @@ namespace {
 
 constexpr int kBlockThreads = 256;
 constexpr std::uint64_t kMaxBlocks = 8192;
-// The bits of a grid position: at most 2^40 + 1 (QuantileRange::grid).
-constexpr int kPositionBits = 41;
+// The bits of a grid slot: below 2 (2^40 + 1) (QuantileRange::grid, QuantileGrid::slot).
+constexpr int kPositionBits = 42;
 
 // Makes `device` current for the guard's lifetime (the pass sizes its grid by the current device,
 // and pool allocations follow the stream's device).
@@ -129,33 +129,28 @@ struct FreeOnDevice {
   }
 };
 
-// *first = the smallest i with values[i] NaN (left as it was when there is none).
-template <class T>
-__global__ void __launch_bounds__(kBlockThreads) first_nan_kernel(const T* values, std::uint64_t count,
-                                                                  unsigned long long* first) {
-  std::uint64_t local_first = count;
-  const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
-  for (std::uint64_t i = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; i < count; i += stride) {
-    if (isnan(values[i]) && i < local_first) local_first = i;
-  }
-  if (local_first < count) atomicMin(first, static_cast<unsigned long long>(local_first));
-}
-
-// positions[i] = grid.points_at_or_below(values[i]): the CPU's bits (QuantileGrid is written with
-// the _rn operations of host_device.hpp). With `first_nan`, the smallest NaN index is recorded
-// there as well (whose position, 1, is never used: the caller refuses the data).
+// positions[i] = grid.slot(values[i]) (positions may be null: nothing written): the CPU's bits
+// (QuantileGrid is written with the _rn operations of host_device.hpp). With `first_nan`, the
+// smallest NaN index is recorded there as well (whose slot is never used: the caller refuses the
+// data); with `on_points`, a 1 where any value sits on a grid point (an odd slot: a release then
+// scores atoms; QuantileData::Storage::has_values_on_points).
 template <class T>
 __global__ void __launch_bounds__(kBlockThreads) grid_positions_kernel(const T* values, std::uint64_t count,
                                                                        QuantileGrid grid, std::uint64_t* positions,
-                                                                       unsigned long long* first_nan) {
+                                                                       unsigned long long* first_nan,
+                                                                       unsigned int* on_points) {
   std::uint64_t local_first = count;
+  bool local_on_points = false;
   const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
   for (std::uint64_t i = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; i < count; i += stride) {
     const double value = static_cast<double>(values[i]);
     if (isnan(value) && i < local_first) local_first = i;
-    positions[i] = grid.points_at_or_below(value);
+    const std::uint64_t slot = grid.slot(value);
+    local_on_points = local_on_points || slot_is_point(slot);
+    if (positions != nullptr) positions[i] = slot;
   }
   if (first_nan != nullptr && local_first < count) atomicMin(first_nan, static_cast<unsigned long long>(local_first));
+  if (on_points != nullptr && local_on_points) atomicOr(on_points, 1u);
 }
 
 unsigned int blocks_for(std::uint64_t count) { return grid_stride_blocks(count, kBlockThreads, kMaxBlocks); }
@@ -185,11 +180,13 @@ cudaError_t with_item_count(std::uint64_t count, const Sort& sort) {
   return sort(count);
 }
 
-// float32: NaN scan, then CUB sort of the values into a copy, which the data keep.
-PoolBuffer sorted_copy_of(const float* values, std::uint64_t count, cudaStream_t stream) {
+// float32: a scan for NaN and for values on grid points (slots computed, not stored), then CUB
+// sort of the values into a copy, which the data keep.
+PoolBuffer sorted_copy_of(const float* values, std::uint64_t count, const QuantileGrid& grid, unsigned int* on_points,
+                          cudaStream_t stream) {
   const PoolBuffer first_nan = no_nan_yet(stream);
-  first_nan_kernel<float><<<blocks_for(count), kBlockThreads, 0, stream>>>(values, count,
-                                                                                first_nan.as<unsigned long long>());
+  grid_positions_kernel<float><<<blocks_for(count), kBlockThreads, 0, stream>>>(
+      values, count, grid, nullptr, first_nan.as<unsigned long long>(), on_points);
   DPSELECT_CUDA_TRY(cudaGetLastError());
   refuse_first_nan(values, count, first_nan.as<unsigned long long>(), stream);
 
@@ -206,13 +203,13 @@ PoolBuffer sorted_copy_of(const float* values, std::uint64_t count, cudaStream_t
   return sorted;
 }
 
-// double: positions (and the first NaN) in one pass, then CUB sort of the positions' 41 bits.
+// double: slots (and the first NaN) in one pass, then CUB sort of the slots' 42 bits.
 PoolBuffer sorted_positions_of(const double* values, std::uint64_t count, const QuantileGrid& grid,
-                               cudaStream_t stream) {
+                               unsigned int* on_points, cudaStream_t stream) {
   const PoolBuffer first_nan = no_nan_yet(stream);
   PoolBuffer positions(count * sizeof(std::uint64_t), stream);
   grid_positions_kernel<double><<<blocks_for(count), kBlockThreads, 0, stream>>>(
-      values, count, grid, positions.as<std::uint64_t>(), first_nan.as<unsigned long long>());
+      values, count, grid, positions.as<std::uint64_t>(), first_nan.as<unsigned long long>(), on_points);
   DPSELECT_CUDA_TRY(cudaGetLastError());
   refuse_first_nan(values, count, first_nan.as<unsigned long long>(), stream);
 
@@ -242,11 +239,17 @@ std::shared_ptr<const QuantileData::Storage> prepare(const T* values, std::uint6
   storage->grid = range.grid();
   storage->count = count;
   DPSELECT_CUDA_TRY(cudaGetDevice(&storage->device_ordinal));
+  const PoolBuffer on_points(sizeof(unsigned int), stream);
+  DPSELECT_CUDA_TRY(cudaMemsetAsync(on_points.as<void>(), 0, sizeof(unsigned int), stream));
   PoolBuffer sorted = [&] {
-    if constexpr (std::is_same_v<T, float>) return sorted_copy_of(values, count, stream);
-    else return sorted_positions_of(values, count, storage->grid, stream);
+    if constexpr (std::is_same_v<T, float>) {
+      return sorted_copy_of(values, count, storage->grid, on_points.as<unsigned int>(), stream);
+    } else {
+      return sorted_positions_of(values, count, storage->grid, on_points.as<unsigned int>(), stream);
+    }
   }();
-  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
+  // Synchronizes the stream: the sort is complete as well.
+  storage->has_values_on_points = read_device_value(on_points.as<unsigned int>(), stream) != 0;
   storage->device_data = std::shared_ptr<void>(sorted.release(), FreeOnDevice{storage->device_ordinal});
   storage->device_data_is_sorted_floats = std::is_same_v<T, float>;
   return storage;
@@ -258,14 +261,12 @@ struct StoredPositions {
   __device__ std::uint64_t operator[](std::uint64_t i) const { return positions[i]; }
 };
 
-// The sorted positions of sorted float32 values, computed where they are read: the preparation's
-// own QuantileGrid::points_at_or_below, hence the bits the host stores for the same values.
+// The sorted slots of sorted float32 values, computed where they are read: the preparation's
+// own QuantileGrid::slot, hence the bits the host stores for the same values.
 struct PositionsOfSortedFloats {
   const float* values;
   QuantileGrid grid;
-  __device__ std::uint64_t operator[](std::uint64_t i) const {
-    return grid.points_at_or_below(static_cast<double>(values[i]));
-  }
+  __device__ std::uint64_t operator[](std::uint64_t i) const { return grid.slot(static_cast<double>(values[i])); }
 };
 
 // The stage-1 utility of interval r (the candidate index) from sorted positions in device memory,
@@ -284,11 +285,34 @@ struct DeviceIntervalUtility {
   double score_scale;
 
   __device__ double operator()(std::uint64_t interval) const {
-    const std::uint64_t begin = interval == 0                ? 0
-                                : interval == first_position ? position_before
-                                                             : positions[interval - 1 - first_position];
-    const std::uint64_t end = interval == count ? grid_size : positions[interval - first_position];
+    const std::uint64_t begin_slot = interval == 0                ? 0
+                                     : interval == first_position ? position_before
+                                                                  : positions[interval - 1 - first_position];
+    const std::uint64_t begin = grid_position_of_slot(begin_slot);
+    std::uint64_t end = grid_size;
+    if (interval < count) {  // DataIntervals::length_without_atom: the last point is an atom when on a value
+      const std::uint64_t end_slot = positions[interval - first_position];
+      end = grid_position_of_slot(end_slot);
+      if (slot_is_point(end_slot) && end > begin) --end;
+    }
     return quantile_interval_utility(interval, end - begin, target, score_scale);
+  }
+};
+
+// The utility of the atom at candidate kAtomCandidateOffset + r, as QuantileIntervalUtilities::
+// fill_atoms computes it over DataIntervals: value r on a grid point and the first value there,
+// scored by the run of values tied on it (an exponential search over the sorted slots).
+template <class Positions>
+struct DeviceAtomUtility {
+  Positions positions;  // all n sorted slots (device data)
+  std::uint64_t count;  // n
+  double target;
+
+  __device__ double operator()(std::uint64_t candidate) const {
+    const std::uint64_t r = candidate - kAtomCandidateOffset;
+    const std::uint64_t slot = positions[r];
+    if (!slot_is_point(slot) || (r > 0 && positions[r - 1] == slot)) return -kInfinity;
+    return quantile_atom_utility(r, tied_run_length(positions, r, count), target);
   }
 };
 
@@ -396,6 +420,25 @@ ShardResult gpu_score_quantile_intervals(const SingleQuantilePlan& plan, const N
   return score_on_device(StoredPositions{static_cast<const std::uint64_t*>(data.device_data.get())});
 }
 
+ShardResult gpu_score_quantile_atoms(const SingleQuantilePlan& plan, const NoiseSpec& spec,
+                                     const QuantileData::Storage& data, IndexRange atoms, double known_score) {
+  if (!data.on_device() || atoms.begin != kAtomCandidateOffset || atoms.end > kAtomCandidateOffset + data.count) {
+    throw std::logic_error("dpselect: quantile atoms outside kAtomCandidateOffset + [0, n) of device data");
+  }
+  const CurrentDevice device(data.device_ordinal);
+  const OwnedStream stream;
+  // The intervals' best score screens the atoms: only those near the target can reach it.
+  const auto score_on_device = [&](auto positions) {
+    using Utility = DeviceAtomUtility<decltype(positions)>;
+    return run_fused_select(FunctorSource<Utility>{Utility{positions, data.count, plan.target}}, atoms.begin,
+                            atoms.size(), spec, stream.get(), known_score);
+  };
+  if (data.device_data_is_sorted_floats) {
+    return score_on_device(PositionsOfSortedFloats{static_cast<const float*>(data.device_data.get()), data.grid});
+  }
+  return score_on_device(StoredPositions{static_cast<const std::uint64_t*>(data.device_data.get())});
+}
+
 std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Storage& data, std::uint64_t first,
                                                        std::uint64_t count) {
   if (first > data.count || count > data.count - first) {
@@ -416,9 +459,9 @@ std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Stora
     return positions;
   }
   const float* sorted = static_cast<const float*>(data.device_data.get()) + first;
-  // A few positions (a single-quantile release reads its interval's one or two ends): the floats
-  // copied out and mapped here by the same QuantileGrid::points_at_or_below, whose result is exact
-  // on either side (fma_rn, no contraction), so the same bits without a device buffer or a launch.
+  // A few slots (a single-quantile release reads its interval's one or two ends): the floats
+  // copied out and mapped here by the same QuantileGrid::slot, whose result is exact on either
+  // side (fma_rn, no contraction), so the same bits without a device buffer or a launch.
   constexpr std::uint64_t kMapOnHostBelow = std::uint64_t{1} << 16;
   if (count < kMapOnHostBelow) {
     std::vector<float> values(count);
@@ -426,7 +469,7 @@ std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Stora
                                       stream.get()));
     DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
     std::transform(values.begin(), values.end(), positions.begin(),
-                   [&](float value) { return data.grid.points_at_or_below(static_cast<double>(value)); });
+                   [&](float value) { return data.grid.slot(static_cast<double>(value)); });
     return positions;
   }
   // Many: computed on the device (the preparation's kernel) in chunks of 128 MiB, each copied
@@ -436,7 +479,7 @@ std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Stora
   for (std::uint64_t done = 0; done < count; done += kChunkPositions) {
     const std::uint64_t elements = std::min(kChunkPositions, count - done);
     grid_positions_kernel<float><<<blocks_for(elements), kBlockThreads, 0, stream.get()>>>(
-        sorted + done, elements, data.grid, chunk.as<std::uint64_t>(), nullptr);
+        sorted + done, elements, data.grid, chunk.as<std::uint64_t>(), nullptr, nullptr);
     DPSELECT_CUDA_TRY(cudaGetLastError());
     DPSELECT_CUDA_TRY(cudaMemcpyAsync(positions.data() + done, chunk.as<std::uint64_t>(),
                                       elements * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream.get()));

@@ -200,7 +200,7 @@ TEST(QuantilesGpu, IntervalPassEqualsCpuScoreForScore) {
     const QuantileData host(std::span<const double>(values), kRange);
     const DeviceCopy<double> device_values(values);
     const QuantileData device = QuantileData::from_device(device_values.span(), kRange, nullptr);
-    const std::vector<std::uint64_t> positions = host.sorted_positions();
+    const std::vector<std::uint64_t> positions = sorted_slots(host);
     const dpselect::IndexRange ranges[] = {{0, n + 1}, {1, n / 2 + 5}, {n / 3, n + 1}, {n, n + 1}};
     for (const dpselect::Generator generator : {dpselect::Generator::chacha20, dpselect::Generator::philox}) {
       for (const double q : {0.0, 0.1, 0.5, 0.99, 1.0}) {
@@ -226,6 +226,50 @@ TEST(QuantilesGpu, IntervalPassEqualsCpuScoreForScore) {
                             what + ", host in chunks");
         }
       }
+    }
+  }
+}
+
+// The atom pass on the GPU against the CPU's (QuantileIntervalUtilities::fill_atoms) with the same
+// noise: integer data on a resolution-1 grid (every value an atom, runs of ties up to thousands
+// long) and kRange's data (some values on points), from doubles and from floats in device memory.
+TEST(QuantilesGpu, AtomPassEqualsCpuScoreForScore) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  using namespace dpselect::detail;
+  const QuantileRange integers{0.0, 1000.0, 1.0};
+  std::vector<double> counts((std::size_t{1} << 18) + 3);
+  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<double>((i * i) % 977 % 1001);
+  const std::pair<std::vector<double>, QuantileRange> cases[] = {{counts, integers},
+                                                                  {test_values(70'001, 5), kRange}};
+  for (const auto& [values, range] : cases) {
+    const std::size_t n = values.size();
+    const QuantileData host(std::span<const double>(values), range);
+    const DeviceCopy<double> device_values(values);
+    const DeviceCopy<float> device_floats(as_floats(values));
+    const QuantileData device = QuantileData::from_device(device_values.span(), range, nullptr);
+    const QuantileData device_from_floats = QuantileData::from_device(device_floats.span(), range, nullptr);
+    const QuantileData host_from_floats(std::span<const float>(as_floats(values)), range);
+    const std::vector<std::uint64_t> slots = sorted_slots(host);
+    const std::vector<std::uint64_t> float_slots = sorted_slots(host_from_floats);
+    for (const double q : {0.0, 0.3, 0.5, 1.0}) {
+      dpselect::QuantileParams params = params_for(0.05, dpselect::Backend::Gpu);
+      params.range = range;
+      const SingleQuantilePlan plan = plan_single_quantile(params, host, q);
+      dpselect::Context context = dpselect::Context::with_fixed_seed(404);
+      const dpselect::Release release = context.begin_release(plan.selection);
+      const NoiseSpec spec = ReleaseAccess::noise_spec(release);
+      const dpselect::IndexRange atoms{kAtomCandidateOffset, kAtomCandidateOffset + n};
+      const auto cpu_atoms = [&](const std::vector<std::uint64_t>& sorted) {
+        const QuantileIntervalUtilities utilities{DataIntervals{sorted, host.grid().size}, plan.target,
+                                                  plan.score_scale};
+        return cpu_evaluate_generated(spec, atoms, &QuantileIntervalUtilities::fill_atoms, &utilities);
+      };
+      const std::string what = "n " + std::to_string(n) + ", q " + std::to_string(q);
+      expect_same_shard(cpu_atoms(slots), gpu_score_quantile_atoms(plan, spec, device.storage(), atoms, -kInfinity),
+                        what + ", device");
+      expect_same_shard(cpu_atoms(float_slots),
+                        gpu_score_quantile_atoms(plan, spec, device_from_floats.storage(), atoms, -kInfinity),
+                        what + ", float device");
     }
   }
 }
@@ -284,6 +328,38 @@ TEST(QuantilesGpu, SameReleaseOnCpuAndGpu) {
           }
         }
       }
+    }
+  }
+}
+
+// A resolution grid (integer data, every value an atom): the same release on the CPU, with
+// Backend::Gpu over host data, and over device doubles and floats.
+TEST(QuantilesGpu, SameReleaseOnCpuAndGpuOverAResolutionGrid) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  const QuantileRange range{0.0, 20000.0, 1.0};
+  std::vector<double> prices(53'941);
+  for (std::size_t i = 0; i < prices.size(); ++i) prices[i] = static_cast<double>(326 + (i * 7919) % 18'498 % 9'000);
+  const DeviceCopy<double> device_values(prices);
+  const DeviceCopy<float> device_floats(as_floats(prices));
+  const QuantileData host(std::span<const double>(prices), range);
+  const QuantileData device = QuantileData::from_device(device_values.span(), range, nullptr);
+  const QuantileData device_from_floats = QuantileData::from_device(device_floats.span(), range, nullptr);
+  for (const double epsilon : {0.1, 1.0, 10.0}) {
+    dpselect::QuantileParams on_cpu = params_for(epsilon, dpselect::Backend::Cpu);
+    dpselect::QuantileParams on_gpu = params_for(epsilon, dpselect::Backend::Gpu);
+    dpselect::QuantileParams automatic = params_for(epsilon, dpselect::Backend::Auto);
+    on_cpu.range = on_gpu.range = automatic.range = range;
+    dpselect::Context cpu_context = dpselect::Context::with_fixed_seed(77);
+    dpselect::Context host_gpu_context = dpselect::Context::with_fixed_seed(77);
+    dpselect::Context device_context = dpselect::Context::with_fixed_seed(77);
+    dpselect::Context float_context = dpselect::Context::with_fixed_seed(77);
+    for (const double q : {0.1, 0.5, 0.9}) {
+      const std::string what = "epsilon " + std::to_string(epsilon) + ", q " + std::to_string(q);
+      const dpselect::QuantileRelease cpu = dpselect::select_quantile(cpu_context, host, q, on_cpu);
+      expect_same_release(cpu, dpselect::select_quantile(host_gpu_context, host, q, on_gpu), what + ", host");
+      expect_same_release(cpu, dpselect::select_quantile(device_context, device, q, automatic), what + ", device");
+      expect_same_release(cpu, dpselect::select_quantile(float_context, device_from_floats, q, automatic),
+                          what + ", float device");
     }
   }
 }

@@ -158,6 +158,14 @@ TEST(QuantilesJoint, ChiSquareTailMatchesKnownQuantiles) {
   EXPECT_NEAR(static_cast<double>(chi_square_upper_tail(2, 2.0L * std::log(2.0L))), 0.5, 1e-15);
 }
 
+// The sampler reads sorted slots (QuantileGrid::slot): 2 g for a value between grid points with
+// grid position g, which is how these cases' positions are meant.
+std::vector<std::uint64_t> slots_of(const std::vector<std::uint64_t>& positions) {
+  std::vector<std::uint64_t> slots;
+  for (const std::uint64_t g : positions) slots.push_back(2 * g);
+  return slots;
+}
+
 // Data on small grids: duplicates, values at the bottom (position 1: at or below the range's
 // lower end) and at the top (position = grid size: at or above it), empty intervals.
 struct SmallCase {
@@ -180,7 +188,7 @@ TEST(QuantilesJoint, TotalLogMassMatchesBruteForce) {
       for (const double epsilon : {0.05, 1.0, 8.0, 60.0}) {
         const long double exact = brute_force_log_mass(data.positions, data.grid_size, qs, epsilon);
         const double computed =
-            detail::joint_exponential_log_mass(plan_for(qs, epsilon), data.positions, data.grid_size);
+            detail::joint_exponential_log_mass(plan_for(qs, epsilon), slots_of(data.positions), data.grid_size);
         EXPECT_NEAR(computed, static_cast<double>(exact), 1e-12 * std::max(1.0L, std::fabs(exact)))
             << data.positions.size() << " values, grid " << data.grid_size << ", m = " << qs.size()
             << ", epsilon " << epsilon;
@@ -238,7 +246,7 @@ TEST(QuantilesJoint, TotalLogMassMatchesDirectSumsOnLargerData) {
       long double total = 0.0L;
       for (std::uint64_t i = 0; i <= n; ++i) total += mass[m][i] * phi(m + 1, n - i);
       const long double exact = std::log(total);
-      const double computed = detail::joint_exponential_log_mass(plan_for(qs, epsilon), positions, kGrid);
+      const double computed = detail::joint_exponential_log_mass(plan_for(qs, epsilon), slots_of(positions), kGrid);
       EXPECT_NEAR(computed, static_cast<double>(exact), 1e-12 * std::max(1.0L, std::fabs(exact)))
           << "m = " << m << ", epsilon " << epsilon;
     }
@@ -279,7 +287,7 @@ TEST(QuantilesJoint, SamplesMatchTheExactJointDistribution) {
     const RandomKey key = RandomKey::from_seed(test.seed, Generator::chacha20);
     std::vector<int> counts(tuples.size(), 0);
     for (int trial = 0; trial < kTrials; ++trial) {
-      const Tuple sample = detail::sample_joint_exponential(plan, test.positions, kGrid, key, trial);
+      const Tuple sample = detail::sample_joint_exponential(plan, slots_of(test.positions), kGrid, key, trial);
       ASSERT_EQ(sample.size(), test.qs.size());
       ASSERT_TRUE(std::is_sorted(sample.begin(), sample.end()));
       ASSERT_LT(sample.back(), kGrid);
@@ -297,11 +305,11 @@ TEST(QuantilesJoint, SamplesAreSortedOnTheGridAndReproducible) {
   const detail::JointExponentialPlan plan = plan_for({0.0, 0.2, 0.4, 0.6, 0.8, 1.0}, 1.0);
   const RandomKey key = RandomKey::from_seed(7, Generator::philox);
   for (std::uint64_t stream = 0; stream < 200; ++stream) {
-    const Tuple sample = detail::sample_joint_exponential(plan, at_top, 20, key, stream);
+    const Tuple sample = detail::sample_joint_exponential(plan, slots_of(at_top), 20, key, stream);
     ASSERT_EQ(sample.size(), 6u);
     EXPECT_TRUE(std::is_sorted(sample.begin(), sample.end()));
     EXPECT_LT(sample.back(), 20u);
-    EXPECT_EQ(sample, detail::sample_joint_exponential(plan, at_top, 20, key, stream));
+    EXPECT_EQ(sample, detail::sample_joint_exponential(plan, slots_of(at_top), 20, key, stream));
   }
   // Through the public API on the range's grid (2^40 + 1 points).
   std::mt19937_64 generator(5);

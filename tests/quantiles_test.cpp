@@ -8,6 +8,7 @@
 // 1e-6 per check; 6 checks). Seeds are fixed, so each outcome is deterministic.
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <random>
 #include <span>
 #include <vector>
@@ -262,12 +263,16 @@ TEST_F(Quantiles, UnsortedAndSortedDataReleaseTheSamePoint) {
   std::mt19937_64 generator(61);
   std::lognormal_distribution<double> lognormal(2.0, 1.0);
   std::vector<double> values(200000);
-  for (double& value : values) value = std::round(lognormal(generator) * 4.0) / 4.0;  // many ties
-  const QuantileRange range{0.0, 100.0};
+  // Many ties, none on a grid point (values on points are atoms, which a release scores over the
+  // sorted data only): quarters within a range whose points miss them.
+  for (double& value : values) value = std::min(std::round(lognormal(generator) * 4.0) / 4.0, 99.75);
+  const QuantileRange range{-0.1, 100.1};
+  for (const double value : values) ASSERT_EQ(range.grid().slot(value) % 2, 0u) << value << " is a grid point";
   const QuantileData sorted(std::span<const double>(values), range);
   ASSERT_FALSE(sorted.sorted_positions().empty());  // sorts it
   const std::vector<double> equal(5000, 42.0);         // a single value: every window interval is empty
   const QuantileRange wide{0.0, 1000.0};
+  ASSERT_EQ(wide.grid().slot(42.0) % 2, 0u);
   const QuantileData equal_sorted(std::span<const double>(equal), wide);
   ASSERT_FALSE(equal_sorted.sorted_positions().empty());
   for (const double epsilon : {0.001, 0.1, 1.0, 20.0}) {
@@ -288,6 +293,83 @@ TEST_F(Quantiles, UnsortedAndSortedDataReleaseTheSamePoint) {
       }
     }
   }
+}
+
+// The exact exponential mechanism over a small grid, by brute force over every grid point t:
+// P(t) proportional to exp(scale u(t)), u(t) = -dist(q n, [#{x_i < t}, #{x_i <= t}]) over the values
+// as the grid takes them (`on_grid`: clipped and rounded to their points).
+std::vector<long double> exact_point_probabilities(const QuantileGrid& grid, const std::vector<double>& on_grid,
+                                                   double q, long double scale) {
+  const long double target = static_cast<long double>(q) * static_cast<long double>(on_grid.size());
+  std::vector<long double> scores;
+  for (std::uint64_t j = 0; j < grid.size; ++j) {
+    const double t = grid.point(j);
+    const auto below =
+        static_cast<long double>(std::count_if(on_grid.begin(), on_grid.end(), [&](double x) { return x < t; }));
+    const auto at_or_below =
+        static_cast<long double>(std::count_if(on_grid.begin(), on_grid.end(), [&](double x) { return x <= t; }));
+    const long double distance = std::max({0.0L, below - target, target - at_or_below});
+    scores.push_back(-scale * distance);
+  }
+  return exact_exponential(scores);
+}
+
+// Integer data with ties on a resolution-1 grid, values off the grid rounded to their nearest
+// point and values outside the range clipped: the single quantile (and recursive splitting of one
+// level, the single quantile at epsilon / 2 with the add/remove sensitivity) releases each grid
+// point with the brute-force probability, the tied values themselves included.
+TEST_F(Quantiles, TiedDataOnAResolutionGridMatchesBruteForce) {
+  const QuantileRange range{0.0, 20.0, 1.0};
+  const QuantileGrid grid = range.grid();
+  ASSERT_EQ(grid.size, 21u);
+  ASSERT_TRUE(grid.rounds_to_points);
+  const std::vector<double> values = {3, 3, 3, 5, 5, 7.2, 7, 12, 12, 12, 12, 12, 19.6, -4, 25, 6.5, 9};
+  // As the grid takes them: 7.2 -> 7, 19.6 -> 20, -4 -> 0, 25 -> 20, 6.5 -> 6 (half-way: the lower).
+  const std::vector<double> on_grid = {3, 3, 3, 5, 5, 7, 7, 12, 12, 12, 12, 12, 20, 0, 20, 6, 9};
+  const QuantileData data(std::span<const double>(values), range);
+  constexpr int kTrials = 12000;
+  std::uint64_t seed = 500;
+  for (const RecordNeighbours neighbours :
+       {RecordNeighbours::replace_one_record, RecordNeighbours::add_or_remove_record}) {
+    for (const double q : {0.1, 0.5, 0.8}) {
+      const double sensitivity = neighbours == RecordNeighbours::replace_one_record ? 1.0 : std::max(q, 1.0 - q);
+      const QuantileParams params = quantile_params(range, 1.5, neighbours);
+      // Exponential mechanism at scale eps / (2 Delta) (Dwork & Roth 2014, Thm 3.10).
+      const std::vector<long double> exact =
+          exact_point_probabilities(grid, on_grid, q, 1.5L / (2.0L * sensitivity));
+      Context context = Context::with_fixed_seed(seed++);
+      std::vector<int> counts(grid.size, 0);
+      for (int t = 0; t < kTrials; ++t) {
+        const QuantileRelease release = select_quantile(context, data, q, params);
+        ASSERT_EQ(release.value, grid.point(release.grid_index));
+        ++counts[release.grid_index];
+      }
+      const std::string what = std::string(to_string(neighbours)) + " q = " + std::to_string(q);
+      expect_frequencies_match(counts, exact, kTrials, what);
+      // Recursive splitting of one level: epsilon / 2 under replacement (a replacement is a removal
+      // and an addition), epsilon under add/remove, always with the add/remove sensitivity.
+      QuantilesParams recursive;
+      recursive.base = params;
+      recursive.method = QuantilesMethod::recursive_splitting;
+      const double node_epsilon = neighbours == RecordNeighbours::replace_one_record ? 0.75 : 1.5;
+      const std::vector<long double> node_exact =
+          exact_point_probabilities(grid, on_grid, q, node_epsilon / (2.0L * std::max(q, 1.0 - q)));
+      std::vector<int> node_counts(grid.size, 0);
+      const std::vector<double> levels = {q};
+      for (int t = 0; t < kTrials; ++t) {
+        ++node_counts[select_quantiles(context, data, levels, recursive).grid_indices[0]];
+      }
+      expect_frequencies_match(node_counts, node_exact, kTrials, "recursive " + what);
+    }
+  }
+  // The diagnostics count ties the same way: a tied value holding the target rank has error 0.
+  // Sorted: 0 3 3 3 5 5 6 7 7 9 12 12 12 12 12 20 20; the median's target q n = 8.5.
+  const QuantileDiagnostics median = nonprivate_quantile_diagnostics(data, 0.5);
+  EXPECT_EQ(median.best_grid_index, 7u);  // 7 values below 7, 9 at or below: [7, 9] holds 8.5
+  EXPECT_EQ(median.best_rank_error, 0.0);
+  EXPECT_EQ(nonprivate_rank_error(data, 6, 0.5), 1.5);   // [6, 7]
+  EXPECT_EQ(nonprivate_rank_error(data, 8, 0.5), 0.5);   // [9, 9]
+  EXPECT_EQ(nonprivate_rank_error(data, 12, 0.5), 1.5);  // [10, 15]
 }
 
 TEST_F(Quantiles, SameSeedSameRelease) {

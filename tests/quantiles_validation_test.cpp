@@ -65,6 +65,41 @@ TEST(QuantileValidation, BadRangesAreRefusedByName) {
   EXPECT_GT((QuantileRange{0.0, 0x1p-1000}.grid().step), 0.0);
 }
 
+TEST(QuantileValidation, BadResolutionsAreRefusedByNameBeforeAnyCharge) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  expect_invalid_message([] { QuantileRange{0.0, 10.0, 0.0}.validate(); }, {"range resolution", "> 0", "0"});
+  expect_invalid_message([] { QuantileRange{0.0, 10.0, -1.0}.validate(); }, {"range resolution", "-1"});
+  expect_invalid_message([&] { QuantileRange{0.0, 10.0, nan}.validate(); }, {"range resolution", "nan"});
+  expect_invalid_message([&] { QuantileRange{0.0, 10.0, inf}.validate(); }, {"range resolution", "inf"});
+  // Not dividing the range, or wider than it.
+  expect_invalid_message([] { QuantileRange{0.0, 10.0, 3.0}.validate(); }, {"range resolution", "divisor", "10", "3"});
+  expect_invalid_message([] { QuantileRange{0.0, 10.0, 20.0}.validate(); }, {"range resolution", "divisor"});
+  // More points than the grid allows (2^40 + 1), and a step doubles cannot tell apart at 2^40.
+  expect_invalid_message([] { QuantileRange{0.0, 0x1p41, 1.0}.validate(); }, {"range resolution", "2^40 + 1"});
+  expect_invalid_message([] { QuantileRange{0x1p60, 0x1p60 + 0x1p30, 1.0}.validate(); },
+                         {"range resolution", "2^-50"});
+  // Decimal steps that doubles hold inexactly still divide their decimal ranges.
+  EXPECT_EQ((QuantileRange{0.0, 200.0, 0.01}.grid().size), 20001u);
+  EXPECT_EQ((QuantileRange{0.1, 0.3, 0.1}.grid().size), 3u);
+  EXPECT_EQ((QuantileRange{-5.0, 5.0, 0.25}.grid().point(40)), 5.0);
+  EXPECT_EQ((QuantileRange{0.0, 0x1p40, 1.0}.grid().size), (std::uint64_t{1} << 40) + 1);
+  // A bad resolution in a release: refused before any charge, for one quantile and for several.
+  Charged charged;
+  QuantileParams params = good_params();
+  params.range.resolution = 3.0;
+  expect_invalid_message([&] { select_quantile(charged.context, charged.data, 0.5, params); }, {"range resolution"});
+  QuantilesParams several;
+  several.base = params;
+  const std::vector<double> qs = {0.25, 0.75};
+  expect_invalid_message([&] { select_quantiles(charged.context, charged.data, qs, several); }, {"range resolution"});
+  // Data prepared without the resolution is not data of the range with it (values are rounded).
+  params.range.resolution = 1.0;
+  expect_invalid_message([&] { select_quantile(charged.context, charged.data, 0.5, params); },
+                         {"range", "prepared for"});
+  charged.expect_nothing_charged();
+}
+
 TEST(QuantileValidation, NaNDataNamesItsIndexAndEmptyDataIsRefused) {
   std::vector<double> values(1000, 1.0);
   values[617] = std::numeric_limits<double>::quiet_NaN();
@@ -156,10 +191,13 @@ TEST(QuantileValidation, CalculatorsRefuseBadBeta) {
 // The single-quantile pass evaluates the intervals around the target first and screens the rest
 // by their best score; the result must be the one-pass result, bit for bit, whatever the target.
 TEST(QuantileInternals, TargetFirstPassEqualsOnePass) {
+  // Every 7th value a whole number (a grid point of [0, 10]: 2^40 steps), most tied: atoms too.
   std::vector<double> values(50000);
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::fmod(static_cast<double>(i) * 7.31, 10.0);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = i % 7 == 0 ? static_cast<double>(i % 11 % 10) : std::fmod(static_cast<double>(i) * 7.31, 10.0);
+  }
   const QuantileData data(std::span<const double>(values), kRange);
-  const std::vector<std::uint64_t> positions = data.sorted_positions();
+  const std::vector<std::uint64_t> positions = detail::sorted_slots(data);
   for (std::uint64_t stream = 0; stream < 40; ++stream) {
     const double q = static_cast<double>(stream % 11) / 10.0;
     const double scale = stream % 2 == 0 ? 0.5 : 0.01;
@@ -168,8 +206,11 @@ TEST(QuantileInternals, TargetFirstPassEqualsOnePass) {
     const detail::NoiseSpec spec{Mechanism::exponential, scale, RandomKey::from_seed(3, Generator::chacha20), stream,
                                  std::numeric_limits<double>::infinity()};
     const ShardResult split = detail::score_quantile_intervals_cpu(utilities, spec);
-    const ShardResult one_pass = detail::cpu_evaluate_generated(
-        spec, IndexRange{0, positions.size() + 1}, &detail::QuantileIntervalUtilities::fill, &utilities);
+    const ShardResult one_pass = merge(
+        detail::cpu_evaluate_generated(spec, utilities.interval_candidates(), &detail::QuantileIntervalUtilities::fill,
+                                       &utilities),
+        detail::cpu_evaluate_generated(spec, utilities.atom_candidates(),
+                                       &detail::QuantileIntervalUtilities::fill_atoms, &utilities));
     EXPECT_EQ(split.best_index, one_pass.best_index) << "stream " << stream;
     EXPECT_EQ(split.best_score, one_pass.best_score) << "stream " << stream;
     EXPECT_EQ(split.candidates, one_pass.candidates);

@@ -30,6 +30,7 @@ struct QuantileOptions {
   bool flatten = false;
   std::vector<double> qs;
   std::optional<QuantileRange> range;
+  std::optional<std::string> resolution;  // --resolution as typed, applied to --range in public_range()
   QuantileParams params;
   QuantilesMethod method = QuantilesMethod::joint_exponential;
   const CLI::Option* method_option = nullptr;  // given: select_quantiles even for one --q
@@ -115,6 +116,23 @@ bool single_mechanism(const QuantileOptions& options) {
 }
 
 // Every check of the combination of options, before the file is read.
+// --range with --resolution: the step a number, then the library's rules (QuantileRange::validate:
+// positive, dividing the range into at most 2^40 steps).
+QuantileRange public_range(const QuantileOptions& options) {
+  QuantileRange range = *options.range;
+  if (!options.resolution) return range;
+  const std::string& text = *options.resolution;
+  const std::optional<double> step = parse_double(text);
+  if (!step) throw CliError("--resolution must be a number, the step of the data (got '" + text + "')");
+  range.resolution = *step;
+  try {
+    range.validate();
+  } catch (const InvalidArgument& error) {
+    throw CliError("--resolution " + text + ": " + std::string(message_of(error)));
+  }
+  return range;
+}
+
 void check_options(const QuantileOptions& options) {
   for (std::size_t j = 1; j < options.qs.size(); ++j) {
     if (!(options.qs[j - 1] < options.qs[j])) {
@@ -207,13 +225,14 @@ void add_not_private(Record& out, const QuantileData& data, const std::vector<do
     for (std::size_t j = 0; j < qs.size(); ++j) {
       errors.emplace_back(nonprivate_rank_error(data, outcome.grid_indices[j], qs[j]));
     }
-    item.add_array("rank_errors", std::move(errors), "|#{x_i < value} - q n| of each value");
+    item.add_array("rank_errors", std::move(errors),
+                   "distance from q n to [#{x_i < value}, #{x_i <= value}] of each value");
   }
 }
 
 Record run_quantile(const QuantileOptions& options) {
   check_options(options);
-  const QuantileRange& range = *options.range;
+  const QuantileRange range = public_range(options);
   QuantileParams params = options.params;
   params.range = range;
   params.backend = options.release.backend;
@@ -257,7 +276,12 @@ Record run_quantile(const QuantileOptions& options) {
   Record& described = report.add_record("range", "public range");
   described.add("lower", range.lower);
   described.add("upper", range.upper);
-  described.add("grid_step", grid.step, "spacing of the 2^40 + 1 grid points every value is drawn from");
+  if (range.resolution) {
+    described.add("resolution", *range.resolution,
+                  "public step: every value is drawn from its multiples, and each value is rounded to the nearest");
+  } else {
+    described.add("grid_step", grid.step, "spacing of the 2^40 + 1 grid points every value is drawn from");
+  }
   described.add("grid_points", grid.size);
   described.add("outside_values", std::string("clipped"),
                 "values outside the range count as its nearest end; how many there are is private and not reported");
@@ -268,7 +292,8 @@ Record run_quantile(const QuantileOptions& options) {
                                                                        : "one record added or removed");
   report.add("max_points", params.max_points, params.max_points > 0 ? "public bound on the number of values" : "none");
   if (const std::optional<SelectionReport>& first = outcomes.front().single) {
-    report.add("sensitivity", first->sensitivity, "of the utility -|#{x_i < t} - q n| (Smith 2011)");
+    report.add("sensitivity", first->sensitivity,
+               "of the utility -dist(q n, [#{x_i < t}, #{x_i <= t}]) (Smith 2011, ties counted)");
     report.add("noise_scale", first->noise_scale, "2 sensitivity / epsilon (Dwork & Roth 2014, Thm 3.10)");
   }
   const auto release_count = static_cast<std::uint64_t>(outcomes.size());
@@ -283,8 +308,9 @@ Record run_quantile(const QuantileOptions& options) {
   Record& accuracy = report.add_record("accuracy", "accuracy (from the parameters alone)");
   accuracy.add("confidence", 1.0 - accuracy_beta);
   accuracy.add("rank_error_bound", alpha,
-               "with probability >= 0.95 every released value has |#{x_i < value} - q n| at most this plus the "
-               "error the grid and ties force; Dwork & Roth 2014, Thm 3.11");
+               "with probability >= 0.95 every released value is at most this plus the error the grid forces "
+               "from q n in rank (ties counted: the distance to [#{x_i < value}, #{x_i <= value}]); Dwork & Roth "
+               "2014, Thm 3.11");
   add_run_settings(report, options.release);
   for (const QuantileOutcome& outcome : outcomes) {
     add_quantile_release(report.add_list_item("releases", "release"), outcome);
@@ -294,14 +320,15 @@ Record run_quantile(const QuantileOptions& options) {
 }
 
 constexpr const char* examples = R"(Examples:
-  dpselect quantile --data ages.txt --q 0.5 --range 0:120 --epsilon 1
+  dpselect quantile --data ages.txt --q 0.5 --range 0:120 --resolution 1 --epsilon 1
   dpselect quantile --data incomes.npy --q 0.1 --q 0.5 --q 0.9 --range 0:1e6 --epsilon 1
   dpselect quantile --data x.f64 --q 0.25,0.75 --range -5:5 --epsilon 0.5 --method zcdp --delta 1e-6
   dpselect quantile --data x.f32 --q 0.5 --range 0:1000 --epsilon 1 --neighbours add-remove \
       --max-points 1000000 --json
 
-Releases only the quantiles: points of a public grid of 2^40 + 1 over --range (the grid step is
-printed), drawn from the grid, not copied from the data. Values outside the range count as its nearest end (how
+Releases only the quantiles: points of a public grid over --range (2^40 + 1 points, whose step is
+printed, or the multiples of --resolution), drawn from the grid, not copied from the data. Values
+outside the range count as its nearest end (how
 many is not reported); NaN is refused with its line or element. One --q uses the exponential
 mechanism of Smith (2011); several use --method (joint by default), all of them together
 epsilon-DP ((epsilon, delta)-DP for zcdp). Text output starts with the values ("quantile 41.5";
@@ -336,6 +363,13 @@ void register_quantile_command(CLI::App& app) {
           "numbers allowed: --range -5:5)")
       ->required()
       ->type_name("LOWER:UPPER");
+  command
+      .add_option_function<std::string>(
+          "--resolution", [options](const std::string& text) { options->resolution = text; },
+          "public step of the data, e.g. 1 for integers or 0.01 for cents: the releases are its multiples in "
+          "--range (which it must divide into at most 2^40 steps) and a value held by many records can be "
+          "released itself; values are rounded to the nearest multiple (default: a grid of 2^40 + 1 points)")
+      ->type_name("STEP");
   add_epsilon_option(command, options->params.epsilon, "privacy loss of each release (all its quantiles together)")
       ->required();
   options->method_option =

@@ -105,6 +105,10 @@ ShardResult gpu_score_quantile_intervals(const SingleQuantilePlan&, const NoiseS
                                          IndexRange) {
   throw_unavailable();
 }
+ShardResult gpu_score_quantile_atoms(const SingleQuantilePlan&, const NoiseSpec&, const QuantileData::Storage&,
+                                     IndexRange, double) {
+  throw_unavailable();
+}
 std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Storage&, std::uint64_t, std::uint64_t) {
   throw_unavailable();
 }

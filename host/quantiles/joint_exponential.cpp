@@ -3,7 +3,8 @@
 // (Gillenwater, Joseph & Kulesza, "Differentially Private Quantiles", ICML 2021, Sec. 3), sampled
 // exactly on the output grid in O(m^2 n) time and O(m n) memory after the sort.
 //
-// The utility. Sorted positions g_0 <= ... <= g_{n-1}; c(t) = #{i : g_i <= t} = #{values below
+// The utility. Sorted grid positions g_0 <= ... <= g_{n-1} (of the sorted slots s_i, g_i =
+// (s_i + 1) / 2: DataIntervals); c(t) = #{i : g_i <= t} = #{values below
 // point(t)}; levels q_1 < ... < q_m with q_0 = 0, q_{m+1} = 1. For grid indices o_1 <= ... <= o_m,
 // with c(o_0) = 0 and c(o_{m+1}) = n,
 //     u(o) = - sum_{j=1}^{m+1} | (c(o_j) - c(o_{j-1})) - (q_j - q_{j-1}) n |.

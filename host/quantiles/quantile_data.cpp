@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Quantile data preparation on the host: validation, grid positions and a parallel radix sort.
+// Quantile data preparation on the host: validation, grid slots and a parallel radix sort.
 //
-// The releases read only the sorted grid positions (quantiles_internal.hpp), so the sort runs on
-// 8-byte integers of at most 41 significant bits: four passes of 11-bit digits (a pass whose digit
-// is the same for every value is skipped), each a per-thread histogram and a stable scatter. The
-// result is the sorted sequence itself, so it never depends on the thread count.
+// The releases read only the sorted grid slots (QuantileGrid::slot; quantiles_internal.hpp), so
+// the sort runs on 8-byte integers of at most 42 significant bits: four passes of 11-bit digits (a
+// pass whose digit is the same for every value is skipped), each a per-thread histogram and a
+// stable scatter. The result is the sorted sequence itself, so it never depends on the thread count.
 #include <omp.h>
 
 #include <algorithm>
@@ -32,8 +32,37 @@ double range_grid_step(const QuantileRange& range) {
   return std::max((range.upper - range.lower) * 0x1p-40, magnitude * 0x1p-50);
 }
 
+// A public resolution: a positive step that keeps consecutive points apart and divides the range
+// into 1 to 2^40 steps. Decimal steps (0.01) are inexact in binary, so the division is accepted
+// within a relative 2^-44 of the range's magnitude: far above its rounding, far below one step.
+void validate_resolution(const QuantileRange& range, double step) {
+  if (!std::isfinite(step) || !(step > 0.0)) detail::throw_invalid("range resolution", "finite and > 0", step);
+  const double magnitude = std::max(std::fabs(range.lower), std::fabs(range.upper));
+  if (!(step >= magnitude * 0x1p-50)) {
+    detail::throw_invalid("range resolution",
+                          ">= max(|lower|, |upper|) 2^-50 = " + detail::format_value(magnitude * 0x1p-50) +
+                              ", so that consecutive grid points differ",
+                          step);
+  }
+  const double steps = (range.upper - range.lower) / step;
+  if (!(steps <= static_cast<double>(kGridSteps) + 0.5)) {
+    detail::throw_invalid("range resolution",
+                          ">= (upper - lower) 2^-40 = " + detail::format_value((range.upper - range.lower) * 0x1p-40) +
+                              " (a grid of at most 2^40 + 1 points)",
+                          step);
+  }
+  const double whole = std::nearbyint(steps);
+  const double tolerance = 0x1p-44 * (std::fabs(range.lower) + std::fabs(range.upper)) / step;
+  if (whole < 1.0 || std::fabs(steps - whole) > tolerance) {
+    detail::throw_invalid("range resolution",
+                          "a divisor of upper - lower = " + detail::format_value(range.upper - range.lower) +
+                              " (the range must hold a whole number of steps)",
+                          step);
+  }
+}
+
 constexpr int kDigitBits = 11;
-constexpr int kDigits = 4;  // 44 bits >= the 41 of a position <= 2^40 + 1
+constexpr int kDigits = 4;  // 44 bits >= the 42 of a slot < 2 (2^40 + 1)
 constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
 // Below this many values std::sort is faster than four passes over 2048 buckets.
 constexpr std::size_t kRadixSortMinimum = std::size_t{1} << 16;
@@ -91,21 +120,21 @@ void sort_positions(std::vector<std::uint64_t>& positions) {
   }
 }
 
-// Each value's grid position. points_at_or_below is exact whatever the hardware (its fma rounds
-// once either way), so where the CPU has FMA instructions the same loop is compiled to use them
-// instead of calling libm's fma: about 2.5x faster, the same positions.
+// Each value's grid slot. QuantileGrid::slot is exact whatever the hardware (its fma rounds once
+// either way), so where the CPU has FMA instructions the same loop is compiled to use them instead
+// of calling libm's fma: about 2.5x faster, the same slots.
 constexpr std::int64_t kPositionChunk = std::int64_t{1} << 16;
 
 template <class T>
 void compute_positions_portable(const QuantileGrid& grid, const T* values, std::uint64_t* positions, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) positions[i] = grid.points_at_or_below(static_cast<double>(values[i]));
+  for (std::size_t i = 0; i < count; ++i) positions[i] = grid.slot(static_cast<double>(values[i]));
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 template <class T>
 __attribute__((target("fma"))) void compute_positions_fma(const QuantileGrid& grid, const T* values,
                                                           std::uint64_t* positions, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) positions[i] = grid.points_at_or_below(static_cast<double>(values[i]));
+  for (std::size_t i = 0; i < count; ++i) positions[i] = grid.slot(static_cast<double>(values[i]));
 }
 #endif
 
@@ -164,6 +193,11 @@ std::shared_ptr<const QuantileData::Storage> prepare_host(std::span<const T> val
     const std::size_t count = static_cast<std::size_t>(std::min(kPositionChunk, n - first));
     compute_positions(grid, values.data() + first, positions.data() + first, count);
   }
+  // Whether any value sits on a grid point (an odd slot): then a single quantile has atoms to score.
+  bool on_points = false;
+#pragma omp parallel for reduction(|| : on_points) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) on_points = on_points || (positions[static_cast<std::size_t>(i)] & 1u) != 0;
+  storage->has_values_on_points = on_points;
   storage->set_host_positions(std::move(positions));  // sorted when a release first needs it
   return storage;
 }
@@ -171,7 +205,7 @@ std::shared_ptr<const QuantileData::Storage> prepare_host(std::span<const T> val
 // Below this many values the order statistics are found by sorting them all.
 constexpr std::size_t kSortDirectly = std::size_t{1} << 16;
 constexpr int kSelectionBucketBits = 12;
-constexpr std::uint64_t kPositionLimit = std::uint64_t{1} << 41;  // every position is <= 2^40 + 1
+constexpr std::uint64_t kPositionLimit = std::uint64_t{1} << 42;  // every slot is < 2 (2^40 + 1)
 
 // The values of `from` in [lo, hi), in any order, on all threads.
 std::vector<std::uint64_t> values_between(std::span<const std::uint64_t> from, std::uint64_t lo, std::uint64_t hi) {
@@ -291,10 +325,15 @@ void QuantileRange::validate() const {
                                              ") that the grid has a positive step (a range wider than 2^-1034)",
                           upper);
   }
+  if (resolution.has_value()) validate_resolution(*this, *resolution);
 }
 
 QuantileGrid QuantileRange::grid() const {
   validate();
+  if (resolution.has_value()) {
+    const double steps = std::nearbyint((upper - lower) / *resolution);  // validate(): in [1, 2^40]
+    return QuantileGrid{lower, *resolution, static_cast<std::uint64_t>(steps) + 1, true};
+  }
   QuantileGrid grid{lower, range_grid_step(*this), 0};
   // floor((upper - lower) / step) + 1 points, corrected for the roundings of the division and of point().
   std::uint64_t last = std::min(kGridSteps, static_cast<std::uint64_t>(std::floor((upper - lower) / grid.step)));
@@ -325,12 +364,17 @@ const QuantileRange& QuantileData::range() const { return storage_->range; }
 QuantileGrid QuantileData::grid() const { return storage_->grid; }
 bool QuantileData::on_device() const { return storage_->on_device(); }
 
+std::vector<std::uint64_t> detail::sorted_slots(const QuantileData& data) {
+  const QuantileData::Storage& storage = data.storage();
+  if (storage.on_device()) return gpu_read_quantile_positions(storage, 0, storage.count);
+  const std::span<const std::uint64_t> sorted = storage.sorted_host_positions();
+  return {sorted.begin(), sorted.end()};
+}
+
 std::vector<std::uint64_t> QuantileData::sorted_positions() const {
-  if (!storage_->on_device()) {
-    const std::span<const std::uint64_t> sorted = storage_->sorted_host_positions();
-    return {sorted.begin(), sorted.end()};
-  }
-  return detail::gpu_read_quantile_positions(*storage_, 0, storage_->count);
+  std::vector<std::uint64_t> positions = detail::sorted_slots(*this);
+  for (std::uint64_t& slot : positions) slot = detail::grid_position_of_slot(slot);
+  return positions;
 }
 
 }  // namespace dpselect

@@ -46,7 +46,7 @@ std::uint64_t recursive_mechanisms_per_record(RecordNeighbours neighbours, std::
 struct Node {
   std::uint64_t grid_begin;  // the node's window [grid_begin, grid_end) of the grid
   std::uint64_t grid_end;
-  std::span<const std::uint64_t> positions;  // its values' sorted positions
+  std::span<const std::uint64_t> positions;  // its values' sorted slots
   std::size_t first_level;                   // its levels qs[first_level, last_level)
   std::size_t last_level;
   double level_begin;  // the quantile levels of the window's ends in the parent's scale
@@ -82,20 +82,31 @@ class RecursiveSplitting {
     spec.utility_limit = std::numeric_limits<double>::infinity();
     const std::uint64_t n = node.positions.size();
     const detail::DataIntervals intervals{node.positions, node.grid_end, node.grid_begin};
+    // Intervals at [first, first + n + 1), atoms at kAtomCandidateOffset + [first, first + n):
+    // group-aligned starts, so no two nodes share a group's noise.
     const detail::QuantileIntervalUtilities utilities{intervals, q * static_cast<double>(n), spec.score_scale,
                                                       next_index_};
-    const IndexRange range{next_index_, next_index_ + n + 1};
+    const IndexRange range = utilities.interval_candidates();
     next_index_ = group_aligned(range.end);
     const ShardResult result = detail::score_quantile_intervals_cpu(utilities, spec);
-    const std::uint64_t interval = result.best_index - range.begin;
-    const std::uint64_t point =
-        detail::uniform_grid_point(spec, intervals.begin(interval), intervals.end(interval), draws_++);
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+    if (result.best_index >= detail::kAtomCandidateOffset) {  // the atom of interval r: one point
+      const std::uint64_t r = result.best_index - detail::kAtomCandidateOffset - range.begin;
+      begin = intervals.end(r) - 1;
+      end = begin + 1;
+    } else {
+      const std::uint64_t r = result.best_index - range.begin;
+      begin = intervals.begin(r);
+      end = begin + intervals.length_without_atom(r);
+    }
+    const std::uint64_t point = detail::uniform_grid_point(spec, begin, end, draws_++);
     chosen_[middle] = point;
     const FloatingPointSlack slack = detail::quantile_interval_slack(
-        epsilon_each_, spec.score_scale, static_cast<double>(n), node.grid_end - node.grid_begin, n + 1);
+        epsilon_each_, spec.score_scale, static_cast<double>(n), node.grid_end - node.grid_begin, 2 * n + 1);
     total_delta_ += slack.delta;
-    // Values below point(point) have positions <= point.
-    const auto split_at = std::upper_bound(node.positions.begin(), node.positions.end(), point);
+    // Values below point(point) have slots <= 2 point (QuantileGrid::slot).
+    const auto split_at = std::upper_bound(node.positions.begin(), node.positions.end(), 2 * point);
     const auto below = static_cast<std::size_t>(split_at - node.positions.begin());
     split(Node{node.grid_begin, point + 1, node.positions.first(below), node.first_level, middle, node.level_begin,
                qs_[middle]});
@@ -113,10 +124,11 @@ class RecursiveSplitting {
   double total_delta_ = 0.0;
 };
 
-// The sorted positions on the host: a view of host data (sorted on first need), a copy of device data.
+// The sorted slots on the host: a view of host data (sorted on first need), a copy of device data.
 struct HostPositions {
   explicit HostPositions(const QuantileData& data)
-      : copied(data.on_device() ? data.sorted_positions() : std::vector<std::uint64_t>{}),
+      : copied(data.on_device() ? detail::gpu_read_quantile_positions(data.storage(), 0, data.size())
+                                : std::vector<std::uint64_t>{}),
         sorted(data.on_device() ? std::span<const std::uint64_t>(copied) : data.storage().sorted_host_positions()) {}
   std::vector<std::uint64_t> copied;
   std::span<const std::uint64_t> sorted;
@@ -213,7 +225,7 @@ QuantilesRelease select_quantiles(Context& context, const QuantileData& data, st
     const double largest_scale = epsilon_each / (2.0 * 0.5);
     const FloatingPointSlack worst = detail::quantile_interval_slack(epsilon_each, largest_scale,
                                                                      static_cast<double>(count_bound), grid.size,
-                                                                     count_bound + 1);
+                                                                     2 * count_bound + 1);
     if (!(worst.epsilon < epsilon_each)) detail::throw_epsilon_too_small_for_slack();
     const PrivacyCharge charge{ReleaseKind::exponential_mechanism, epsilon_each, 0.0, per_record};
     detail::ContextAccess::charge(context, std::span(&charge, 1));
@@ -310,23 +322,31 @@ double nonprivate_rank_error(const QuantileData& data, std::uint64_t grid_index,
                           " (got " + std::to_string(grid_index) + ")");
   }
   const HostPositions host(data);
-  const std::span<const std::uint64_t> positions = host.sorted;
-  const auto below = static_cast<double>(std::upper_bound(positions.begin(), positions.end(), grid_index) -
-                                         positions.begin());
-  return std::fabs(below - q * static_cast<double>(data.size()));
+  const std::span<const std::uint64_t> slots = host.sorted;
+  // #{x_i < t} = #{slot_i <= 2 j}, #{x_i <= t} = #{slot_i <= 2 j + 1} (QuantileGrid::slot).
+  const auto below = static_cast<std::uint64_t>(std::upper_bound(slots.begin(), slots.end(), 2 * grid_index) -
+                                                slots.begin());
+  const auto at_or_below = static_cast<std::uint64_t>(
+      std::upper_bound(slots.begin(), slots.end(), 2 * grid_index + 1) - slots.begin());
+  return std::fabs(detail::quantile_atom_utility(below, at_or_below - below, q * static_cast<double>(data.size())));
 }
 
 QuantileDiagnostics nonprivate_quantile_diagnostics(const QuantileData& data, double q) {
   detail::validate_quantile_level(q);
   const HostPositions host(data);
-  const std::span<const std::uint64_t> positions = host.sorted;
-  const detail::DataIntervals intervals{positions, data.grid().size};
+  const detail::DataIntervals intervals{host.sorted, data.grid().size};
   const double target = q * static_cast<double>(data.size());
   QuantileDiagnostics best{0, std::numeric_limits<double>::infinity()};
+  // In grid order (each interval's points, then its atom), so that ties keep the smallest index.
   for (std::uint64_t r = 0; r < intervals.count(); ++r) {
-    if (intervals.length(r) == 0) continue;
-    const double error = std::fabs(static_cast<double>(r) - target);
-    if (error < best.best_rank_error) best = QuantileDiagnostics{intervals.begin(r), error};
+    if (intervals.length_without_atom(r) > 0) {
+      const double error = std::fabs(static_cast<double>(r) - target);
+      if (error < best.best_rank_error) best = QuantileDiagnostics{intervals.begin(r), error};
+    }
+    if (intervals.ends_with_atom(r)) {
+      const double error = std::fabs(detail::quantile_atom_utility(r, intervals.atom_ties(r), target));
+      if (error < best.best_rank_error) best = QuantileDiagnostics{intervals.end(r) - 1, error};
+    }
   }
   return best;
 }

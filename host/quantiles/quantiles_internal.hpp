@@ -22,10 +22,11 @@
 
 namespace dpselect {
 
-// The grid positions (QuantileGrid::points_at_or_below of each clipped value): in host memory,
-// in input order until a release needs them sorted; or, for device data, sorted in device memory
-// (a buffer the storage owns and frees; for float32 values the sorted values, from which a
-// position is one QuantileGrid::points_at_or_below away).
+// The grid slots (QuantileGrid::slot of each value: its grid position, 2 points_at_or_below, less
+// one where the value sits on a point): in host memory, in input order until a release needs them
+// sorted; or, for device data, sorted in device memory (a buffer the storage owns and frees; for
+// float32 values the sorted values, from which a slot is one QuantileGrid::slot away). The
+// "positions" below are these slots.
 //
 // A single quantile over host data needs only the order statistics around its target rank
 // (single_quantile.cpp), so host positions are sorted on first need (JointExp, recursive
@@ -41,6 +42,9 @@ struct QuantileData::Storage {
   std::shared_ptr<void> device_data;
   bool device_data_is_sorted_floats = false;
   int device_ordinal = -1;
+  // Whether any value sits on a grid point (an odd slot), so that a single quantile has atoms to
+  // score (set by the preparation, on the host or on the device).
+  bool has_values_on_points = true;
 
   bool on_device() const { return device_data != nullptr; }
 
@@ -66,20 +70,72 @@ struct QuantileData::Storage {
 
 namespace dpselect::detail {
 
-// The data intervals of sorted positions g_0 <= ... <= g_{n-1} over the grid indices
-// [grid_begin, grid_end) (the whole grid, or a window of it for a node of recursive splitting;
-// grid_begin <= g_i <= grid_end): interval r in [0, n] holds the grid indices j with exactly r
-// values below point(j), [g_{r-1}, g_r) with g_{-1} = grid_begin and g_n = grid_end. Empty
-// intervals (ties, or no grid point between two values) have length 0.
+// Slots (QuantileGrid::slot): 2 k + 1 for a value on grid point k, 2 p for one strictly between
+// points p - 1 and p. The grid position of either, points_at_or_below, is (slot + 1) / 2.
+DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t grid_position_of_slot(std::uint64_t slot) { return (slot + 1) >> 1; }
+DPSELECT_HD DPSELECT_FORCEINLINE bool slot_is_point(std::uint64_t slot) { return (slot & 1u) != 0; }
+
+// The length of the run of equal elements of `sorted` (size elements) that starts at `first`: an
+// exponential search forward, O(log length), so that scoring every atom is O(n) in all.
+template <class Sorted>
+DPSELECT_HD std::uint64_t tied_run_length(const Sorted& sorted, std::uint64_t first, std::uint64_t size) {
+  const std::uint64_t value = sorted[first];
+  std::uint64_t known = 1;  // sorted[first .. first + known) all equal value
+  std::uint64_t reach = 1;
+  while (first + known + reach - 1 < size && sorted[first + known + reach - 1] == value) {
+    known += reach;
+    reach *= 2;
+  }
+  // The run ends in [first + known, first + known + reach - 1], which is a different element or size.
+  std::uint64_t low = first + known;
+  std::uint64_t high = first + known + reach - 1 < size ? first + known + reach - 1 : size;
+  while (low < high) {
+    const std::uint64_t middle = low + (high - low) / 2;
+    if (sorted[middle] == value) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  return low - first;
+}
+
+// Atoms (grid points holding values) draw their noise from candidate indices 2^62 + the rank of
+// the first value on them (+ the release's first index): disjoint from the intervals' indices
+// (below 2^46 for every method) and below the engine's 2^63 limit.
+inline constexpr std::uint64_t kAtomCandidateOffset = std::uint64_t{1} << 62;
+
+// The data intervals of sorted slots s_0 <= ... <= s_{n-1} (grid positions g_i = (s_i + 1) / 2)
+// over the grid indices [grid_begin, grid_end) (the whole grid, or a window of it for a node of
+// recursive splitting; grid_begin <= g_i <= grid_end): interval r in [0, n] holds the grid indices
+// j with exactly r values below point(j), [g_{r-1}, g_r) with g_{-1} = grid_begin and g_n =
+// grid_end. Empty intervals (ties, or no grid point between two values) have length 0.
+//
+// A nonempty interval r < n ends with the atom g_r - 1 when value r sits on that point (s_r odd):
+// there #{x_i <= t} = r + c (c values tied on it), elsewhere in the interval r. The atom belongs
+// to the first value on it, so each atom is counted once.
 struct DataIntervals {
-  std::span<const std::uint64_t> positions;
+  std::span<const std::uint64_t> positions;  // slots
   std::uint64_t grid_end = 0;
   std::uint64_t grid_begin = 0;
 
   std::uint64_t count() const { return positions.size() + 1; }
-  std::uint64_t begin(std::uint64_t r) const { return r == 0 ? grid_begin : positions[r - 1]; }
-  std::uint64_t end(std::uint64_t r) const { return r == positions.size() ? grid_end : positions[r]; }
+  std::uint64_t begin(std::uint64_t r) const {
+    return r == 0 ? grid_begin : grid_position_of_slot(positions[r - 1]);
+  }
+  std::uint64_t end(std::uint64_t r) const {
+    return r == positions.size() ? grid_end : grid_position_of_slot(positions[r]);
+  }
+  // Every grid point of the interval, its atom included (JointExp's cells).
   std::uint64_t length(std::uint64_t r) const { return end(r) - begin(r); }
+  // Whether interval r ends with an atom: value r on a point and first on it.
+  bool ends_with_atom(std::uint64_t r) const {
+    return r < positions.size() && slot_is_point(positions[r]) && length(r) > 0;
+  }
+  // The grid points of the interval other than its atom: those with #{x_i <= t} = #{x_i < t} = r.
+  std::uint64_t length_without_atom(std::uint64_t r) const { return length(r) - (ends_with_atom(r) ? 1 : 0); }
+  // The number of values on the atom of interval r (ends_with_atom(r)).
+  std::uint64_t atom_ties(std::uint64_t r) const { return tied_run_length(positions.data(), r, positions.size()); }
 };
 
 // The single-quantile EM's stage-1 utility of an interval at rank r holding `length` grid points:
@@ -93,12 +149,31 @@ DPSELECT_HD DPSELECT_FORCEINLINE double quantile_interval_utility(std::uint64_t 
   return add_rn(-(distance < 0.0 ? -distance : distance), div_rn(log_length, score_scale));
 }
 
+// The utility of an atom with `rank` values below it and `ties` on it: minus the distance from the
+// target to [rank, rank + ties] (0 inside). rank + ties <= 2^40 is exact in a double.
+DPSELECT_HD DPSELECT_FORCEINLINE double quantile_atom_utility(std::uint64_t rank, std::uint64_t ties, double target) {
+  const double below = sub_rn(u64_to_double_rn(rank), target);
+  if (below > 0.0) return -below;
+  const double above = sub_rn(target, u64_to_double_rn(rank + ties));
+  return above > 0.0 ? -above : 0.0;
+}
+
+// Stage 1's candidates over DataIntervals: interval r at first_index + r (its points other than
+// the atom), the atom of interval r at kAtomCandidateOffset + first_index + r (-inf where there is
+// none).
 struct QuantileIntervalUtilities {
   DataIntervals intervals;
   double target = 0.0;  // q n, rounded once
   double score_scale = 0.0;
   std::uint64_t first_index = 0;  // the candidate index of interval 0
+  bool has_atoms = true;           // false: no value sits on a grid point (every atom would be -inf)
   static void fill(const void* self, std::uint64_t first, std::uint64_t count, double* out);
+  static void fill_atoms(const void* self, std::uint64_t first, std::uint64_t count, double* out);
+  IndexRange interval_candidates() const { return {first_index, first_index + intervals.count()}; }
+  IndexRange atom_candidates() const {
+    const std::uint64_t begin = kAtomCandidateOffset + first_index;
+    return {begin, has_atoms ? begin + intervals.positions.size() : begin};
+  }
 };
 
 // Sensitivity of u(t) = -|#{x_i < t} - q n| (Smith 2011): 1 when one record is replaced (n
@@ -130,11 +205,9 @@ struct SingleQuantilePlan {
 };
 SingleQuantilePlan plan_single_quantile(const QuantileParams& params, const QuantileData& data, double q);
 
-// Stage 1 over host positions (all cores): the engine's shard over all n + 1 intervals.
-ShardResult score_quantile_intervals_cpu(const SingleQuantilePlan& plan, const NoiseSpec& spec,
-                                         std::span<const std::uint64_t> positions, std::uint64_t grid_size);
-// The same for any node (a window of the grid, candidates from utilities.first_index on): the
-// intervals around the target rank first, then the rest screened by their best score.
+// Stage 1 over sorted host slots (all cores) for any node (the whole grid, or a window of it,
+// candidates from utilities.first_index on): the engine's shard over the n + 1 intervals and the
+// atoms, those around the target rank first, then the rest screened by their best score.
 ShardResult score_quantile_intervals_cpu(const QuantileIntervalUtilities& utilities, const NoiseSpec& spec);
 
 // Stages 1 and 2 of a single-quantile release that the caller began (and so charged): the
@@ -178,6 +251,10 @@ double joint_exponential_log_mass(const JointExponentialPlan& plan, std::span<co
 double joint_exponential_rank_error_bound(double epsilon, std::uint64_t quantiles, std::uint64_t grid_size,
                                           double beta);
 
+// NOT PRIVATE: the sorted slots of the data on the host (a copy; read from the device for device
+// data), for the library's multi-quantile methods, diagnostics and tests.
+std::vector<std::uint64_t> sorted_slots(const QuantileData& data);
+
 // The GPU side (kernels/quantiles.cu; host/engine/gpu_unavailable.cpp throws BackendUnavailable):
 // device values to sorted device positions (NaN: InvalidArgument naming data[i]).
 std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const double* values, std::uint64_t count,
@@ -190,7 +267,11 @@ std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const flo
 // through the device in chunks).
 ShardResult gpu_score_quantile_intervals(const SingleQuantilePlan& plan, const NoiseSpec& spec,
                                          const QuantileData::Storage& data, IndexRange range);
-// Device positions back to the host: positions [first, first + count).
+// The atoms' candidates `atoms` (kAtomCandidateOffset + [0, n)) over device data, on the GPU;
+// known_score as cpu_evaluate_generated's.
+ShardResult gpu_score_quantile_atoms(const SingleQuantilePlan& plan, const NoiseSpec& spec,
+                                     const QuantileData::Storage& data, IndexRange atoms, double known_score);
+// Device slots back to the host: slots [first, first + count).
 std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Storage& data, std::uint64_t first,
                                                        std::uint64_t count);
 

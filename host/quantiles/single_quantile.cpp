@@ -1,11 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // One private quantile: the exponential mechanism over the grid of a public range, sampled by data
-// intervals (quantiles.hpp).
+// intervals and atoms (quantiles.hpp).
+//
+// The utility (quantiles.hpp): u(t) = -dist(q n, [a(t), b(t)]), a(t) = #{x_i < t}, b(t) =
+// #{x_i <= t}. Its sensitivity is that of Smith's -|a(t) - q n|, since dist(q n, [a, b]) =
+// max(a - q n, q n - b, 0) and each term moves by at most Delta (Dwork & Roth 2014, Def. 3.1):
+//   - one record replaced (n fixed): a and b each move by at most 1, q n not at all: Delta = 1;
+//   - one record added (a removal is symmetric): a and b each grow by 0 or 1 and q n by q, so
+//     a - q n moves within [-q, 1 - q] and q n - b within [q - 1, q]: Delta = max(q, 1 - q).
+// A maximum of functions that each move by at most Delta moves by at most Delta. Where no value
+// sits on t, a(t) = b(t) and u is Smith's (Smith 2011, Sec. 3).
 //
 // Floating-point slack (quantile_interval_slack). The exact mechanism: EM over grid indices j with
-// weights exp(c~ u(j)), u(j) = -|c(j) - q n|, c~ the rounded score scale; it is eps~-DP with
-// eps~ <= eps (1 + 2^-52). Stage 1 picks interval r (length L, rank r) by Gumbel-max over the
-// computed score fma(c~, w_r, G~_r), w_r = -|r - fl(q n)| + log~(L) / c~ (quantile_interval_utility).
+// weights exp(c~ u(j)), c~ the rounded score scale; it is eps~-DP with eps~ <= eps (1 + 2^-52).
+// Stage 1 picks interval r (length L, rank r) by Gumbel-max over the computed score
+// fma(c~, w_r, G~_r), w_r = -|r - fl(q n)| + log~(L) / c~ (quantile_interval_utility); an atom
+// (length 1) has w = -dist(fl(q n), [r, r + c]) (quantile_atom_utility), fewer roundings of terms
+// no larger.
 // Against the exact log-mass c~ (-|r - q n|) + ln L, w_r carries the roundings of q n, of the
 // subtraction, of the logarithm (portable_log: < 1 ulp of ln L <= ln M), of the division and of
 // the addition: each at most 2^-53 times a term of size <= U + ln M / c~, where U >= n bounds
@@ -37,7 +48,17 @@ void QuantileIntervalUtilities::fill(const void* self, std::uint64_t first, std:
   const DataIntervals& intervals = utilities.intervals;
   for (std::uint64_t k = 0; k < count; ++k) {
     const std::uint64_t r = first + k - utilities.first_index;
-    out[k] = quantile_interval_utility(r, intervals.length(r), utilities.target, utilities.score_scale);
+    out[k] = quantile_interval_utility(r, intervals.length_without_atom(r), utilities.target, utilities.score_scale);
+  }
+}
+
+void QuantileIntervalUtilities::fill_atoms(const void* self, std::uint64_t first, std::uint64_t count, double* out) {
+  const auto& utilities = *static_cast<const QuantileIntervalUtilities*>(self);
+  const DataIntervals& intervals = utilities.intervals;
+  for (std::uint64_t k = 0; k < count; ++k) {
+    const std::uint64_t r = first + k - kAtomCandidateOffset - utilities.first_index;
+    out[k] = intervals.ends_with_atom(r) ? quantile_atom_utility(r, intervals.atom_ties(r), utilities.target)
+                                         : -INFINITY;
   }
 }
 
@@ -81,10 +102,14 @@ void validate_quantile_levels(std::span<const double> qs) {
 
 void validate_quantile_params(const QuantileParams& params, const QuantileData& data) {
   params.range.validate();
-  if (params.range.lower != data.range().lower || params.range.upper != data.range().upper) {
-    throw InvalidArgument("dpselect: range must be the range the data were prepared for, [" +
-                          format_value(data.range().lower) + ", " + format_value(data.range().upper) + "] (got [" +
-                          format_value(params.range.lower) + ", " + format_value(params.range.upper) + "])");
+  const auto describe = [](const QuantileRange& range) {
+    return "[" + format_value(range.lower) + ", " + format_value(range.upper) + "]" +
+           (range.resolution ? " with resolution " + format_value(*range.resolution) : std::string());
+  };
+  if (params.range.lower != data.range().lower || params.range.upper != data.range().upper ||
+      params.range.resolution != data.range().resolution) {
+    throw InvalidArgument("dpselect: range must be the range the data were prepared for, " + describe(data.range()) +
+                          " (got " + describe(params.range) + ")");
   }
   validate_positive_finite("epsilon", params.epsilon);
   if (params.neighbours != RecordNeighbours::replace_one_record &&
@@ -124,7 +149,7 @@ SingleQuantilePlan plan_single_quantile(const QuantileParams& params, const Quan
   const bool count_is_public = params.neighbours == RecordNeighbours::replace_one_record || params.max_points != 0;
   const std::uint64_t count_bound = params.max_points != 0 ? params.max_points : n;
   plan.slack = quantile_interval_slack(params.epsilon, plan.score_scale, static_cast<double>(count_bound), grid.size,
-                                       count_bound + 1);
+                                       2 * count_bound + 1);
   plan.slack.depends_on_data = !count_is_public;
   if (!(plan.slack.epsilon < params.epsilon)) throw_epsilon_too_small_for_slack();
   // |utility| <= |r - q n| + ln(M) / scale <= n + ln(M) / scale: a public bound when n is.
@@ -136,31 +161,42 @@ SingleQuantilePlan plan_single_quantile(const QuantileParams& params, const Quan
   return plan;
 }
 
-ShardResult score_quantile_intervals_cpu(const SingleQuantilePlan& plan, const NoiseSpec& spec,
-                                         std::span<const std::uint64_t> positions, std::uint64_t grid_size) {
-  return score_quantile_intervals_cpu(
-      QuantileIntervalUtilities{DataIntervals{positions, grid_size}, plan.target, plan.score_scale}, spec);
-}
-
 ShardResult score_quantile_intervals_cpu(const QuantileIntervalUtilities& utilities, const NoiseSpec& spec) {
   // Utilities rise towards the target rank and fall after it, so a pass in index order would
-  // keep finding new bests (and score every group) until the target. The groups around the
-  // target go first; their best score lets the screen skip nearly every other group. The merged
-  // result is the one-pass result (cpu_backend.hpp).
-  const std::uint64_t first = utilities.first_index;
-  const std::uint64_t end = first + utilities.intervals.count();
-  const auto target_rank = static_cast<std::uint64_t>(std::clamp(utilities.target, 0.0, static_cast<double>(end - first - 1)));
+  // keep finding new bests (and score every group) until the target. The intervals and atoms
+  // around the target go first; their best score lets the screen skip nearly every other group.
+  // The merged result is the one-pass result (cpu_backend.hpp).
+  const std::uint64_t n = utilities.intervals.positions.size();
+  const auto target_rank = static_cast<std::uint64_t>(std::clamp(utilities.target, 0.0, static_cast<double>(n)));
   constexpr std::uint64_t kLeadHalfWidth = std::uint64_t{1} << 12;
-  const std::uint64_t lead_begin = first + (target_rank > kLeadHalfWidth ? target_rank - kLeadHalfWidth : 0);
-  const std::uint64_t lead_end = std::min(end, first + target_rank + kLeadHalfWidth + 1);
-  const FillUtilities fill = &QuantileIntervalUtilities::fill;
-  ShardResult result = cpu_evaluate_generated(spec, IndexRange{lead_begin, lead_end}, fill, &utilities);
-  const double known_score = result.best_score;
-  if (lead_begin > first) {
-    result = merge(result, cpu_evaluate_generated(spec, IndexRange{first, lead_begin}, fill, &utilities, known_score));
+  const std::uint64_t lead_begin = target_rank > kLeadHalfWidth ? target_rank - kLeadHalfWidth : 0;
+  const std::uint64_t lead_end = target_rank + kLeadHalfWidth + 1;
+  struct Part {
+    IndexRange candidates;
+    FillUtilities fill;
+  };
+  const IndexRange intervals = utilities.interval_candidates();
+  const IndexRange atoms = utilities.atom_candidates();
+  const auto lead_of = [&](IndexRange all) {
+    return IndexRange{std::min(all.end, all.begin + lead_begin), std::min(all.end, all.begin + lead_end)};
+  };
+  const Part leads[] = {{lead_of(intervals), &QuantileIntervalUtilities::fill},
+                        {lead_of(atoms), &QuantileIntervalUtilities::fill_atoms}};
+  const Part rests[] = {{IndexRange{intervals.begin, leads[0].candidates.begin}, &QuantileIntervalUtilities::fill},
+                        {IndexRange{leads[0].candidates.end, intervals.end}, &QuantileIntervalUtilities::fill},
+                        {IndexRange{atoms.begin, leads[1].candidates.begin}, &QuantileIntervalUtilities::fill_atoms},
+                        {IndexRange{leads[1].candidates.end, atoms.end}, &QuantileIntervalUtilities::fill_atoms}};
+  ShardResult result;
+  for (const Part& lead : leads) {
+    if (lead.candidates.begin < lead.candidates.end) {
+      result = merge(result, cpu_evaluate_generated(spec, lead.candidates, lead.fill, &utilities));
+    }
   }
-  if (lead_end < end) {
-    result = merge(result, cpu_evaluate_generated(spec, IndexRange{lead_end, end}, fill, &utilities, known_score));
+  const double known_score = result.best_score;
+  for (const Part& rest : rests) {
+    if (rest.candidates.begin < rest.candidates.end) {
+      result = merge(result, cpu_evaluate_generated(spec, rest.candidates, rest.fill, &utilities, known_score));
+    }
   }
   return result;
 }
@@ -182,8 +218,11 @@ struct WindowIntervalUtilities {
   double target = 0.0;
   double score_scale = 0.0;
 
-  std::uint64_t begin(std::uint64_t r) const { return r == 0 ? 0 : ends[r - 1 - first_rank]; }
-  std::uint64_t end(std::uint64_t r) const { return r == count ? grid_size : ends[r - first_rank]; }
+  // No value sits on a grid point (the caller's condition), so no interval ends with an atom.
+  std::uint64_t begin(std::uint64_t r) const { return r == 0 ? 0 : grid_position_of_slot(ends[r - 1 - first_rank]); }
+  std::uint64_t end(std::uint64_t r) const {
+    return r == count ? grid_size : grid_position_of_slot(ends[r - first_rank]);
+  }
   static void fill(const void* self, std::uint64_t first, std::uint64_t length, double* out) {
     const auto& window = *static_cast<const WindowIntervalUtilities*>(self);
     for (std::uint64_t k = 0; k < length; ++k) {
@@ -210,9 +249,33 @@ struct BoundedIntervalUtilities {
 
 struct IntervalChoice {
   ShardResult result;
-  std::uint64_t begin = 0;  // the chosen interval's grid indices
+  std::uint64_t begin = 0;  // the chosen interval's grid indices, its atom left out (an atom: one point)
   std::uint64_t end = 0;
 };
+
+// The grid points of the winner of stage 1 over n values (candidate indices from 0): interval r
+// without its atom, or the atom of interval r alone. slot_at(i) reads sorted slot i (i = r - 1 or
+// r only).
+template <class SlotAt>
+IntervalChoice choice_of(const ShardResult& result, std::uint64_t n, std::uint64_t grid_size, SlotAt slot_at) {
+  IntervalChoice choice;
+  choice.result = result;
+  const std::uint64_t index = result.best_index;
+  if (index == kNoIndex) return choice;  // nothing chosen: finish() refuses the result
+  if (index >= kAtomCandidateOffset) {
+    choice.begin = grid_position_of_slot(slot_at(index - kAtomCandidateOffset)) - 1;
+    choice.end = choice.begin + 1;
+    return choice;
+  }
+  choice.begin = index == 0 ? 0 : grid_position_of_slot(slot_at(index - 1));
+  if (index == n) {
+    choice.end = grid_size;
+  } else {
+    const std::uint64_t end_slot = slot_at(index);
+    choice.end = grid_position_of_slot(end_slot) - (slot_is_point(end_slot) ? 1 : 0);
+  }
+  return choice;
+}
 
 // Beyond this many ranks (plus 128 noise scales) from the target, no interval's utility bound plus
 // its group's noise bound reaches the best score near the target, but with negligible probability.
@@ -253,49 +316,72 @@ std::optional<IntervalChoice> choose_interval_unsorted(const SingleQuantilePlan&
 }
 
 IntervalChoice choose_interval_sorted(const SingleQuantilePlan& plan, const NoiseSpec& spec,
-                                      std::span<const std::uint64_t> sorted, std::uint64_t grid_size) {
-  IntervalChoice choice;
-  choice.result = score_quantile_intervals_cpu(plan, spec, sorted, grid_size);
-  const DataIntervals intervals{sorted, grid_size};
-  choice.begin = intervals.begin(choice.result.best_index);
-  choice.end = intervals.end(choice.result.best_index);
-  return choice;
+                                      std::span<const std::uint64_t> sorted, std::uint64_t grid_size,
+                                      bool has_atoms) {
+  QuantileIntervalUtilities utilities{DataIntervals{sorted, grid_size}, plan.target, plan.score_scale};
+  utilities.has_atoms = has_atoms;
+  return choice_of(score_quantile_intervals_cpu(utilities, spec), sorted.size(), grid_size,
+                   [&](std::uint64_t i) { return sorted[i]; });
+}
+
+// Stage 1 on the GPU: the intervals there; the atoms there too for device data, on the CPU for host
+// data (the same noise, by candidate index, either way).
+IntervalChoice choose_interval_gpu(const SingleQuantilePlan& plan, const NoiseSpec& spec,
+                                   const QuantileData::Storage& storage, IndexRange intervals, IndexRange atoms) {
+  const std::uint64_t n = storage.count;
+  ShardResult result = gpu_score_quantile_intervals(plan, spec, storage, intervals);
+  if (atoms.begin < atoms.end) {
+    if (storage.on_device()) {
+      result = merge(result, gpu_score_quantile_atoms(plan, spec, storage, atoms, result.best_score));
+    } else {
+      const QuantileIntervalUtilities utilities{DataIntervals{storage.sorted_host_positions(), storage.grid.size},
+                                                plan.target, plan.score_scale};
+      result = merge(result, cpu_evaluate_generated(spec, atoms, &QuantileIntervalUtilities::fill_atoms, &utilities,
+                                                    result.best_score));
+    }
+  }
+  // The chosen candidate's one or two slots, read from where the data are.
+  const std::uint64_t index = result.best_index;
+  if (index == kNoIndex) return choice_of(result, n, storage.grid.size, [](std::uint64_t) { return std::uint64_t{0}; });
+  const std::uint64_t rank = index >= kAtomCandidateOffset ? index - kAtomCandidateOffset : index;
+  const std::uint64_t first = index >= kAtomCandidateOffset || rank == 0 ? rank : rank - 1;
+  const std::uint64_t last = std::min(rank, n - 1);  // interval n reads slot n - 1 alone
+  const std::vector<std::uint64_t> slots = gpu_read_quantile_positions(storage, first, last - first + 1);
+  return choice_of(result, n, storage.grid.size, [&](std::uint64_t i) { return slots[i - first]; });
 }
 
 }  // namespace
 
 QuantileRelease finish_single_quantile(Release& release, const SingleQuantilePlan& plan,
                                        const QuantileData::Storage& storage) {
-  const IndexRange range{0, storage.count + 1};
-  ReleaseAccess::claim(release, range);
+  const std::uint64_t n = storage.count;
+  const IndexRange intervals{0, n + 1};
+  // Atoms only where a value sits on a grid point: otherwise each would be -inf, and leaving them
+  // out changes nothing but the work.
+  const IndexRange atoms = storage.has_values_on_points ? IndexRange{kAtomCandidateOffset, kAtomCandidateOffset + n}
+                                                        : IndexRange{kAtomCandidateOffset, kAtomCandidateOffset};
+  ReleaseAccess::claim(release, intervals);
+  if (atoms.begin < atoms.end) ReleaseAccess::claim(release, atoms);
   const NoiseSpec spec = ReleaseAccess::noise_spec(release);
   const std::uint64_t grid_size = storage.grid.size;
   IntervalChoice choice;
   if (plan.selection.backend == Backend::Gpu) {
-    choice.result = gpu_score_quantile_intervals(plan, spec, storage, range);
-    const std::uint64_t interval = choice.result.best_index;
-    if (interval != kNoIndex) {  // the interval's ends: positions interval - 1 and interval
-      const std::uint64_t first = interval == 0 ? 0 : interval - 1;
-      const std::uint64_t count = (interval == 0 || interval == storage.count) ? 1 : 2;
-      std::vector<std::uint64_t> ends;
-      if (storage.on_device()) {
-        ends = gpu_read_quantile_positions(storage, first, count);
-      } else {
-        const std::span<const std::uint64_t> sorted = storage.sorted_host_positions().subspan(first, count);
-        ends.assign(sorted.begin(), sorted.end());
-      }
-      choice.begin = interval > 0 ? ends.front() : 0;
-      choice.end = interval < storage.count ? ends.back() : grid_size;
-    }
+    choice = choose_interval_gpu(plan, spec, storage, intervals, atoms);
+  } else if (storage.has_values_on_points) {
+    choice = choose_interval_sorted(plan, spec, storage.sorted_host_positions(), grid_size, true);
   } else {
     std::optional<IntervalChoice> unsorted = storage.read_host_positions(
         [&](std::span<const std::uint64_t> positions, bool sorted) -> std::optional<IntervalChoice> {
-          if (sorted) return choose_interval_sorted(plan, spec, positions, grid_size);
+          if (sorted) return choose_interval_sorted(plan, spec, positions, grid_size, false);
           return choose_interval_unsorted(plan, spec, positions, grid_size);
         });
-    choice = unsorted ? *unsorted : choose_interval_sorted(plan, spec, storage.sorted_host_positions(), grid_size);
+    choice = unsorted ? *unsorted
+                      : choose_interval_sorted(plan, spec, storage.sorted_host_positions(), grid_size, false);
   }
-  Selection chosen = release.finish(ReleaseAccess::stamped(release, range, choice.result));
+  // One stamp per claimed range: the coverages add up (the empty result adds no candidates).
+  ShardResult stamped = ReleaseAccess::stamped(release, intervals, choice.result);
+  if (atoms.begin < atoms.end) stamped = merge(stamped, ReleaseAccess::stamped(release, atoms, ShardResult{}));
+  Selection chosen = release.finish(stamped);
   const std::uint64_t index = uniform_grid_point(spec, choice.begin, choice.end);
   chosen.report.candidates = grid_size;
   chosen.report.slack = plan.slack;

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Private quantiles over a continuous public range [lower, upper]: the exponential mechanism
-/// with utility `u(t) = -|#{i : x_i < t} - q n|` (Smith 2011), sampled exactly by data intervals.
+/// Private quantiles over a public range [lower, upper]: the exponential mechanism over a grid of
+/// the range with the tie-aware rank utility `u(t) = -dist(q n, [#{i : x_i < t}, #{i : x_i <= t}])`
+/// (Smith 2011's `-|#{i : x_i < t} - q n|` where no value sits on t), sampled exactly.
 ///
-/// Outputs are points of a public grid over the range (2^40 + 1 points, QuantileRange::grid),
-/// never doubles whose low bits depend on the data (Mironov 2012). Values outside the range are
-/// clipped to it (their number is private and is not reported); NaN is an error naming its index.
+/// Outputs are points of a public grid over the range (QuantileRange::grid: 2^40 + 1 points, or
+/// the multiples of a public resolution, e.g. 1 for integer data), never doubles whose low bits
+/// depend on the data (Mironov 2012). Values outside the range are clipped to it (their number is
+/// private and is not reported); NaN is an error naming its index.
 ///
-/// The utility is constant between consecutive sorted values, so the EM's mass of all grid points
-/// between two of them is (number of grid points) x exp(scale u): stage 1 picks such an interval
-/// by its log-mass with the selection engine (Gumbel-max over n + 1 intervals, empty ones never
-/// chosen), stage 2 picks a grid point uniformly inside it. O(n) after the sort, whatever the grid.
+/// The utility is constant between consecutive sorted values except at a grid point that holds
+/// values itself: the EM's mass of the other grid points between two values is (number of points)
+/// x exp(scale u), and each grid point holding values is an atom with its own score. Stage 1 picks
+/// an interval or an atom by its log-mass with the selection engine (Gumbel-max over the n + 1
+/// intervals and up to n atoms, empty ones never chosen), stage 2 picks a grid point uniformly
+/// inside a chosen interval. O(n) after the sort, whatever the grid.
 ///
 /// Several quantiles: QuantilesMethod (JointExp, recursive splitting, independent releases under
 /// basic or zCDP composition); docs/quantiles.md says which to use when.
@@ -30,6 +34,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -57,7 +62,12 @@ std::string_view to_string(RecordNeighbours neighbours);  // "replace", "add-rem
 struct QuantileGrid {
   double lower = 0.0;      ///< The first point: the range's lower end.
   double step = 0.0;       ///< The distance between consecutive points; > 0.
-  std::uint64_t size = 0;  ///< The number of points: 2^40 + 1, or fewer where the step was raised.
+  /// The number of points: 2^40 + 1 (fewer where the step was raised), or range / resolution + 1.
+  std::uint64_t size = 0;
+  /// Whether values are rounded to their nearest point (a grid of a public resolution): the data
+  /// are taken to be multiples of the step, so a value off the grid by a rounding error is tied with
+  /// the point it stands for. Otherwise values are compared with the points exactly.
+  bool rounds_to_points = false;
 
   /// fma(i, step, lower), rounded once: the same bits on the CPU and the GPU.
   /// @param i The point's index, < size.
@@ -77,22 +87,51 @@ struct QuantileGrid {
     while (index < size && point(index) <= value) ++index;
     return index;
   }
+  /// The value's slot on the grid: 2 k + 1 when the value (clipped, and rounded to its nearest point
+  /// when rounds_to_points; half-way to the lower one) is the point k, and 2 p when it lies strictly
+  /// between points p - 1 and p. Slots order as the values do, and `#{i : x_i < point(j)} =
+  /// #{i : slot_i <= 2 j}`, `#{i : x_i <= point(j)} = #{i : slot_i <= 2 j + 1}`.
+  /// @param value Any value that is not NaN (+-inf are clipped).
+  /// @return The slot, in [1, 2 size - 1].
+  DPSELECT_HD std::uint64_t slot(double value) const {
+    const std::uint64_t at_or_below = points_at_or_below(value);  // >= 1: the point at_or_below - 1 is <= value
+    const double last = point(size - 1);
+    const double clipped = value > lower ? (value < last ? value : last) : lower;
+    const double below = point(at_or_below - 1);
+    if (!rounds_to_points) return clipped == below ? 2 * at_or_below - 1 : 2 * at_or_below;
+    const bool nearer_above =
+        at_or_below < size && detail::sub_rn(point(at_or_below), clipped) < detail::sub_rn(clipped, below);
+    return nearer_above ? 2 * at_or_below + 1 : 2 * at_or_below - 1;
+  }
 };
 
-/// The public range [lower, upper]: both finite, lower < upper, |lower|, |upper| <= 2^960.
+/// The public range [lower, upper]: both finite, lower < upper, |lower|, |upper| <= 2^960; and
+/// optionally its public resolution.
 ///
 /// Public: choose it from public knowledge, not from the data (values outside it are clipped).
+/// Give a resolution where the data are multiples of a known step (1 for integers such as ages,
+/// counts or prices in whole units, 0.01 for cents): the outputs are then those multiples, and a
+/// value held by many records (a tie) can be released itself, which is where the rank error is
+/// smallest (docs/quantiles.md).
 struct QuantileRange {
   double lower = 0.0;  ///< The lower end; finite, |lower| <= 2^960.
   double upper = 0.0;  ///< The upper end; finite, > lower, |upper| <= 2^960.
+  /// The public step of the data and of the outputs (none: a grid of 2^40 + 1 points). Finite and
+  /// > 0, dividing upper - lower (up to a relative 2^-44 of the range's magnitude, for decimal
+  /// steps such as 0.01 that doubles hold inexactly) into at most 2^40 steps, and at least
+  /// max(|lower|, |upper|) 2^-50 so that consecutive points differ. Values are rounded to the
+  /// nearest multiple (QuantileGrid::rounds_to_points).
+  std::optional<double> resolution = std::nullopt;
 
-  /// Throws InvalidArgument naming "range lower" or "range upper" and the value.
+  /// Throws InvalidArgument naming "range lower", "range upper" or "range resolution" and the value.
   ///
   /// Also refuses a range too narrow for the grid to have a positive step (narrower than 2^-1034).
   /// @throws InvalidArgument for a range that breaks the constraints.
   void validate() const;
-  /// 2^40 + 1 points lower + i (upper - lower) 2^-40 (the step raised to max(|lower|, |upper|)
-  /// 2^-50 where it would fall below, so that consecutive points differ); the last is <= upper.
+  /// Without a resolution: 2^40 + 1 points lower + i (upper - lower) 2^-40 (the step raised to
+  /// max(|lower|, |upper|) 2^-50 where it would fall below, so that consecutive points differ); the
+  /// last is <= upper. With one: the (upper - lower) / resolution + 1 points lower + i resolution
+  /// (the last is upper up to the rounding of fma), values rounded to the nearest.
   /// @return The grid.
   /// @throws InvalidArgument for an invalid range (validate()).
   QuantileGrid grid() const;
@@ -237,8 +276,9 @@ struct QuantileRelease {
 /// own and is complete when the call returns; no stream of the caller's is used.
 /// @par Privacy
 /// The value is epsilon-DP under exact arithmetic: the exponential mechanism over the grid with utility
-/// `-|#{i : x_i < t} - q n|` (Smith 2011), sensitivity 1 (replace_one_record) or max(q, 1 - q)
-/// (add_or_remove_record), at scale `eps / (2 Delta)` (Dwork & Roth 2014, Thm 3.10); the computed
+/// `-dist(q n, [#{i : x_i < t}, #{i : x_i <= t}])` (Smith 2011's, ties counted), sensitivity 1
+/// (replace_one_record) or max(q, 1 - q) (add_or_remove_record), at scale `eps / (2 Delta)` (Dwork &
+/// Roth 2014, Thm 3.10); the computed
 /// release is (epsilon + report.slack.epsilon, report.slack.delta)-DP. The accountant is charged one
 /// exponential-mechanism release at params.epsilon after every check and before the stream is drawn.
 /// The report's slack reveals n under add_or_remove_record without max_points
@@ -340,11 +380,12 @@ QuantilesRelease select_quantiles(Context& context, const QuantileData& data, st
                                   const QuantilesParams& params);
 
 /// Accuracy calculators (Dwork & Roth 2014, Thm 3.11, applied to each method's mechanisms): with
-/// probability >= 1 - beta every released quantile o_j has rank error
-///     |#{i : x_i < o_j} - q_j n| <= alpha + e_j,
-/// where e_j = min over grid points t of |#{i : x_i < t} - q_j n| is the error the grid and ties
-/// force on any output (<= 1/2 for data without ties whose neighbouring values have a grid point
-/// between them; JointExp adds up to 2 (e_1 + ... + e_m)). alpha does not depend on the data.
+/// probability >= 1 - beta every released quantile o_j has rank error (ties counted)
+///     dist(q_j n, [#{i : x_i < o_j}, #{i : x_i <= o_j}]) <= alpha + e_j,
+/// where e_j = min over grid points t of that distance is the error the grid forces on any output
+/// (<= 1/2 for data without ties whose neighbouring values have a grid point between them). JointExp
+/// scores tuples with Smith's utility, which does not count ties: for it e_j is min_t
+/// |#{i : x_i < t} - q_j n|, and it adds up to 2 (e_1 + ... + e_m). alpha does not depend on the data.
 ///
 /// For one quantile: `alpha = (2 Delta / epsilon)(ln M + ln(1 / beta))` over the M grid points. Needs
 /// no data: it may be computed and published before the release.
@@ -368,7 +409,7 @@ double quantiles_rank_error_bound(const QuantilesParams& params, std::span<const
 /// NOT PRIVATE: the exact quantile and rank errors, for diagnostics and tests only.
 struct QuantileDiagnostics {
   std::uint64_t best_grid_index = 0;  ///< a grid point of smallest rank error
-  double best_rank_error = 0.0;       ///< e = min_t |#{x_i < t} - q n|
+  double best_rank_error = 0.0;       ///< e = min_t dist(q n, [#{x_i < t}, #{x_i <= t}])
 };
 /// NOT PRIVATE: the grid point of smallest rank error for level q and that error.
 /// @param data The prepared values.
@@ -379,7 +420,8 @@ struct QuantileDiagnostics {
 /// @par Privacy
 /// NOT PRIVATE: a function of the data; for diagnostics and tests, never part of a release.
 QuantileDiagnostics nonprivate_quantile_diagnostics(const QuantileData& data, double q);
-/// `|#{i : x_i < grid.point(grid_index)} - q n|` for the prepared data.
+/// The rank error of a grid point t counting ties, `dist(q n, [#{i : x_i < t}, #{i : x_i <= t}])`
+/// (0 when q n lies in that interval), for the prepared data.
 /// @param data The prepared values.
 /// @param grid_index A grid index, below data.grid().size (e.g. QuantileRelease::grid_index).
 /// @param q The quantile level, in [0, 1].

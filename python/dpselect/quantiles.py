@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """Private quantiles over a public range [lower, upper].
 
-One q-quantile is the exponential mechanism with utility ``u(t) = -|#{i : x_i < t} - q n|`` (Smith
-2011), sampled exactly over a public grid of 2^40 + 1 points of the range: the released value is
-always a grid point, never a double whose low bits depend on the data (Mironov 2012). Values
-outside the range are clipped to it (how many is private and not reported); NaN is an error.
-The sensitivity of u is 1 when one record is replaced (n public) and max(q, 1 - q) when one is
-added or removed.
+One q-quantile is the exponential mechanism with the rank utility
+``u(t) = -dist(q n, [#{i : x_i < t}, #{i : x_i <= t}])`` (Smith 2011's ``-|#{i : x_i < t} - q n|``,
+with ties counted), sampled exactly over a public grid of the range: 2^40 + 1 points, or the
+multiples of a public ``resolution`` (``QuantileRange(lower, upper, resolution=1)`` for integer
+data, 0.01 for cents), where a value held by many records can be released itself. The released
+value is always a grid point, never a double whose low bits depend on the data (Mironov 2012).
+Values outside the range are clipped to it (how many is private and not reported); NaN is an
+error. The sensitivity of u is 1 when one record is replaced (n public) and max(q, 1 - q) when
+one is added or removed.
 
 Several quantiles (:class:`QuantilesMethod`): JOINT_EXPONENTIAL, one mechanism over sorted
 tuples (Gillenwater, Joseph & Kulesza 2021; best up to about 10 quantiles); RECURSIVE_SPLITTING
@@ -177,8 +180,8 @@ def select_quantile(
     params : QuantileParams, optional
         All the parameters at once; then leave the keywords at their defaults.
     range : QuantileRange or (float, float)
-        The public range [lower, upper] (finite, lower < upper). Required unless ``params`` is
-        given.
+        The public range [lower, upper] (finite, lower < upper), and its resolution when given
+        as ``QuantileRange(lower, upper, resolution=step)``. Required unless ``params`` is given.
     epsilon : float
         The privacy loss of the release, finite and > 0. Required unless ``params`` is given.
     neighbours : RecordNeighbours, default RecordNeighbours.REPLACE_ONE_RECORD
@@ -210,9 +213,10 @@ def select_quantile(
 
     Notes
     -----
-    The exponential mechanism with utility ``-|#{x_i < t} - q n|`` (Smith 2011), epsilon-DP
-    (Dwork & Roth 2014, Thm 3.10), sampled exactly over a public grid of 2^40 + 1 points so that
-    the output's low bits reveal nothing (Mironov 2012). Under ADD_OR_REMOVE_RECORD without
+    The exponential mechanism with utility ``-dist(q n, [#{x_i < t}, #{x_i <= t}])`` (Smith 2011,
+    ties counted), epsilon-DP (Dwork & Roth 2014, Thm 3.10), sampled exactly over a public grid
+    (2^40 + 1 points, or the multiples of the range's resolution) so that the output's low bits
+    reveal nothing (Mironov 2012). Under ADD_OR_REMOVE_RECORD without
     ``max_points`` the report's slack reveals n (``slack.depends_on_data``): do not publish it.
     Device data were synchronized when the QuantileData was built.
     """

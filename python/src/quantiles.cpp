@@ -7,6 +7,7 @@
 // sorted and during every release.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -31,7 +32,8 @@ namespace {
 using PositionsArray = nb::ndarray<nb::numpy, std::uint64_t, nb::ndim<1>>;
 
 std::string repr_range(const QuantileRange& r) {
-  return "QuantileRange(lower=" + repr_double(r.lower) + ", upper=" + repr_double(r.upper) + ")";
+  return "QuantileRange(lower=" + repr_double(r.lower) + ", upper=" + repr_double(r.upper) +
+         (r.resolution ? ", resolution=" + repr_double(*r.resolution) : std::string()) + ")";
 }
 std::string repr_grid(const QuantileGrid& g) {
   return "QuantileGrid(lower=" + repr_double(g.lower) + ", step=" + repr_double(g.step) +
@@ -81,6 +83,11 @@ void bind_range_and_data(nb::module_& m) {
       .def_ro("lower", &QuantileGrid::lower)
       .def_ro("step", &QuantileGrid::step)
       .def_ro("size", &QuantileGrid::size)
+      .def_ro("rounds_to_points", &QuantileGrid::rounds_to_points,
+              "Whether values are rounded to their nearest point (a grid of a public resolution).")
+      .def("slot", &QuantileGrid::slot, "value"_a,
+           "The value's slot: 2 k + 1 when the value (clipped; rounded to the nearest point when rounds_to_points) "
+           "is point k, 2 p when it lies strictly between points p - 1 and p.")
       .def(
           "point",
           [](const QuantileGrid& grid, std::uint64_t i) {
@@ -101,15 +108,31 @@ Parameters
 lower : float
     Finite, ``|lower| <= 2^960``.
 upper : float
-    Finite, > lower, ``|upper| <= 2^960``.)")
+    Finite, > lower, ``|upper| <= 2^960``.
+resolution : float, optional
+    The public step of the data and of the outputs, e.g. 1 for integers or 0.01 for cents: the
+    releases are its multiples in the range, and a value held by many records (a tie) can be
+    released itself. Finite and > 0, dividing ``upper - lower`` into at most 2^40 steps; values
+    are rounded to the nearest multiple. None (the default): a grid of 2^40 + 1 points.
+
+Notes
+-----
+Checked when the range is used (or by ``validate()``): InvalidArgument names ``range lower``,
+``range upper`` or ``range resolution`` with the value.)")
       .def(
-          "__init__", [](QuantileRange* self, double lower, double upper) { new (self) QuantileRange{lower, upper}; },
-          "lower"_a, "upper"_a)
+          "__init__",
+          [](QuantileRange* self, double lower, double upper, std::optional<double> resolution) {
+            new (self) QuantileRange{lower, upper, resolution};
+          },
+          "lower"_a, "upper"_a, nb::kw_only(), "resolution"_a = nb::none())
       .def_rw("lower", &QuantileRange::lower)
       .def_rw("upper", &QuantileRange::upper)
-      .def("validate", &QuantileRange::validate, "Raises InvalidArgument naming the bad bound and its value.")
+      .def_rw("resolution", &QuantileRange::resolution, "The public step, or None for a grid of 2^40 + 1 points.")
+      .def("validate", &QuantileRange::validate,
+           "Raises InvalidArgument naming the bad bound or resolution and its value.")
       .def("grid", &QuantileRange::grid,
-           "The grid of 2^40 + 1 points the releases output (validates the range first).")
+           "The grid the releases output: 2^40 + 1 points, or the multiples of the resolution (validates the range "
+           "first).")
       .def("__repr__", &repr_range);
 
   nb::class_<QuantileData>(m, "QuantileData",

@@ -222,6 +222,45 @@ def test_bad_ranges(lower, upper, fragments):
     expect_nothing_charged_or_drawn(context, accountant)
 
 
+@pytest.mark.parametrize("resolution,fragments", [
+    (0.0, ("range resolution", "> 0", "(got 0)")),
+    (-1.0, ("range resolution", "(got -1)")),
+    (float("nan"), ("range resolution", "(got nan)")),
+    (3.0, ("range resolution", "divisor", "(got 3)")),
+    (1e-12, ("range resolution", "2^40 + 1 points", "(got 1e-12)")),
+])
+def test_bad_resolutions(resolution, fragments):
+    value_range = dpselect.QuantileRange(0.0, 10.0, resolution=resolution)
+    expect_invalid(value_range.validate, *fragments)
+    expect_invalid(lambda: dpselect.QuantileData(np.array([1.0]), value_range), *fragments)
+    context, accountant = ledger_context()
+    expect_invalid(lambda: dpselect.select_quantile(context, np.array([1.0, 2.0]), 0.5, range=value_range,
+                                                    epsilon=0.5), *fragments)
+    expect_invalid(lambda: dpselect.select_quantiles(context, np.array([1.0, 2.0]), [0.25, 0.75], range=value_range,
+                                                     epsilon=0.5), *fragments)
+    expect_nothing_charged_or_drawn(context, accountant)
+
+
+def test_a_resolution_releases_its_multiples_and_the_tied_value_itself():
+    # Prices in whole units, 400 of them tied at 12, which holds the median's rank.
+    prices = np.concatenate([np.arange(1, 200), np.full(400, 12.0), np.arange(300, 500)]).astype(np.float64)
+    value_range = dpselect.QuantileRange(0.0, 1000.0, resolution=1.0)
+    assert repr(value_range) == "QuantileRange(lower=0.0, upper=1000.0, resolution=1.0)"
+    grid = value_range.grid()
+    assert (grid.size, grid.step, grid.rounds_to_points) == (1001, 1.0, True)
+    data = dpselect.QuantileData(prices, value_range)
+    context = dpselect.Context.fixed_seed(5)
+    medians = [dpselect.select_quantile(context, data, 0.5, range=value_range, epsilon=1.0).value for _ in range(20)]
+    assert medians == [12.0] * 20  # any other point is >= 200 ranks away: probability below e^-100
+    assert dpselect.nonprivate_quantile_diagnostics(data, 0.5).best_rank_error == 0.0
+    # Values off the grid are rounded to their nearest multiple (half-way: the lower one).
+    rounded = dpselect.QuantileData(np.array([2.4, 2.6, 3.5, -7.0]), value_range)
+    assert rounded.sorted_positions().tolist() == [1, 3, 4, 4]  # points <= 0, 2, 3, 3
+    # The data must be prepared for the same range, resolution included.
+    expect_invalid(lambda: dpselect.select_quantile(context, data, 0.5, range=(0.0, 1000.0), epsilon=1.0),
+                   "prepared for", "resolution 1")
+
+
 @pytest.mark.parametrize("values,fragments", [
     (np.array([], dtype=np.float64), ("data",)),
     (np.array([1.0, np.nan]), ("data[1]", "nan")),
@@ -592,15 +631,23 @@ def test_diagnostics_equal_brute_force():
     assert positions.dtype == np.uint64 and list(positions) == sorted(grid.points_at_or_below(v) for v in clipped)
     sample = clipped[:40]
     assert sorted(grid.points_at_or_below(v) for v in sample) == exact_positions(sample, grid)
+    in_order = np.sort(clipped)
+
+    def rank_error(index, q):
+        # Ties counted: the distance from q n to [#{x < t}, #{x <= t}] (0 inside).
+        t = grid.point(index)
+        below = int(np.searchsorted(in_order, t, side="left"))
+        at_or_below = int(np.searchsorted(in_order, t, side="right"))
+        return max(0.0, below - q * values.size, q * values.size - at_or_below)
+
     for q in (0.0, 0.25, 0.5, 0.999, 1.0):
         best = dpselect.nonprivate_quantile_diagnostics(data, q)
         for index in (0, 1, best.best_grid_index, grid.size // 3, grid.size - 1):
-            below = int(np.count_nonzero(clipped < grid.point(index)))
-            assert dpselect.nonprivate_rank_error(data, index, q) == abs(below - q * values.size)
-        # The smallest error over the non-empty data intervals (ranks r with a grid point).
-        ranks = [r for r in range(values.size + 1)
-                 if (positions[r] if r < values.size else grid.size) > (positions[r - 1] if r > 0 else 0)]
-        assert best.best_rank_error == min(abs(r - q * values.size) for r in ranks)
+            assert dpselect.nonprivate_rank_error(data, index, q) == rank_error(index, q)
+        # The smallest error over every grid point: the counts change only at the data's positions,
+        # so the points at and just below them (and the ends) take every value there is.
+        candidates = {0, grid.size - 1} | {int(p) - 1 for p in positions} | {int(p) for p in positions if p < grid.size}
+        assert best.best_rank_error == min(rank_error(index, q) for index in candidates)
         assert dpselect.nonprivate_rank_error(data, best.best_grid_index, q) == best.best_rank_error
     with pytest.raises(IndexError):
         grid.point(grid.size)
