@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Private quantiles of 100,000 synthetic incomes over the public range [0, 500000]: the median,
-// then the deciles with each method for several quantiles.
+// then the deciles with JointExp; and the median of 100,000 whole ages, with a public resolution.
 #include <dpselect/dpselect.hpp>
 
 #include <cmath>
@@ -14,6 +14,9 @@ int main() {
   std::lognormal_distribution<double> lognormal(std::log(40'000.0), 0.8);
   std::vector<double> incomes(100'000);
   for (double& income : incomes) income = lognormal(generator);
+  std::binomial_distribution<int> years(100, 0.4);
+  std::vector<double> ages(100'000);
+  for (double& age : ages) age = years(generator);  // whole years: many ties
   // [doc:quantiles]
   dpselect::QuantileParams params;
   params.range = {0.0, 500'000.0};  // public bounds: values outside are clipped to them
@@ -28,6 +31,12 @@ int main() {
   const std::vector<double> deciles = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
   dpselect::QuantilesRelease joint = dpselect::select_quantiles(context, data, deciles, several);
   // joint.values: nine sorted grid points for epsilon = 1 in all (Gillenwater, Joseph & Kulesza 2021)
+
+  // Whole ages: a public resolution of 1 makes the outputs whole ages, and an age held by many
+  // people that holds the median's rank can be released itself (its rank error counting ties: 0).
+  dpselect::QuantileParams by_year{.range = {0.0, 120.0, 1.0}, .epsilon = 1.0};
+  const dpselect::QuantileData age_data(std::span<const double>(ages), by_year.range);
+  const double median_age = dpselect::select_quantile(context, age_data, 0.5, by_year).value;
   // [/doc:quantiles]
   std::cout << "median " << median.value << " (rank error <= " << alpha << " + 1/2 w.p. 95%)\n";
   bool ordered = true;
@@ -35,6 +44,8 @@ int main() {
     std::cout << "decile " << deciles[j] << ": " << joint.values[j] << '\n';
     if (j > 0 && joint.values[j] < joint.values[j - 1]) ordered = false;
   }
+  std::cout << "median age " << median_age << '\n';
   const bool median_in_range = median.value >= 0.0 && median.value <= 500'000.0;
-  return ordered && median_in_range ? 0 : 1;
+  const bool whole_age = median_age == std::round(median_age);
+  return ordered && median_in_range && whole_age ? 0 : 1;
 }
