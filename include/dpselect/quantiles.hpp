@@ -278,7 +278,9 @@ struct QuantileRelease {
 /// The value is epsilon-DP under exact arithmetic: the exponential mechanism over the grid with utility
 /// `-dist(q n, [#{i : x_i < t}, #{i : x_i <= t}])` (Smith 2011's, ties counted), sensitivity 1
 /// (replace_one_record) or max(q, 1 - q) (add_or_remove_record), at scale `eps / (2 Delta)` (Dwork &
-/// Roth 2014, Thm 3.10); the computed
+/// Roth 2014, Thm 3.10), over the values as the grid takes them (clipped, and rounded to the nearest
+/// point with a resolution: a map applied to each record alone, so neighbouring data stay
+/// neighbours and the guarantee holds for the raw values); the computed
 /// release is (epsilon + report.slack.epsilon, report.slack.delta)-DP. The accountant is charged one
 /// exponential-mechanism release at params.epsilon after every check and before the stream is drawn.
 /// The report's slack reveals n under add_or_remove_record without max_points
