@@ -139,6 +139,22 @@ TEST_F(Quantiles, GridPointsAndPositions) {
   }
   EXPECT_EQ(grid.points_at_or_below(-INFINITY), 1u);  // clipped to the lower end
   EXPECT_EQ(grid.points_at_or_below(INFINITY), grid.size);
+  // Slots: 2 k + 1 on point k, 2 p strictly between points p - 1 and p; clipped values sit on the
+  // ends. Without a resolution values are compared with the points exactly.
+  EXPECT_FALSE(grid.rounds_to_points);
+  EXPECT_EQ(grid.slot(grid.point(12345)), 2u * 12345 + 1);
+  EXPECT_EQ(grid.slot(std::nextafter(grid.point(12345), INFINITY)), 2u * 12346);
+  EXPECT_EQ(grid.slot(std::nextafter(grid.point(12345), -INFINITY)), 2u * 12345);
+  EXPECT_EQ(grid.slot(-INFINITY), 1u);
+  EXPECT_EQ(grid.slot(-5.0), 1u);
+  EXPECT_EQ(grid.slot(INFINITY), 2 * grid.size - 1);
+  // With a resolution values are rounded to the nearest point (half-way: the lower one).
+  const QuantileGrid cents = QuantileRange{0.0, 200.0, 0.01}.grid();
+  EXPECT_TRUE(cents.rounds_to_points);
+  EXPECT_EQ(cents.slot(2.35), 2u * 235 + 1);   // 2.35 is not a double: the nearest point is 235
+  EXPECT_EQ(cents.slot(2.354), 2u * 235 + 1);
+  EXPECT_EQ(cents.slot(2.356), 2u * 236 + 1);
+  EXPECT_EQ(cents.slot(250.0), 2u * 20000 + 1);  // clipped to the last point
   // A range too narrow for 2^40 distinct steps: the step is raised, the points stay distinct.
   const QuantileGrid narrow = QuantileRange{1.0, 1.0 + 0x1p-30}.grid();
   EXPECT_LT(narrow.size, std::uint64_t{1} << 40);

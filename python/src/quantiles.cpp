@@ -37,7 +37,7 @@ std::string repr_range(const QuantileRange& r) {
 }
 std::string repr_grid(const QuantileGrid& g) {
   return "QuantileGrid(lower=" + repr_double(g.lower) + ", step=" + repr_double(g.step) +
-         ", size=" + std::to_string(g.size) + ")";
+         ", size=" + std::to_string(g.size) + (g.rounds_to_points ? ", rounds_to_points=True" : "") + ")";
 }
 std::string repr_params(const QuantileParams& p) {
   return "QuantileParams(range=" + repr_range(p.range) + ", epsilon=" + repr_double(p.epsilon) +

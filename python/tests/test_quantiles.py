@@ -248,6 +248,8 @@ def test_a_resolution_releases_its_multiples_and_the_tied_value_itself():
     assert repr(value_range) == "QuantileRange(lower=0.0, upper=1000.0, resolution=1.0)"
     grid = value_range.grid()
     assert (grid.size, grid.step, grid.rounds_to_points) == (1001, 1.0, True)
+    assert repr(grid) == "QuantileGrid(lower=0.0, step=1.0, size=1001, rounds_to_points=True)"
+    assert [grid.slot(v) for v in (-3.0, 0.0, 0.4, 0.5, 0.6, 999.7, 2000.0)] == [1, 1, 1, 1, 3, 2001, 2001]
     data = dpselect.QuantileData(prices, value_range)
     context = dpselect.Context.fixed_seed(5)
     medians = [dpselect.select_quantile(context, data, 0.5, range=value_range, epsilon=1.0).value for _ in range(20)]
