@@ -174,7 +174,8 @@ std::string method_name(const QuantileOptions& options) {
 // Where each method comes from, as a note on it.
 std::string method_note(const QuantileOptions& options) {
   if (single_mechanism(options)) {
-    return "the exponential mechanism with utility -|#{x_i < t} - q n| over the grid (Smith 2011)";
+    return "the exponential mechanism with utility -dist(q n, [#{x_i < t}, #{x_i <= t}]) over the grid (Smith "
+           "2011, ties counted)";
   }
   switch (options.method) {
     case QuantilesMethod::joint_exponential:
@@ -215,7 +216,7 @@ void add_not_private(Record& out, const QuantileData& data, const std::vector<do
     Record& item = section.add_list_item("quantiles", "quantile");
     item.add("q", qs[j]);
     item.add("best_value", grid.point(best.best_grid_index), "a grid point of smallest rank error");
-    item.add("best_rank_error", best.best_rank_error, "the error the grid and ties force on any output");
+    item.add("best_rank_error", best.best_rank_error, "the error the grid forces on any output (ties counted)");
   }
   section.add("preparation_seconds", rounded_seconds(preparation_seconds), "time to clip and sort the data");
   for (const QuantileOutcome& outcome : outcomes) {

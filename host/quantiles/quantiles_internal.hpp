@@ -176,8 +176,9 @@ struct QuantileIntervalUtilities {
   }
 };
 
-// Sensitivity of u(t) = -|#{x_i < t} - q n| (Smith 2011): 1 when one record is replaced (n
-// fixed); max(q, 1 - q) when one is added or removed (the count moves by 0 or 1, q n by q).
+// Sensitivity of u(t) = -dist(q n, [#{x_i < t}, #{x_i <= t}]) (Smith 2011, ties counted: the
+// derivation in single_quantile.cpp): 1 when one record is replaced (n fixed); max(q, 1 - q) when
+// one is added or removed (the counts move by 0 or 1, q n by q).
 double quantile_sensitivity(RecordNeighbours neighbours, double q);
 
 // The floating-point slack of one single-quantile release (derivation in single_quantile.cpp):

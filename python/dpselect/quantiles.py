@@ -319,8 +319,9 @@ def quantiles_rank_error_bound(params: QuantilesParams, qs: Sequence[float] | np
     -------
     float
         alpha such that with probability >= 1 - beta every released quantile o_j has rank error
-        ``|#{x_i < o_j} - q_j n| <= alpha`` + e_j, e_j the error the grid and ties force on any
-        output. alpha does not depend on the data.
+        ``dist(q_j n, [#{x_i < o_j}, #{x_i <= o_j}]) <= alpha + e_j`` (ties counted), e_j the error
+        the grid forces on any output (JointExp, which counts no ties: ``min_t |#{x_i < t} - q_j n|``,
+        and up to 2 (e_1 + ... + e_m) more). alpha does not depend on the data.
 
     Raises
     ------
@@ -348,7 +349,7 @@ def nonprivate_quantile_diagnostics(data: _core.QuantileData, q: float) -> Quant
     Returns
     -------
     QuantileDiagnostics
-        The exact quantile's grid point and the rank error the grid and ties force on any output.
+        The exact quantile's grid point and the rank error (ties counted) the grid forces on any output.
 
     Raises
     ------
@@ -363,7 +364,7 @@ def nonprivate_quantile_diagnostics(data: _core.QuantileData, q: float) -> Quant
 
 
 def nonprivate_rank_error(data: _core.QuantileData, grid_index: int, q: float) -> float:
-    """NOT PRIVATE: ``|#{x_i < grid.point(grid_index)} - q n|`` for the prepared data.
+    """NOT PRIVATE: the rank error of grid point t, ``dist(q n, [#{x_i < t}, #{x_i <= t}])`` (ties counted).
 
     Parameters
     ----------

@@ -337,7 +337,8 @@ See dpselect.select_quantiles (Gillenwater, Joseph & Kulesza 2021; Kaplan, Schna
       .def_ro("best_grid_index", &QuantileDiagnostics::best_grid_index,
               "NOT PRIVATE: a grid point of smallest rank error.")
       .def_ro("best_rank_error", &QuantileDiagnostics::best_rank_error,
-              "NOT PRIVATE: min over grid points t of ``|#{x_i < t} - q n|``, the error the grid and ties force.")
+              "NOT PRIVATE: min over grid points t of ``dist(q n, [#{x_i < t}, #{x_i <= t}])``, the error the grid "
+              "forces (ties counted).")
       .def("__repr__", [](const QuantileDiagnostics& d) {
         return "QuantileDiagnostics(NOT PRIVATE, best_grid_index=" + std::to_string(d.best_grid_index) +
                ", best_rank_error=" + repr_double(d.best_rank_error) + ")";
@@ -347,8 +348,9 @@ See dpselect.select_quantiles (Gillenwater, Joseph & Kulesza 2021; Kaplan, Schna
 void bind_functions(nb::module_& m) {
   const auto release_gil = nb::call_guard<nb::gil_scoped_release>();
   m.def("select_quantile", &select_quantile, "context"_a, "data"_a, "q"_a, "params"_a, release_gil,
-        "One private q-quantile (q in [0, 1]): the exponential mechanism with utility ``-|#{x_i < t} - q n|`` "
-        "(Smith 2011) over the range's grid. Charges params.epsilon after every check.");
+        "One private q-quantile (q in [0, 1]): the exponential mechanism with utility "
+        "``-dist(q n, [#{x_i < t}, #{x_i <= t}])`` (Smith 2011, ties counted) over the range's grid. Charges "
+        "params.epsilon after every check.");
   m.def(
       "select_quantiles",
       [](Context& context, const QuantileData& data, const std::vector<double>& qs, const QuantilesParams& params) {
@@ -373,8 +375,9 @@ beta : float
 Returns
 -------
 float
-    alpha such that with probability >= 1 - beta the released quantile's rank error is <= alpha + e,
-    e the error the grid and ties force on any output. alpha does not depend on the data.
+    alpha such that with probability >= 1 - beta the released quantile's rank error (ties counted,
+    ``dist(q n, [#{x_i < o}, #{x_i <= o}])``) is <= alpha + e, e the error the grid forces on any
+    output. alpha does not depend on the data.
 
 Raises
 ------
@@ -383,8 +386,8 @@ InvalidArgument
 
 Notes
 -----
-Dwork & Roth 2014, Thm 3.11, for the exponential mechanism with utility ``-|#{x_i < t} - q n|`` (Smith
-2011).)");
+Dwork & Roth 2014, Thm 3.11, for the exponential mechanism with utility
+``-dist(q n, [#{x_i < t}, #{x_i <= t}])`` (Smith 2011, ties counted).)");
   m.def(
       "quantiles_rank_error_bound",
       [](const QuantilesParams& params, const std::vector<double>& qs, double beta) {
@@ -397,8 +400,8 @@ Dwork & Roth 2014, Thm 3.11, for the exponential mechanism with utility ``-|#{x_
   m.def("nonprivate_quantile_diagnostics", &nonprivate_quantile_diagnostics, "data"_a, "q"_a, release_gil,
         "NOT PRIVATE: a grid point of the exact q-quantile and its rank error. For diagnostics and tests only.");
   m.def("nonprivate_rank_error", &nonprivate_rank_error, "data"_a, "grid_index"_a, "q"_a, release_gil,
-        "NOT PRIVATE: ``|#{x_i < grid.point(grid_index)} - q n|`` for the prepared data. For diagnostics and tests "
-        "only.");
+        "NOT PRIVATE: the rank error of t = grid.point(grid_index), ``dist(q n, [#{x_i < t}, #{x_i <= t}])`` (ties "
+        "counted), for the prepared data. For diagnostics and tests only.");
 }
 
 }  // namespace
