@@ -4,7 +4,13 @@
 Accuracy (``accuracy``): the mean absolute rank error |#{x_i < v} - q n| of the released value v
 (over the data clipped to the range), for the median and for the deciles (averaged over the nine),
 at epsilon 0.1, 1 and 10 and n = 10^3, 10^5 and 10^7, each setting repeated (fewer repetitions
-at larger n) for a mean with its standard error:
+at larger n) for a mean with its standard error. It is computed as the rank error with ties
+counted, dist(q n, [#{x_i < v}, #{x_i <= v}]) (``RankError`` of bench/quantile_peer_runners.py,
+shared with bench/quantiles_real_data.py), which is |#{x_i < v} - q n| on these data: the only
+ties are the values clipped to the upper end, and they lie above every level's target rank.
+
+The runners are those of bench/quantile_peer_runners.py (its docstring says exactly what each
+calls), over the range below:
 
   * dpselect: ``select_quantile`` (the median), and ``select_quantiles`` with JOINT_EXPONENTIAL,
     RECURSIVE_SPLITTING, INDEPENDENT_BASIC and INDEPENDENT_ZCDP (delta 1e-6: an (epsilon,
@@ -59,16 +65,17 @@ import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-# The machine-description helpers of the selection comparison (same folder).
+# The machine-description helpers of the selection comparison and the quantile runners (same folder).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peer_comparison import cpu_model, git_commit, mem_available_bytes
+from quantile_peer_runners import (DECILES, DiffprivlibRunner, DpselectRunner, OpenDPRunner, RankError, import_dpselect,
+                                   package_version)
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_PYTHON_PACKAGE = REPO / "build" / "cpu-only" / "python"
 DEFAULT_OUT = REPO / "bench" / "results" / "2026-11-26-cpu-2core-quantiles"
 
 LOWER, UPPER = 0.0, 1000.0
-DECILES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
 EPSILONS = [0.1, 1.0, 10.0]
 ACCURACY_SIZES = [1_000, 100_000, 10_000_000]
 SPEED_SIZES = [1_000_000, 10_000_000, 100_000_000]
@@ -92,14 +99,6 @@ REPETITIONS = {
 # the machine, the data and the metric
 
 
-def package_version(name: str) -> str:
-    try:
-        from importlib.metadata import version
-        return version(name)
-    except Exception:  # noqa: BLE001 - not installed or broken metadata
-        return "not installed"
-
-
 def load_average() -> str:
     try:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
@@ -116,142 +115,12 @@ def make_data(n: int, seed: int = DATA_SEED):
     return np.where(rng.random(n) < 0.7, lognormal, normal)
 
 
-class RankErrors:
-    """|#{x_i < v} - q n| over the data clipped to the range (the utility every mechanism here uses)."""
-
-    def __init__(self, values):
-        import numpy as np
-
-        self.sorted = np.sort(np.clip(values, LOWER, UPPER))
-        self.n = values.size
-
-    def __call__(self, value: float, q: float) -> float:
-        import numpy as np
-
-        below = int(np.searchsorted(self.sorted, value, side="left"))
-        return abs(below - q * self.n)
-
-    def best_on(self, candidates, q: float) -> float:
-        """The smallest rank error any of the candidates can have (what a candidate grid forces)."""
-        import numpy as np
-
-        below = np.searchsorted(self.sorted, candidates, side="left")
-        return float(np.min(np.abs(below - q * self.n)))
-
-
 def log(message: str, progress: Path | None) -> None:
     line = f"[{_dt.datetime.now().strftime('%H:%M:%S')}] {message}"
     print(line, flush=True)
     if progress is not None:
         with progress.open("a") as f:
             f.write(line + "\n")
-
-
-# --------------------------------------------------------------------------------------------
-# the implementations: each returns a function (values, q or qs, epsilon, repetition) -> values
-
-
-def import_dpselect(package: str):
-    if Path(package).is_dir() and package not in sys.path:
-        sys.path.insert(0, package)
-    import dpselect
-
-    return dpselect
-
-
-class DpselectRunner:
-    def __init__(self, dpselect):
-        self.dp = dpselect
-        self.data = None
-        self.data_of = None
-
-    def prepare(self, values):
-        if self.data_of is not values:
-            self.data = self.dp.QuantileData(values, (LOWER, UPPER))
-            self.data_of = values
-        return self.data
-
-    def median(self, values, epsilon: float, seed: int) -> list[float]:
-        dp = self.dp
-        params = dp.QuantileParams(dp.QuantileRange(LOWER, UPPER), epsilon, neighbours=dp.RecordNeighbours.REPLACE_ONE_RECORD,
-                                   backend=dp.Backend.CPU)
-        return [dp.select_quantile(dp.Context.fixed_seed(seed), self.prepare(values), 0.5, params).value]
-
-    def deciles(self, method_name: str):
-        dp = self.dp
-        method = getattr(dp.QuantilesMethod, method_name)
-
-        def run(values, epsilon: float, seed: int) -> list[float]:
-            params = dp.QuantilesParams(dp.QuantileRange(LOWER, UPPER), epsilon, method=method,
-                                        delta=ZCDP_DELTA if method_name == "INDEPENDENT_ZCDP" else 0.0,
-                                        neighbours=dp.RecordNeighbours.REPLACE_ONE_RECORD, backend=dp.Backend.CPU)
-            return list(dp.select_quantiles(dp.Context.fixed_seed(seed), self.prepare(values), DECILES, params).values)
-
-        return run
-
-
-class OpenDPRunner:
-    """make_private_quantile over a candidate grid; the scale for (replace one record, epsilon) solved once."""
-
-    def __init__(self, candidates: int = OPENDP_CANDIDATES):
-        import numpy as np
-        import opendp.prelude as dp
-
-        dp.enable_features("contrib")
-        self.dp = dp
-        self.candidates = np.linspace(LOWER, UPPER, candidates)
-        self.candidate_list = self.candidates.tolist()
-        self.scales: dict = {}
-        self.built: dict = {}
-
-    def cached(self, n: int, q: float, epsilon: float):
-        """The measurement built once per setting (building it over 10,001 candidates takes longer than
-        invoking it at small n); the speed phase times building it too."""
-        key = (n, q, epsilon)
-        if key not in self.built:
-            if len(self.built) >= 64:
-                self.built.clear()
-            self.built[key] = self.measurement(n, q, epsilon)
-        return self.built[key]
-
-    def measurement(self, n: int, q: float, epsilon: float):
-        dp = self.dp
-        domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n)
-
-        def make(scale):
-            return dp.m.make_private_quantile(domain, dp.symmetric_distance(), dp.max_divergence(),
-                                              self.candidate_list, q, scale)
-
-        key = (n, q, epsilon)
-        if key not in self.scales:
-            # Replacing one record of a data set of known size: symmetric distance 2.
-            self.scales[key] = dp.binary_search_param(make, d_in=2, d_out=epsilon)
-        return make(self.scales[key])
-
-    def median(self, values, epsilon: float, seed: int) -> list[float]:
-        return [float(self.cached(values.size, 0.5, epsilon)(values))]
-
-    def deciles(self, values, epsilon: float, seed: int) -> list[float]:
-        # Nine releases at epsilon / 9 (basic composition, Dwork & Roth 2014, Thm 3.16).
-        return [float(self.cached(values.size, q, epsilon / len(DECILES))(values)) for q in DECILES]
-
-
-class DiffprivlibRunner:
-    def __init__(self):
-        import diffprivlib
-        from diffprivlib.tools import quantile
-
-        self.accountant = diffprivlib.BudgetAccountant  # a fresh unlimited accountant per call
-        self.quantile = quantile
-
-    def median(self, values, epsilon: float, seed: int) -> list[float]:
-        return [float(self.quantile(values, 0.5, epsilon=epsilon, bounds=(LOWER, UPPER), random_state=seed,
-                                    accountant=self.accountant()))]
-
-    def deciles(self, values, epsilon: float, seed: int) -> list[float]:
-        # diffprivlib splits epsilon evenly over the list (basic composition).
-        return [float(v) for v in self.quantile(values, DECILES, epsilon=epsilon, bounds=(LOWER, UPPER),
-                                                random_state=seed, accountant=self.accountant())]
 
 
 # --------------------------------------------------------------------------------------------
@@ -278,12 +147,13 @@ def start_phase(args, phase: str):
     out.mkdir(parents=True, exist_ok=True)
     progress = out / f"{phase}-progress.txt"
     progress.write_text("")
-    return out, progress, import_dpselect(args.dpselect_python), OpenDPRunner(), DiffprivlibRunner()
+    return (out, progress, import_dpselect(args.dpselect_python), OpenDPRunner(LOWER, UPPER, OPENDP_CANDIDATES),
+            DiffprivlibRunner(LOWER, UPPER))
 
 
 def accuracy(args) -> None:
     out, progress, dpselect, opendp, dpl = start_phase(args, "accuracy")
-    ours = DpselectRunner(dpselect)
+    ours = DpselectRunner(dpselect, LOWER, UPPER)
     implementations = {
         "median": [
             ("dpselect single quantile", "dpselect", ours.median),
@@ -294,7 +164,7 @@ def accuracy(args) -> None:
             ("dpselect joint (JointExp)", "dpselect-joint", ours.deciles("JOINT_EXPONENTIAL")),
             ("dpselect recursive", "dpselect", ours.deciles("RECURSIVE_SPLITTING")),
             ("dpselect basic (eps/9 each)", "dpselect", ours.deciles("INDEPENDENT_BASIC")),
-            (f"dpselect zcdp (delta {ZCDP_DELTA:g})", "dpselect", ours.deciles("INDEPENDENT_ZCDP")),
+            (f"dpselect zcdp (delta {ZCDP_DELTA:g})", "dpselect", ours.deciles("INDEPENDENT_ZCDP", ZCDP_DELTA)),
             ("OpenDP, 9 x make_private_quantile (eps/9 each)", "opendp", opendp.deciles),
             ("diffprivlib tools.quantile (eps/9 each)", "diffprivlib", dpl.deciles),
         ],
@@ -304,8 +174,8 @@ def accuracy(args) -> None:
     started = time.perf_counter()
     for n in args.sizes:
         values = make_data(n)
-        errors = RankErrors(values)
-        forced = {q: errors.best_on(opendp.candidates, q) for q in [0.5, *DECILES]}
+        errors = RankError(values, (LOWER, UPPER))
+        forced = {q: errors.floor_on(opendp.candidates, q) for q in [0.5, *DECILES]}
         for target, entries in implementations.items():
             qs = [0.5] if target == "median" else DECILES
             for label, family, run in entries:
@@ -338,7 +208,7 @@ def accuracy(args) -> None:
                     log(f"{target:7s} n={n:>10,} eps={epsilon:<4g} {label:48s} reps={repetitions:4d} "
                         f"rank error {mean:12.2f} +- {se:9.2f}  ({seconds / repetitions:.3f} s/release)", progress)
         del values, errors
-        ours.data = ours.data_of = None
+        ours.prepare.clear()
     elapsed = time.perf_counter() - started
     log(f"accuracy: done in {elapsed:.0f} s, load average {load_average()}", progress)
     write_accuracy(out, rows, args, elapsed)
