@@ -187,16 +187,19 @@ std::shared_ptr<const QuantileData::Storage> prepare_host(std::span<const T> val
   std::vector<std::uint64_t> positions(values.size());
   const QuantileGrid grid = storage->grid;
   const std::int64_t chunks = (n + kPositionChunk - 1) / kPositionChunk;
-#pragma omp parallel for schedule(static)
+  // Whether any value sits on a grid point (an odd slot): then a single quantile has atoms to score.
+  // Read from each chunk while it is still in cache, not in a pass of its own.
+  bool on_points = false;
+#pragma omp parallel for reduction(|| : on_points) schedule(static)
   for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
     const std::int64_t first = chunk * kPositionChunk;
     const std::size_t count = static_cast<std::size_t>(std::min(kPositionChunk, n - first));
-    compute_positions(grid, values.data() + first, positions.data() + first, count);
+    std::uint64_t* slots = positions.data() + first;
+    compute_positions(grid, values.data() + first, slots, count);
+    std::uint64_t odd = 0;
+    for (std::size_t i = 0; i < count; ++i) odd |= slots[i];
+    on_points = on_points || (odd & 1u) != 0;
   }
-  // Whether any value sits on a grid point (an odd slot): then a single quantile has atoms to score.
-  bool on_points = false;
-#pragma omp parallel for reduction(|| : on_points) schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) on_points = on_points || (positions[static_cast<std::size_t>(i)] & 1u) != 0;
   storage->has_values_on_points = on_points;
   storage->set_host_positions(std::move(positions));  // sorted when a release first needs it
   return storage;
