@@ -16,8 +16,10 @@ the same calls. Every runner protects one replaced record with n public.
     ``binary_search_param`` so that the privacy map at 2 is at most epsilon (solved on two
     candidates, which builds fast: the map does not depend on them), and the measurement over the
     real candidates is checked against epsilon once. Several levels: one release each at
-    epsilon / m (basic composition, Dwork & Roth 2014, Thm 3.16). OpenDP draws from the
-    operating system: it cannot be seeded.
+    epsilon / m (basic composition, Dwork & Roth 2014, Thm 3.16). Under ``max_divergence()``
+    OpenDP's noisy max adds one-sided exponential noise to its score
+    -|#{x_i < c} - q (n - #{x_i = c})|: permute-and-flip (McKenna & Sheldon 2020). OpenDP draws
+    from the operating system: it cannot be seeded.
   * ``DiffprivlibRunner``: ``tools.quantile`` with bounds = the range (Smith's mechanism,
     sensitivity 1; for a list of levels it splits epsilon evenly itself), a fresh unlimited
     ``BudgetAccountant`` per call, ``random_state`` a seed or a ``numpy.random.RandomState``.

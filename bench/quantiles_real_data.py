@@ -25,7 +25,9 @@ bench/quantile_peer_runners.py, which bench/quantile_peers.py (synthetic data) u
     ``binary_search_param`` so that the measurement's privacy map at 2 is at most epsilon.
     Candidates: every integer of [0, 20000] for the prices (the grid of resolution 1); 100,001
     points evenly spaced over [-90, 90] for the latitudes (step 0.0018 degrees). The deciles: nine
-    releases at epsilon / 9 (basic composition, Dwork & Roth 2014, Thm 3.16).
+    releases at epsilon / 9 (basic composition, Dwork & Roth 2014, Thm 3.16). Its score of c is
+    -|#{x_i < c} - q (n - #{x_i = c})|, and under ``max_divergence()`` its noisy max adds one-sided
+    exponential noise: permute-and-flip (McKenna & Sheldon 2020), not the exponential mechanism.
   * diffprivlib ``tools.quantile`` with bounds = the range: Smith's (2011) exponential mechanism
     with sensitivity 1 over the n + 1 intervals between the sorted values, its utility
     -|i - q n| with n the data's size (known to the mechanism, hence replace-one neighbours). For
@@ -53,9 +55,11 @@ It writes DIR/results.csv (every cell) and DIR/results.md (a table per column). 
 about 10 minutes of CPU time in all, most of it diffprivlib's and OpenDP's deciles on the 53,940
 prices; --jobs 2 (the default) spreads the cells over two cores.
 
-``--exact`` releases nothing: it prints the expected rank error of each select_quantile row (the
-median) for --datasets and --epsilons, summed exactly over the mechanism's output distribution
-(``exact_median_error``), the number the rows' means estimate:
+``--exact`` releases nothing: it prints, for --datasets and --epsilons, the expected rank error of
+one release at each decile (the median among them) by dpselect's select_quantile over each grid
+(``exact_quantile_error``) and by OpenDP's make_private_quantile at the scale its rows use
+(``exact_opendp_error``), summed exactly over each mechanism's output distribution: the numbers
+the median rows' means estimate, without their sampling error:
 
     PYTHONPATH=build/py/python /tmp/peervenv/bin/python bench/quantiles_real_data.py --exact --datasets diamonds
 """
@@ -306,8 +310,9 @@ def write_markdown(out: Path, cells: list[Cell], args, facts: dict, skipped: lis
         "Deciles: each release's error is the mean over the nine levels; *worst* is the level with the largest "
         "mean error. The same epsilon and the same neighbouring relation everywhere: replacing one record, n "
         "public (dpselect REPLACE_ONE_RECORD; OpenDP symmetric distance 2 on a domain of known size; "
-        "diffprivlib's utility uses the data's size). Every single-quantile release is Smith's (2011) exponential "
-        "mechanism; JointExp (Gillenwater, Joseph & Kulesza 2021) spends the whole epsilon on one joint release of "
+        "diffprivlib's utility uses the data's size). dpselect's and diffprivlib's single-quantile releases are "
+        "the exponential mechanism (Smith 2011), OpenDP's permute-and-flip (exponential noise, McKenna & Sheldon "
+        "2020) with its own score; JointExp (Gillenwater, Joseph & Kulesza 2021) spends the whole epsilon on one joint release of "
         "the nine deciles, every other deciles row releases each level at epsilon / 9.",
         "",
         f"Versions: Python {platform.python_version()}, NumPy {package_version('numpy')}, "
@@ -357,15 +362,14 @@ def opendp_scales(column: Column, values, epsilons) -> list[tuple[float, float]]
             for epsilon in sorted({e for e in epsilons} | {e / len(DECILES) for e in epsilons})]
 
 
-def exact_median_error(column: Column, values, epsilon: float, with_resolution: bool, q: float = 0.5) -> float:
-    """The expected rank error of dpselect's ``select_quantile`` on the column, from its exact output
-    distribution rather than from releases: P(t) proportional to exp((epsilon / 2) u(t)) over the grid
-    points t, u(t) = -dist(q n, [#{x_i < t}, #{x_i <= t}]) counted over the values as the mechanism
-    places them (``QuantileGrid.slot``: on a point, or strictly between two; with a resolution,
-    rounded to the nearest point). The utility is constant on the points between two occupied
-    slots, so the sum runs over those runs (their number of points) and over the points that hold
-    values. On the columns here the values sit where the metric of the releases sees them, so it
-    is the expectation of the select_quantile rows' mean."""
+def dpselect_grid_groups(column: Column, values, with_resolution: bool, q: float):
+    """The grid points of dpselect's select_quantile at level q in groups of equal utility, as
+    (points per group, rank error of the group's points): u(t) = -dist(q n, [#{x_i < t}, #{x_i <= t}])
+    is minus the rank error, counted over the values as the mechanism places them
+    (``QuantileGrid.slot``: on a point, or strictly between two; with a resolution, rounded to the
+    nearest point). The utility is constant on the points between two occupied slots (a run: one
+    group of its number of points, none when empty) and each point that holds values is a group of
+    its own. On the columns here the values sit where the metric of the releases sees them."""
     import numpy as np
 
     grid = column_range(column, with_resolution).grid()
@@ -383,29 +387,114 @@ def exact_median_error(column: Column, values, epsilon: float, with_resolution: 
     first = np.concatenate(([0], (slots + 1) // 2))
     last = np.concatenate((slots // 2 - 1, [grid.size - 1]))
     points = np.maximum(last - first + 1, 0).astype(np.float64)
-    # The points that hold values.
     atoms = slots % 2 == 1
-    log_weights = np.concatenate((np.log(points, where=points > 0, out=np.full_like(points, -np.inf)),
-                                  np.zeros(int(atoms.sum()))))
+    multiplicities = np.concatenate((points, np.ones(int(atoms.sum()))))
     errors = np.concatenate((error(below, below), error(below[:-1][atoms], below[1:][atoms])))
-    log_weights -= epsilon / 2 * errors  # sensitivity 1 (one record replaced, n public)
+    occupied = multiplicities > 0
+    return multiplicities[occupied], errors[occupied]
+
+
+def exact_quantile_error(column: Column, values, epsilon: float, with_resolution: bool, q: float = 0.5) -> float:
+    """The expected rank error of dpselect's ``select_quantile`` at level q on the column, from its
+    exact output distribution rather than from releases: the exponential mechanism (McSherry &
+    Talwar 2007), P(t) proportional to exp((epsilon / 2) u(t)) over the grid points t (sensitivity 1:
+    one record replaced, n public), summed over the groups of ``dpselect_grid_groups``."""
+    import numpy as np
+
+    multiplicities, errors = dpselect_grid_groups(column, values, with_resolution, q)
+    log_weights = np.log(multiplicities) - epsilon / 2 * errors
     weights = np.exp(log_weights - log_weights.max())
     return float(np.sum(weights * errors) / np.sum(weights))
 
 
+def exact_flip_error(column: Column, values, epsilon: float, with_resolution: bool, q: float = 0.5) -> float:
+    """For comparison only (dpselect's quantiles do not offer it): the expected rank error of
+    permute-and-flip (McKenna & Sheldon 2020) with dpselect's utility over the same grid at the same
+    privacy, report-noisy-max with one-sided exponential noise of scale 2 / epsilon (2 Delta / eps,
+    Delta = 1). It separates the two differences from OpenDP's rows: the mechanism and the score."""
+    multiplicities, errors = dpselect_grid_groups(column, values, with_resolution, q)
+    return permute_and_flip_expectation(-errors, multiplicities, errors, 2.0 / epsilon)
+
+
+def permute_and_flip_expectation(scores, multiplicities, costs, scale: float) -> float:
+    """E[cost] of report-noisy-max with one-sided exponential noise of ``scale`` (permute-and-flip,
+    McKenna & Sheldon 2020; Ding et al. 2021) over groups of candidates: group g holds
+    ``multiplicities[g]`` candidates that each score ``scores[g]`` and cost ``costs[g]``.
+
+    With Y_c = s_c + E_c, E_c ~ Exp(scale), the largest Y lands in group g with density
+    m_g f_g(z) F_g(z)^(m_g - 1) prod_{h != g} F_h(z), F_h(z) = 1 - exp(-(z - s_h) / scale) for z >= s_h
+    (the maximum is never below the best score s*). The integral over z = s* + scale t runs over
+    t in [0, 50] by the trapezoid rule on 100,001 points (beyond t = 50 the density is below
+    e^-50); groups scoring more than 50 scales below s* are left out, which moves the expectation by
+    less than (their candidates) * max cost * e^-50."""
+    import numpy as np
+
+    scores = np.asarray(scores, dtype=np.float64)
+    multiplicities = np.asarray(multiplicities, dtype=np.float64)
+    costs = np.asarray(costs, dtype=np.float64)
+    gaps = (scores.max() - scores) / scale  # >= 0: how far below the best each group scores
+    kept = gaps < 50.0
+    gaps, multiplicities, costs = gaps[kept], multiplicities[kept], costs[kept]
+    t = np.linspace(0.0, 50.0, 100_001)
+    log_all_below = np.zeros_like(t)  # log prod_h F_h(z)^(m_h): every noisy score at most z
+    weighted_hazard = np.zeros_like(t)  # sum_g cost_g m_g f_g / F_g
+    for gap, m, cost in zip(gaps, multiplicities, costs):
+        above = t + gap  # (z - s_g) / scale
+        log_all_below += m * np.log(-np.expm1(-above), where=above > 0, out=np.full_like(t, -np.inf))
+        if cost > 0:
+            weighted_hazard += cost * m * np.exp(-above) / -np.expm1(-np.maximum(above, 1e-300))
+    density = np.exp(log_all_below) * weighted_hazard
+    return float(np.trapezoid(density, t))
+
+
+def exact_opendp_error(column: Column, values, q: float, scale: float) -> float:
+    """The expected rank error of the OpenDP rows' ``make_private_quantile`` at level q, from its exact
+    output distribution. Under ``max_divergence()`` (pure DP) OpenDP's noisy max adds one-sided
+    exponential noise of ``scale`` (permute-and-flip, McKenna & Sheldon 2020), not Gumbel noise (the
+    exponential mechanism), to its score -|#{x_i < c} - q (n - #{x_i = c})| of each candidate c
+    (make_quantile_score_candidates). ``scale`` is the one the rows use, solved by OpenDP's own
+    privacy map (``OpenDPRunner.scale``). Candidates with equal counts score alike and are summed as
+    one group."""
+    import numpy as np
+
+    candidates = np.asarray(opendp_runner(column).candidates, dtype=np.float64)
+    ordered = np.sort(values)
+    below = np.searchsorted(ordered, candidates, side="left")
+    through = np.searchsorted(ordered, candidates, side="right")
+    groups, multiplicities = np.unique(np.stack((below, through)), axis=1, return_counts=True)
+    below, through = groups.astype(np.float64)
+    n = values.size
+    scores = -np.abs(below - q * (n - (through - below)))
+    errors = np.maximum(np.maximum(below - q * n, q * n - through), 0.0)
+    return permute_and_flip_expectation(scores, multiplicities, errors, scale)
+
+
 def print_exact(args, columns) -> None:
-    """The expected mean of each select_quantile row, for the columns and epsilons asked for."""
+    """The expected rank error of one release at each level (the deciles, the median among them) by
+    dpselect's select_quantile over each grid and by OpenDP's make_private_quantile, at each epsilon
+    of --epsilons: a table per column (markdown), the numbers the median rows' means estimate."""
     rows = [m for m in MECHANISMS if m.family == "dpselect" and m.levels == "median"]
     if not resolution_supported():
         rows = [m for m in rows if not m.resolution]
-    print("Exact expected rank error of dpselect select_quantile (the median), from its output distribution:")
+    print("Exact expected rank error of one release at level q, from each mechanism's output distribution "
+          "(one record replaced, n public; ties counted):\n")
     for column in columns:
         values = load_column(Path(args.data_dir), column)
-        for mechanism in rows:
+        runner = opendp_runner(column)
+        print(f"## {column.label}\n")
+        finest = rows[-1]  # over the recorded resolution where the package has it
+        print("| q | ε | " + " | ".join(m.name for m in rows) +
+              f" | permute-and-flip, dpselect's utility ({finest.name.split('(')[-1].rstrip(')')}; not offered) "
+              "| OpenDP make_private_quantile |")
+        print("|---:|---:|" + "---:|" * (len(rows) + 2))
+        for q in DECILES:
             for epsilon in args.epsilons:
-                expected = exact_median_error(column, values, epsilon, mechanism.resolution)
-                print(f"{column.label:20s} {mechanism.name:48s} eps={epsilon:<5g} expected rank error {expected:.6g}",
+                ours = [exact_quantile_error(column, values, epsilon, m.resolution, q) for m in rows]
+                flip = exact_flip_error(column, values, epsilon, finest.resolution, q)
+                theirs = exact_opendp_error(column, values, q, runner.scale(values.size, q, epsilon))
+                print(f"| {q:g} | {epsilon:g} | " + " | ".join(f"{e:.4g}" for e in ours + [flip, theirs]) + " |",
                       flush=True)
+        print()
 
 
 def main(argv=None) -> None:
@@ -424,8 +513,9 @@ def main(argv=None) -> None:
     parser.add_argument("--mechanisms", nargs="+", default=[""], metavar="TEXT",
                         help="run only the rows whose mechanism name contains one of these (default all)")
     parser.add_argument("--exact", action="store_true",
-                        help="print the exact expected rank error of the select_quantile rows (the median) for "
-                             "--datasets and --epsilons, from the mechanism's output distribution, and release nothing")
+                        help="print the exact expected rank error of one release at each decile by dpselect "
+                             "(each grid) and OpenDP, for --datasets and --epsilons, from each mechanism's output "
+                             "distribution, and release nothing")
     args = parser.parse_args(argv)
     if args.releases < 2:
         parser.error("--releases must be at least 2 (for a standard error)")
