@@ -6,6 +6,8 @@
 //                                          exponential, ChaCha20): the cost of a call
 //   cpu_functor/<mechanism>/n:<n>          dpselect::select_functor over a cheap quadratic
 //                                          utility computed on the fly, Backend::Cpu
+//   cpu_rows/float/rows:<r>/cols:<c>       select_rows over an r x c host matrix, Backend::Cpu;
+//                                          r = 16384, c = 8: the cost of a release
 //   cpu_repeated/double/n:8/releases:<r>   select_repeated: r releases over one row of 8
 //                                          (the auditor's shape), Backend::Cpu
 //   cpu_noise/<transform>                  one Philox block -> one noise draw, single thread
@@ -157,6 +159,8 @@ void bm_rows(benchmark::State& state, std::uint64_t rows, std::uint64_t cols) {
       benchmark::DoNotOptimize(picks.selections.data());
     }
     report_throughput(state, rows * cols, sizeof(float));
+    state.counters["releases_per_s"] =
+        benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsIterationInvariantRate);
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
   }
@@ -281,6 +285,12 @@ void register_all() {
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   }
+  // Rows of few candidates (a batch of small private choices): the cost of a release, not of a
+  // candidate, as for select_repeated below.
+  benchmark::RegisterBenchmark("cpu_rows/float/rows:16384/cols:8",
+                               [](benchmark::State& state) { bm_rows(state, 16384, 8); })
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("cpu_repeated/double/n:8/releases:65536",
                                [](benchmark::State& state) { bm_repeated(state, 8, 65536); })
       ->UseRealTime()

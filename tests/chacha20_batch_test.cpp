@@ -54,6 +54,44 @@ TEST(ChaCha20Batch, EveryImplementationGivesTheScalarBlocks) {
   if (avx2_checked == 0) GTEST_LOG_(INFO) << "no AVX2 on this CPU: the AVX2 blocks were not checked";
 }
 
+// One block of each of eight streams (streams that differ in either word, consecutive streams,
+// the same stream twice), at block numbers that differ per lane, across the counter's 2^32 carry.
+TEST(ChaCha20Batch, BlocksOfStreamsGiveEachLanesScalarBlock) {
+  std::mt19937_64 rng(11);
+  int avx2_checked = 0;
+  const std::vector<std::uint64_t> starts = batch_starts();
+  for (std::size_t trial = 0; trial < starts.size(); ++trial) {
+    const ChaChaKey key = ChaChaKey::from_seed(rng());
+    std::uint64_t streams[kChaChaBatchBlocks];
+    std::uint64_t blocks[kChaChaBatchBlocks];
+    const std::uint64_t first_stream = trial % 3 == 0 ? (std::uint64_t{1} << 32) - 4 : rng();
+    for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) {
+      streams[j] = trial % 2 == 0 ? first_stream + j : rng();
+      blocks[j] = trial % 4 == 1 ? starts[trial] : starts[(trial + j) % starts.size()] + j;
+    }
+    streams[7] = streams[6];  // the same stream in two lanes
+    std::uint32_t expected[kChaChaBatchBlocks][16];
+    for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) chacha20_stream_block(key, streams[j], blocks[j], expected[j]);
+    for (const ChaChaBatchCode code : {ChaChaBatchCode::scalar, ChaChaBatchCode::sse2, ChaChaBatchCode::avx2}) {
+      std::uint32_t out[kChaChaBatchBlocks][16] = {};
+      if (!chacha20_blocks_of_streams_with(code, key, streams, blocks, out)) continue;  // not in this build/CPU
+      if (code == ChaChaBatchCode::avx2) ++avx2_checked;
+      for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) {
+        for (int w = 0; w < 16; ++w) {
+          ASSERT_EQ(out[j][w], expected[j][w]) << "code " << static_cast<int>(code) << " trial " << trial
+                                               << " lane " << j << " word " << w;
+        }
+      }
+    }
+    std::uint32_t dispatched[kChaChaBatchBlocks][16];
+    chacha20_blocks_of_streams(key, streams, blocks, dispatched);
+    for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) {
+      for (int w = 0; w < 16; ++w) ASSERT_EQ(dispatched[j][w], expected[j][w]);
+    }
+  }
+  if (avx2_checked == 0) GTEST_LOG_(INFO) << "no AVX2 on this CPU: the AVX2 blocks were not checked";
+}
+
 // SequentialBlocks serves every position of a long run, and of runs starting at unaligned
 // positions, from its batches: the same bits as random_block.
 TEST(ChaCha20Batch, SequentialBlocksMatchRandomBlockOverLongRuns) {

@@ -3,6 +3,7 @@
 // over that row as the context's next release; per-row epsilons; bad shapes.
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <span>
 #include <vector>
@@ -87,6 +88,76 @@ TEST_F(Rows, RepeatedReleasesEqualSuccessiveSelects) {
       ASSERT_EQ(repeated.selections[i].index, single.index) << "n " << n << " release " << i;
       ASSERT_EQ(repeated.selections[i].report.stream, i);
       ASSERT_EQ(repeated.selections[i].report.executed_on, kExecutedOn);
+    }
+  }
+}
+
+// Rows of up to one group of candidates (the CPU scores them in batches of releases): every
+// Selection, report included, equals the one a Release over that row gives as the context's
+// (first stream + r)-th release, for every width up to one past a group, both value types, every
+// mechanism and generator, excluded candidates, a public reference, per-row epsilons and a row
+// count that leaves a partial batch; select_repeated likewise.
+template <class T>
+void expect_rows_equal_releases(Mechanism mechanism, Generator generator, std::uint64_t cols, bool per_row,
+                                std::optional<double> reference) {
+  constexpr std::uint64_t kRows = 19;
+  std::vector<T> matrix(kRows * cols);
+  for (std::size_t i = 0; i < matrix.size(); ++i) {
+    matrix[i] = i % 11 == 3 ? -static_cast<T>(INFINITY) : static_cast<T>(std::sin(0.71 * static_cast<double>(i)) * 4.0);
+  }
+  for (std::uint64_t r = 0; r < kRows; ++r) matrix[r * cols] = static_cast<T>(r % 3);  // no row all excluded
+  std::vector<double> epsilons(kRows);
+  for (std::uint64_t r = 0; r < kRows; ++r) epsilons[r] = 0.25 + 0.5 * static_cast<double>(r % 4);
+  SelectionParams params = params_for(mechanism, 1.5, 1.0);
+  params.utility_reference = reference;
+  const HostMatrix<const T> m{matrix.data(), kRows, cols};
+  Context batched_context = Context::with_fixed_seed(31, generator);
+  const RowsSelection rows = per_row ? select_rows(batched_context, m, params, epsilons) : select_rows(batched_context, m, params);
+  Context repeated_context = Context::with_fixed_seed(31, generator);
+  const RowsSelection repeated = select_repeated(repeated_context, std::span<const T>(matrix.data(), cols), params, kRows);
+  Context single_context = Context::with_fixed_seed(31, generator);
+  Context single_repeated_context = Context::with_fixed_seed(31, generator);
+  const auto expect_same = [&](const Selection& got, const Selection& want, std::uint64_t r, const char* what) {
+    const std::string where = std::string(what) + " cols " + std::to_string(cols) + " row " + std::to_string(r);
+    EXPECT_EQ(got.index, want.index) << where;
+    EXPECT_EQ(got.report.mechanism, want.report.mechanism) << where;
+    EXPECT_EQ(got.report.epsilon_spent, want.report.epsilon_spent) << where;
+    EXPECT_EQ(got.report.sensitivity, want.report.sensitivity) << where;
+    EXPECT_EQ(got.report.monotone, want.report.monotone) << where;
+    EXPECT_EQ(got.report.noise_scale, want.report.noise_scale) << where;
+    EXPECT_EQ(got.report.executed_on, want.report.executed_on) << where;
+    EXPECT_EQ(got.report.cpu_fallback_reason, want.report.cpu_fallback_reason) << where;
+    EXPECT_EQ(got.report.candidates, want.report.candidates) << where;
+    EXPECT_EQ(got.report.slack.epsilon, want.report.slack.epsilon) << where;
+    EXPECT_EQ(got.report.slack.delta, want.report.slack.delta) << where;
+    EXPECT_EQ(got.report.slack.depends_on_data, want.report.slack.depends_on_data) << where;
+    EXPECT_EQ(got.report.stream, want.report.stream) << where;
+    EXPECT_EQ(got.report.generator, want.report.generator) << where;
+  };
+  for (std::uint64_t r = 0; r < kRows; ++r) {
+    SelectionParams row_params = params;
+    if (per_row) row_params.epsilon = epsilons[r];
+    Release release = single_context.begin_release(row_params);
+    const Selection want = release.finish(release.evaluate(std::span<const T>(matrix.data() + r * cols, cols)));
+    expect_same(rows.selections[r], want, r, "select_rows");
+    Release again = single_repeated_context.begin_release(params);
+    const Selection want_repeated = again.finish(again.evaluate(std::span<const T>(matrix.data(), cols)));
+    expect_same(repeated.selections[r], want_repeated, r, "select_repeated");
+  }
+}
+
+TEST_F(Rows, SmallRowsEqualReleasesOfEachRow) {
+  for (std::uint64_t cols = 1; cols <= 33; ++cols) {
+    const auto mechanism = static_cast<Mechanism>(cols % 3);
+    const Generator generator = cols % 4 == 1 ? Generator::philox : Generator::chacha20;
+    const std::optional<double> reference = cols % 5 == 2 ? std::optional<double>(1.25) : std::nullopt;
+    expect_rows_equal_releases<float>(mechanism, generator, cols, cols % 2 == 0, reference);
+    expect_rows_equal_releases<double>(mechanism, generator, cols, cols % 2 == 1, reference);
+  }
+  for (const Mechanism mechanism : {Mechanism::exponential, Mechanism::permute_and_flip, Mechanism::laplace_noisy_max}) {
+    for (const Generator generator : {Generator::chacha20, Generator::philox}) {
+      expect_rows_equal_releases<double>(mechanism, generator, 8, false, std::nullopt);
+      expect_rows_equal_releases<float>(mechanism, generator, 32, true, 0.5);
     }
   }
 }

@@ -14,6 +14,7 @@
 #include "dpselect/errors.hpp"
 #include "engine/floating_point_slack.hpp"
 #include "engine/gpu_backend.hpp"
+#include "engine/release_steps.hpp"
 #include "random/os_entropy.hpp"
 #include "engine/validation.hpp"
 
@@ -239,25 +240,31 @@ std::shared_ptr<PrivacyAccountant> Context::accountant() const {
 
 Release Context::begin_release(const SelectionParams& params) { return start_release(params, true); }
 
+detail::NoiseSpec detail::release_noise_spec(const SelectionParams& params, const RandomKey& key, std::uint64_t stream,
+                                             UtilityReference& reference) {
+  NoiseSpec spec{params.mechanism, score_scale(params), key, stream,
+                 params.utility_bound > 0.0 ? params.utility_bound : kInfinity};
+  reference = UtilityReference::zero;
+  if (params.utility_reference.has_value()) {
+    spec.utility_reference = *params.utility_reference;
+    reference = *params.utility_reference == 0.0 ? UtilityReference::zero : UtilityReference::public_value;
+  }
+  return spec;
+}
+
 Release Context::start_release(const SelectionParams& params, bool charge) {
   State& context = state();
   detail::validate_release_params(params);
-  const double score_scale = detail::score_scale(params);
   if (charge) {
     const PrivacyCharge release_charge{release_kind(params.mechanism), params.epsilon, 0.0, 1};
     detail::ContextAccess::charge(*this, std::span(&release_charge, 1));
   }
   auto release = std::make_unique<detail::ReleaseState>();
   release->params = params;
-  release->spec = detail::NoiseSpec{params.mechanism, score_scale, context.key,
-                                    context.next_stream.fetch_add(1, std::memory_order_relaxed),
-                                    params.utility_bound > 0.0 ? params.utility_bound : detail::kInfinity};
-  if (params.utility_reference.has_value()) {
-    release->spec.utility_reference = *params.utility_reference;
-    release->reference = *params.utility_reference == 0.0 ? detail::UtilityReference::zero
-                                                          : detail::UtilityReference::public_value;
-    release->reference_fixed = true;
-  }
+  release->spec = detail::release_noise_spec(params, context.key,
+                                             context.next_stream.fetch_add(1, std::memory_order_relaxed),
+                                             release->reference);
+  release->reference_fixed = params.utility_reference.has_value();
   const RandomBlock tag = random_block(context.key, release->spec.stream, detail::kReleaseTagPosition);
   release->release_tag = (std::uint64_t{tag.word[0]} << 32) | tag.word[1];
   release->shared_key = context.shared_key;
@@ -265,8 +272,12 @@ Release Context::start_release(const SelectionParams& params, bool charge) {
 }
 
 detail::ContextAccess::KeyedStream detail::ContextAccess::draw_stream(Context& context) {
+  return draw_streams(context, 1);
+}
+
+detail::ContextAccess::KeyedStream detail::ContextAccess::draw_streams(Context& context, std::uint64_t count) {
   Context::State& state = context.state();
-  return {state.key, state.next_stream.fetch_add(1, std::memory_order_relaxed)};
+  return {state.key, state.next_stream.fetch_add(count, std::memory_order_relaxed)};
 }
 
 void detail::ContextAccess::charge(Context& context, std::span<const PrivacyCharge> charges) {
@@ -345,6 +356,11 @@ Selection Release::finish(const ShardResult& merged) {
                      std::to_string(state.claimed_candidates) +
                      "; merge every shard exactly once first");
   }
+  return detail::finish_selection(state.params, state.spec, state.reference, merged);
+}
+
+Selection detail::finish_selection(const SelectionParams& params, const NoiseSpec& spec, UtilityReference reference,
+                                   const ShardResult& merged) {
   if (merged.first_invalid_index != kNoIndex) {
     // A utility is an aggregate of the data (a count, a score): only NaN or +inf, which say nothing
     // about it, is quoted back.
@@ -363,11 +379,10 @@ Selection Release::finish(const ShardResult& merged) {
     throw InvalidArgument("dpselect: utilities must include at least one candidate that is not "
                           "excluded (got all " + std::to_string(merged.candidates) + " equal to -inf)");
   }
-  const SelectionParams& params = state.params;
   const bool bound_given = params.utility_bound > 0.0;
-  FloatingPointSlack slack = detail::floating_point_slack(
-      params.epsilon, state.spec.score_scale, params.sensitivity,
-      bound_given ? params.utility_bound : merged.max_abs_shifted_utility, merged.candidates, state.reference);
+  FloatingPointSlack slack = floating_point_slack(params.epsilon, spec.score_scale, params.sensitivity,
+                                                  bound_given ? params.utility_bound : merged.max_abs_shifted_utility,
+                                                  merged.candidates, reference);
   slack.depends_on_data = !bound_given;
   if (!(slack.epsilon < params.epsilon)) {
     detail::throw_epsilon_too_small_for_slack();
@@ -377,15 +392,15 @@ Selection Release::finish(const ShardResult& merged) {
   report.epsilon_spent = params.epsilon;
   report.sensitivity = params.sensitivity;
   report.monotone = params.monotone;
-  report.noise_scale = 1.0 / state.spec.score_scale;
+  report.noise_scale = 1.0 / spec.score_scale;
   report.executed_on = merged.executed_on;
   if (merged.executed_on == ExecutedOn::cpu && params.backend == Backend::Auto) {
     report.cpu_fallback_reason = detail::gpu_unusable_reason();
   }
   report.candidates = merged.candidates;
   report.slack = slack;
-  report.stream = state.spec.stream;
-  report.generator = state.spec.key.generator;
+  report.stream = spec.stream;
+  report.generator = spec.key.generator;
   return Selection{merged.best_index, report};
 }
 

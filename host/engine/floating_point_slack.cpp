@@ -33,6 +33,7 @@
 //     slack.epsilon = 4 eta + eps * 2^-52,   slack.delta = (1 + e^{eps + slack.epsilon}) n 2^-86.
 #include "engine/floating_point_slack.hpp"
 
+#include <bit>
 #include <cmath>
 
 #include "dpselect/detail/noise_positions.hpp"
@@ -41,9 +42,11 @@
 
 namespace dpselect::detail {
 
-FloatingPointSlack floating_point_slack(double epsilon, double score_scale, double sensitivity,
-                                        double max_abs_shifted_utility, std::uint64_t candidates,
-                                        UtilityReference reference) {
+namespace {
+
+FloatingPointSlack computed_floating_point_slack(double epsilon, double score_scale, double sensitivity,
+                                                 double max_abs_shifted_utility, std::uint64_t candidates,
+                                                 UtilityReference reference) {
   // Computed in long double and rounded up a little so the reported bound is never below the
   // derived one.
   const long double neighbour_shift = reference == UtilityReference::from_data ? 2.0L * sensitivity : sensitivity;
@@ -59,6 +62,36 @@ FloatingPointSlack floating_point_slack(double epsilon, double score_scale, doub
   constexpr long double kRoundUp = 1.0L + 0x1p-40L;
   return FloatingPointSlack{static_cast<double>(slack_epsilon * kRoundUp),
                             static_cast<double>(slack_delta * kRoundUp)};
+}
+
+}  // namespace
+
+FloatingPointSlack floating_point_slack(double epsilon, double score_scale, double sensitivity,
+                                        double max_abs_shifted_utility, std::uint64_t candidates,
+                                        UtilityReference reference) {
+  // Many releases of one call often ask for the same slack (select_repeated: every release over the
+  // same row), and computed_floating_point_slack's long double exp costs more than scoring a few
+  // candidates: the last answer of this thread is kept. A pure function of its arguments, so the
+  // cache changes nothing.
+  struct Last {
+    double epsilon, score_scale, sensitivity, max_abs_shifted_utility;
+    std::uint64_t candidates;
+    UtilityReference reference;
+    FloatingPointSlack slack;
+    bool valid = false;
+  };
+  thread_local Last last;
+  const auto same_bits = [](double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); };
+  if (last.valid && same_bits(last.epsilon, epsilon) && same_bits(last.score_scale, score_scale) &&
+      same_bits(last.sensitivity, sensitivity) && same_bits(last.max_abs_shifted_utility, max_abs_shifted_utility) &&
+      last.candidates == candidates && last.reference == reference) {
+    return last.slack;
+  }
+  last = Last{epsilon, score_scale, sensitivity, max_abs_shifted_utility, candidates, reference,
+              computed_floating_point_slack(epsilon, score_scale, sensitivity, max_abs_shifted_utility, candidates,
+                                            reference),
+              true};
+  return last.slack;
 }
 
 // Slack of the bid-interval pricing sampler (host/pricing/pricing_intervals.cpp).

@@ -2,6 +2,8 @@
 // Batched selection: one release per row (see rows.hpp).
 #include "dpselect/rows.hpp"
 
+#include <omp.h>
+
 #include <exception>
 #include <limits>
 #include <string>
@@ -9,8 +11,10 @@
 
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
+#include "engine/cpu_backend.hpp"
 #include "engine/gpu_backend.hpp"
-#include "engine/row_passes.hpp"
+#include "engine/release_steps.hpp"
+#include "engine/small_rows.hpp"
 #include "engine/validation.hpp"
 
 namespace dpselect {
@@ -28,10 +32,11 @@ struct RowSource {
   cuda_stream_t stream;
 };
 
-// Every check that can fail, then one charge for all rows, then the streams in row order.
+// Every check that can fail, before any charge: the parameters of each row (one entry when every
+// row shares them).
 template <class T>
-std::vector<Release> begin_row_releases(Context& context, const RowSource<T>& source, const SelectionParams& params,
-                                        std::span<const double> row_epsilons, const char* rows_name) {
+std::vector<SelectionParams> checked_row_params(const RowSource<T>& source, const SelectionParams& params,
+                                                std::span<const double> row_epsilons, const char* rows_name) {
   if (source.rows == 0 || source.cols == 0) {
     throw InvalidArgument(std::string("dpselect: ") + rows_name + " must have at least one row and one column (got " +
                           std::to_string(source.rows) + " x " + std::to_string(source.cols) + ")");
@@ -60,15 +65,14 @@ std::vector<Release> begin_row_releases(Context& context, const RowSource<T>& so
       throw InvalidArgument(std::string(error.what()) + (per_row ? " in row_epsilons[" + std::to_string(r) + "]" : ""));
     }
   }
-  detail::resolve_backend(params.backend);
+  return row_params;
+}
 
-  // Every row is its own release (rows.hpp), charged together before the first stream is drawn;
-  // the memory for the releases is taken before the charge, so nothing fails after it.
-  std::vector<Release> releases;
-  releases.reserve(source.rows);
+// One charge for every row (rows.hpp): one entry per run of equal epsilons.
+void charge_rows(Context& context, std::span<const SelectionParams> row_params, std::uint64_t rows) {
   std::vector<PrivacyCharge> charges;
-  if (!per_row) {
-    charges.push_back(PrivacyCharge{release_kind(params.mechanism), params.epsilon, 0.0, source.rows});
+  if (row_params.size() == 1) {
+    charges.push_back(PrivacyCharge{release_kind(row_params[0].mechanism), row_params[0].epsilon, 0.0, rows});
   } else {
     for (const SelectionParams& row : row_params) {
       if (!charges.empty() && charges.back().epsilon == row.epsilon) {
@@ -79,29 +83,78 @@ std::vector<Release> begin_row_releases(Context& context, const RowSource<T>& so
     }
   }
   detail::ContextAccess::charge(context, charges);
-  for (std::uint64_t r = 0; r < source.rows; ++r) {
-    releases.push_back(detail::ContextAccess::begin_charged_release(context, row_params[per_row ? r : 0]));
-  }
-  return releases;
 }
 
+// The rows' shards on the GPU (one batched pass, kernels/select_rows.cu) or on the CPU (each row's
+// pass as Release::evaluate makes it: rows in parallel when there are at least as many as threads,
+// each row's pass on all cores otherwise).
+template <class T>
+std::vector<ShardResult> score_rows(const RowSource<T>& source, std::span<const detail::NoiseSpec> specs, bool on_gpu) {
+  std::vector<ShardResult> results(source.rows);
+  if (on_gpu) {
+    if (source.on_device) {
+      detail::gpu_evaluate_device_rows(specs, source.data, source.row_stride, source.cols, results, source.stream);
+    } else {
+      detail::gpu_evaluate_host_rows(specs, source.data, source.row_stride, source.cols, results);
+    }
+    return results;
+  }
+  std::exception_ptr failure;
+  const bool parallel_rows = source.rows >= static_cast<std::uint64_t>(omp_get_max_threads());
+#pragma omp parallel for schedule(dynamic, 1) if (parallel_rows)
+  for (std::uint64_t r = 0; r < source.rows; ++r) {
+    try {
+      results[r] = detail::cpu_evaluate_array(specs[r], source.data + r * source.row_stride, IndexRange{0, source.cols});
+    } catch (...) {
+#pragma omp critical
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  return results;
+}
+
+// Every row is its own release (rows.hpp) with stream first_stream + r, begun and finished with the
+// steps a Release takes (release_steps.hpp) but without building one: the charge, the streams and
+// the reports are the call's, once. Rows of at most one group on the CPU are begun, scored and
+// finished in batches (small_rows.hpp); the others are scored together, then finished in row order.
 template <class T>
 RowsSelection select_each_row(Context& context, const RowSource<T>& source, const SelectionParams& params,
                               std::span<const double> row_epsilons, const char* rows_name) {
-  std::vector<Release> releases = begin_row_releases(context, source, params, row_epsilons, rows_name);
-  const bool on_gpu = source.on_device || detail::ReleaseAccess::resolved_backend(releases.front()) == Backend::Gpu;
-  const std::vector<ShardResult> results =
-      on_gpu ? detail::score_rows_on_gpu(std::span(releases), source.data, source.cols, source.row_stride,
-                                         source.on_device, source.stream)
-             : detail::score_rows_on_cpu(std::span(releases), source.data, source.cols, source.row_stride);
-  // All or nothing: nothing is returned unless every row finishes.
+  const std::vector<SelectionParams> row_params = checked_row_params(source, params, row_epsilons, rows_name);
+  const bool on_gpu = source.on_device || detail::resolve_backend(params.backend) == Backend::Gpu;
+  const bool small_rows = !on_gpu && source.cols <= detail::kSmallRowMaxColumns;
+  const bool per_row = row_params.size() > 1;
+  // The memory is taken before the charge: after it, nothing fails but a row (or a CUDA call).
   RowsSelection selection;
-  selection.selections.reserve(source.rows);
-  for (std::uint64_t r = 0; r < source.rows; ++r) {
+  selection.selections.resize(source.rows);
+  std::vector<detail::NoiseSpec> specs(small_rows ? 0 : source.rows);
+  charge_rows(context, row_params, source.rows);
+  const detail::ContextAccess::KeyedStream first = detail::ContextAccess::draw_streams(context, source.rows);
+  detail::RowFailure failure;
+  if (small_rows) {
+    failure = detail::select_small_rows_on_cpu(row_params, first.key, first.stream, source.data, source.cols,
+                                               source.row_stride, selection.selections);
+  } else {
+    detail::UtilityReference reference = detail::UtilityReference::zero;  // fixed by the params: one for all rows
+    for (std::uint64_t r = 0; r < source.rows; ++r) {
+      specs[r] = detail::release_noise_spec(row_params[per_row ? r : 0], first.key, first.stream + r, reference);
+    }
+    const std::vector<ShardResult> results = score_rows(source, specs, on_gpu);
+    for (std::uint64_t r = 0; r < source.rows && !failure.error; ++r) {
+      try {
+        selection.selections[r] = detail::finish_selection(row_params[per_row ? r : 0], specs[r], reference, results[r]);
+      } catch (const InvalidArgument&) {
+        failure = detail::RowFailure{r, std::current_exception()};
+      }
+    }
+  }
+  // All or nothing: nothing is returned unless every row finishes.
+  if (failure.error) {
     try {
-      selection.selections.push_back(releases[r].finish(results[r]));
+      std::rethrow_exception(failure.error);
     } catch (const InvalidArgument& error) {  // finish() names the column; add the row
-      throw InvalidArgument(std::string(error.what()) + " in row " + std::to_string(r));
+      throw InvalidArgument(std::string(error.what()) + " in row " + std::to_string(failure.row));
     }
   }
   return selection;

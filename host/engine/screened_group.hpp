@@ -217,15 +217,16 @@ struct ScannedGroup {
 // lowest index whatever the order of the offers.
 inline constexpr std::uint64_t kChunkScanGroups = 256;
 
-template <class Math, class DetailBlocks = RaceBlockCache, class T, class Sink, class ScreenBlocks>
-inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds, const GroupRange& groups,
-                               std::uint64_t first, std::uint64_t last, ScreenBlocks& screen_blocks, const T* data,
-                               std::uint64_t data_first_index, ShardResult& tally, Sink& sink) {
+// With the race and candidate blocks from `detail_blocks` (their `at(key, stream, position)`).
+template <class Math, class T, class Sink, class ScreenBlocks, class DetailBlocks>
+inline void score_groups_with_blocks(const NoiseSpec& spec, const ScreenBounds& bounds, const GroupRange& groups,
+                                     std::uint64_t first, std::uint64_t last, ScreenBlocks& screen_blocks,
+                                     const T* data, std::uint64_t data_first_index, ShardResult& tally, Sink& sink,
+                                     DetailBlocks& detail_blocks) {
   constexpr unsigned kLanes = kCandidatesPerGroup;
   const auto utility = [data, data_first_index](std::uint64_t index) {
     return static_cast<double>(data[index - data_first_index]);
   };
-  DetailBlocks detail_blocks = detail_blocks_for<DetailBlocks>(spec);
   for (std::uint64_t chunk_first = first; chunk_first < last; chunk_first += kChunkScanGroups) {
     const std::uint64_t chunk_last = last - chunk_first < kChunkScanGroups ? last : chunk_first + kChunkScanGroups;
     ScannedGroup scanned[kChunkScanGroups];
@@ -250,8 +251,11 @@ inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds
       const ShiftedSpread spread = shifted_spread(spec, summary.largest, summary.smallest);
       if (!summary.finite || !scan_ordinary_group(spec, spread, tally, scan)) {
         // A partial group, or a NaN, infinite or too large utility that score_group records or
-        // excludes.
-        score_group(spec, g, screen, lanes, utility, tally, sink, detail_blocks);
+        // excludes: score_group's scan and scoring, with its screen's bound from the table (the
+        // same value: the bound depends on the screen through its slot only).
+        const GroupScan lane_scan = scan_group(spec, g, lanes, utility, tally);
+        score_scanned_group(spec, g, screen, bounds.of(screen), lane_scan,
+                            UtilityOfLane<decltype(utility)>{spec, utility, first_index}, sink, detail_blocks);
         continue;
       }
       const double bound = bounds.of(screen);
@@ -282,6 +286,15 @@ inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds
                           UtilityOfLane<decltype(utility)>{spec, utility, g * kLanes}, sink, detail_blocks);
     }
   }
+}
+
+template <class Math, class DetailBlocks = RaceBlockCache, class T, class Sink, class ScreenBlocks>
+inline void score_groups_using(const NoiseSpec& spec, const ScreenBounds& bounds, const GroupRange& groups,
+                               std::uint64_t first, std::uint64_t last, ScreenBlocks& screen_blocks, const T* data,
+                               std::uint64_t data_first_index, ShardResult& tally, Sink& sink) {
+  DetailBlocks detail_blocks = detail_blocks_for<DetailBlocks>(spec);
+  score_groups_with_blocks<Math>(spec, bounds, groups, first, last, screen_blocks, data, data_first_index, tally, sink,
+                                 detail_blocks);
 }
 
 template <class DetailBlocks = RaceBlockCache, class T, class Sink, class ScreenBlocks>

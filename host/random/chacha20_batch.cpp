@@ -4,9 +4,23 @@
 namespace dpselect::detail {
 namespace {
 
-void scalar_blocks(const ChaChaKey& key, std::uint64_t stream, std::uint64_t first_block,
-                   std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
-  for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) chacha20_stream_block(key, stream, first_block + j, out[j]);
+// Lane j of a batch: block blocks[j] of stream streams[j].
+struct BatchLanes {
+  std::uint64_t streams[kChaChaBatchBlocks];
+  std::uint64_t blocks[kChaChaBatchBlocks];
+};
+
+BatchLanes consecutive_lanes(std::uint64_t stream, std::uint64_t first_block) {
+  BatchLanes lanes;
+  for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) {
+    lanes.streams[j] = stream;
+    lanes.blocks[j] = first_block + j;
+  }
+  return lanes;
+}
+
+void scalar_blocks(const ChaChaKey& key, const BatchLanes& lanes, std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
+  for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) chacha20_stream_block(key, lanes.streams[j], lanes.blocks[j], out[j]);
 }
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && defined(__SSE2__)
@@ -37,28 +51,26 @@ __attribute__((always_inline)) inline void quarter_round(Lanes (&s)[16], int a, 
   xor_rotate(s[b], s[c], 7);
 }
 
-// Blocks first_block .. first_block + kWidth - 1 into out[offset ..]: chacha20_block on each
+// Lanes offset .. offset + kWidth - 1 of `lanes` into out[offset ..]: chacha20_block on each
 // lane (the same steps, in the same order, on 32-bit words).
 template <class Lanes, unsigned kWidth>
-__attribute__((always_inline)) inline void lane_blocks(const ChaChaKey& key, std::uint64_t stream,
-                                                       std::uint64_t first_block, unsigned offset,
+__attribute__((always_inline)) inline void lane_blocks(const ChaChaKey& key, const BatchLanes& lanes, unsigned offset,
                                                        std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
-  const std::uint32_t words[16] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u,
+  const std::uint32_t words[12] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u,
                                    key.word[0], key.word[1], key.word[2], key.word[3],
-                                   key.word[4], key.word[5], key.word[6], key.word[7],
-                                   0,           0,           static_cast<std::uint32_t>(stream),
-                                   static_cast<std::uint32_t>(stream >> 32)};
-  Lanes block_low{};  // state words 12 and 13 of each lane: its 64-bit block number
-  Lanes block_high{};
-  for (unsigned lane = 0; lane < kWidth; ++lane) {
-    const std::uint64_t block = first_block + offset + lane;
-    block_low[lane] = static_cast<std::uint32_t>(block);
-    block_high[lane] = static_cast<std::uint32_t>(block >> 32);
-  }
+                                   key.word[4], key.word[5], key.word[6], key.word[7]};
   Lanes input[16];
-  for (int w = 0; w < 16; ++w) input[w] = Lanes{} + words[w];
-  input[12] = block_low;
-  input[13] = block_high;
+  for (int w = 0; w < 12; ++w) input[w] = Lanes{} + words[w];
+  // State words 12 and 13 of each lane: its 64-bit block number; 14 and 15: its stream.
+  for (int w = 12; w < 16; ++w) input[w] = Lanes{};
+  for (unsigned lane = 0; lane < kWidth; ++lane) {
+    const std::uint64_t block = lanes.blocks[offset + lane];
+    const std::uint64_t stream = lanes.streams[offset + lane];
+    input[12][lane] = static_cast<std::uint32_t>(block);
+    input[13][lane] = static_cast<std::uint32_t>(block >> 32);
+    input[14][lane] = static_cast<std::uint32_t>(stream);
+    input[15][lane] = static_cast<std::uint32_t>(stream >> 32);
+  }
   Lanes s[16];
   for (int w = 0; w < 16; ++w) s[w] = input[w];
   for (int double_round = 0; double_round < 10; ++double_round) {
@@ -77,18 +89,14 @@ __attribute__((always_inline)) inline void lane_blocks(const ChaChaKey& key, std
   }
 }
 
-void sse2_blocks(const ChaChaKey& key, std::uint64_t stream, std::uint64_t first_block,
-                 std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
-  for (unsigned offset = 0; offset < kChaChaBatchBlocks; offset += 4) {
-    lane_blocks<Lanes4, 4>(key, stream, first_block, offset, out);
-  }
+void sse2_blocks(const ChaChaKey& key, const BatchLanes& lanes, std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
+  for (unsigned offset = 0; offset < kChaChaBatchBlocks; offset += 4) lane_blocks<Lanes4, 4>(key, lanes, offset, out);
 }
 
-__attribute__((target("avx2"))) void avx2_blocks(const ChaChaKey& key, std::uint64_t stream,
-                                                 std::uint64_t first_block,
+__attribute__((target("avx2"))) void avx2_blocks(const ChaChaKey& key, const BatchLanes& lanes,
                                                  std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
   static_assert(kChaChaBatchBlocks == 8);
-  lane_blocks<Lanes8, 8>(key, stream, first_block, 0, out);
+  lane_blocks<Lanes8, 8>(key, lanes, 0, out);
 }
 
 bool cpu_has_avx2() {
@@ -99,39 +107,70 @@ bool cpu_has_avx2() {
 #define DPSELECT_CHACHA_SIMD 0
 #endif
 
-}  // namespace
-
-void chacha20_stream_blocks(const ChaChaKey& key, std::uint64_t stream, std::uint64_t first_block,
-                            std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
-#if DPSELECT_CHACHA_SIMD
-  if (cpu_has_avx2()) {
-    avx2_blocks(key, stream, first_block, out);
-  } else {
-    sse2_blocks(key, stream, first_block, out);
-  }
-#else
-  scalar_blocks(key, stream, first_block, out);
-#endif
-}
-
-bool chacha20_stream_blocks_with(ChaChaBatchCode code, const ChaChaKey& key, std::uint64_t stream,
-                                 std::uint64_t first_block, std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
+bool blocks_with(ChaChaBatchCode code, const ChaChaKey& key, const BatchLanes& lanes,
+                 std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
   switch (code) {
     case ChaChaBatchCode::scalar:
-      scalar_blocks(key, stream, first_block, out);
+      scalar_blocks(key, lanes, out);
       return true;
 #if DPSELECT_CHACHA_SIMD
     case ChaChaBatchCode::sse2:
-      sse2_blocks(key, stream, first_block, out);
+      sse2_blocks(key, lanes, out);
       return true;
     case ChaChaBatchCode::avx2:
       if (!cpu_has_avx2()) return false;
-      avx2_blocks(key, stream, first_block, out);
+      avx2_blocks(key, lanes, out);
       return true;
 #endif
     default:
       return false;
   }
+}
+
+void fastest_blocks(const ChaChaKey& key, const BatchLanes& lanes, std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
+#if DPSELECT_CHACHA_SIMD
+  if (cpu_has_avx2()) {
+    avx2_blocks(key, lanes, out);
+  } else {
+    sse2_blocks(key, lanes, out);
+  }
+#else
+  scalar_blocks(key, lanes, out);
+#endif
+}
+
+BatchLanes lanes_of(const std::uint64_t (&streams)[kChaChaBatchBlocks], const std::uint64_t (&blocks)[kChaChaBatchBlocks]) {
+  BatchLanes lanes;
+  for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) {
+    lanes.streams[j] = streams[j];
+    lanes.blocks[j] = blocks[j];
+  }
+  return lanes;
+}
+
+}  // namespace
+
+void chacha20_stream_blocks(const ChaChaKey& key, std::uint64_t stream, std::uint64_t first_block,
+                            std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
+  fastest_blocks(key, consecutive_lanes(stream, first_block), out);
+}
+
+bool chacha20_stream_blocks_with(ChaChaBatchCode code, const ChaChaKey& key, std::uint64_t stream,
+                                 std::uint64_t first_block, std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
+  return blocks_with(code, key, consecutive_lanes(stream, first_block), out);
+}
+
+void chacha20_blocks_of_streams(const ChaChaKey& key, const std::uint64_t (&streams)[kChaChaBatchBlocks],
+                                const std::uint64_t (&blocks)[kChaChaBatchBlocks],
+                                std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
+  fastest_blocks(key, lanes_of(streams, blocks), out);
+}
+
+bool chacha20_blocks_of_streams_with(ChaChaBatchCode code, const ChaChaKey& key,
+                                     const std::uint64_t (&streams)[kChaChaBatchBlocks],
+                                     const std::uint64_t (&blocks)[kChaChaBatchBlocks],
+                                     std::uint32_t (&out)[kChaChaBatchBlocks][16]) {
+  return blocks_with(code, key, lanes_of(streams, blocks), out);
 }
 
 }  // namespace dpselect::detail

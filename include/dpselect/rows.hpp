@@ -12,7 +12,9 @@
 /// columns, a warp per row up to 2048, a block per row beyond; only rows so long that one alone
 /// fills the device (millions of columns) run one release at a time, each over the whole device.
 /// select_repeated makes many releases over one row of utilities, for Monte Carlo studies of a
-/// mechanism's output distribution (the privacy auditor).
+/// mechanism's output distribution (the privacy auditor). On the CPU, rows of at most 32 columns
+/// are scored eight releases at a time: their ChaCha20 blocks at each position come from one SIMD
+/// batch (the same bits as one release at a time).
 ///
 /// Every row uses the utility reference `params.utility_reference`, or 0 when none is given
 /// (SelectionParams::utility_reference). The call is all or nothing: when any row fails, no row's
@@ -217,8 +219,9 @@ RowsSelection select_rows(Context& context, DeviceMatrix<const double> utilities
 /// (drawn consecutively), as if select() were called `releases` times: release i equals the
 /// context's (first stream + i)-th select(). PRIVACY: about the same data, so they compose: the
 /// accountant is charged `releases` releases of params.epsilon (releases x epsilon in all), before
-/// any stream is drawn. Every release of a call is held in memory until it finishes (a few hundred
-/// bytes each): make large studies in batches. On the GPU the utilities are copied once.
+/// any stream is drawn. Every release's Selection (and, for more than 32 candidates, its noise
+/// spec and shard result) is held in memory until the call returns (a few hundred bytes each):
+/// make large studies in batches. On the GPU the utilities are copied once.
 ///
 /// Runs on the CPU (releases in parallel) or, with Backend::Gpu or Auto and a usable GPU, in batched
 /// launches. Uses the utility reference `params.utility_reference`, or 0 when none is given.

@@ -21,11 +21,23 @@ inline constexpr unsigned kChaChaBatchBlocks = 8;
 void chacha20_stream_blocks(const ChaChaKey& key, std::uint64_t stream, std::uint64_t first_block,
                             std::uint32_t (&out)[kChaChaBatchBlocks][16]);
 
+// out[j] = chacha20_stream_block(key, streams[j], blocks[j]) for j < kChaChaBatchBlocks: one block
+// of each of several releases at once (the same position of consecutive streams, for batches of
+// releases over a few candidates each, host/engine/small_rows.cpp). Same code as above; the lanes
+// differ in state words 14 and 15 (the stream) as well as 12 and 13 (the block number).
+void chacha20_blocks_of_streams(const ChaChaKey& key, const std::uint64_t (&streams)[kChaChaBatchBlocks],
+                                const std::uint64_t (&blocks)[kChaChaBatchBlocks],
+                                std::uint32_t (&out)[kChaChaBatchBlocks][16]);
+
 // The same computed by the portable (one block at a time) code, the SSE2 code and the AVX2
 // code, for tests that check each against chacha20_stream_block. Returns false (and leaves `out`
 // alone) when this build or CPU lacks that implementation.
 enum class ChaChaBatchCode : std::uint8_t { scalar, sse2, avx2 };
 bool chacha20_stream_blocks_with(ChaChaBatchCode code, const ChaChaKey& key, std::uint64_t stream,
                                  std::uint64_t first_block, std::uint32_t (&out)[kChaChaBatchBlocks][16]);
+bool chacha20_blocks_of_streams_with(ChaChaBatchCode code, const ChaChaKey& key,
+                                     const std::uint64_t (&streams)[kChaChaBatchBlocks],
+                                     const std::uint64_t (&blocks)[kChaChaBatchBlocks],
+                                     std::uint32_t (&out)[kChaChaBatchBlocks][16]);
 
 }  // namespace dpselect::detail
