@@ -2,8 +2,6 @@
 // Batched selection: one release per row (see rows.hpp).
 #include "dpselect/rows.hpp"
 
-#include <omp.h>
-
 #include <exception>
 #include <limits>
 #include <string>
@@ -14,6 +12,7 @@
 #include "engine/cpu_backend.hpp"
 #include "engine/gpu_backend.hpp"
 #include "engine/release_steps.hpp"
+#include "engine/row_passes.hpp"
 #include "engine/small_rows.hpp"
 #include "engine/validation.hpp"
 
@@ -85,33 +84,19 @@ void charge_rows(Context& context, std::span<const SelectionParams> row_params, 
   detail::ContextAccess::charge(context, charges);
 }
 
-// The rows' shards on the GPU (one batched pass, kernels/select_rows.cu) or on the CPU (each row's
-// pass as Release::evaluate makes it: rows in parallel when there are at least as many as threads,
-// each row's pass on all cores otherwise).
+// The rows' shards on the GPU (one batched pass) or on the CPU (each row's pass as Release::evaluate
+// makes it), unstamped.
 template <class T>
 std::vector<ShardResult> score_rows(const RowSource<T>& source, std::span<const detail::NoiseSpec> specs, bool on_gpu) {
-  std::vector<ShardResult> results(source.rows);
   if (on_gpu) {
-    if (source.on_device) {
-      detail::gpu_evaluate_device_rows(specs, source.data, source.row_stride, source.cols, results, source.stream);
-    } else {
-      detail::gpu_evaluate_host_rows(specs, source.data, source.row_stride, source.cols, results);
-    }
+    std::vector<ShardResult> results(source.rows);
+    detail::gpu_evaluate_rows(specs, source.data, source.cols, source.row_stride, source.on_device, source.stream,
+                              results);
     return results;
   }
-  std::exception_ptr failure;
-  const bool parallel_rows = source.rows >= static_cast<std::uint64_t>(omp_get_max_threads());
-#pragma omp parallel for schedule(dynamic, 1) if (parallel_rows)
-  for (std::uint64_t r = 0; r < source.rows; ++r) {
-    try {
-      results[r] = detail::cpu_evaluate_array(specs[r], source.data + r * source.row_stride, IndexRange{0, source.cols});
-    } catch (...) {
-#pragma omp critical
-      if (!failure) failure = std::current_exception();
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
-  return results;
+  return detail::score_each_row_on_cpu(source.rows, [&](std::uint64_t r) {
+    return detail::cpu_evaluate_array(specs[r], source.data + r * source.row_stride, IndexRange{0, source.cols});
+  });
 }
 
 // Every row is its own release (rows.hpp) with stream first_stream + r, begun and finished with the
