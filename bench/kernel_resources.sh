@@ -76,9 +76,10 @@ while IFS=$'\t' read -r mangled registers stack_bytes local_bytes shared_bytes s
   demangled=$(c++filt "$mangled")
   # "void dpselect::detail::fused_select_kernel<dpselect::detail::ArraySource<float>, 256>(...)"
   # -> "fused_select_kernel<ArraySource<float>, 256>"
-  # Generator template arguments demangle as "(dpselect::Generator)0": named first (random_key.hpp
-  # declares chacha20 = 0, philox = 1), since the argument list is cut at the first parenthesis.
-  short=$(sed -E 's/\(dpselect::Generator\)0/chacha20/g; s/\(dpselect::Generator\)1/philox/g; s/\(anonymous namespace\):://g; s/^void //; s/\(.*$//; s/(dpselect::detail::|dpselect::|cub::CUB_[0-9_A-Z]+::detail::|cub::CUB_[0-9_A-Z]+::)//g' <<< "$demangled")
+  # Generator and noise-shape template arguments demangle as "(dpselect::Generator)0": named first
+  # (random_key.hpp declares chacha20 = 0, philox = 1; continuous_noise.hpp laplace = 0, normal = 1,
+  # generalized_gaussian = 2), since the argument list is cut at the first parenthesis.
+  short=$(sed -E 's/\(dpselect::Generator\)0/chacha20/g; s/\(dpselect::Generator\)1/philox/g; s/\(dpselect::continuous::NoiseShape\)0/laplace/g; s/\(dpselect::continuous::NoiseShape\)1/normal/g; s/\(dpselect::continuous::NoiseShape\)2/generalized_gaussian/g; s/\(anonymous namespace\):://g; s/^void //; s/\(.*$//; s/(dpselect::detail::|dpselect::|cub::CUB_[0-9_A-Z]+::detail::|cub::CUB_[0-9_A-Z]+::)//g' <<< "$demangled")
   printf '| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "${short:0:110}" "$registers" "$stack_bytes" \
     "$local_bytes" "$shared_bytes" "$sass_count" "$l32" "$l64" "$l128" "$ldl" "$stl"
 done

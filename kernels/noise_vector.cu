@@ -3,6 +3,7 @@
 // value + noise, computed by the same __host__ __device__ samplers as the CPU pass
 // (continuous_noise.hpp), so the two give the same bits for the same (key, stream, coordinate).
 // With Philox a thread takes one coordinate; with ChaCha20 the four coordinates that share blocks.
+// A kernel per noise shape, each holding that shape's sampler once.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -31,32 +32,17 @@ struct PhiloxFetch {
 };
 
 // Value i (of count, coordinate first_coordinate + i) gets its noise; a coordinate whose bits run
-// out becomes NaN and sets *failed. For Philox: a 16-byte block per position, nothing to share.
-template <class Fetch>
+// out becomes NaN and sets *failed. For Philox: a 16-byte block per position, nothing to share. One
+// kernel per noise shape: a run-time switch would put all three samplers in every kernel.
+template <continuous::NoiseShape Shape, class Fetch>
 __global__ void add_noise_kernel(double* values, std::uint64_t count, std::uint64_t first_coordinate, Fetch fetch,
                                  continuous::CoordinateNoise noise, unsigned int* failed) {
   const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
   for (std::uint64_t i = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; i < count; i += stride) {
     double out = 0.0;
-    if (!continuous::noisy_value(fetch, noise, first_coordinate + i, values[i], out)) atomicOr(failed, 1u);
+    if (!continuous::noisy_value_of<Shape>(fetch, noise, first_coordinate + i, values[i], out)) atomicOr(failed, 1u);
     values[i] = out;
   }
-}
-
-// Coordinate 4 quad + Lane, when it lies in [first_coordinate, first_coordinate + count): the same
-// per-coordinate semantics as add_noise_kernel.
-template <unsigned Lane, unsigned CachedRows>
-__device__ __forceinline__ void add_lane_noise(const continuous::ChaChaCoordinateQuad<CachedRows>& blocks,
-                                               std::uint64_t quad, double* values, std::uint64_t count,
-                                               std::uint64_t first_coordinate,
-                                               const continuous::CoordinateNoise& noise, unsigned int* failed) {
-  const std::uint64_t coordinate = quad * continuous::kCoordinatesPerQuad + Lane;
-  if (coordinate < first_coordinate || coordinate - first_coordinate >= count) return;
-  const std::uint64_t i = coordinate - first_coordinate;
-  continuous::ChaChaQuadLane<CachedRows, Lane> fetch{blocks};
-  double out = 0.0;
-  if (!continuous::noisy_value(fetch, noise, coordinate, values[i], out)) atomicOr(failed, 1u);
-  values[i] = out;
 }
 
 // The quads that overlap coordinates [first_coordinate, first_coordinate + count), count >= 1.
@@ -68,54 +54,67 @@ __host__ __device__ __forceinline__ std::uint64_t quads_overlapping(std::uint64_
 
 // ChaCha20: a thread takes the four coordinates of a quad (chacha20_coordinate_quads.hpp), whose
 // blocks are the quarters of one 64-byte block per row: one block computed per row for four
-// coordinates, where a thread per coordinate would compute it four times and keep a quarter.
-template <unsigned CachedRows>
+// coordinates, where a thread per coordinate would compute it four times and keep a quarter. The
+// quad caches the rows every sample of the shape reads; the four coordinates then run one copy of
+// the shape's sampler in turn (a loop kept rolled, the lane a run-time value), with the same
+// per-coordinate semantics as add_noise_kernel.
+template <continuous::NoiseShape Shape>
 __global__ void add_noise_quads_kernel(double* values, std::uint64_t count, std::uint64_t first_coordinate,
                                        ChaChaKey key, std::uint64_t stream, continuous::CoordinateNoise noise,
                                        unsigned int* failed) {
+  constexpr unsigned kCachedRows = continuous::rows_always_read(Shape);
   const std::uint64_t first_quad = first_coordinate / continuous::kCoordinatesPerQuad;
   const std::uint64_t quads = quads_overlapping(first_coordinate, count);
   const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
   for (std::uint64_t offset = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; offset < quads;
        offset += stride) {
     const std::uint64_t quad = first_quad + offset;
-    const continuous::ChaChaCoordinateQuad<CachedRows> blocks(key, stream, quad);
-    add_lane_noise<0>(blocks, quad, values, count, first_coordinate, noise, failed);
-    add_lane_noise<1>(blocks, quad, values, count, first_coordinate, noise, failed);
-    add_lane_noise<2>(blocks, quad, values, count, first_coordinate, noise, failed);
-    add_lane_noise<3>(blocks, quad, values, count, first_coordinate, noise, failed);
+    const continuous::ChaChaCoordinateQuad<kCachedRows> blocks(key, stream, quad);
+#pragma unroll 1
+    for (unsigned lane = 0; lane < continuous::kCoordinatesPerQuad; ++lane) {
+      const std::uint64_t coordinate = quad * continuous::kCoordinatesPerQuad + lane;
+      if (coordinate < first_coordinate || coordinate - first_coordinate >= count) continue;
+      const std::uint64_t i = coordinate - first_coordinate;
+      const continuous::ChaChaQuadCoordinate<kCachedRows> fetch{blocks, lane};
+      double out = 0.0;
+      if (!continuous::noisy_value_of<Shape>(fetch, noise, coordinate, values[i], out)) atomicOr(failed, 1u);
+      values[i] = out;
+    }
   }
 }
 
-template <unsigned CachedRows>
-void enqueue_add_noise_quads(double* values, std::uint64_t count, std::uint64_t first_coordinate, const ChaChaKey& key,
-                             std::uint64_t stream, const continuous::CoordinateNoise& noise, unsigned int* failed,
-                             cudaStream_t cuda_stream) {
-  const unsigned int blocks = grid_stride_blocks(quads_overlapping(first_coordinate, count), kBlockThreads,
-                                                 kMaxQuadBlocks);
-  add_noise_quads_kernel<CachedRows><<<blocks, kBlockThreads, 0, cuda_stream>>>(values, count, first_coordinate, key,
-                                                                                 stream, noise, failed);
+template <continuous::NoiseShape Shape>
+void enqueue_shape(double* values, std::uint64_t count, std::uint64_t first_coordinate, const RandomKey& key,
+                   std::uint64_t stream, const continuous::CoordinateNoise& noise, unsigned int* failed,
+                   cudaStream_t cuda_stream) {
+  if (key.generator == Generator::philox) {
+    add_noise_kernel<Shape><<<grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, cuda_stream>>>(
+        values, count, first_coordinate, PhiloxFetch{key.philox, stream}, noise, failed);
+  } else {
+    const unsigned int blocks =
+        grid_stride_blocks(quads_overlapping(first_coordinate, count), kBlockThreads, kMaxQuadBlocks);
+    add_noise_quads_kernel<Shape><<<blocks, kBlockThreads, 0, cuda_stream>>>(values, count, first_coordinate,
+                                                                              key.chacha, stream, noise, failed);
+  }
 }
 
 // count >= 1 (the callers return early on none).
 void enqueue_add_noise(double* values, std::uint64_t count, std::uint64_t first_coordinate, const RandomKey& key,
                        std::uint64_t stream, const continuous::CoordinateNoise& noise, unsigned int* failed,
                        cudaStream_t cuda_stream) {
-  if (key.generator == Generator::philox) {
-    add_noise_kernel<<<grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, cuda_stream>>>(
-        values, count, first_coordinate, PhiloxFetch{key.philox, stream}, noise, failed);
-  } else {
-    switch (continuous::rows_always_read(noise.shape)) {
-      case 1:
-        enqueue_add_noise_quads<1>(values, count, first_coordinate, key.chacha, stream, noise, failed, cuda_stream);
-        break;
-      case 2:
-        enqueue_add_noise_quads<2>(values, count, first_coordinate, key.chacha, stream, noise, failed, cuda_stream);
-        break;
-      default:
-        enqueue_add_noise_quads<4>(values, count, first_coordinate, key.chacha, stream, noise, failed, cuda_stream);
-        break;
-    }
+  switch (noise.shape) {
+    case continuous::NoiseShape::laplace:
+      enqueue_shape<continuous::NoiseShape::laplace>(values, count, first_coordinate, key, stream, noise, failed,
+                                                     cuda_stream);
+      break;
+    case continuous::NoiseShape::normal:
+      enqueue_shape<continuous::NoiseShape::normal>(values, count, first_coordinate, key, stream, noise, failed,
+                                                    cuda_stream);
+      break;
+    case continuous::NoiseShape::generalized_gaussian:
+      enqueue_shape<continuous::NoiseShape::generalized_gaussian>(values, count, first_coordinate, key, stream, noise,
+                                                                  failed, cuda_stream);
+      break;
   }
   DPSELECT_CUDA_TRY(cudaGetLastError());
 }

@@ -19,7 +19,7 @@ namespace dpselect {
 namespace {
 
 using continuous::ChaChaCoordinateQuad;
-using continuous::ChaChaQuadLane;
+using continuous::ChaChaQuadCoordinate;
 using continuous::CoordinateNoise;
 using continuous::NoiseShape;
 
@@ -41,15 +41,15 @@ struct RowRecorder {
   }
 };
 
-template <unsigned CachedRows, unsigned Lane>
-void expect_lane_blocks(const ChaChaKey& key, std::uint64_t quad) {
+template <unsigned CachedRows>
+void expect_lane_blocks(const ChaChaKey& key, std::uint64_t quad, unsigned lane) {
   const ChaChaCoordinateQuad<CachedRows> blocks(key, kStream, quad);
-  const ChaChaQuadLane<CachedRows, Lane> lane{blocks};
-  const std::uint64_t coordinate = quad * continuous::kCoordinatesPerQuad + Lane;
+  const ChaChaQuadCoordinate<CachedRows> fetch{blocks, lane};
+  const std::uint64_t coordinate = quad * continuous::kCoordinatesPerQuad + lane;
   for (const std::uint64_t row : {0, 1, 2, 3, 4, 5, 100, 1023}) {
     const std::uint64_t position = continuous::coordinate_position(coordinate, row);
-    EXPECT_TRUE(same_bits(lane.at(position), chacha20_random_block(key, kStream, position)))
-        << "cached rows " << CachedRows << " lane " << Lane << " quad " << quad << " row " << row;
+    EXPECT_TRUE(same_bits(fetch.at(position), chacha20_random_block(key, kStream, position)))
+        << "cached rows " << CachedRows << " lane " << lane << " quad " << quad << " row " << row;
   }
 }
 
@@ -57,10 +57,7 @@ template <unsigned CachedRows>
 void expect_quad_blocks(const ChaChaKey& key) {
   for (const std::uint64_t quad : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{12345},
                                    continuous::kCoordinateLimit / continuous::kCoordinatesPerQuad - 1}) {
-    expect_lane_blocks<CachedRows, 0>(key, quad);
-    expect_lane_blocks<CachedRows, 1>(key, quad);
-    expect_lane_blocks<CachedRows, 2>(key, quad);
-    expect_lane_blocks<CachedRows, 3>(key, quad);
+    for (unsigned lane = 0; lane < continuous::kCoordinatesPerQuad; ++lane) expect_lane_blocks<CachedRows>(key, quad, lane);
   }
 }
 
@@ -71,17 +68,30 @@ TEST(ChaCha20CoordinateQuads, EveryRowIsTheRandomBlockAtItsPosition) {
   expect_quad_blocks<4>(key);
 }
 
-// Noisy value of coordinate 4 quad + Lane through the quad fetch, with the rows it read.
-template <unsigned CachedRows, unsigned Lane>
-bool quad_noisy_value(const ChaChaCoordinateQuad<CachedRows>& blocks, const CoordinateNoise& noise,
+// Noisy value of coordinate 4 quad + lane through the quad fetch, with the rows it read: the
+// sampler of the shape known at compile time, as the kernel of that shape runs it.
+template <unsigned CachedRows>
+bool quad_noisy_value(const ChaChaCoordinateQuad<CachedRows>& blocks, unsigned lane, const CoordinateNoise& noise,
                       std::uint64_t coordinate, double value, double& out, std::uint64_t& rows_read) {
-  RowRecorder<ChaChaQuadLane<CachedRows, Lane>> fetch{{blocks}};
-  const bool ok = continuous::noisy_value(fetch, noise, coordinate, value, out);
+  RowRecorder<ChaChaQuadCoordinate<CachedRows>> fetch{{blocks, lane}};
+  bool ok = false;
+  switch (noise.shape) {
+    case NoiseShape::laplace:
+      ok = continuous::noisy_value_of<NoiseShape::laplace>(fetch, noise, coordinate, value, out);
+      break;
+    case NoiseShape::normal:
+      ok = continuous::noisy_value_of<NoiseShape::normal>(fetch, noise, coordinate, value, out);
+      break;
+    case NoiseShape::generalized_gaussian:
+      ok = continuous::noisy_value_of<NoiseShape::generalized_gaussian>(fetch, noise, coordinate, value, out);
+      break;
+  }
   rows_read = fetch.rows_read;
   return ok;
 }
 
-// Coordinates [0, 4 quads) of `noise` through ChaChaQuadLane<CachedRows, *> against KeyedBlocks.
+// Coordinates [0, 4 quads) of `noise` through ChaChaQuadCoordinate<CachedRows> against KeyedBlocks
+// (the run-time shape dispatch of noisy_value).
 template <unsigned CachedRows>
 void expect_same_noisy_values(const CoordinateNoise& noise, std::uint64_t quads) {
   const RandomKey key = RandomKey::from_seed(2027, Generator::chacha20);
@@ -97,13 +107,7 @@ void expect_same_noisy_values(const CoordinateNoise& noise, std::uint64_t quads)
       double got = 0.0;
       std::uint64_t rows_read = 0;
       const bool expected_ok = continuous::noisy_value(keyed, noise, coordinate, value, expected);
-      bool ok = false;
-      switch (lane) {
-        case 0: ok = quad_noisy_value<CachedRows, 0>(blocks, noise, coordinate, value, got, rows_read); break;
-        case 1: ok = quad_noisy_value<CachedRows, 1>(blocks, noise, coordinate, value, got, rows_read); break;
-        case 2: ok = quad_noisy_value<CachedRows, 2>(blocks, noise, coordinate, value, got, rows_read); break;
-        default: ok = quad_noisy_value<CachedRows, 3>(blocks, noise, coordinate, value, got, rows_read); break;
-      }
+      const bool ok = quad_noisy_value<CachedRows>(blocks, lane, noise, coordinate, value, got, rows_read);
       ASSERT_TRUE(expected_ok);
       ASSERT_EQ(ok, expected_ok) << coordinate;
       ASSERT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(expected))

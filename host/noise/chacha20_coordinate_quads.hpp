@@ -25,7 +25,7 @@ inline constexpr std::uint64_t kCoordinatesPerQuad = 4;
 // Rows every sample of `shape` reads whatever its bits (continuous_noise.hpp): Laplace one block;
 // the normal one polar attempt (2); the generalized Gaussian its uniform, one polar attempt and
 // the Marsaglia-Tsang uniform (4). Caching more would hold registers for rows most quads never read.
-DPSELECT_HD DPSELECT_FORCEINLINE unsigned rows_always_read(NoiseShape shape) {
+DPSELECT_HD constexpr unsigned rows_always_read(NoiseShape shape) {
   switch (shape) {
     case NoiseShape::laplace: return 1;
     case NoiseShape::normal: return 2;
@@ -53,12 +53,27 @@ struct ChaChaCoordinateQuad {
   }
 };
 
-// The Fetch of coordinate 4 quad + Lane (continuous::noisy_value): asked only for that coordinate's
-// positions, all of which are Lane modulo 4, so every block is read at the constant quarter Lane.
-template <unsigned CachedRows, unsigned Lane>
-struct ChaChaQuadLane {
-  static_assert(Lane < kCoordinatesPerQuad, "a quad has four coordinates");
+// A block of a coordinate beyond its quad's cached rows (a rejection's retry): chacha20_random_block.
+// Out of line on the GPU: inlined, its 20 rounds were copied into every read of every sampler of
+// every lane (about 30,000 SASS instructions per kernel where the samplers need a few thousand),
+// for reads that few coordinates make.
+#if defined(__CUDACC__)
+__host__ __device__ __noinline__
+#else
+inline
+#endif
+    RandomBlock uncached_coordinate_block(ChaChaKey key, std::uint64_t stream, std::uint64_t position) {
+  return chacha20_random_block(key, stream, position);
+}
+
+// The Fetch of coordinate 4 quad + lane (continuous::noisy_value): asked only for that coordinate's
+// positions, all of which are `lane` modulo 4, so every block is read at quarter `lane`. The lane is
+// a run-time value (chacha20_quarter selects the words, so they stay in registers): one copy of
+// the samplers serves the four coordinates of a quad.
+template <unsigned CachedRows>
+struct ChaChaQuadCoordinate {
   const ChaChaCoordinateQuad<CachedRows>& quad;
+  unsigned lane;  // < kCoordinatesPerQuad
 
   DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock at(std::uint64_t position) const {
     return from_row<0>(position >> kCoordinateColumnBits, position);
@@ -70,12 +85,10 @@ struct ChaChaQuadLane {
   template <unsigned Cached>
   DPSELECT_HD DPSELECT_FORCEINLINE RandomBlock from_row(std::uint64_t row, std::uint64_t position) const {
     if constexpr (Cached < CachedRows) {
-      if (row == Cached) return chacha20_quarter<Lane>(quad.rows[Cached]);
+      if (row == Cached) return chacha20_quarter(quad.rows[Cached], lane);
       return from_row<Cached + 1>(row, position);
     } else {
-      std::uint32_t words[16];
-      chacha20_stream_block(quad.key, quad.stream, position / 4, words);
-      return chacha20_quarter<Lane>(words);
+      return uncached_coordinate_block(quad.key, quad.stream, position);
     }
   }
 };

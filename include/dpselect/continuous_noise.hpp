@@ -311,6 +311,33 @@ DPSELECT_HD DPSELECT_FORCEINLINE CoordinateNoise make_coordinate_noise(NoiseShap
   return noise;
 }
 
+/// The standard (scale 1) noise of coordinate `coordinate` for a shape known at compile time: the
+/// same bits as standard_noise for `noise.shape == Shape`, in code that holds that shape's sampler
+/// alone (a GPU kernel per shape, kernels/noise_vector.cu).
+/// @tparam Shape The standard variable (`noise.shape` is not read).
+/// @tparam Fetch A type with `RandomBlock at(std::uint64_t position)`, such as KeyedBlocks.
+/// @param fetch Where the blocks come from.
+/// @param noise The shape's constants (its `scale` is not applied here).
+/// @param coordinate The coordinate; below kCoordinateLimit (2^54), unchecked.
+/// @param z Receives the standard sample (unchanged when false is returned).
+/// @return true on success, false when the coordinate's 2^10 blocks ran out.
+template <NoiseShape Shape, class Fetch>
+DPSELECT_HD DPSELECT_FORCEINLINE bool standard_noise_of(Fetch& fetch, const CoordinateNoise& noise,
+                                                        std::uint64_t coordinate, double& z) {
+  CoordinateBits<Fetch> bits = coordinate_bits(fetch, coordinate);
+  if constexpr (Shape == NoiseShape::laplace) {
+    RandomBlock block;
+    if (!bits.next(block)) return false;
+    z = noise::laplace(block);
+    return true;
+  } else if constexpr (Shape == NoiseShape::normal) {
+    return standard_normal(bits, z);
+  } else {
+    static_assert(Shape == NoiseShape::generalized_gaussian, "a NoiseShape value");
+    return standard_generalized_gaussian(bits, noise.generalized_gaussian, z);
+  }
+}
+
 /// The standard (scale 1) noise of coordinate `coordinate`: a function of the blocks at positions
 /// (j << 54) | coordinate, j < 2^10, only. False when they ran out (see the file comment).
 /// @tparam Fetch A type with `RandomBlock at(std::uint64_t position)`, such as KeyedBlocks.
@@ -323,20 +350,36 @@ DPSELECT_HD DPSELECT_FORCEINLINE CoordinateNoise make_coordinate_noise(NoiseShap
 template <class Fetch>
 DPSELECT_HD DPSELECT_FORCEINLINE bool standard_noise(Fetch& fetch, const CoordinateNoise& noise,
                                                      std::uint64_t coordinate, double& z) {
-  CoordinateBits<Fetch> bits = coordinate_bits(fetch, coordinate);
   switch (noise.shape) {
-    case NoiseShape::laplace: {
-      RandomBlock block;
-      if (!bits.next(block)) return false;
-      z = noise::laplace(block);
-      return true;
-    }
+    case NoiseShape::laplace:
+      return standard_noise_of<NoiseShape::laplace>(fetch, noise, coordinate, z);
     case NoiseShape::normal:
-      return standard_normal(bits, z);
+      return standard_noise_of<NoiseShape::normal>(fetch, noise, coordinate, z);
     case NoiseShape::generalized_gaussian:
-      return standard_generalized_gaussian(bits, noise.generalized_gaussian, z);
+      return standard_noise_of<NoiseShape::generalized_gaussian>(fetch, noise, coordinate, z);
   }
   return false;
+}
+
+/// noisy_value for a shape known at compile time: the same bits for `noise.shape == Shape`.
+/// @tparam Shape The standard variable (`noise.shape` is not read).
+/// @tparam Fetch A type with `RandomBlock at(std::uint64_t position)`, such as KeyedBlocks.
+/// @param fetch Where the blocks come from (the release's key and stream).
+/// @param noise The shape's constants and the scale.
+/// @param coordinate The coordinate; below kCoordinateLimit (2^54), unchecked.
+/// @param value The true value; finite for a meaningful release (not checked).
+/// @param out Receives the noisy value (may alias `value`'s source); NaN when false is returned.
+/// @return true on success, false when the coordinate's bits ran out.
+template <NoiseShape Shape, class Fetch>
+DPSELECT_HD DPSELECT_FORCEINLINE bool noisy_value_of(Fetch& fetch, const CoordinateNoise& noise,
+                                                     std::uint64_t coordinate, double value, double& out) {
+  double z = 0.0;
+  if (!standard_noise_of<Shape>(fetch, noise, coordinate, z)) {
+    out = detail::double_from_bits(0x7FF8000000000000ull);
+    return false;
+  }
+  out = detail::add_rn(value, detail::mul_rn(noise.scale, z));
+  return true;
 }
 
 /// value + scale * (standard noise of `coordinate`), rounded once per operation. On running out of
@@ -350,17 +393,21 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool standard_noise(Fetch& fetch, const Coordin
 /// @param coordinate The coordinate; below kCoordinateLimit (2^54), unchecked.
 /// @param value The true value; finite for a meaningful release (not checked).
 /// @param out Receives the noisy value (may alias `value`'s source); NaN when false is returned.
-/// @return true on success, false when the coordinate's bits ran out.
+/// @return true on success, false when the coordinate's bits ran out (or `noise.shape` is not a
+///         NoiseShape value).
 template <class Fetch>
 DPSELECT_HD DPSELECT_FORCEINLINE bool noisy_value(Fetch& fetch, const CoordinateNoise& noise, std::uint64_t coordinate,
                                                   double value, double& out) {
-  double z = 0.0;
-  if (!standard_noise(fetch, noise, coordinate, z)) {
-    out = detail::double_from_bits(0x7FF8000000000000ull);
-    return false;
+  switch (noise.shape) {
+    case NoiseShape::laplace:
+      return noisy_value_of<NoiseShape::laplace>(fetch, noise, coordinate, value, out);
+    case NoiseShape::normal:
+      return noisy_value_of<NoiseShape::normal>(fetch, noise, coordinate, value, out);
+    case NoiseShape::generalized_gaussian:
+      return noisy_value_of<NoiseShape::generalized_gaussian>(fetch, noise, coordinate, value, out);
   }
-  out = detail::add_rn(value, detail::mul_rn(noise.scale, z));
-  return true;
+  out = detail::double_from_bits(0x7FF8000000000000ull);
+  return false;
 }
 
 }  // namespace dpselect::continuous
