@@ -90,14 +90,16 @@ case $task in
     # the same CPU code, run in the cpu-only build below.
     cmake --preset default
     cmake --build --preset default
+    # Without a GPU, two tests at a time (the pip install, the longest, starts first: its COST);
+    # with one, one at a time, so that no two tests share the device.
     if nvidia-smi -L >/dev/null 2>&1; then
       ctest --preset default
     else
-      ctest --preset default -L '^(gpu|unit|docs|install|pip)$'
+      ctest --preset default -L '^(gpu|unit|docs|install|pip)$' -j2
     fi
     # Without nvcc: everything but the benchmarks and the documentation's programs (built and run
     # above); the Python package is built by pip in a fresh virtual environment, and the Python
-    # test suite runs against it (python_pip_install_fresh).
+    # test suite runs against it (python_pip_install_fresh). Two tests at a time (the preset's jobs).
     cmake --preset cpu-only -DDPSELECT_BUILD_BENCHMARKS=OFF -DDPSELECT_BUILD_EXAMPLES=OFF
     cmake --build --preset cpu-only
     ctest --preset cpu-only
