@@ -219,9 +219,9 @@ RowsSelection select_rows(Context& context, DeviceMatrix<const double> utilities
 /// (drawn consecutively), as if select() were called `releases` times: release i equals the
 /// context's (first stream + i)-th select(). PRIVACY: about the same data, so they compose: the
 /// accountant is charged `releases` releases of params.epsilon (releases x epsilon in all), before
-/// any stream is drawn. Every release's Selection (and, for more than 32 candidates, its noise
-/// spec and shard result) is held in memory until the call returns (a few hundred bytes each):
-/// make large studies in batches. On the GPU the utilities are copied once.
+/// any stream is drawn. Every release's Selection (and, unless the CPU scores rows of at most 32
+/// candidates, its noise spec and shard result) is held in memory until the call returns (a few
+/// hundred bytes each): make large studies in batches. On the GPU the utilities are copied once.
 ///
 /// Runs on the CPU (releases in parallel) or, with Backend::Gpu or Auto and a usable GPU, in batched
 /// launches. Uses the utility reference `params.utility_reference`, or 0 when none is given.
