@@ -26,6 +26,20 @@ std::vector<std::uint64_t> batch_starts() {
   return starts;
 }
 
+// Whether two batches hold the same words; the first difference names its block and word.
+::testing::AssertionResult same_batch(const std::uint32_t (&got)[kChaChaBatchBlocks][16],
+                                      const std::uint32_t (&want)[kChaChaBatchBlocks][16]) {
+  for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) {
+    for (int w = 0; w < 16; ++w) {
+      if (got[j][w] != want[j][w]) {
+        return ::testing::AssertionFailure() << "block " << j << " word " << w << ": " << got[j][w] << " != "
+                                             << want[j][w];
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 TEST(ChaCha20Batch, EveryImplementationGivesTheScalarBlocks) {
   std::mt19937_64 rng(7);
   int avx2_checked = 0;
@@ -38,18 +52,11 @@ TEST(ChaCha20Batch, EveryImplementationGivesTheScalarBlocks) {
       std::uint32_t out[kChaChaBatchBlocks][16] = {};
       if (!chacha20_stream_blocks_with(code, key, stream, first_block, out)) continue;  // not in this build/CPU
       if (code == ChaChaBatchCode::avx2) ++avx2_checked;
-      for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) {
-        for (int w = 0; w < 16; ++w) {
-          ASSERT_EQ(out[j][w], expected[j][w]) << "code " << static_cast<int>(code) << " first block "
-                                               << first_block << " block " << j << " word " << w;
-        }
-      }
+      ASSERT_TRUE(same_batch(out, expected)) << "code " << static_cast<int>(code) << " first block " << first_block;
     }
     std::uint32_t dispatched[kChaChaBatchBlocks][16];
     chacha20_stream_blocks(key, stream, first_block, dispatched);
-    for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) {
-      for (int w = 0; w < 16; ++w) ASSERT_EQ(dispatched[j][w], expected[j][w]);
-    }
+    ASSERT_TRUE(same_batch(dispatched, expected));
   }
   if (avx2_checked == 0) GTEST_LOG_(INFO) << "no AVX2 on this CPU: the AVX2 blocks were not checked";
 }
@@ -76,18 +83,11 @@ TEST(ChaCha20Batch, BlocksOfStreamsGiveEachLanesScalarBlock) {
       std::uint32_t out[kChaChaBatchBlocks][16] = {};
       if (!chacha20_blocks_of_streams_with(code, key, streams, blocks, out)) continue;  // not in this build/CPU
       if (code == ChaChaBatchCode::avx2) ++avx2_checked;
-      for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) {
-        for (int w = 0; w < 16; ++w) {
-          ASSERT_EQ(out[j][w], expected[j][w]) << "code " << static_cast<int>(code) << " trial " << trial
-                                               << " lane " << j << " word " << w;
-        }
-      }
+      ASSERT_TRUE(same_batch(out, expected)) << "code " << static_cast<int>(code) << " trial " << trial;
     }
     std::uint32_t dispatched[kChaChaBatchBlocks][16];
     chacha20_blocks_of_streams(key, streams, blocks, dispatched);
-    for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) {
-      for (int w = 0; w < 16; ++w) ASSERT_EQ(dispatched[j][w], expected[j][w]);
-    }
+    ASSERT_TRUE(same_batch(dispatched, expected));
   }
   if (avx2_checked == 0) GTEST_LOG_(INFO) << "no AVX2 on this CPU: the AVX2 blocks were not checked";
 }
