@@ -5,18 +5,24 @@
 //
 // Pass 1: each block keeps its own candidates in shared memory (kTopKCapacity slots). Its warps
 // take tiles of 32 groups of 32 candidates (device_groups.cuh: one ChaCha20 block of screens a
-// tile), a lane's group each, and score a quarter of their group's lanes per round, appending every
-// score that is not below the block's threshold; when the next round might not fit, the block
-// keeps its k best (best first under the library's order: higher score, then smaller index) and
-// raises the threshold to the k-th score. The kept entries stay sorted, so keeping sorts only the
-// entries appended since (bitonic) and merges the two sorted lists. Since the threshold only
-// rises at these points, most groups are screened by their 16-bit bound alone, as in the single
-// pick. Each block writes its k best.
+// tile), a lane's group each. The groups whose reach clears the threshold are raced one at a time
+// by the whole warp, as in the single pick (race_group_by_warp, widest first), and every score
+// not below the threshold is appended; the races of a round end with a block barrier, and when the
+// next round might not fit, the block keeps its k best (best first under the library's order:
+// higher score, then smaller index) and raises its threshold to the k-th score. The kept entries
+// stay sorted, so keeping sorts only the entries appended since (bitonic) and merges the two
+// sorted lists.
+// The threshold is also shared across the grid: a block that keeps k publishes its k-th score
+// (an atomic max of a word in device memory), and every warp screens against the largest
+// published. Exact: that block's final k all score at least as much, so the call's k best do too,
+// and a score strictly below it is never among them. Most groups are then screened by their 16-bit
+// bound alone, as in the single pick. Each block writes its k best.
 // Pass 2: one block merges the blocks' lists (and, for host arrays streamed in chunks, the list of
 // the chunks before) the same way.
 #include <cuda_runtime.h>
 
 #include <cub/block/block_reduce.cuh>
+#include <cuda/atomic>
 
 #include <algorithm>
 #include <cstdint>
@@ -35,10 +41,10 @@ namespace {
 
 constexpr int kTopKThreads = 256;
 constexpr unsigned int kTopKCapacity = 4096;
-// Lanes of its group a thread scores per round, and so the appends per round at most.
-constexpr unsigned int kLanesPerRound = 8;
-constexpr unsigned int kRoundsPerGroup = kCandidatesPerGroup / kLanesPerRound;
-constexpr unsigned int kOffersPerRound = kTopKThreads * kLanesPerRound;
+// Races a warp runs per round. A race offers at most one score per lane (a lane's candidate is
+// either excluded or valid), so a round appends at most kRacesPerRound offers per thread.
+constexpr unsigned int kRacesPerRound = 8;
+constexpr unsigned int kOffersPerRound = kTopKThreads * kRacesPerRound;
 static_assert(kTopKCapacity >= kGpuTopKMax + kOffersPerRound, "a round must fit after keeping k");
 
 struct BlockCandidates {
@@ -53,12 +59,13 @@ constexpr std::size_t kSharedBytes = sizeof(BlockCandidates);
 // The merge hands each thread this many consecutive ranks of the kept k.
 constexpr unsigned int kKeptPerThread = (kGpuTopKMax + kTopKThreads - 1) / kTopKThreads;
 
-// The Sink of score_scanned_group (screened_scoring.hpp) that appends to the block's slots.
+// The sink of race_group_by_warp and of the merge: appends every offer from `threshold` up to the
+// block's slots. `threshold`: at least the block's, at most the call's k-th best score.
 struct BlockSink {
   BlockCandidates* slots;
-  __device__ __forceinline__ double threshold() const { return slots->threshold; }
+  double threshold;
   __device__ __forceinline__ void offer(double score, std::uint64_t index) {
-    if (score < slots->threshold) return;
+    if (score < threshold) return;
     const unsigned int slot = atomicAdd(&slots->count, 1u);
     slots->score[slot] = score;
     slots->index[slot] = index;
@@ -156,12 +163,45 @@ __device__ __forceinline__ void sort_and_keep(BlockCandidates& slots, unsigned i
   __syncthreads();
 }
 
-// sort_and_keep as a call, for top_k_blocks_kernel: it holds its tiles' ChaCha20 words and its
-// tally across the call, and inlined at each of the four rounds of a group, the merge's registers
-// pushed those into local memory (ptxas: 104 bytes of spills). As a call, neither side's
-// registers constrain the other's.
-__device__ __noinline__ void sort_and_keep_call(BlockCandidates& slots, unsigned int keep) {
+// The grid-wide lower bound on the call's k-th best score, a word in device memory
+// (ordered_score_bits, kNoPublishedScore before any block keeps k): raised by every block that
+// keeps k, read by every warp once per round. Shared by every launch of one top-k (the chunks of a
+// host array all fold into one running list).
+class GridKthBound {
+ public:
+  __device__ __forceinline__ explicit GridKthBound(unsigned long long* word) : word_(*word) {}
+  // The bound, warp-uniform: one lane reads the word and hands it to the others.
+  __device__ __forceinline__ double read(unsigned int lane) const {
+    unsigned long long bits = 0;
+    if (lane == 0) bits = word_.load(cuda::std::memory_order_relaxed);
+    return score_of_ordered_bits(__shfl_sync(kAllLanes, bits, 0));
+  }
+  // Publishes `kth`, the k-th score a block keeps (or -inf before it keeps k), and returns the
+  // bound after it.
+  __device__ __forceinline__ double publish(double kth) {
+    if (kth == -kInfinity) return score_of_ordered_bits(word_.load(cuda::std::memory_order_relaxed));
+    const unsigned long long bits = ordered_score_bits(kth);
+    const unsigned long long before = word_.fetch_max(bits, cuda::std::memory_order_relaxed);
+    return score_of_ordered_bits(before > bits ? before : bits);
+  }
+
+ private:
+  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word_;
+};
+
+// sort_and_keep, then the block's k-th score raises the grid's bound, and the block's threshold
+// rises to the bound. A call, for top_k_blocks_kernel: it holds its tiles' ChaCha20 words and its
+// tally across the call, and inlined, the merge's registers pushed those into local memory
+// (ptxas: 104 bytes of spills). As a call, neither side's registers constrain the other's. Called
+// by every thread of the block after a barrier that ends all appends; ends with one.
+__device__ __noinline__ void keep_and_share_bound(BlockCandidates& slots, unsigned int keep,
+                                                  unsigned long long* grid_bound) {
   sort_and_keep(slots, keep);
+  if (threadIdx.x == 0) {
+    const double bound = GridKthBound(grid_bound).publish(slots.threshold);
+    if (bound > slots.threshold) slots.threshold = bound;
+  }
+  __syncthreads();
 }
 
 // Ends a round: every thread reads the count before any thread appends again, so all take the
@@ -180,12 +220,50 @@ __device__ void write_kept(const BlockCandidates& slots, unsigned int k, RankedC
   }
 }
 
+// Races this warp's groups of one tile that can still rank, kRacesPerRound per round and widest
+// first, against the larger of the block's threshold and the grid's bound; between rounds the
+// block keeps k when the next round might not fit, and every warp drops the groups the raised
+// threshold screens out. `pending`: the lanes whose group has something to score; `reach`: this
+// lane's group_reach. Called by every thread of the block: the rounds end with block barriers, and
+// the block goes on while any warp has groups left.
+template <Generator G, class Source>
+__device__ __forceinline__ void race_tile_groups(BlockCandidates& slots, unsigned int k,
+                                                 unsigned long long* grid_bound, const NoiseSpec& spec,
+                                                 const Source& source, std::uint64_t group, std::uint32_t screen,
+                                                 const GroupScan& scan, double reach, unsigned int pending,
+                                                 unsigned int lane) {
+  for (;;) {
+    const double bound = GridKthBound(grid_bound).read(lane);
+    const double threshold = bound > slots.threshold ? bound : slots.threshold;
+    pending &= __ballot_sync(kAllLanes, !(reach < threshold));
+    const bool races = pending != 0;
+    BlockSink sink{&slots, threshold};
+#pragma unroll 1
+    for (unsigned int race = 0; race < kRacesPerRound && pending != 0; ++race) {
+      const unsigned int next = widest_pending_lane(pending, reach, lane);
+      race_group_by_warp<GeneratorBlocks<G>, FollowerScreen::by_threshold_only>(
+          spec, __shfl_sync(kAllLanes, group, next), __shfl_sync(kAllLanes, screen, next),
+          __shfl_sync(kAllLanes, scan.valid, next), __shfl_sync(kAllLanes, scan.excluded, next), threshold, source,
+          sink, lane);
+      pending &= ~(1u << next);
+    }
+    // No warp raced (the common case): nothing was appended, and no warp has a group left.
+    if (__syncthreads_or(races) == 0) return;
+    // Every append of the round is done; the second barrier orders every read of the count before
+    // the next round's appends, so all threads take the same branches.
+    const bool full = slots.count > kTopKCapacity - kOffersPerRound;
+    const bool more = __syncthreads_or(pending != 0) != 0;
+    if (full) keep_and_share_bound(slots, k, grid_bound);
+    if (!more) return;
+  }
+}
+
 // Two blocks fit in a multiprocessor's shared memory (64 KiB of slots and 36 KiB of load tiles
 // each), which allows 128 registers a thread: no spills with either generator.
 template <class Source, Generator G>
 __global__ void __launch_bounds__(kTopKThreads, 2)
     top_k_blocks_kernel(Source source, GroupRange groups, NoiseSpec spec, unsigned int k,
-                        RankedCandidate* block_lists, ShardResult* block_tallies) {
+                        unsigned long long* grid_bound, RankedCandidate* block_lists, ShardResult* block_tallies) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   BlockCandidates& slots = *reinterpret_cast<BlockCandidates*>(shared_bytes);
   __shared__ WarpTile tiles[kTopKThreads / kWarpLanes];
@@ -196,7 +274,6 @@ __global__ void __launch_bounds__(kTopKThreads, 2)
   bounds.fill(spec.mechanism);
   ShardResult tally;
   tally.executed_on = ExecutedOn::gpu;
-  BlockSink sink{&slots};
   constexpr unsigned int kWarps = kTopKThreads / kWarpLanes;
   const std::uint64_t end = end_tile(groups);
   const std::uint64_t block_first = first_tile(groups) + static_cast<std::uint64_t>(blockIdx.x) * kWarps;
@@ -205,9 +282,8 @@ __global__ void __launch_bounds__(kTopKThreads, 2)
   const bool vector_aligned = groups_are_vector_aligned(source);
   TileScreens<G> screens;
   // The block takes kWarps consecutive tiles at a time, a warp's tile staged as in the single pick
-  // (warp_tiles.cuh), and each lane scores 8 lanes of its group per round, so a round appends at
-  // most kOffersPerRound. The loops are uniform across the block (their bounds do not depend on
-  // the thread), and each round ends with a block barrier.
+  // (warp_tiles.cuh). The loops are uniform across the block (their bounds do not depend on the
+  // thread), so every thread reaches each of race_tile_groups' barriers.
   std::uint64_t step = 0;
   for (std::uint64_t base = block_first; base < end; base += tile_step, ++step) {
     const std::uint64_t tile = warp_first + step * tile_step;  // past the end for some warps: no lanes
@@ -215,19 +291,12 @@ __global__ void __launch_bounds__(kTopKThreads, 2)
     GroupScan scan;
     if (tile < end) scan = scan_tile_group(spec, groups, source, tile, vector_aligned, warp_tile, lane, tally);
     const std::uint64_t group = tile * kTileGroups + lane;
-    const double bound = bounds.of_filled(screen);
-    const UtilityOfLane<Source> utility_of_lane{spec, source, group * kCandidatesPerGroup};
-#pragma unroll 1
-    for (unsigned int round = 0; round < kRoundsPerGroup; ++round) {
-      // The group's screen is taken again against each round's threshold: still exact, since the
-      // largest utility bounds every lane's.
-      const unsigned int window = ((1u << kLanesPerRound) - 1u) << (round * kLanesPerRound);
-      const GroupScan part{scan.largest_utility, scan.valid & window, scan.excluded & window};
-      score_scanned_group<GeneratorBlocks<G>>(spec, group, screen, bound, part, utility_of_lane, sink);
-      if (end_round(slots)) sort_and_keep_call(slots, k);
-    }
+    // A lane with nothing to score (past the end, or only invalid utilities) never races.
+    const unsigned int pending = __ballot_sync(kAllLanes, (scan.valid | scan.excluded) != 0);
+    race_tile_groups<G>(slots, k, grid_bound, spec, source, group, screen, scan,
+                        group_reach(spec, scan, bounds.of_filled(screen)), pending, lane);
   }
-  sort_and_keep_call(slots, k);
+  keep_and_share_bound(slots, k, grid_bound);
   write_kept(slots, k, block_lists + static_cast<std::uint64_t>(blockIdx.x) * k);
   using BlockReduce = cub::BlockReduce<ShardResult, kTopKThreads>;
   __shared__ typename BlockReduce::TempStorage reduce_storage;
@@ -244,9 +313,9 @@ __global__ void __launch_bounds__(kTopKThreads)
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   BlockCandidates& slots = *reinterpret_cast<BlockCandidates*>(shared_bytes);
   reset(slots);
-  BlockSink sink{&slots};
   constexpr unsigned int kPerThread = kOffersPerRound / kTopKThreads;
   for (std::uint64_t round_base = 0; round_base < entries; round_base += kOffersPerRound) {
+    BlockSink sink{&slots, slots.threshold};  // read after the last round's barriers
     for (unsigned int j = 0; j < kPerThread; ++j) {
       const std::uint64_t i = round_base + j * kTopKThreads + threadIdx.x;
       if (i < entries) sink.offer(lists[i].score, lists[i].index);
@@ -284,15 +353,16 @@ void allow_large_shared_memory(Generator generator) {
                                          static_cast<int>(kSharedBytes)));
 }
 
-// Device buffers of one top-k: the blocks' lists followed by the running list (k entries), and the
-// blocks' tallies followed by the running tally.
+// Device buffers of one top-k: the blocks' lists followed by the running list (k entries), the
+// blocks' tallies followed by the running tally, and the grid's k-th score bound (GridKthBound).
 class TopKBuffers {
  public:
   TopKBuffers(unsigned int grid, unsigned int k, cudaStream_t stream)
       : grid_(grid),
         k_(k),
         lists_((static_cast<std::size_t>(grid) + 1) * k * sizeof(RankedCandidate), stream),
-        tallies_((static_cast<std::size_t>(grid) + 1) * sizeof(ShardResult), stream) {
+        tallies_((static_cast<std::size_t>(grid) + 1) * sizeof(ShardResult), stream),
+        grid_bound_(sizeof(unsigned long long), stream) {
     const std::vector<RankedCandidate> empty_list(k, RankedCandidate{-kInfinity, kNoIndex});
     ShardResult empty_tally;
     empty_tally.executed_on = ExecutedOn::gpu;
@@ -300,18 +370,23 @@ class TopKBuffers {
                                       cudaMemcpyHostToDevice, stream));
     DPSELECT_CUDA_TRY(
         cudaMemcpyAsync(running_tally(), &empty_tally, sizeof(ShardResult), cudaMemcpyHostToDevice, stream));
+    const unsigned long long no_bound = kNoPublishedScore;
+    DPSELECT_CUDA_TRY(
+        cudaMemcpyAsync(grid_bound(), &no_bound, sizeof(no_bound), cudaMemcpyHostToDevice, stream));
     DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));  // the host sources above go out of scope
   }
   RankedCandidate* block_lists() const { return lists_.as<RankedCandidate>(); }
   RankedCandidate* running_list() const { return block_lists() + static_cast<std::size_t>(grid_) * k_; }
   ShardResult* block_tallies() const { return tallies_.as<ShardResult>(); }
   ShardResult* running_tally() const { return block_tallies() + grid_; }
+  unsigned long long* grid_bound() const { return grid_bound_.as<unsigned long long>(); }
 
  private:
   unsigned int grid_;
   unsigned int k_;
   DeviceScratch lists_;
   DeviceScratch tallies_;
+  DeviceScratch grid_bound_;
 };
 
 // Pass 1 over candidates [begin, begin + count) and pass 2 folding it into the running list.
@@ -320,7 +395,8 @@ void enqueue_top_k(const Source& source, std::uint64_t begin, std::uint64_t coun
                    unsigned int k, unsigned int grid, const TopKBuffers& buffers, cudaStream_t stream) {
   with_generator(spec.key.generator, [&](auto g) {
     top_k_blocks_kernel<Source, g()><<<grid, kTopKThreads, kSharedBytes, stream>>>(
-        source, GroupRange{begin, begin + count}, spec, k, buffers.block_lists(), buffers.block_tallies());
+        source, GroupRange{begin, begin + count}, spec, k, buffers.grid_bound(), buffers.block_lists(),
+        buffers.block_tallies());
   });
   DPSELECT_CUDA_TRY(cudaGetLastError());
   // The running list and tally sit right after the blocks', so one merge reads all of them.

@@ -3,8 +3,9 @@
 // padded power of two, the merge-path split and merge steps, and the whole "keep k" step the way
 // kernels/top_k.cu's sort_and_keep drives them (256 threads, 4 ranks each), checked against
 // std::sort and against the step it replaced (a bitonic sort of all 4096 slots, padded with
-// (-inf, kNoIndex)) round by round. Fixed seeds; scores from a small set so that ties in score are
-// common, -inf scores, and copies of the padding entry as real entries (the merge kernel offers them).
+// (-inf, kNoIndex)) round by round, and with blocks that share a bound on the k-th score. Fixed
+// seeds; scores from a small set so that ties in score are common, -inf scores, and copies of the
+// padding entry as real entries (the merge kernel offers them).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -287,6 +288,60 @@ TEST(RankedLists, RoundsKeepTheSameListAsTheFullSort) {
       }
       sort_and_keep(slots, keep);
       EXPECT_EQ(slots.entries(0, slots.count), best(offered, keep)) << "keep " << keep << " increasing " << increasing;
+    }
+  }
+}
+
+// Blocks that share a bound on the k-th best score, as top_k_blocks_kernel's do (GridKthBound):
+// the blocks take rounds in turn, each appending the offers not below the larger of its threshold
+// and the bound; a block that keeps k raises the bound to its k-th score and its threshold to the
+// bound. Every block's final k, merged, are the k best of everything offered: the bound never
+// drops a score that belongs there, a tie in score with a smaller index included. Rounds of
+// varying size, so that blocks keep at different times.
+TEST(RankedLists, BlocksSharingAKthBoundKeepTheCallsBest) {
+  constexpr unsigned int kBlocks = 5;
+  for (const bool ties : {false, true}) {
+    for (const unsigned int keep : {1u, 3u, 64u, 1024u}) {
+      EntrySource source(100 + keep);
+      std::vector<Slots> blocks(kBlocks);
+      std::vector<Entry> offered;
+      double bound = kMinusInfinity;
+      const auto keep_and_share = [&](Slots& slots) {
+        sort_and_keep(slots, keep);
+        if (slots.threshold != kMinusInfinity) bound = std::max(bound, slots.threshold);
+        slots.threshold = std::max(slots.threshold, bound);
+      };
+      std::size_t dropped_by_bound = 0;
+      for (int round = 0; round < 40; ++round) {
+        Slots& slots = blocks[static_cast<unsigned int>(round) % kBlocks];
+        const double threshold = std::max(slots.threshold, bound);
+        const auto offers = std::uniform_int_distribution<unsigned int>(0, kOffersPerRound)(source.random());
+        for (unsigned int o = 0; o < offers; ++o) {
+          // With ties: four scores and indices in no order (an odd multiplier is a bijection), so
+          // the k-th score is a tie, and entries that tie with the bound rank before the ones
+          // that set it.
+          Entry entry = source.next();
+          if (ties && entry.index != kPaddingIndex) {
+            entry.score = static_cast<double>(std::uniform_int_distribution<int>(4, 7)(source.random()));
+            entry.index *= 0x9E3779B97F4A7C15ull;
+          }
+          offered.push_back(entry);
+          if (!(entry.score < threshold)) {
+            slots.append(entry);
+          } else if (!(entry.score < slots.threshold)) {
+            ++dropped_by_bound;
+          }
+        }
+        if (slots.count > kCapacity - kOffersPerRound) keep_and_share(slots);
+      }
+      std::vector<Entry> kept;
+      for (Slots& slots : blocks) {
+        keep_and_share(slots);
+        const std::vector<Entry> list = slots.entries(0, slots.count);
+        kept.insert(kept.end(), list.begin(), list.end());
+      }
+      EXPECT_EQ(best(kept, keep), best(offered, keep)) << "keep " << keep << " ties " << ties;
+      EXPECT_GT(dropped_by_bound, 0u) << "keep " << keep << " ties " << ties << ": the bound screened nothing out";
     }
   }
 }

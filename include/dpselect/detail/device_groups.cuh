@@ -169,6 +169,66 @@ __device__ __forceinline__ double warp_max(double value) {
   return value;
 }
 
+inline constexpr unsigned int kAllLanes = 0xFFFFFFFFu;
+
+// The reach of a lane's group: the largest score any of its candidates can reach (the exact fused
+// test of score_scanned_group's screen), -inf for a group with no valid candidate.
+__device__ __forceinline__ double group_reach(const NoiseSpec& spec, const GroupScan& scan, double bound) {
+  return scan.valid != 0 ? fma_rn(spec.score_scale, scan.largest_utility, bound) : -kInfinity;
+}
+
+// The lane whose group is raced next among the warp's `pending` lanes (non-empty, warp-uniform):
+// the widest reach, the lowest lane on ties. Every lane of the warp calls it (it shuffles).
+__device__ __forceinline__ unsigned int widest_pending_lane(unsigned int pending, double reach, unsigned int lane) {
+  const bool is_pending = ((pending >> lane) & 1u) != 0;
+  const double pending_reach = warp_max(is_pending ? reach : -kInfinity);
+  return __ffs(static_cast<int>(__ballot_sync(kAllLanes, is_pending && reach == pending_reach))) - 1;
+}
+
+// Which candidates of a raced group a sink still needs. A single pick keeps one best: a follower
+// whose score cannot reach the leader's is never it, so the leader's score screens the followers.
+// A top-k keeps every score from its threshold up, the leader's and those below it alike.
+enum class FollowerScreen { by_leader, by_threshold_only };
+
+// Races group `group` (its screen, valid and excluded lanes, all warp-uniform) with the whole
+// warp, lane l scoring candidate group * 32 + l against `threshold` (warp-uniform: a score
+// strictly below it can never be kept). Every lane draws the group's race block (one block's
+// instructions for the warp) and reads its candidate's utility (one coalesced load); the
+// followers that can still reach the threshold draw their blocks side by side. Each lane offers
+// its candidate's score to its own `sink` (offer(score, index)) when it was drawn. Returns the
+// threshold the followers met: `threshold`, or the leader's score where that is larger and
+// Screen is by_leader. Exact as score_scanned_group (screened_scoring.hpp), the definition it
+// follows: a follower is left out only when even the leader's noise cannot lift it to that
+// threshold. Every lane of the warp calls it with the same arguments but `lane` and `sink`.
+template <class Blocks, FollowerScreen Screen, class Source, class Sink>
+__device__ __forceinline__ double race_group_by_warp(const NoiseSpec& spec, std::uint64_t group, std::uint32_t screen,
+                                                     unsigned int valid, unsigned int excluded, double threshold,
+                                                     const Source& source, Sink& sink, unsigned int lane) {
+  const std::uint64_t index = group * kCandidatesPerGroup + lane;
+  // Excluded candidates while nothing is kept, as score_scanned_group offers them.
+  if (threshold == -kInfinity && ((excluded >> lane) & 1u) != 0) sink.offer(-kInfinity, index);
+  if (valid == 0) return threshold;
+  const GroupRace race = group_race<Blocks>(spec, group, screen);
+  const double leader_noise = race_noise(spec.mechanism, race.leader_time);
+  const bool in_group = ((valid >> lane) & 1u) != 0;
+  const double u = in_group ? shifted_utility(spec, source(index)) : 0.0;
+  const bool leader = lane == race.leader_lane;
+  double score = in_group && leader ? fma_rn(spec.score_scale, u, leader_noise) : -kInfinity;
+  double follower_threshold = threshold;
+  if constexpr (Screen == FollowerScreen::by_leader) {
+    // The leader's exact score (a candidate of the range, when its lane is valid) raises the
+    // threshold that the followers meet; a follower's noise is at most the leader's.
+    const double leader_score = __shfl_sync(kAllLanes, score, race.leader_lane);
+    follower_threshold = leader_score > threshold ? leader_score : threshold;
+  }
+  const double follower_bound = add_rn(leader_noise, kScreenMargin);
+  if (in_group && !leader && !(fma_rn(spec.score_scale, u, follower_bound) < follower_threshold)) {
+    score = fma_rn(spec.score_scale, u, race_noise(spec.mechanism, follower_time<Blocks>(spec, race, index)));
+  }
+  if (score != -kInfinity) sink.offer(score, index);
+  return follower_threshold;
+}
+
 // How a warp scores the groups of a tile (one per lane) that can still rank (docs/design.md,
 // "Screening").
 //
@@ -179,11 +239,9 @@ __device__ __forceinline__ double warp_max(double value) {
 // per tile), and the tile's groups that can still rank are raced widest first (largest utility
 // plus noise bound), each race's score screening out what it can of the rest.
 //
-// Races are run by the whole warp. A group that passes is raced with one of its candidates per
-// lane: every lane draws the group's race block (one block's instructions for the warp), reads its
-// candidate's utility (one coalesced load), and the followers that can still reach the threshold
-// draw their blocks side by side. Run by the lane that owns the group, the same race took a block
-// and then a 32-step loop of dependent loads and draws with one lane of 32 active.
+// Races are run by the whole warp (race_group_by_warp). Run by the lane that owns the group, the
+// same race took a block and then a 32-step loop of dependent loads and draws with one lane of 32
+// active.
 //
 // Exact as score_scanned_group (screened_scoring.hpp), the definition it follows: a group is skipped
 // when its reach is below the threshold, a follower when even the leader's noise cannot lift it to
@@ -211,10 +269,9 @@ class WarpScreenThreshold {
     if (lane == 0) published_bits = published_.load(cuda::std::memory_order_relaxed);
     const double elsewhere = score_of_ordered_bits(__shfl_sync(kAllLanes, published_bits, 0));
     if (elsewhere > threshold_) threshold_ = elsewhere;
-    // The exact fused reach of score_scanned_group's screen test; a lane with nothing to score
-    // (outside the range, or only invalid utilities) never races.
+    // A lane with nothing to score (outside the range, or only invalid utilities) never races.
     const bool scored = (scan.valid | scan.excluded) != 0;
-    const double reach = scan.valid != 0 ? fma_rn(spec.score_scale, scan.largest_utility, bound) : -kInfinity;
+    const double reach = group_reach(spec, scan, bound);
     const double widest_reach = warp_max(scored ? reach : -kInfinity);
     // Nothing in the tile can rank (the common case). The threshold is then finite, so no excluded
     // candidate is offered either.
@@ -225,10 +282,7 @@ class WarpScreenThreshold {
     double threshold = threshold_;
     unsigned int pending = __ballot_sync(kAllLanes, scored && !(reach < threshold));
     while (pending != 0) {
-      const bool is_pending = ((pending >> lane) & 1u) != 0;
-      const double pending_reach = warp_max(is_pending ? reach : -kInfinity);
-      const unsigned int next =
-          __ffs(static_cast<int>(__ballot_sync(kAllLanes, is_pending && reach == pending_reach))) - 1;
+      const unsigned int next = widest_pending_lane(pending, reach, lane);
       threshold = race_group<Blocks>(spec, __shfl_sync(kAllLanes, group, next), __shfl_sync(kAllLanes, screen, next),
                                      __shfl_sync(kAllLanes, scan.valid, next),
                                      __shfl_sync(kAllLanes, scan.excluded, next), threshold, source, accumulator,
@@ -242,36 +296,16 @@ class WarpScreenThreshold {
   }
 
  private:
-  static constexpr unsigned int kAllLanes = 0xFFFFFFFFu;
-
-  // Races group `group` (screen, valid and excluded lanes) with the whole warp, lane l scoring
-  // candidate group * 32 + l, against `threshold` (a score reached in the range, or -inf; at least
-  // every lane's own best). Returns the threshold after the race: the largest of it and every
-  // lane's best.
+  // Races group `group` against `threshold` (a score reached in the range, or -inf; at least
+  // every lane's own best). Returns the threshold after the race: the largest of the threshold
+  // the followers met and every lane's best.
   template <class Blocks, class Source>
   __device__ __forceinline__ double race_group(const NoiseSpec& spec, std::uint64_t group, std::uint32_t screen,
                                                unsigned int valid, unsigned int excluded, double threshold,
                                                const Source& source, ShardAccumulator& accumulator,
                                                unsigned int lane) {
-    const std::uint64_t index = group * kCandidatesPerGroup + lane;
-    // Excluded candidates while nothing is kept, as score_scanned_group offers them.
-    if (threshold == -kInfinity && ((excluded >> lane) & 1u) != 0) accumulator.offer(-kInfinity, index);
-    if (valid == 0) return warp_max(accumulator.threshold() > threshold ? accumulator.threshold() : threshold);
-    const GroupRace race = group_race<Blocks>(spec, group, screen);
-    const double leader_noise = race_noise(spec.mechanism, race.leader_time);
-    const bool in_group = ((valid >> lane) & 1u) != 0;
-    const double u = in_group ? shifted_utility(spec, source(index)) : 0.0;
-    const bool leader = lane == race.leader_lane;
-    double score = in_group && leader ? fma_rn(spec.score_scale, u, leader_noise) : -kInfinity;
-    // The leader's exact score (a candidate of the range, when its lane is valid) raises the
-    // threshold that the followers meet; a follower's noise is at most the leader's.
-    const double leader_score = __shfl_sync(kAllLanes, score, race.leader_lane);
-    const double follower_threshold = leader_score > threshold ? leader_score : threshold;
-    const double follower_bound = add_rn(leader_noise, kScreenMargin);
-    if (in_group && !leader && !(fma_rn(spec.score_scale, u, follower_bound) < follower_threshold)) {
-      score = fma_rn(spec.score_scale, u, race_noise(spec.mechanism, follower_time<Blocks>(spec, race, index)));
-    }
-    if (score != -kInfinity) accumulator.offer(score, index);
+    const double follower_threshold = race_group_by_warp<Blocks, FollowerScreen::by_leader>(
+        spec, group, screen, valid, excluded, threshold, source, accumulator, lane);
     const double own = accumulator.threshold();
     return warp_max(own > follower_threshold ? own : follower_threshold);
   }
