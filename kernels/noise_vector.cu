@@ -4,6 +4,15 @@
 // (continuous_noise.hpp), so the two give the same bits for the same (key, stream, coordinate).
 // With Philox a thread takes one coordinate; with ChaCha20 the four coordinates that share blocks.
 // A kernel per noise shape, each holding that shape's sampler once.
+//
+// Rejections run side by side (BlockRetries). Every thread first samples its coordinates from the
+// rows every sample of the shape reads (rows_always_read: for ChaCha20, the rows its quad caches);
+// a sample that needs more (a rejected polar or Marsaglia-Tsang attempt: about one normal in five)
+// is queued in shared memory, and once the block's first pass is done, the block's threads take the
+// queued coordinates one each and sample them in full. Sampled where it was rejected, a retry kept
+// the rest of its warp waiting: one lane in five drawing, and nearly every warp drawing again for
+// some lane, several times over. A sample is a function of its coordinate's blocks alone, so the
+// bits are the same either way.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -31,17 +40,79 @@ struct PhiloxFetch {
   }
 };
 
+// A retry's ChaCha20 blocks, one position at a time, out of line (uncached_coordinate_block).
+struct UncachedChaChaFetch {
+  ChaChaKey key;
+  std::uint64_t stream;
+  __device__ __forceinline__ RandomBlock at(std::uint64_t position) const {
+    return continuous::uncached_coordinate_block(key, stream, position);
+  }
+};
+
+// The values of one pass of a block whose samples need more rows than the first try reads, by
+// index into the launch's values. Capacity: the values one pass of the block tries.
+template <unsigned Capacity>
+struct BlockRetries {
+  std::uint64_t index[Capacity];
+  unsigned int count;
+
+  // Called by every thread of the block; ends with a barrier.
+  __device__ __forceinline__ void reset() {
+    if (threadIdx.x == 0) count = 0;
+    __syncthreads();
+  }
+  __device__ __forceinline__ void push(std::uint64_t i) { index[atomicAdd(&count, 1u)] = i; }
+
+  // Samples every queued value in full (noisy_value_of), one per thread, and empties the queue.
+  // Called by every thread of the block; starts and ends with a barrier.
+  template <continuous::NoiseShape Shape, class Fetch>
+  __device__ __forceinline__ void sample_all(double* values, std::uint64_t first_coordinate, Fetch fetch,
+                                             const continuous::CoordinateNoise& noise, unsigned int* failed) {
+    __syncthreads();  // every push of the pass is done
+    const unsigned int queued = count;
+    for (unsigned int j = threadIdx.x; j < queued; j += blockDim.x) {
+      const std::uint64_t i = index[j];
+      double out = 0.0;
+      if (!continuous::noisy_value_of<Shape>(fetch, noise, first_coordinate + i, values[i], out)) atomicOr(failed, 1u);
+      values[i] = out;
+    }
+    __syncthreads();  // every read of the queue is done
+    reset();
+  }
+};
+
 // Value i (of count, coordinate first_coordinate + i) gets its noise; a coordinate whose bits run
 // out becomes NaN and sets *failed. For Philox: a 16-byte block per position, nothing to share. One
-// kernel per noise shape: a run-time switch would put all three samplers in every kernel.
+// kernel per noise shape: a run-time switch would put all three samplers in every kernel. The
+// grid-stride loop is uniform across the block (its bound does not depend on the thread), so every
+// thread reaches each pass's barriers.
 template <continuous::NoiseShape Shape, class Fetch>
 __global__ void add_noise_kernel(double* values, std::uint64_t count, std::uint64_t first_coordinate, Fetch fetch,
                                  continuous::CoordinateNoise noise, unsigned int* failed) {
+  constexpr bool kRetries = continuous::samples_may_read_more(Shape);
+  constexpr unsigned kFirstTryRows = continuous::rows_always_read(Shape);
+  __shared__ BlockRetries<kBlockThreads> retries;
+  if constexpr (kRetries) retries.reset();
   const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
-  for (std::uint64_t i = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; i < count; i += stride) {
-    double out = 0.0;
-    if (!continuous::noisy_value_of<Shape>(fetch, noise, first_coordinate + i, values[i], out)) atomicOr(failed, 1u);
-    values[i] = out;
+  for (std::uint64_t base = std::uint64_t{blockIdx.x} * kBlockThreads; base < count; base += stride) {
+    const std::uint64_t i = base + threadIdx.x;
+    if (i < count) {
+      double out = 0.0;
+      if constexpr (kRetries) {
+        if (continuous::noisy_value_within_rows_of<Shape>(fetch, noise, first_coordinate + i, kFirstTryRows,
+                                                          values[i], out)) {
+          values[i] = out;
+        } else {
+          retries.push(i);
+        }
+      } else {
+        if (!continuous::noisy_value_of<Shape>(fetch, noise, first_coordinate + i, values[i], out)) {
+          atomicOr(failed, 1u);
+        }
+        values[i] = out;
+      }
+    }
+    if constexpr (kRetries) retries.sample_all<Shape>(values, first_coordinate, fetch, noise, failed);
   }
 }
 
@@ -56,29 +127,45 @@ __host__ __device__ __forceinline__ std::uint64_t quads_overlapping(std::uint64_
 // blocks are the quarters of one 64-byte block per row: one block computed per row for four
 // coordinates, where a thread per coordinate would compute it four times and keep a quarter. The
 // quad caches the rows every sample of the shape reads; the four coordinates then run one copy of
-// the shape's sampler in turn (a loop kept rolled, the lane a run-time value), with the same
-// per-coordinate semantics as add_noise_kernel.
+// the shape's sampler in turn (a loop kept rolled, the lane a run-time value) from the cached rows
+// alone, and queue the samples that need more, with the same per-coordinate semantics as
+// add_noise_kernel.
 template <continuous::NoiseShape Shape>
 __global__ void add_noise_quads_kernel(double* values, std::uint64_t count, std::uint64_t first_coordinate,
                                        ChaChaKey key, std::uint64_t stream, continuous::CoordinateNoise noise,
                                        unsigned int* failed) {
+  constexpr bool kRetries = continuous::samples_may_read_more(Shape);
   constexpr unsigned kCachedRows = continuous::rows_always_read(Shape);
+  __shared__ BlockRetries<kBlockThreads * continuous::kCoordinatesPerQuad> retries;
+  if constexpr (kRetries) retries.reset();
   const std::uint64_t first_quad = first_coordinate / continuous::kCoordinatesPerQuad;
   const std::uint64_t quads = quads_overlapping(first_coordinate, count);
   const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
-  for (std::uint64_t offset = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; offset < quads;
-       offset += stride) {
-    const std::uint64_t quad = first_quad + offset;
-    const continuous::ChaChaCoordinateQuad<kCachedRows> blocks(key, stream, quad);
+  for (std::uint64_t base = std::uint64_t{blockIdx.x} * kBlockThreads; base < quads; base += stride) {
+    if (base + threadIdx.x < quads) {
+      const std::uint64_t quad = first_quad + base + threadIdx.x;
+      const continuous::ChaChaCoordinateQuad<kCachedRows> blocks(key, stream, quad);
 #pragma unroll 1
-    for (unsigned lane = 0; lane < continuous::kCoordinatesPerQuad; ++lane) {
-      const std::uint64_t coordinate = quad * continuous::kCoordinatesPerQuad + lane;
-      if (coordinate < first_coordinate || coordinate - first_coordinate >= count) continue;
-      const std::uint64_t i = coordinate - first_coordinate;
-      const continuous::ChaChaQuadCoordinate<kCachedRows> fetch{blocks, lane};
-      double out = 0.0;
-      if (!continuous::noisy_value_of<Shape>(fetch, noise, coordinate, values[i], out)) atomicOr(failed, 1u);
-      values[i] = out;
+      for (unsigned lane = 0; lane < continuous::kCoordinatesPerQuad; ++lane) {
+        const std::uint64_t coordinate = quad * continuous::kCoordinatesPerQuad + lane;
+        if (coordinate < first_coordinate || coordinate - first_coordinate >= count) continue;
+        const std::uint64_t i = coordinate - first_coordinate;
+        const continuous::ChaChaQuadCoordinate<kCachedRows> fetch{blocks, lane};
+        double out = 0.0;
+        if constexpr (kRetries) {
+          if (continuous::noisy_value_within_rows_of<Shape>(fetch, noise, coordinate, kCachedRows, values[i], out)) {
+            values[i] = out;
+          } else {
+            retries.push(i);
+          }
+        } else {
+          if (!continuous::noisy_value_of<Shape>(fetch, noise, coordinate, values[i], out)) atomicOr(failed, 1u);
+          values[i] = out;
+        }
+      }
+    }
+    if constexpr (kRetries) {
+      retries.sample_all<Shape>(values, first_coordinate, UncachedChaChaFetch{key, stream}, noise, failed);
     }
   }
 }

@@ -2,8 +2,10 @@
 // The quad fetch of the ChaCha20 noise-vector kernel (noise/chacha20_coordinate_quads.hpp), run on
 // the CPU: every block it returns is chacha20_random_block's, cached row or not, and the noisy
 // values it gives are those of the one-block-at-a-time fetch for every noise shape, including
-// coordinates whose samples read past the cached rows; and every sample reads at least the
-// rows_always_read rows a quad caches for its shape.
+// coordinates whose samples read past the cached rows; every sample reads at least the
+// rows_always_read rows a quad caches for its shape; and the kernels' first try from the cached
+// rows alone (noisy_value_within_rows_of) gives the same bits wherever the sample ends there, and
+// hands on exactly the samples that read further.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -90,6 +92,25 @@ bool quad_noisy_value(const ChaChaCoordinateQuad<CachedRows>& blocks, unsigned l
   return ok;
 }
 
+// The first try of coordinate 4 quad + lane from the quad's cached rows alone, as the kernels run it.
+template <unsigned CachedRows>
+bool quad_first_try(const ChaChaCoordinateQuad<CachedRows>& blocks, unsigned lane, const CoordinateNoise& noise,
+                    std::uint64_t coordinate, double value, double& out) {
+  ChaChaQuadCoordinate<CachedRows> fetch{blocks, lane};
+  switch (noise.shape) {
+    case NoiseShape::laplace:
+      return continuous::noisy_value_within_rows_of<NoiseShape::laplace>(fetch, noise, coordinate, CachedRows, value,
+                                                                         out);
+    case NoiseShape::normal:
+      return continuous::noisy_value_within_rows_of<NoiseShape::normal>(fetch, noise, coordinate, CachedRows, value,
+                                                                        out);
+    case NoiseShape::generalized_gaussian:
+      return continuous::noisy_value_within_rows_of<NoiseShape::generalized_gaussian>(fetch, noise, coordinate,
+                                                                                      CachedRows, value, out);
+  }
+  return false;
+}
+
 // Coordinates [0, 4 quads) of `noise` through ChaChaQuadCoordinate<CachedRows> against KeyedBlocks
 // (the run-time shape dispatch of noisy_value).
 template <unsigned CachedRows>
@@ -114,6 +135,13 @@ void expect_same_noisy_values(const CoordinateNoise& noise, std::uint64_t quads)
           << "coordinate " << coordinate;
       fewest_rows = std::min(fewest_rows, rows_read);
       past_cache += rows_read > CachedRows;
+      // The first try: the same bits where the sample ends within the cached rows, and handed on
+      // (out untouched) exactly where it reads further.
+      double first = -1.0;
+      const bool ended = quad_first_try<CachedRows>(blocks, lane, noise, coordinate, value, first);
+      ASSERT_EQ(ended, rows_read <= CachedRows) << "coordinate " << coordinate << " rows read " << rows_read;
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(first), std::bit_cast<std::uint64_t>(ended ? expected : -1.0))
+          << "coordinate " << coordinate;
     }
   }
   // Every sample reads the rows a quad caches for its shape, and rejections read past them.

@@ -34,6 +34,10 @@ DPSELECT_HD constexpr unsigned rows_always_read(NoiseShape shape) {
   return 1;
 }
 
+// Whether a sample of `shape` can read more than rows_always_read rows: Laplace reads exactly one
+// block; the normal and the generalized Gaussian reject attempts and draw again.
+DPSELECT_HD constexpr bool samples_may_read_more(NoiseShape shape) { return shape != NoiseShape::laplace; }
+
 // Rows 0 .. CachedRows - 1 of quad `quad` (coordinates 4 quad .. 4 quad + 3), as whole blocks.
 template <unsigned CachedRows>
 struct ChaChaCoordinateQuad {

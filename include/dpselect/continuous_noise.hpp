@@ -311,6 +311,24 @@ DPSELECT_HD DPSELECT_FORCEINLINE CoordinateNoise make_coordinate_noise(NoiseShap
   return noise;
 }
 
+/// The sampler of `Shape` over any bit source: standard_noise_of's body.
+/// @tparam Bits A bit source with `bool next(RandomBlock&)`, such as CoordinateBits.
+/// @return true on success, false when `bits` ran out.
+template <NoiseShape Shape, class Bits>
+DPSELECT_HD DPSELECT_FORCEINLINE bool standard_noise_from(Bits& bits, const CoordinateNoise& noise, double& z) {
+  if constexpr (Shape == NoiseShape::laplace) {
+    RandomBlock block;
+    if (!bits.next(block)) return false;
+    z = noise::laplace(block);
+    return true;
+  } else if constexpr (Shape == NoiseShape::normal) {
+    return standard_normal(bits, z);
+  } else {
+    static_assert(Shape == NoiseShape::generalized_gaussian, "a NoiseShape value");
+    return standard_generalized_gaussian(bits, noise.generalized_gaussian, z);
+  }
+}
+
 /// The standard (scale 1) noise of coordinate `coordinate` for a shape known at compile time: the
 /// same bits as standard_noise for `noise.shape == Shape`, in code that holds that shape's sampler
 /// alone (a GPU kernel per shape, kernels/noise_vector.cu).
@@ -325,18 +343,23 @@ template <NoiseShape Shape, class Fetch>
 DPSELECT_HD DPSELECT_FORCEINLINE bool standard_noise_of(Fetch& fetch, const CoordinateNoise& noise,
                                                         std::uint64_t coordinate, double& z) {
   CoordinateBits<Fetch> bits = coordinate_bits(fetch, coordinate);
-  if constexpr (Shape == NoiseShape::laplace) {
-    RandomBlock block;
-    if (!bits.next(block)) return false;
-    z = noise::laplace(block);
-    return true;
-  } else if constexpr (Shape == NoiseShape::normal) {
-    return standard_normal(bits, z);
-  } else {
-    static_assert(Shape == NoiseShape::generalized_gaussian, "a NoiseShape value");
-    return standard_generalized_gaussian(bits, noise.generalized_gaussian, z);
-  }
+  return standard_noise_from<Shape>(bits, noise, z);
 }
+
+/// The first `rows` blocks of a coordinate (CoordinateBits cut short): a sampler that needs more
+/// runs out there.
+/// @tparam Fetch A type with `RandomBlock at(std::uint64_t position)`.
+template <class Fetch>
+struct FirstRowsOfCoordinate {
+  CoordinateBits<Fetch> bits;  ///< The coordinate's blocks from row 0.
+  std::uint64_t rows;  ///< How many it may read, at most kBlocksPerCoordinate.
+
+  /// The coordinate's next block; false (and nothing read) past its first `rows`.
+  DPSELECT_HD DPSELECT_FORCEINLINE bool next(RandomBlock& out) {
+    if (bits.used() == rows) return false;
+    return bits.next(out);
+  }
+};
 
 /// The standard (scale 1) noise of coordinate `coordinate`: a function of the blocks at positions
 /// (j << 54) | coordinate, j < 2^10, only. False when they ran out (see the file comment).
@@ -378,6 +401,28 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool noisy_value_of(Fetch& fetch, const Coordin
     out = detail::double_from_bits(0x7FF8000000000000ull);
     return false;
   }
+  out = detail::add_rn(value, detail::mul_rn(noise.scale, z));
+  return true;
+}
+
+/// noisy_value_of from the coordinate's first `rows` blocks alone: what a pass computes first when
+/// it holds those rows at hand (a GPU thread's cached rows, kernels/noise_vector.cu) and leaves the
+/// samples that need more (a rejection) to a second pass of noisy_value_of, run side by side.
+/// A sampler is a function of the blocks it reads, so where this returns true `out` is
+/// noisy_value_of's, bit for bit.
+/// @tparam Shape The standard variable (`noise.shape` is not read).
+/// @tparam Fetch A type with `RandomBlock at(std::uint64_t position)`.
+/// @param rows How many of the coordinate's blocks the sample may read (at most 2^10).
+/// @param out Receives the noisy value when true is returned (unchanged otherwise).
+/// @return true when the sample ended within `rows` blocks, false when it needs more (then run
+///         noisy_value_of for the coordinate).
+template <NoiseShape Shape, class Fetch>
+DPSELECT_HD DPSELECT_FORCEINLINE bool noisy_value_within_rows_of(Fetch& fetch, const CoordinateNoise& noise,
+                                                                 std::uint64_t coordinate, std::uint64_t rows,
+                                                                 double value, double& out) {
+  FirstRowsOfCoordinate<Fetch> bits{coordinate_bits(fetch, coordinate), rows};
+  double z = 0.0;
+  if (!standard_noise_from<Shape>(bits, noise, z)) return false;
   out = detail::add_rn(value, detail::mul_rn(noise.scale, z));
   return true;
 }
