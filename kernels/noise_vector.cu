@@ -9,10 +9,13 @@
 // rows every sample of the shape reads (rows_always_read: for ChaCha20, the rows its quad caches);
 // a sample that needs more (a rejected polar or Marsaglia-Tsang attempt: about one normal in five)
 // is queued in shared memory, and once the block's first pass is done, the block's threads take the
-// queued coordinates one each and sample them in full. Sampled where it was rejected, a retry kept
+// queued coordinates one each: a normal tries one more polar attempt per round and is queued again
+// if rejected (its attempts leave no state, so it resumes where its first try stopped), a
+// generalized Gaussian is sampled in full from row 0. Sampled where it was rejected, a retry kept
 // the rest of its warp waiting: one lane in five drawing, and nearly every warp drawing again for
 // some lane, several times over. A sample is a function of its coordinate's blocks alone, so the
-// bits are the same either way.
+// bits are the same either way (bench/schedule_model/noise_retries.cpp counts the block
+// computations a warp issues under each schedule).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -49,36 +52,81 @@ struct UncachedChaChaFetch {
   }
 };
 
-// The values of one pass of a block whose samples need more rows than the first try reads, by
-// index into the launch's values. Capacity: the values one pass of the block tries.
-template <unsigned Capacity>
-struct BlockRetries {
-  std::uint64_t index[Capacity];
-  unsigned int count;
+// The values of one pass of a block whose samples need more rows than they have read, by index
+// into the launch's values, each with the row its sample resumes from. Capacity: the values one
+// pass of the block tries. Two queues: the one drained and the one its re-queued values go to.
+// Where a sample the first try hands on resumes: after the first try's rows where they hold whole
+// attempts that leave no state (the normal: the first try is its first attempt), else from row 0.
+__host__ __device__ constexpr unsigned resume_row(continuous::NoiseShape shape) {
+  return continuous::independent_attempt_rows(shape) != 0 &&
+                 continuous::rows_always_read(shape) % continuous::independent_attempt_rows(shape) == 0
+             ? continuous::rows_always_read(shape)
+             : 0u;
+}
 
+template <continuous::NoiseShape Shape, unsigned Capacity>
+class BlockRetries {
+ public:
   // Called by every thread of the block; ends with a barrier.
   __device__ __forceinline__ void reset() {
-    if (threadIdx.x == 0) count = 0;
+    if (threadIdx.x < 2) count_[threadIdx.x] = 0;
     __syncthreads();
   }
-  __device__ __forceinline__ void push(std::uint64_t i) { index[atomicAdd(&count, 1u)] = i; }
+  // Queues value i of the pass's first try, whose sample resumes from row `row`.
+  __device__ __forceinline__ void push(std::uint64_t i, unsigned row) { push_to(0, i, row); }
 
-  // Samples every queued value in full (noisy_value_of), one per thread, and empties the queue.
-  // Called by every thread of the block; starts and ends with a barrier.
-  template <continuous::NoiseShape Shape, class Fetch>
+  // Samples every queued value, one per thread, until none is left. For a shape whose rejected
+  // attempts leave no state (the normal: independent_attempt_rows), each round tries one attempt
+  // from the row the value resumes from and queues again the values it rejects, so the retries of a
+  // pass stay side by side round after round; any other shape samples each value in full from row
+  // 0. A value whose rows run out becomes NaN and sets *failed. Called by every thread of the
+  // block after the pass's pushes; starts and ends with a barrier, and leaves both queues empty.
+  template <class Fetch>
   __device__ __forceinline__ void sample_all(double* values, std::uint64_t first_coordinate, Fetch fetch,
                                              const continuous::CoordinateNoise& noise, unsigned int* failed) {
-    __syncthreads();  // every push of the pass is done
-    const unsigned int queued = count;
-    for (unsigned int j = threadIdx.x; j < queued; j += blockDim.x) {
-      const std::uint64_t i = index[j];
-      double out = 0.0;
-      if (!continuous::noisy_value_of<Shape>(fetch, noise, first_coordinate + i, values[i], out)) atomicOr(failed, 1u);
-      values[i] = out;
+    constexpr unsigned kAttemptRows = continuous::independent_attempt_rows(Shape);
+    unsigned from = 0;
+    for (;;) {
+      __syncthreads();  // every push into queue `from` is done, and its count reset of two rounds ago
+      const unsigned queued = count_[from];
+      if (queued == 0) break;
+      for (unsigned j = threadIdx.x; j < queued; j += blockDim.x) {
+        const std::uint64_t i = index_[from][j];
+        const std::uint64_t coordinate = first_coordinate + i;
+        double out = 0.0;
+        if constexpr (kAttemptRows != 0) {
+          const unsigned row = row_[from][j];
+          const unsigned end = row + kAttemptRows;
+          if (continuous::noisy_value_in_rows_of<Shape>(fetch, noise, coordinate, row, end, values[i], out)) {
+            values[i] = out;
+          } else if (end >= continuous::kBlocksPerCoordinate) {
+            values[i] = detail::double_from_bits(0x7FF8000000000000ull);  // as noisy_value_of on running out
+            atomicOr(failed, 1u);
+          } else {
+            push_to(from ^ 1u, i, end);
+          }
+        } else {
+          if (!continuous::noisy_value_of<Shape>(fetch, noise, coordinate, values[i], out)) atomicOr(failed, 1u);
+          values[i] = out;
+        }
+      }
+      __syncthreads();  // every read of queue `from` is done
+      if (threadIdx.x == 0) count_[from] = 0;
+      from ^= 1u;
     }
-    __syncthreads();  // every read of the queue is done
-    reset();
+    __syncthreads();  // every thread has read the empty count before the next pass pushes again
   }
+
+ private:
+  __device__ __forceinline__ void push_to(unsigned queue, std::uint64_t i, unsigned row) {
+    const unsigned slot = atomicAdd(&count_[queue], 1u);
+    index_[queue][slot] = i;
+    row_[queue][slot] = static_cast<unsigned short>(row);
+  }
+
+  std::uint64_t index_[2][Capacity];
+  unsigned short row_[2][Capacity];
+  unsigned int count_[2];
 };
 
 // Value i (of count, coordinate first_coordinate + i) gets its noise; a coordinate whose bits run
@@ -91,7 +139,8 @@ __global__ void add_noise_kernel(double* values, std::uint64_t count, std::uint6
                                  continuous::CoordinateNoise noise, unsigned int* failed) {
   constexpr bool kRetries = continuous::samples_may_read_more(Shape);
   constexpr unsigned kFirstTryRows = continuous::rows_always_read(Shape);
-  __shared__ BlockRetries<kBlockThreads> retries;
+  constexpr unsigned kResumeRow = resume_row(Shape);
+  __shared__ BlockRetries<Shape, kBlockThreads> retries;
   if constexpr (kRetries) retries.reset();
   const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
   for (std::uint64_t base = std::uint64_t{blockIdx.x} * kBlockThreads; base < count; base += stride) {
@@ -99,11 +148,11 @@ __global__ void add_noise_kernel(double* values, std::uint64_t count, std::uint6
     if (i < count) {
       double out = 0.0;
       if constexpr (kRetries) {
-        if (continuous::noisy_value_within_rows_of<Shape>(fetch, noise, first_coordinate + i, kFirstTryRows,
-                                                          values[i], out)) {
+        if (continuous::noisy_value_in_rows_of<Shape>(fetch, noise, first_coordinate + i, 0, kFirstTryRows,
+                                                      values[i], out)) {
           values[i] = out;
         } else {
-          retries.push(i);
+          retries.push(i, kResumeRow);
         }
       } else {
         if (!continuous::noisy_value_of<Shape>(fetch, noise, first_coordinate + i, values[i], out)) {
@@ -112,7 +161,7 @@ __global__ void add_noise_kernel(double* values, std::uint64_t count, std::uint6
         values[i] = out;
       }
     }
-    if constexpr (kRetries) retries.sample_all<Shape>(values, first_coordinate, fetch, noise, failed);
+    if constexpr (kRetries) retries.sample_all(values, first_coordinate, fetch, noise, failed);
   }
 }
 
@@ -136,7 +185,8 @@ __global__ void add_noise_quads_kernel(double* values, std::uint64_t count, std:
                                        unsigned int* failed) {
   constexpr bool kRetries = continuous::samples_may_read_more(Shape);
   constexpr unsigned kCachedRows = continuous::rows_always_read(Shape);
-  __shared__ BlockRetries<kBlockThreads * continuous::kCoordinatesPerQuad> retries;
+  constexpr unsigned kResumeRow = resume_row(Shape);
+  __shared__ BlockRetries<Shape, kBlockThreads * continuous::kCoordinatesPerQuad> retries;
   if constexpr (kRetries) retries.reset();
   const std::uint64_t first_quad = first_coordinate / continuous::kCoordinatesPerQuad;
   const std::uint64_t quads = quads_overlapping(first_coordinate, count);
@@ -153,10 +203,10 @@ __global__ void add_noise_quads_kernel(double* values, std::uint64_t count, std:
         const continuous::ChaChaQuadCoordinate<kCachedRows> fetch{blocks, lane};
         double out = 0.0;
         if constexpr (kRetries) {
-          if (continuous::noisy_value_within_rows_of<Shape>(fetch, noise, coordinate, kCachedRows, values[i], out)) {
+          if (continuous::noisy_value_in_rows_of<Shape>(fetch, noise, coordinate, 0, kCachedRows, values[i], out)) {
             values[i] = out;
           } else {
-            retries.push(i);
+            retries.push(i, kResumeRow);
           }
         } else {
           if (!continuous::noisy_value_of<Shape>(fetch, noise, coordinate, values[i], out)) atomicOr(failed, 1u);
@@ -165,7 +215,7 @@ __global__ void add_noise_quads_kernel(double* values, std::uint64_t count, std:
       }
     }
     if constexpr (kRetries) {
-      retries.sample_all<Shape>(values, first_coordinate, UncachedChaChaFetch{key, stream}, noise, failed);
+      retries.sample_all(values, first_coordinate, UncachedChaChaFetch{key, stream}, noise, failed);
     }
   }
 }

@@ -4,8 +4,9 @@
 // values it gives are those of the one-block-at-a-time fetch for every noise shape, including
 // coordinates whose samples read past the cached rows; every sample reads at least the
 // rows_always_read rows a quad caches for its shape; and the kernels' first try from the cached
-// rows alone (noisy_value_within_rows_of) gives the same bits wherever the sample ends there, and
-// hands on exactly the samples that read further.
+// rows alone (noisy_value_in_rows_of) gives the same bits wherever the sample ends there, and
+// hands on exactly the samples that read further, and a normal resumed after it, one attempt at a
+// time, gives the bits of its sample from row 0.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -99,14 +100,14 @@ bool quad_first_try(const ChaChaCoordinateQuad<CachedRows>& blocks, unsigned lan
   ChaChaQuadCoordinate<CachedRows> fetch{blocks, lane};
   switch (noise.shape) {
     case NoiseShape::laplace:
-      return continuous::noisy_value_within_rows_of<NoiseShape::laplace>(fetch, noise, coordinate, CachedRows, value,
-                                                                         out);
+      return continuous::noisy_value_in_rows_of<NoiseShape::laplace>(fetch, noise, coordinate, 0, CachedRows, value,
+                                                                     out);
     case NoiseShape::normal:
-      return continuous::noisy_value_within_rows_of<NoiseShape::normal>(fetch, noise, coordinate, CachedRows, value,
-                                                                        out);
+      return continuous::noisy_value_in_rows_of<NoiseShape::normal>(fetch, noise, coordinate, 0, CachedRows, value,
+                                                                    out);
     case NoiseShape::generalized_gaussian:
-      return continuous::noisy_value_within_rows_of<NoiseShape::generalized_gaussian>(fetch, noise, coordinate,
-                                                                                      CachedRows, value, out);
+      return continuous::noisy_value_in_rows_of<NoiseShape::generalized_gaussian>(fetch, noise, coordinate, 0,
+                                                                                  CachedRows, value, out);
   }
   return false;
 }
@@ -119,6 +120,7 @@ void expect_same_noisy_values(const CoordinateNoise& noise, std::uint64_t quads)
   const continuous::KeyedBlocks keyed{key, kStream};
   std::uint64_t fewest_rows = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t past_cache = 0;
+  std::uint64_t resumed_normals = 0;
   for (std::uint64_t quad = 0; quad < quads; ++quad) {
     const ChaChaCoordinateQuad<CachedRows> blocks(key.chacha, kStream, quad);
     for (unsigned lane = 0; lane < continuous::kCoordinatesPerQuad; ++lane) {
@@ -142,11 +144,28 @@ void expect_same_noisy_values(const CoordinateNoise& noise, std::uint64_t quads)
       ASSERT_EQ(ended, rows_read <= CachedRows) << "coordinate " << coordinate << " rows read " << rows_read;
       ASSERT_EQ(std::bit_cast<std::uint64_t>(first), std::bit_cast<std::uint64_t>(ended ? expected : -1.0))
           << "coordinate " << coordinate;
+      // A normal handed on resumes after its first try, one polar attempt at a time, as the
+      // kernels' retry rounds run it: the same bits as the sample from row 0.
+      constexpr unsigned kAttempt = continuous::independent_attempt_rows(NoiseShape::normal);
+      if (!ended && noise.shape == NoiseShape::normal && CachedRows % kAttempt == 0) {
+        double resumed = 0.0;
+        std::uint64_t row = CachedRows;
+        while (!continuous::noisy_value_in_rows_of<NoiseShape::normal>(keyed, noise, coordinate, row, row + kAttempt,
+                                                                       value, resumed)) {
+          row += kAttempt;
+          ASSERT_LT(row, continuous::kBlocksPerCoordinate);
+        }
+        ASSERT_EQ(row + kAttempt, rows_read) << "coordinate " << coordinate;
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(resumed), std::bit_cast<std::uint64_t>(expected))
+            << "coordinate " << coordinate;
+        ++resumed_normals;
+      }
     }
   }
   // Every sample reads the rows a quad caches for its shape, and rejections read past them.
   EXPECT_EQ(fewest_rows, continuous::rows_always_read(noise.shape));
   if (noise.shape != NoiseShape::laplace) EXPECT_GT(past_cache, 0u);
+  if (noise.shape == NoiseShape::normal && CachedRows % 2 == 0) EXPECT_EQ(resumed_normals, past_cache);
 }
 
 TEST(ChaCha20CoordinateQuads, NoisyValuesEqualTheOneBlockFetch) {

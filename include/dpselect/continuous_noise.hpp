@@ -346,20 +346,28 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool standard_noise_of(Fetch& fetch, const Coor
   return standard_noise_from<Shape>(bits, noise, z);
 }
 
-/// The first `rows` blocks of a coordinate (CoordinateBits cut short): a sampler that needs more
-/// runs out there.
+/// Rows [first, end) of a coordinate (CoordinateBits started late and cut short): a sampler that
+/// needs more runs out at `end`.
 /// @tparam Fetch A type with `RandomBlock at(std::uint64_t position)`.
 template <class Fetch>
-struct FirstRowsOfCoordinate {
-  CoordinateBits<Fetch> bits;  ///< The coordinate's blocks from row 0.
-  std::uint64_t rows;  ///< How many it may read, at most kBlocksPerCoordinate.
+struct RowsOfCoordinate {
+  CoordinateBits<Fetch> bits;  ///< The coordinate's blocks from row `first`.
+  std::uint64_t end;  ///< One past the last row it may read, at most kBlocksPerCoordinate.
 
-  /// The coordinate's next block; false (and nothing read) past its first `rows`.
+  /// The coordinate's next block; false (and nothing read) at row `end`.
   DPSELECT_HD DPSELECT_FORCEINLINE bool next(RandomBlock& out) {
-    if (bits.used() == rows) return false;
+    if (bits.used() == end) return false;
     return bits.next(out);
   }
 };
+
+/// The rows of one attempt of `shape` where a rejected attempt leaves the sampler no state, so
+/// that the sample of a coordinate whose attempts up to row 2k were all rejected is the sample of
+/// its rows from 2k on: the normal's polar attempts (2 rows each). 0 where a sample carries state
+/// across its attempts (the generalized Gaussian keeps its first row's uniform; Laplace has none).
+DPSELECT_HD constexpr unsigned independent_attempt_rows(NoiseShape shape) {
+  return shape == NoiseShape::normal ? 2u : 0u;
+}
 
 /// The standard (scale 1) noise of coordinate `coordinate`: a function of the blocks at positions
 /// (j << 54) | coordinate, j < 2^10, only. False when they ran out (see the file comment).
@@ -405,22 +413,24 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool noisy_value_of(Fetch& fetch, const Coordin
   return true;
 }
 
-/// noisy_value_of from the coordinate's first `rows` blocks alone: what a pass computes first when
-/// it holds those rows at hand (a GPU thread's cached rows, kernels/noise_vector.cu) and leaves the
-/// samples that need more (a rejection) to a second pass of noisy_value_of, run side by side.
-/// A sampler is a function of the blocks it reads, so where this returns true `out` is
-/// noisy_value_of's, bit for bit.
+/// noisy_value_of from rows [first_row, end_row) of the coordinate alone: what a pass computes
+/// when it holds some rows at hand (a GPU thread's cached rows, kernels/noise_vector.cu) and leaves
+/// the samples that need more (a rejection) to a later pass, run side by side. A sampler is a
+/// function of the blocks it reads, so where this returns true with first_row 0, `out` is
+/// noisy_value_of's, bit for bit; with first_row = 2k > 0 (only for a shape with
+/// independent_attempt_rows 2, and a coordinate whose attempts in rows [0, 2k) were all rejected)
+/// it is too.
 /// @tparam Shape The standard variable (`noise.shape` is not read).
 /// @tparam Fetch A type with `RandomBlock at(std::uint64_t position)`.
-/// @param rows How many of the coordinate's blocks the sample may read (at most 2^10).
+/// @param first_row The first row the sample reads: 0, or an attempt boundary as above.
+/// @param end_row One past the last row it may read (at most 2^10).
 /// @param out Receives the noisy value when true is returned (unchanged otherwise).
-/// @return true when the sample ended within `rows` blocks, false when it needs more (then run
-///         noisy_value_of for the coordinate).
+/// @return true when the sample ended before `end_row`, false when it needs more rows.
 template <NoiseShape Shape, class Fetch>
-DPSELECT_HD DPSELECT_FORCEINLINE bool noisy_value_within_rows_of(Fetch& fetch, const CoordinateNoise& noise,
-                                                                 std::uint64_t coordinate, std::uint64_t rows,
-                                                                 double value, double& out) {
-  FirstRowsOfCoordinate<Fetch> bits{coordinate_bits(fetch, coordinate), rows};
+DPSELECT_HD DPSELECT_FORCEINLINE bool noisy_value_in_rows_of(Fetch& fetch, const CoordinateNoise& noise,
+                                                             std::uint64_t coordinate, std::uint64_t first_row,
+                                                             std::uint64_t end_row, double value, double& out) {
+  RowsOfCoordinate<Fetch> bits{CoordinateBits<Fetch>{fetch, coordinate, first_row}, end_row};
   double z = 0.0;
   if (!standard_noise_from<Shape>(bits, noise, z)) return false;
   out = detail::add_rn(value, detail::mul_rn(noise.scale, z));
