@@ -54,7 +54,8 @@ struct UncachedChaChaFetch {
 
 // The values of one pass of a block whose samples need more rows than they have read, by index
 // into the launch's values, each with the row its sample resumes from. Capacity: the values one
-// pass of the block tries. Two queues: the one drained and the one its re-queued values go to.
+// pass of the block tries. Two queues where samples resume one attempt per round (the one drained
+// and the one its re-queued values go to), else one.
 // Where a sample the first try hands on resumes: after the first try's rows where they hold whole
 // attempts that leave no state (the normal: the first try is its first attempt), else from row 0.
 __host__ __device__ constexpr unsigned resume_row(continuous::NoiseShape shape) {
@@ -66,10 +67,13 @@ __host__ __device__ constexpr unsigned resume_row(continuous::NoiseShape shape) 
 
 template <continuous::NoiseShape Shape, unsigned Capacity>
 class BlockRetries {
+  static constexpr unsigned kAttemptRows = continuous::independent_attempt_rows(Shape);
+  static constexpr unsigned kQueues = kAttemptRows != 0 ? 2 : 1;
+
  public:
   // Called by every thread of the block; ends with a barrier.
   __device__ __forceinline__ void reset() {
-    if (threadIdx.x < 2) count_[threadIdx.x] = 0;
+    if (threadIdx.x < kQueues) count_[threadIdx.x] = 0;
     __syncthreads();
   }
   // Queues value i of the pass's first try, whose sample resumes from row `row`.
@@ -80,11 +84,10 @@ class BlockRetries {
   // from the row the value resumes from and queues again the values it rejects, so the retries of a
   // pass stay side by side round after round; any other shape samples each value in full from row
   // 0. A value whose rows run out becomes NaN and sets *failed. Called by every thread of the
-  // block after the pass's pushes; starts and ends with a barrier, and leaves both queues empty.
+  // block after the pass's pushes; starts and ends with a barrier, and leaves the queues empty.
   template <class Fetch>
   __device__ __forceinline__ void sample_all(double* values, std::uint64_t first_coordinate, Fetch fetch,
                                              const continuous::CoordinateNoise& noise, unsigned int* failed) {
-    constexpr unsigned kAttemptRows = continuous::independent_attempt_rows(Shape);
     unsigned from = 0;
     for (;;) {
       __syncthreads();  // every push into queue `from` is done, and its count reset of two rounds ago
@@ -103,7 +106,7 @@ class BlockRetries {
             values[i] = detail::double_from_bits(0x7FF8000000000000ull);  // as noisy_value_of on running out
             atomicOr(failed, 1u);
           } else {
-            push_to(from ^ 1u, i, end);
+            push_to((from + 1) % kQueues, i, end);
           }
         } else {
           if (!continuous::noisy_value_of<Shape>(fetch, noise, coordinate, values[i], out)) atomicOr(failed, 1u);
@@ -112,7 +115,7 @@ class BlockRetries {
       }
       __syncthreads();  // every read of queue `from` is done
       if (threadIdx.x == 0) count_[from] = 0;
-      from ^= 1u;
+      from = (from + 1) % kQueues;
     }
     __syncthreads();  // every thread has read the empty count before the next pass pushes again
   }
@@ -121,12 +124,12 @@ class BlockRetries {
   __device__ __forceinline__ void push_to(unsigned queue, std::uint64_t i, unsigned row) {
     const unsigned slot = atomicAdd(&count_[queue], 1u);
     index_[queue][slot] = i;
-    row_[queue][slot] = static_cast<unsigned short>(row);
+    if constexpr (kAttemptRows != 0) row_[queue][slot] = static_cast<unsigned short>(row);
   }
 
-  std::uint64_t index_[2][Capacity];
-  unsigned short row_[2][Capacity];
-  unsigned int count_[2];
+  std::uint64_t index_[kQueues][Capacity];
+  unsigned short row_[kQueues][kAttemptRows != 0 ? Capacity : 1];  // unused where samples restart
+  unsigned int count_[kQueues];
 };
 
 // Value i (of count, coordinate first_coordinate + i) gets its noise; a coordinate whose bits run

@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // One-shot Gumbel top-k on the GPU (top_k.hpp): the k candidates with the best noisy scores, in
-// one pass over the utilities and a one-block merge, with the scores of every other path (the
-// same score_scanned_group), so the GPU returns the CPU's k indices in the CPU's order.
+// one pass over the utilities and a one-block merge, with the scores of every other path
+// (race_group_by_warp follows score_scanned_group's definition), so the GPU returns the CPU's k
+// indices in the CPU's order.
 //
 // Pass 1: each block keeps its own candidates in shared memory (kTopKCapacity slots). Its warps
 // take tiles of 32 groups of 32 candidates (device_groups.cuh: one ChaCha20 block of screens a
 // tile), a lane's group each. The groups whose reach clears the threshold are raced one at a time
 // by the whole warp, as in the single pick (race_group_by_warp, widest first), and every score
 // not below the threshold is appended; the races of a round end with a block barrier, and when the
-// next round might not fit, the block keeps its k best (best first under the library's order:
-// higher score, then smaller index) and raises its threshold to the k-th score. The kept entries
+// next round might not fit or k entries have been appended since the last keep, the block keeps
+// its k best (best first under the library's order: higher score, then smaller index) and raises
+// its threshold to the k-th score. The kept entries
 // stay sorted, so keeping sorts only the entries appended since (bitonic) and merges the two
 // sorted lists.
 // The threshold is also shared across the grid: a block that keeps k publishes its k-th score
 // (an atomic max of a word in device memory), and every warp screens against the largest
 // published. Exact: that block's final k all score at least as much, so the call's k best do too,
-// and a score strictly below it is never among them. Most groups are then screened by their 16-bit
+// and a score strictly below it is never among them. The merge publishes the running list's k-th
+// score the same way, for the chunks of a host array that follow. Most groups are then screened by their 16-bit
 // bound alone, as in the single pick. Each block writes its k best.
 // Pass 2: one block merges the blocks' lists (and, for host arrays streamed in chunks, the list of
 // the chunks before) the same way.
@@ -222,7 +225,8 @@ __device__ void write_kept(const BlockCandidates& slots, unsigned int k, RankedC
 
 // Races this warp's groups of one tile that can still rank, kRacesPerRound per round and widest
 // first, against the larger of the block's threshold and the grid's bound; between rounds the
-// block keeps k when the next round might not fit, and every warp drops the groups the raised
+// block keeps k when the next round might not fit or k entries have been appended since the last
+// keep (so the threshold follows the k-th best), and every warp drops the groups the raised
 // threshold screens out. `pending`: the lanes whose group has something to score; `reach`: this
 // lane's group_reach. Called by every thread of the block: the rounds end with block barriers, and
 // the block goes on while any warp has groups left.
@@ -251,9 +255,9 @@ __device__ __forceinline__ void race_tile_groups(BlockCandidates& slots, unsigne
     if (__syncthreads_or(races) == 0) return;
     // Every append of the round is done; the second barrier orders every read of the count before
     // the next round's appends, so all threads take the same branches.
-    const bool full = slots.count > kTopKCapacity - kOffersPerRound;
+    const bool keep = slots.count > kTopKCapacity - kOffersPerRound || slots.count - slots.sorted >= k;
     const bool more = __syncthreads_or(pending != 0) != 0;
-    if (full) keep_and_share_bound(slots, k, grid_bound);
+    if (keep) keep_and_share_bound(slots, k, grid_bound);
     if (!more) return;
   }
 }
@@ -305,11 +309,13 @@ __global__ void __launch_bounds__(kTopKThreads, 2)
 }
 
 // One block: the k best of lists[0, entries) into out[0, k), and the merge of tallies[0, tally_count)
-// into *tally_out. out and tally_out may alias the inputs' last entries: they are written only
+// into *tally_out; the k-th score, once there are k, raises the grid's bound (GridKthBound) for the
+// launches that follow. out and tally_out may alias the inputs' last entries: they are written only
 // after every input has been read.
 __global__ void __launch_bounds__(kTopKThreads)
     merge_lists_kernel(const RankedCandidate* lists, std::uint64_t entries, const ShardResult* tallies,
-                       unsigned int tally_count, unsigned int k, RankedCandidate* out, ShardResult* tally_out) {
+                       unsigned int tally_count, unsigned int k, RankedCandidate* out, ShardResult* tally_out,
+                       unsigned long long* grid_bound) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   BlockCandidates& slots = *reinterpret_cast<BlockCandidates*>(shared_bytes);
   reset(slots);
@@ -329,7 +335,10 @@ __global__ void __launch_bounds__(kTopKThreads)
   const ShardResult total = BlockReduce(reduce_storage).Reduce(tally, MergeShards{});
   sort_and_keep(slots, k);  // its barriers also order every read of the inputs before the writes
   write_kept(slots, k, out);
-  if (threadIdx.x == 0) *tally_out = total;
+  if (threadIdx.x == 0) {
+    *tally_out = total;
+    GridKthBound(grid_bound).publish(slots.threshold);  // the running list's k-th, once it holds k
+  }
 }
 
 template <class Source>
@@ -402,7 +411,7 @@ void enqueue_top_k(const Source& source, std::uint64_t begin, std::uint64_t coun
   // The running list and tally sit right after the blocks', so one merge reads all of them.
   merge_lists_kernel<<<1, kTopKThreads, kSharedBytes, stream>>>(
       buffers.block_lists(), (static_cast<std::uint64_t>(grid) + 1) * k, buffers.block_tallies(), grid + 1, k,
-      buffers.running_list(), buffers.running_tally());
+      buffers.running_list(), buffers.running_tally(), buffers.grid_bound());
   DPSELECT_CUDA_TRY(cudaGetLastError());
 }
 
