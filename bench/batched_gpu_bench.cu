@@ -119,8 +119,9 @@ void bm_pricing(benchmark::State& state, std::uint64_t bids, std::uint64_t price
 }  // namespace
 
 void register_batched_benchmarks() {
-  // select_rows: 1 ... 4096 rows x 32k ... 256k columns.
-  for (const std::uint64_t rows : {1u, 16u, 256u, 4096u}) {
+  // select_rows: 1 ... 4096 rows x 32k ... 256k columns (32 x 256k: a decoding batch over a large
+  // vocabulary).
+  for (const std::uint64_t rows : {1u, 16u, 32u, 256u, 4096u}) {
     for (const std::uint64_t cols : {std::uint64_t{1} << 15, std::uint64_t{1} << 17, std::uint64_t{1} << 18}) {
       benchmark::RegisterBenchmark(("gpu_rows/float/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols)).c_str(),
                                    [=](benchmark::State& state) { bm_rows(state, rows, cols); })

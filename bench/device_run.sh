@@ -83,9 +83,11 @@ PYTHON_BUILD=$!
 
 # The sizes that fill the chip, and the ones the H100 run of 2026-11-24 measured.
 DEFAULT_FILTER='gpu_(select|cub_argmax|read|memcpy_d2d)/float/.*n:(16777216|1073741824)/|gpu_select/double/.*n:1073741824/'
-DEFAULT_FILTER+='|gpu_rows/float/rows:4096/|gpu_top_k/float/k:(16|1024)/n:1073741824/|gpu_functor/exponential/.*/n:68719476736/'
+DEFAULT_FILTER+='|gpu_rows/float/rows:(32|4096)/|gpu_top_k/float/k:(16|1024)/n:1073741824/|gpu_functor/exponential/.*/n:68719476736/'
 DEFAULT_FILTER+='|gpu_pricing/per_price/bids:1000000/prices:1000000000/|gpu_repeated/double/n:8/releases:65536/'
-DEFAULT_FILTER+='|gpu_noise_vector/laplace/.*n:1000000000|gpu_select_host/float/n:268435456|gpu_h2d_pinned/float/n:268435456'
+# Every noise shape with both generators: Laplace at 10^9 values, the rejecting shapes at 10^7.
+DEFAULT_FILTER+='|gpu_noise_vector/laplace/.*n:1000000000|gpu_noise_vector/(gaussian|generalized_gaussian)/.*/n:10000000/'
+DEFAULT_FILTER+='|gpu_select_host/float/n:268435456|gpu_h2d_pinned/float/n:268435456'
 note "phase 1: benchmarks"
 SKIP_BUILD=1 SKIP_CPU=1 BENCH_MIN_TIME="${BENCH_MIN_TIME:-0.2}" BENCH_FILTER="${BENCH_FILTER:-${DEFAULT_FILTER}}" \
   QUANTILE_BENCH_FILTER="${QUANTILE_BENCH_FILTER:-float/}" DPSELECT_QUANTILE_BENCH_LOG2N="${DPSELECT_QUANTILE_BENCH_LOG2N:-24,27,30}" \
