@@ -2,9 +2,10 @@
 // Many releases in one launch: row r of a utility matrix is release r, with its own NoiseSpec
 // (stream, and scale when the rows have their own epsilons). With row_stride 0 every release
 // reads the same row (select_repeated). Each row is scored by a team of threads: one thread for
-// rows of up to 64 candidates, a warp up to kWarpTeamMaxColumns, a whole block for longer ones,
-// so a launch over 4096 x 128k and one over 10^6 x 8 both keep the device busy without a
-// per-row launch or merge kernel. Warp and block teams read their row in tiles of 32 groups
+// rows of up to 64 candidates, a warp up to kWarpTeamMaxColumns, and a whole block for longer
+// ones unless the rows are enough to give every warp the device holds one (warp_per_long_row),
+// so a launch over 4096 x 128k, one over 32 x 256k and one over 10^6 x 8 all keep the device busy
+// without a per-row launch or merge kernel. Warp and block teams read their row in tiles of 32 groups
 // (warp_tiles.cuh). Only a row so long that it alone fills the device runs as a single release,
 // spread over the whole device by the fused pass.
 // Scores are the same function of (key, stream, index, utility) as every other path, so each row
@@ -137,6 +138,19 @@ __global__ void __launch_bounds__(kRowsBlockThreads, kRowsMinBlocksPerMultiproce
   }
 }
 
+// Rows longer than kWarpTeamMaxColumns go to a warp each where they are enough to give every warp
+// the device holds one; fewer keep a block per row, so that they still spread over the device. A
+// warp alone takes its row's tiles in order, each screened against the best of the tiles before
+// it, where 8 warps sharing a row each start their first tiles against little or nothing; and it
+// uses every screen block it computes (TileScreens computes the blocks of 32 tiles at a time; 8
+// warps over a row of 128 tiles use 16 each). The schedule model's replay of the benchmark's 4096
+// x 131072 (bench/schedule_model, rows what-ifs): 19 % fewer warp instructions per tile.
+template <class T, Generator G>
+bool warp_per_long_row(std::uint64_t rows) {
+  constexpr std::uint64_t kTeamsPerBlock = kRowsBlockThreads / kWarpThreads;
+  return rows >= resident_blocks(select_rows_kernel<T, G, kWarpThreads>, kRowsBlockThreads, 0) * kTeamsPerBlock;
+}
+
 template <class T, Generator G, int TeamThreads>
 unsigned int rows_grid(std::uint64_t rows) {
   const std::uint64_t teams_per_block = kRowsBlockThreads / TeamThreads;
@@ -192,7 +206,7 @@ void evaluate_device_rows(std::span<const NoiseSpec> specs, const T* utilities, 
   with_generator(generator, [&](auto g) {
     if (cols <= kThreadTeamMaxColumns) {
       evaluate_device_rows_by<T, g(), 1>(specs, utilities, row_stride, cols, results, stream);
-    } else if (cols <= kWarpTeamMaxColumns) {
+    } else if (cols <= kWarpTeamMaxColumns || warp_per_long_row<T, g()>(rows)) {
       evaluate_device_rows_by<T, g(), kWarpThreads>(specs, utilities, row_stride, cols, results, stream);
     } else {
       evaluate_device_rows_by<T, g(), kRowsBlockThreads>(specs, utilities, row_stride, cols, results, stream);
