@@ -21,6 +21,19 @@ folder of the sources it was compiled from (default: this repository's), where t
 of each region are looked up by their text. Prints each region's expected instructions and the
 per-event costs that schedule_model.cpp holds.
 
+The rows kernel (select_rows_kernel<float, G, 256> of kernels/select_rows.cu, told by its .text
+label) is read the same way: its tile loop is add_tiles inlined at select_rows.cu's call (the
+kernels/ folder beside INCLUDE_DIR), inside the loop over the block's rows. It also prints the
+instructions per row (the team's reduction, the result's store, the next row's set-up: its spec,
+the team word's reset and barrier) and once per block (the bound table's fill), one warp's path
+each. Its bound is CheckedTableBound (ScreenBoundTable::of: the fallback for another mechanism
+never runs, as in the per-lane kernel), and its warp-wide kernel's word (team_published) lies in
+shared memory: the generic atomic's shared-memory path (QSPC, then a CAS loop on the shared word)
+is the one taken, its global and local paths never, the CAS succeeding at its first try.
+Every kernel's output also gives screen_block, the instructions of the ChaCha20 screen block that
+TileScreens computes at steps 0, 32, 64, ... (owner == 0), so that a pass whose warps take fewer
+than 32 tiles can be charged a block per 32 steps begun rather than 1/32 of one per tile.
+
 Two kernels are told apart by add_tiles's body. The per-lane kernel (commit e7c9489: each lane
 calls score_scanned_group for its own group) gives RegionCosts. The warp-wide kernel (since
 commit 4ceede2: add_tiles calling WarpScreenThreshold::score, a warp-uniform threshold, each race
@@ -107,9 +120,16 @@ def build_blocks(insts, labels):
 class SourceLines:
     """The source lines the regions are made of, found by their text (line numbers move)."""
 
-    def __init__(self, include_dir):
+    def __init__(self, include_dir, rows=False, team=256):
         read = lambda rel: open(f'{include_dir}/dpselect/{rel}').read().split('\n')
-        self.kernel = read('detail/fused_select_kernel.cuh')
+        self.rows = rows
+        # the rows kernel's team size (threads): 256 a block per row, 32 a warp per row (the share
+        # of warps that hold a team's member 0: 32 / team)
+        self.team = team
+        if rows:  # select_rows_kernel: kernels/ beside include/
+            self.kernel = open(os.path.join(include_dir, '..', 'kernels', 'select_rows.cu')).read().split('\n')
+        else:
+            self.kernel = read('detail/fused_select_kernel.cuh')
         self.tiles = read('detail/warp_tiles.cuh')
         self.groups = read('detail/device_groups.cuh')
         # The scoring's definition: detail/screened_scoring.hpp; shard_result.hpp in sources from
@@ -118,7 +138,15 @@ class SourceLines:
                              else 'shard_result.hpp')
         self.shard = read(('detail/' if self.scoring_file == 'screened_scoring.hpp' else '') + self.scoring_file)
         find = self.find
-        self.top = ('fused_select_kernel.cuh', find(self.kernel, 'add_tiles<G>('))
+        if rows:
+            self.top = ('select_rows.cu', find(self.kernel, 'add_tiles<G>('))
+            row = find(self.kernel, 'for (std::uint64_t row =')
+            self.row_loop = {row, row + 1}  # the statement spans two lines
+            # One warp of the team's eight runs these (member 0: the word's reset, the store); every
+            # warp where a team is a warp
+            self.member0 = {k + 1 for k, line in enumerate(self.kernel) if 'if (member == 0)' in line}
+        else:
+            self.top = ('fused_select_kernel.cuh', find(self.kernel, 'add_tiles<G>('))
         add_tiles = find(self.tiles, 'void add_tiles(')
         self.tile_loop = find(self.tiles, 'for (std::uint64_t tile = first;', add_tiles)
         self.screen_next = find(self.tiles, 'screens.next(', add_tiles)
@@ -184,6 +212,10 @@ class SourceLines:
         self.owner = find(g, 'if (owner == 0)')
         self.other_mechanisms = {find(self.shard, 'case Mechanism::permute_and_flip:'),
                                  find(self.shard, 'default: return laplace_from_race')}
+        if self.rows:  # CheckedTableBound: ScreenBoundTable::of's fallback, as in the per-lane kernel
+            self.bounds_of = find(g, 'return spec.mechanism == mechanism ?') + 1
+            self.bound_lines = {find(self.shard, 'const double e_v = race_exponential_lower_bound('),
+                                find(self.shard, 'return e_v == 0.0 ? kInfinity')}
 
     @staticmethod
     def find(lines, text, after=0, whole=False):
@@ -237,6 +269,10 @@ def is_cold_warp(i, src):
             return True
         if f[0] == 'warp_tiles.cuh' and (f[1] == src.scan_fallback or
                                           src.scalar_staging[0] <= f[1] <= src.scalar_staging[1]):
+            return True
+    if src.rows:  # the rows kernel's CheckedTableBound: the fallback for another mechanism
+        in_bound = any(f[0] == src.scoring_file and f[1] in src.bound_lines for f in fr)
+        if ('device_groups.cuh', src.bounds_of) in fr and in_bound:
             return True
     return False
 
@@ -300,17 +336,39 @@ def region_of(i, src):
     return 'tile_loop'
 
 
+def cub_lines(path):
+    """The rows kernel's team reduction (cub::BlockReduce): the lines of its lane tests, found in
+    the CUB headers the SASS names, as {(file, line): the share of warps that run the body}."""
+    files = {}
+    for line in open(path):
+        m = re.match(r'\s*//## File "([^"]+)"', line)
+        if m and m.group(1).split('/')[-1] not in files:
+            files[m.group(1).split('/')[-1]] = m.group(1)
+    tests = (('block_reduce_warp_reductions.cuh', 'if (lane_id == 0)', 1.0),  # every warp's lane 0
+             ('block_reduce_warp_reductions.cuh', 'if (linear_tid == 0)', 1 / 8),  # warp 0 alone
+             ('warp_reduce_shfl.cuh', 'if (offset + lane_id <= last_lane)', 1.0))  # some lanes merge
+    found = {}
+    for name, text, share in tests:
+        if name in files and os.path.exists(files[name]):
+            for k, line in enumerate(open(files[name]).read().split('\n')):
+                if text in line:
+                    found[(name, k + 1)] = share
+    return found
+
+
 class Kernel:
     def __init__(self, path, src):
         self.insts, labels = parse(path)
+        self.cub = cub_lines(path) if src.rows else {}
         self.blocks = build_blocks(self.insts, labels)
         self.src = src
         self.cold = []
         for b in self.blocks:
             ins = self.insts[b['start']:b['end']]
             cold = any(i['op'].startswith('CALL') for i in ins)  # the division's slow path
-            # the generic atomic's test for shared or local memory: the word is in global memory
-            cold = cold or any(i['op'].startswith('QSPC') for i in ins)
+            # the generic atomic's test for shared or local memory: the fused pass's word is in
+            # global memory (the rows kernel's in shared memory: its rules take that path)
+            cold = cold or (not src.rows and any(i['op'].startswith('QSPC') for i in ins))
             # by attribution only for blocks of 4 or more: a lone BSYNC at a join says nothing
             cold = cold or (len(ins) >= 4 and 2 * sum(is_cold(i, src) for i in ins) > len(ins))
             self.cold.append(cold)
@@ -350,13 +408,53 @@ class Kernel:
                 stack.extend(s for s in self.blocks[x]['succ'] if s > x)
         return n
 
-    def warp_probabilities(self, pass_p, trips, draw_p, publish_p):
+    def shared_atomic_rule(self, bi, succs):
+        """The rows kernel's publish, a generic atomic max on a shared-memory word: the global
+        ATOM fails, QSPC finds shared memory, the CAS loop's load finds a smaller word and its
+        CAS succeeds; None where block bi is none of these."""
+        if not self.src.rows:
+            return None
+        ins = self.insts[self.blocks[bi]['start']:self.blocks[bi]['end']]
+        ops = [i['op'] for i in ins]
+        if any(o.startswith('ATOM.E') for o in ops) or any(o.startswith('QSPC') for o in ops):
+            return [(s, 1.0 if s == bi + 1 else 0.0) for s in succs]  # on to the next test
+        if any(o.startswith('ATOMS.CAST') for o in ops):  # success: out of the loop
+            return [(s, 0.0 if s <= bi else 1.0) for s in succs]
+        if any(o.startswith('LDS') for o in ops) and any(f[0].startswith('cuda_ptx') for f in ins[-1]['chain']):
+            return [(s, 1.0 if s == bi + 1 else 0.0) for s in succs]  # the word is smaller: CAS
+        return None
+
+    def row_rule(self, bi, succs, next_row):
+        """The rows kernel's loop over the block's rows: next_row, the back edge is taken (the
+        walk from one row's end to the next row's tile loop); else the loop ends. The tile
+        loop's entry test, where a row's tiles are not empty, enters the loop."""
+        if not self.src.rows:
+            return None
+        inn = innermost(self.insts[self.blocks[bi]['end'] - 1])
+        if inn and inn[0] == 'select_rows.cu' and inn[1] in self.src.row_loop:
+            back = [s for s in succs if s < bi]
+            if back:
+                return [(s, (1.0 if next_row else 0.0) if s in back else (0.0 if next_row else 1.0)) for s in succs]
+        if inn == ('warp_tiles.cuh', self.src.tile_loop) and bi < self.head:  # the row's tiles exist
+            return [(s, 1.0 if s <= self.head else 0.0) for s in succs]
+        # `if (...) body`: the branch skips the body, which follows it
+        share = self.cub.get(inn)
+        if share is None and inn and inn[0] == 'select_rows.cu' and inn[1] in self.src.member0:
+            share = min(1.0, 32 / self.src.team)
+        if share is not None and bi + 1 in succs:
+            return [(s, share if s == bi + 1 else 1 - share) for s in succs]
+        return None
+
+    def warp_probabilities(self, pass_p, trips, draw_p, publish_p, owner_p=1 / 32, next_row=True):
         """Branch rules of the warp-wide kernel in one scenario."""
         blocks, insts, src = self.blocks, self.insts, self.src
 
         def rule(bi, succs):
             if len(succs) <= 1:
                 return [(s, 1.0) for s in succs]
+            special = self.shared_atomic_rule(bi, succs) or self.row_rule(bi, succs, next_row)
+            if special:
+                return special
             inn = innermost(insts[blocks[bi]['end'] - 1])
 
             def pick(line, p, file='device_groups.cuh'):  # the side that leads to `line` is 'yes'
@@ -367,7 +465,7 @@ class Kernel:
             if inn == ('device_groups.cuh', src.owner):  # TileScreens<chacha20>: owner == 0
                 sc = sorted(((self.count(blocks[s], lambda fr: any(f[0] == 'chacha20.hpp' for f in fr)), s)
                              for s in succs), reverse=True)
-                return [(sc[0][1], 1 / 32), (sc[1][1], 31 / 32)]
+                return [(sc[0][1], owner_p), (sc[1][1], 1 - owner_p)]
             if inn == ('device_groups.cuh', src.pass_test):  # the widest reach clears the threshold
                 return pick(src.race, pass_p)
             if inn[0] == 'device_groups.cuh' and inn[1] in src.loop_lines:
@@ -389,13 +487,16 @@ class Kernel:
             return [(s, 1.0 / len(succs)) for s in succs]
         return rule
 
-    def probabilities(self, pass_p, draw_p, trips):
+    def probabilities(self, pass_p, draw_p, trips, owner_p=1 / 32, next_row=True):
         """Branch rules of one scenario: bi, live successors -> [(successor, p)]."""
         blocks, insts = self.blocks, self.insts
 
         def rule(bi, succs):
             if len(succs) <= 1:
                 return [(s, 1.0) for s in succs]
+            special = self.row_rule(bi, succs, next_row)
+            if special:
+                return special
             inn = innermost(insts[blocks[bi]['end'] - 1])
             src = self.src
 
@@ -406,8 +507,14 @@ class Kernel:
                 return [(sc[0][1], p), (sc[1][1], 1 - p)]
             has = lambda frame: (lambda b: self.count(b, lambda fr: frame in fr))
             if inn == ('device_groups.cuh', src.owner):  # TileScreens<chacha20>: owner == 0
-                return pick(lambda b: self.count(b, lambda fr: any(f[0] == 'chacha20.hpp' for f in fr)), 1 / 32)
+                return pick(lambda b: self.count(b, lambda fr: any(f[0] == 'chacha20.hpp' for f in fr)), owner_p)
             if inn == (src.scoring_file, src.screen_test):  # the screen test
+                # the rows kernel tests scan.valid == 0 on a branch of its own, before the reach:
+                # never taken (every group is whole and valid), on to the reach's test
+                nxt = [s for s in succs if self.src.rows and s == bi + 1 and
+                       innermost(insts[blocks[s]['end'] - 1]) == inn and insts[blocks[s]['end'] - 1]['op'] == 'BRA']
+                if nxt:
+                    return [(s, 1.0 if s == nxt[0] else 0.0) for s in succs]
                 return pick(has((src.scoring_file, src.race)), pass_p)
             if inn == (src.scoring_file, src.leader_test):  # lane == race.leader_lane
                 return pick(has((src.scoring_file, src.leader_offer)), 1 / trips)
@@ -435,8 +542,8 @@ class Kernel:
                 break
         return v
 
-    def per_region(self, pass_p, draw_p, trips=32, rule=None):
-        v = self.visits(self.head, {self.back}, rule or self.probabilities(pass_p, draw_p, trips))
+    def per_region(self, pass_p, draw_p, trips=32, rule=None, owner_p=1 / 32):
+        v = self.visits(self.head, {self.back}, rule or self.probabilities(pass_p, draw_p, trips, owner_p))
         c = collections.Counter()
         for bi, b in enumerate(self.blocks):
             if v[bi]:
@@ -461,16 +568,42 @@ class Kernel:
                 return bi
         raise RuntimeError(f'no branch at {self.src.scoring_file}:{line}')
 
-    def once_per_warp(self):
+    def once_per_warp(self, next_row=False):
         """Instructions before the tile loop (the bound table's fill) and after it (the block
-        reduction), one lane's path: paid once per warp."""
-        rule = self.probabilities(0, 0, 32) if self.src.kind != 'warp' else self.warp_probabilities(0, 1, 0, 0)
+        reduction), one lane's path: paid once per warp. The rows kernel, next_row: from the end
+        of a row's tile loop to the next row's (the reduction, the store, the next row's
+        set-up), where the walk stops; else from its end to the kernel's exit."""
+        if self.src.kind != 'warp':
+            rule = self.probabilities(0, 0, 32, next_row=next_row)
+        else:
+            rule = self.warp_probabilities(0, 1, 0, 0, next_row=next_row)
         before = self.visits(0, {self.head}, lambda bi, s: rule(bi, s) if bi != self.head else [])
         pre = sum(before[bi] * (b['end'] - b['start']) for bi, b in enumerate(self.blocks) if bi != self.head)
         exit_block = [s for s in self.blocks[self.back]['succ'] if s != self.head][0]
-        after = self.visits(exit_block, set(), rule)
-        post = sum(after[bi] * (b['end'] - b['start']) for bi, b in enumerate(self.blocks))
+        after = self.visits(exit_block, {self.head} if next_row else set(), rule)
+        post = sum(after[bi] * (b['end'] - b['start']) for bi, b in enumerate(self.blocks) if bi != self.head)
         return pre, post
+
+    def row_costs(self):
+        """The rows kernel, one warp: instructions per row (a row's end to the next row's tile
+        loop) and once per block (before the first row's tile loop and after the last row's,
+        less one row's), so that R rows cost once + R * per_row."""
+        pre, per_row = self.once_per_warp(next_row=True)
+        _, end = self.once_per_warp(next_row=False)
+        return pre + end - per_row, per_row
+
+    def screen_block(self, scenario):
+        """The ChaCha20 screen block of TileScreens (owner == 0): a scenario's instructions with
+        the block computed at every step less those with it never computed."""
+        return sum(scenario(1.0).values()) - sum(scenario(0.0).values())
+
+    def row_suffix(self, scenario):
+        """screen_block=, and for the rows kernel per_row= and once_per_block=, for the last line."""
+        text = f' screen_block={self.screen_block(scenario):.1f}'
+        if self.src.rows:
+            once, per_row = self.row_costs()
+            text += f' per_row={per_row:.0f} once_per_block={once:.0f}'
+        return text
 
 
 def main():
@@ -478,7 +611,10 @@ def main():
     path = sys.argv[1]
     here = os.path.dirname(os.path.abspath(__file__))
     include_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, '..', '..', 'include')
-    src = SourceLines(include_dir)
+    with open(path) as f:
+        label = next((line for line in f if line.startswith('.text.')), '')
+    team = re.search(r'select_rows_kernel\w*?Li(\d+)E', label)
+    src = SourceLines(include_dir, rows=team is not None, team=int(team.group(1)) if team else 256)
     k = Kernel(path, src)
     if src.kind == 'warp':
         return main_warp(path, k)
@@ -512,7 +648,8 @@ def main():
         print('#   tile =', ' + '.join(f'{p} {base[p]:.1f}' for p in parts))
     print(f'tile={total(base):.1f} race={race:.1f} loop_iteration={iteration:.1f} leader_offer={offer:.1f} '
           f'follower_draw={follower:.1f} once_per_warp={pre + post:.0f} stage_scan={base["stage_scan"]:.1f} '
-          f'screen_gen={base["screen_gen"]:.1f} screen_test={base["screen_test"]:.1f}')
+          f'screen_gen={base["screen_gen"]:.1f} screen_test={base["screen_test"]:.1f}' +
+          k.row_suffix(lambda p: k.per_region(0, 0, owner_p=p)))
 
 
 def main_warp(path, k):
@@ -556,7 +693,8 @@ def main_warp(path, k):
     print(f'tile={total(base):.1f} pass={passing:.1f} race={race_cost:.1f} '
           f'follower_draw={draw_cost:.1f} publish={publish_cost:.1f} once_per_warp={pre + post:.0f} '
           f'stage_scan={base["stage_scan"]:.1f} '
-          f'screen_gen={base["screen_gen"]:.1f} screen_test={base["screen_test"]:.1f}')
+          f'screen_gen={base["screen_gen"]:.1f} screen_test={base["screen_test"]:.1f}' +
+          k.row_suffix(lambda p: k.per_region(0, 0, rule=k.warp_probabilities(0, 1, 0, 0, owner_p=p))))
 
 
 if __name__ == '__main__':

@@ -38,6 +38,10 @@
 // which a group's lanes are looked at in increasing order, the leader offered at its turn
 // (score_group_e7c9489 below); `implemented` follows race_group, the leader offered first.
 //
+// --kernel rows: the rows kernel (kernels/select_rows.cu, select_rows_kernel<float, G, 256>), R
+// releases over an R x C matrix, a block of 8 warps per row, each row replayed with the per-lane
+// and implemented replays (run_rows below).
+//
 // Build and run: bench/schedule_model/run.sh (or the command in README.md).
 #include <omp.h>
 
@@ -225,10 +229,13 @@ float pareto_count(std::uint64_t x) {
 struct Data {
   const Shape* shape;
   const SortedBench* sorted;  // for ShapeKind::sorted
+  // Where candidate 0 sits in the array the utilities are computed from: a row of the rows
+  // benchmark's matrix (row r of C columns: r * C), 0 for a single pass.
+  std::uint64_t offset = 0;
 
   // The 32 utilities of group g.
   void group(std::uint64_t g, float (&v)[kLanes]) const {
-    const std::uint64_t first = g * kLanes;
+    const std::uint64_t first = g * kLanes + offset;
     switch (shape->kind) {
       case ShapeKind::bench:
         for (unsigned j = 0; j < kLanes; ++j) v[j] = bench_value(splitmix64((first + j) ^ kDataSeed) >> 40);
@@ -622,18 +629,29 @@ Tally run_warp_wide(const detail::NoiseSpec& spec, const Data& data, const doubl
 // The implemented kernel, WarpScreenThreshold::score and race_group (device_groups.cuh), step by
 // step: `threshold_` is the warp's running threshold, each lane keeps its own accumulator (lane j
 // offers candidate 32 g + j of every group g the warp races), and every test is the kernel's.
+// `tiles`: the warp's tiles in order (its step s takes tiles[s] and reads the word global[s]).
+// `first` (the rows what-ifs' seeded teams): the threshold after the warp's first race at its step
+// 0 and the instructions of the pass, that race and its draw. `skip_group` (the what-ifs' widest
+// seed): a group raced before the tile loop, never raced again.
+struct FirstRace {
+  double threshold = -kInfinity;
+  double instructions = 0;
+};
 template <Generator G>
-Tally run_implemented(const detail::NoiseSpec& spec, const Data& data, const double* bounds, const WarpCosts& c,
-                      const Grid& grid, std::uint64_t warp, const std::vector<double>& global, Best& result) {
+Tally run_implemented_tiles(const detail::NoiseSpec& spec, const Data& data, const double* bounds,
+                            const WarpCosts& c, const std::vector<std::uint64_t>& tiles,
+                            const std::vector<double>& global, Best& result, FirstRace* first = nullptr,
+                            std::uint64_t skip_group = ~std::uint64_t{0}) {
   Tally t;
   t.warps = 1;
   t.issue(c.once_per_warp, kLanes, false);
   detail::ShardAccumulator acc[kLanes];
   double warp_threshold = -kInfinity;  // threshold_: known_score is -inf in the benchmark
   TileInputs in;
-  std::uint64_t step = 0;
-  for (std::uint64_t tile = warp; tile < grid.tiles; tile += grid.warps, ++step) {
+  for (std::uint64_t step = 0; step < tiles.size(); ++step) {
+    const std::uint64_t tile = tiles[step];
     load_tile<G>(spec, data, bounds, tile, in);
+    if (skip_group / kLanes == tile) in.reach[skip_group % kLanes] = -kInfinity;  // raced already (what-ifs)
     t.tiles += 1;
     t.groups += kLanes;
     t.issue(c.tile, kLanes, false);
@@ -688,6 +706,10 @@ Tally run_implemented(const detail::NoiseSpec& spec, const Data& data, const dou
         t.draws += drawing;
         t.draw_issues += 1;
       }
+      if (first != nullptr && step == 0 && t.raced_groups == 1) {
+        first->threshold = threshold;
+        first->instructions = c.pass + c.race + (drawing != 0 ? c.follower_draw : 0.0);
+      }
       // The lanes still pending: those whose reach clears the new threshold.
       pending &= ~(1u << next);
       for (unsigned l = 0; l < kLanes; ++l) {
@@ -702,6 +724,15 @@ Tally run_implemented(const detail::NoiseSpec& spec, const Data& data, const dou
   }
   for (unsigned l = 0; l < kLanes; ++l) result.offer(acc[l].result.best_score, acc[l].result.best_index);
   return t;
+}
+
+// Warp `warp` of `grid`: tiles warp, warp + grid.warps, ...
+template <Generator G>
+Tally run_implemented(const detail::NoiseSpec& spec, const Data& data, const double* bounds, const WarpCosts& c,
+                      const Grid& grid, std::uint64_t warp, const std::vector<double>& global, Best& result) {
+  std::vector<std::uint64_t> tiles;
+  for (std::uint64_t tile = warp; tile < grid.tiles; tile += grid.warps) tiles.push_back(tile);
+  return run_implemented_tiles<G>(spec, data, bounds, c, tiles, global, result);
 }
 
 // The grid-wide word at every step: by the end of step s, every warp whose best rose has
@@ -892,6 +923,899 @@ void run_generator(const Options& opt, const std::vector<Shape>& shapes, const S
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The rows kernel (kernels/select_rows.cu, select_rows_kernel<float, G, 256>): R releases, one per
+// row of an R x C float matrix, row r with its own NoiseSpec (stream r of the call's block of
+// streams). For C > 2048 each row is scored by a team of a whole block, 8 warps, warp w taking the
+// row's tiles w, w + 8, ...; the block's rows are blockIdx.x, + gridDim.x, ..., the grid min(R,
+// resident blocks) = min(R, 264) blocks (2 per SM, kRowsMinBlocksPerMultiprocessor, either
+// generator). Per row: a TileScreens of its own (ChaCha20: a block per lane at the warp's steps 0,
+// 32, ..., so a warp with 16 steps in a row computes 32 blocks and uses 16), an accumulator per
+// thread, the team's reduction and store, and under `implemented` a WarpScreenThreshold on the
+// team's word in shared memory (team_published, reset for each row), shared by its 8 warps as the
+// single pass shares the grid-wide word. A row is replayed as the grid of 8 warps over its tiles
+// (the word modelled in rounds, as for the single pass) with the per-lane and implemented replays
+// above, its data and stream the benchmark's.
+//
+// The rows benchmark (bench/batched_gpu_bench.cu, gpu_rows/float/rows:R/cols:C): the matrix is
+// device_array<float>(R * C), data[i] as in the single pass (i = r C + c); select_rows with
+// Context::with_fixed_seed(kContextSeed) (ChaCha20), the exponential mechanism, epsilon 1,
+// sensitivity 1; the call draws R consecutive streams from the context (host/engine/rows.cpp,
+// ContextAccess::draw_streams), its first call streams 0 .. R - 1: row r, stream r. (Later
+// iterations of the benchmark draw the next R; the ncu profile is of the first call.)
+
+// Per-region costs of select_rows_kernel<float, G, 256> (sass_regions.py on its sm_90 SASS, nvcc
+// 13.0 -O3, the library's flags): `lane` the per-lane kernel of commit 1900c764 (measured on the
+// H100), `warp` the warp-wide one of commit 686d043 (WarpScreenThreshold on team_published). The
+// tile costs are as sass_regions.py prints them, with a 32nd of the ChaCha20 screen block in
+// each; the replay charges tile - screen_block / 32 per tile and screen_block at each warp's steps
+// 0, 32, ... of a row.
+struct RowsExtras {
+  double screen_block;    // TileScreens<chacha20>'s block (owner == 0), one warp-level issue
+  double per_row;         // one warp, per row: the team's reduction and store, the next row's set-up
+  double once_per_block;  // one warp, once per block: the bound table's fill, the first row's set-up
+};
+constexpr RegionCosts kRowsChaChaLaneCosts{498.8, 1146.6, 25.0, 9.0, 1129.4, 0.0};
+constexpr RegionCosts kRowsPhiloxLaneCosts{451.0, 226.5, 21.0, 9.0, 234.7, 0.0};
+constexpr RowsExtras kRowsChaChaLaneExtras{986.0, 513.0, 179.0};
+constexpr RowsExtras kRowsPhiloxLaneExtras{0.0, 511.0, 179.0};
+constexpr WarpCosts kRowsChaChaWarpCosts{549.8, 17.0, 1303.1, 1127.1, 28.0, 0.0};
+constexpr WarpCosts kRowsPhiloxWarpCosts{515.0, 19.0, 377.5, 224.5, 28.0, 0.0};
+constexpr RowsExtras kRowsChaChaWarpExtras{985.0, 524.0, 188.0};
+constexpr RowsExtras kRowsPhiloxWarpExtras{0.0, 527.0, 185.0};
+
+// Measured (H100 80GB HBM3, 2026-11-24, commit 1900c764, ncu-rows.txt): select_rows_kernel<float,
+// chacha20, 256> over 4096 x 131072, 264 blocks. Warp Cycles Per Issued Instruction 5.76 at 3.72
+// active warps per scheduler: Executed Ipc Active / 4 = 0.645 = 3.72 / 5.76.
+constexpr Measured kRowsMeasured{2.58, 2.50, 22937677.20, 11.98, 4.14};
+constexpr std::uint64_t kRowsMeasuredRows = 4096;
+constexpr std::uint64_t kRowsMeasuredCols = 131072;
+constexpr double kRowsEndToEndMs = 14.88;  // gpu_rows/float/rows:4096/cols:131072 (gpu.txt)
+constexpr int kRowsBlocksPerSm = 2;
+constexpr unsigned kTeamWarps = kWarpsPerBlock;
+
+struct RowsOptions {
+  std::uint64_t rows = kRowsMeasuredRows;
+  std::uint64_t cols = kRowsMeasuredCols;
+  std::uint64_t row_stride = 1;  // replay rows 0, s, 2s, ... (each with all its warps)
+};
+
+// One row under one policy: all 8 warps of its team.
+struct RowReplay {
+  Tally tally;
+  double instructions = 0;  // the row's warp instructions, all warps (tally.warp)
+  double max_warp = 0;      // the row's busiest warp
+  double screen = 0;        // of which TileScreens' ChaCha20 blocks
+};
+
+// Row `row` of the matrix (its data), scored with stream `stream` (the benchmark's first call: the
+// row's index).
+template <Generator G>
+RowReplay replay_row(Policy policy, const Shape& shape, std::uint64_t row, std::uint64_t stream, std::uint64_t cols,
+                     const double* bounds, bool check) {
+  detail::NoiseSpec spec{};
+  spec.mechanism = Mechanism::exponential;
+  spec.score_scale = shape.epsilon / 2.0;
+  spec.key = dpselect::RandomKey::from_seed(kContextSeed, G);
+  spec.stream = stream;
+  spec.utility_limit = kInfinity;
+  const Data data{&shape, nullptr, row * cols};
+  const Grid grid{kTeamWarps, cols / (kLanes * kLanes)};
+  const RowsExtras& extras = policy == Policy::per_lane
+                                 ? (G == Generator::chacha20 ? kRowsChaChaLaneExtras : kRowsPhiloxLaneExtras)
+                                 : (G == Generator::chacha20 ? kRowsChaChaWarpExtras : kRowsPhiloxWarpExtras);
+  RegionCosts lane = G == Generator::chacha20 ? kRowsChaChaLaneCosts : kRowsPhiloxLaneCosts;
+  WarpCosts warp = G == Generator::chacha20 ? kRowsChaChaWarpCosts : kRowsPhiloxWarpCosts;
+  lane.tile -= extras.screen_block / kLanes;
+  warp.tile -= extras.screen_block / kLanes;
+  std::vector<double> word;
+  Best exact;
+  if (policy == Policy::implemented || check) word = grid_word<G>(spec, data, bounds, grid, exact);
+  RowReplay r;
+  Best best;
+  for (std::uint64_t w = 0; w < kTeamWarps; ++w) {
+    Best found;
+    Tally t = policy == Policy::per_lane ? run_per_lane<G>(spec, data, bounds, lane, grid, w, found)
+                                         : run_implemented<G>(spec, data, bounds, warp, grid, w, word, found);
+    const std::uint64_t steps = w < grid.tiles ? (grid.tiles - w + kTeamWarps - 1) / kTeamWarps : 0;
+    const double blocks = static_cast<double>((steps + kLanes - 1) / kLanes);  // steps 0, 32, ...
+    t.issue(extras.screen_block * blocks, kLanes, false);
+    t.issue(extras.per_row, kLanes, false);
+    r.screen += extras.screen_block * blocks;
+    r.max_warp = std::max(r.max_warp, t.warp);
+    r.tally.add(t);
+    best.offer(found.score, found.index);
+  }
+  r.instructions = r.tally.warp;
+  if (check && (best.score != exact.score || best.index != exact.index)) {
+    std::fprintf(stderr, "CHECK FAILED: row %llu, %s found (%.17g, %llu), the exact maximum is (%.17g, %llu)\n",
+                 static_cast<unsigned long long>(row), policy_name(policy), best.score,
+                 static_cast<unsigned long long>(best.index), exact.score, static_cast<unsigned long long>(exact.index));
+    std::exit(1);
+  }
+  return r;
+}
+
+void print_rows_header() {
+  std::printf("%-11s %-8s %-14s %5s %7s %5s %7s %8s %8s %8s %7s %8s %7s %8s %8s %8s %7s %7s %8s %6s %9s %9s %9s %8s %7s "
+              "%7s %7s\n",
+              "policy", "gen", "shape", "rows", "cols", "blks", "replay", "pass%", "races/t", "draws/t", "rtile%", "lanes_r",
+              "lanes", "winst/t", "wi_race", "wi_draw", "wi_scr", "wi_row", "inst/row", "rowsSM", "issue_ms",
+              "issue1_ms", "occ_ms", "read_ms", "x_read", "x_read1", "x_occ");
+}
+
+// The issue rate of an SM that holds one block of the rows kernel (8 warps, 2 per scheduler): the
+// single-row benchmarks (gpu_rows/float/rows:1/cols:C, one block on one SM, the per-lane kernel,
+// end to end) against the replay's instructions for the same row and streams, t = a + I / (4 e f)
+// fitted over C = 32768, 131072, 262144 (a: the call's fixed cost). Each benchmark iteration draws
+// the next stream, over the same row: the replay averages streams 0 .. kOneBlockStreams - 1.
+constexpr std::uint64_t kOneBlockCols[3] = {32768, 131072, 262144};
+constexpr double kOneBlockMeasuredUs[3] = {202.03, 447.73, 713.10};  // gpu.json, real_time
+constexpr std::uint64_t kOneBlockStreams = 64;
+
+double one_block_issue_rate() {
+  const Shape shape = all_shapes().front();
+  double bounds[detail::kScreenBoundSlots];
+  for (unsigned slot = 0; slot < detail::kScreenBoundSlots; ++slot) {
+    bounds[slot] = detail::group_noise_upper_bound(Mechanism::exponential, detail::screen_of_bound_slot(slot));
+  }
+  double x[3];
+  for (int k = 0; k < 3; ++k) {
+    std::vector<double> each(kOneBlockStreams);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (std::int64_t s = 0; s < static_cast<std::int64_t>(kOneBlockStreams); ++s) {
+      each[s] = replay_row<Generator::chacha20>(Policy::per_lane, shape, 0, static_cast<std::uint64_t>(s),
+                                                kOneBlockCols[k], bounds, false)
+                    .instructions;
+    }
+    double sum = 0;
+    for (const double v : each) sum += v;
+    x[k] = sum / static_cast<double>(kOneBlockStreams) + kTeamWarps * kRowsChaChaLaneExtras.once_per_block;
+  }
+  const double mx = (x[0] + x[1] + x[2]) / 3.0;
+  const double my = (kOneBlockMeasuredUs[0] + kOneBlockMeasuredUs[1] + kOneBlockMeasuredUs[2]) / 3.0;
+  double sxy = 0;
+  double sxx = 0;
+  for (int k = 0; k < 3; ++k) {
+    sxy += (x[k] - mx) * (kOneBlockMeasuredUs[k] - my);
+    sxx += (x[k] - mx) * (x[k] - mx);
+  }
+  const double slope_us = sxy / sxx;  // microseconds per warp instruction
+  const double intercept = my - slope_us * mx;
+  const double e = 1.0 / (4.0 * kClockHz * slope_us * 1e-6);
+  std::printf("# one block per SM (gpu_rows/float/rows:1, per-lane, ChaCha20; streams 0..%llu):",
+              static_cast<unsigned long long>(kOneBlockStreams - 1));
+  for (int k = 0; k < 3; ++k) {
+    std::printf(" C = %llu: %.4g instructions, %.1f us measured, %.1f fitted;",
+                static_cast<unsigned long long>(kOneBlockCols[k]), x[k], kOneBlockMeasuredUs[k],
+                intercept + slope_us * x[k]);
+  }
+  std::printf(" fixed cost %.1f us, issue rate e1 = %.3f\n", intercept, e);
+  std::fflush(stdout);
+  return e;
+}
+
+// The kernel's time: each SM issues its blocks' rows; the grid's blocks are min(R, 264), block b
+// holding rows b, b + blocks, ..., and SM s blocks s and s + 132. Issue time of the busiest SM at
+// e instructions per scheduler per cycle: e = Executed Ipc Active / 4 of the measured rows kernel
+// (0.645, 2 blocks, 16 warps, per SM), 1 (issue1_ms), and the rate measured for the busiest SM's
+// occupancy (occ_ms: 0.645 with 2 blocks, e1 of one_block_issue_rate with one). The read: one
+// read of the R x C floats at the single pass's measured 3.07 TB/s (gpu_read/float/n:2^30, 1.399
+// ms for 4 GiB).
+template <Generator G>
+void run_rows(const Options& opt, const RowsOptions& ro, const std::vector<Shape>& shapes, double one_block_e) {
+  const std::uint64_t rows = ro.rows;
+  const std::uint64_t cols = ro.cols;
+  const std::uint64_t stride = ro.row_stride;
+  const std::uint64_t resident = static_cast<std::uint64_t>(kMultiprocessors) * kRowsBlocksPerSm;
+  const std::uint64_t blocks = std::min(rows, resident);
+  for (const Shape& shape : shapes) {
+    double bounds[detail::kScreenBoundSlots];
+    for (unsigned slot = 0; slot < detail::kScreenBoundSlots; ++slot) {
+      bounds[slot] = detail::group_noise_upper_bound(Mechanism::exponential, detail::screen_of_bound_slot(slot));
+    }
+    std::vector<std::uint64_t> sampled;
+    for (std::uint64_t r = 0; r < rows; r += stride) sampled.push_back(r);
+    for (const Policy policy : opt.policies) {
+      if (policy != Policy::per_lane && policy != Policy::implemented) continue;
+      const auto start = std::chrono::steady_clock::now();
+      std::vector<RowReplay> replays(sampled.size());
+#pragma omp parallel for schedule(dynamic, 1)
+      for (std::int64_t k = 0; k < static_cast<std::int64_t>(sampled.size()); ++k) {
+        replays[k] = replay_row<G>(policy, shape, sampled[k], sampled[k], cols, bounds, opt.check);
+      }
+      Tally total;
+      double screen = 0;
+      double mean_max_warp = 0;
+      double max_warp = 0;
+      for (const RowReplay& r : replays) {
+        total.add(r.tally);
+        screen += r.screen;
+        mean_max_warp += r.max_warp;
+        max_warp = std::max(max_warp, r.max_warp);
+      }
+      const double n_sampled = static_cast<double>(sampled.size());
+      const double per_row = total.warp / n_sampled;
+      mean_max_warp /= n_sampled;
+      const RowsExtras& extras = policy == Policy::per_lane
+                                     ? (G == Generator::chacha20 ? kRowsChaChaLaneExtras : kRowsPhiloxLaneExtras)
+                                     : (G == Generator::chacha20 ? kRowsChaChaWarpExtras : kRowsPhiloxWarpExtras);
+      const double once = kTeamWarps * extras.once_per_block;
+      // Instructions of each SM: its blocks' rows, each row its replayed cost where every row was
+      // replayed, else the sampled rows' mean.
+      std::vector<double> sm(kMultiprocessors, 0.0);
+      std::vector<double> sm_rows(kMultiprocessors, 0.0);
+      for (std::uint64_t b = 0; b < blocks; ++b) {
+        const std::uint64_t s = b % kMultiprocessors;
+        sm[s] += once;
+        for (std::uint64_t r = b; r < rows; r += blocks) {
+          sm[s] += stride == 1 ? replays[r].instructions : per_row;
+          sm_rows[s] += 1;
+        }
+      }
+      const std::size_t busiest = static_cast<std::size_t>(std::max_element(sm.begin(), sm.end()) - sm.begin());
+      const double blocks_on_busiest = static_cast<double>(busiest < blocks ? 1 : 0) +
+                                       static_cast<double>(busiest + kMultiprocessors < blocks ? 1 : 0);
+      const double e = kRowsMeasured.ipc_active / 4.0;
+      const double issue_ms = sm[busiest] / (4.0 * e * kClockHz) * 1e3;
+      const double issue1_ms = sm[busiest] / (4.0 * kClockHz) * 1e3;
+      const double occ_ms = blocks_on_busiest >= 2 ? issue_ms : sm[busiest] / (4.0 * one_block_e * kClockHz) * 1e3;
+      const double read_ms = kReadMs * static_cast<double>(rows * cols) / static_cast<double>(kBenchmarkTiles * 1024);
+      const double tiles = total.tiles;
+      const double waste = screen / tiles - extras.screen_block / kLanes;
+      std::printf("%-11s %-8s %-14s %5llu %7llu %5llu %7zu %8.3f %8.3f %8.3f %7.2f %8.2f %7.2f %8.0f %8.0f %8.0f %7.1f "
+                  "%7.1f %8.0f %6.0f %9.3f %9.3f %9.3f %8.4f %7.2f %7.2f %7.2f\n",
+                  policy_name(policy), G == Generator::chacha20 ? "chacha20" : "philox", shape.name.c_str(),
+                  static_cast<unsigned long long>(rows), static_cast<unsigned long long>(cols),
+                  static_cast<unsigned long long>(blocks), sampled.size(), 100.0 * total.raced_groups / total.groups,
+                  total.raced_groups / tiles, total.draws / tiles, 100.0 * total.race_tiles / tiles,
+                  total.race_warp > 0 ? total.race_lane / total.race_warp : 0.0, total.lane / total.warp,
+                  total.warp / tiles, (total.race_warp - total.draw_warp) / tiles, total.draw_warp / tiles,
+                  screen / tiles, kTeamWarps * extras.per_row * n_sampled / tiles, per_row, sm_rows[busiest], issue_ms,
+                  issue1_ms, occ_ms, read_ms, std::max(read_ms, issue_ms) / read_ms,
+                  std::max(read_ms, issue1_ms) / read_ms, std::max(read_ms, occ_ms) / read_ms);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::fprintf(stderr,
+                   "  rows %s %s %s: %zu of %llu rows replayed (stride %llu), every warp of each; %.1f s; "
+                   "busiest SM %zu: %.0f rows, %.4g instructions; busiest warp of a row %.0f (mean); "
+                   "screen blocks beyond a 32nd of one per tile: %.1f per tile\n",
+                   policy_name(policy), G == Generator::chacha20 ? "chacha20" : "philox", shape.name.c_str(),
+                   sampled.size(), static_cast<unsigned long long>(rows), static_cast<unsigned long long>(stride),
+                   seconds, busiest, sm_rows[busiest], sm[busiest], mean_max_warp, waste);
+      std::printf("#   %s %s %s: a row's busiest warp issues %.0f instructions (mean over rows; the most: %.0f), its "
+                  "8 warps %.0f (the busiest SM: %.0f); TileScreens' ChaCha20 blocks %.1f per tile, %.1f of them "
+                  "beyond a 32nd of a block per tile\n",
+                  policy_name(policy), G == Generator::chacha20 ? "chacha20" : "philox", shape.name.c_str(),
+                  mean_max_warp, max_warp, per_row, sm[busiest], screen / tiles, waste);
+      std::fflush(stdout);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What-if layouts of the rows kernel (--kernel rows --policy NAME[,NAME]: none of them is a kernel
+// of the library). Each runs the implemented kernel's per-tile code (WarpScreenThreshold::score
+// and race_group, run_implemented_tiles above) on every warp's tiles and is priced with the same
+// SASS region costs; they differ in how many warps score a row, in which tiles each warp takes,
+// and in what the warps' shared threshold word holds:
+//   warps-per-row=K  K warps (K = 1, 2, 4, 8) score a row, 8 / K rows per block of 256 threads:
+//                    team j of block b takes rows b (8 / K) + j, + gridDim (8 / K), ...; warp w of
+//                    a team the row's tiles w, w + K, ...; the team's word (shared memory) is read
+//                    by its K warps only. K = 8 is the implemented kernel. K = 1 (warp-per-row) is
+//                    select_rows_kernel<T, G, 32>, the kernel's warp teams (today for rows of at
+//                    most 2 tiles) run on long rows, priced by that instantiation's own SASS
+//                    (kRows*WarpTeam*: add_tiles with warps = 1, a cub::WarpReduce of the
+//                    ShardResult per row). K = 2, 4: the block kernel's tile costs; per row the
+//                    warp team's plus (K - 1) / 7 of the block reduction's excess over it
+//                    (estimate: a warp reduction, K - 1 merges and a named barrier).
+//   +seeded          (K = 8 or segmented) before the team's warps test their first tiles, warp 0
+//                    races the widest group of its first tile (tile 0 of the row or segment) and
+//                    publishes the threshold after that race; the other warps wait at a block
+//                    barrier placed after their step-0 scan and screen, and read the word. Warp 0
+//                    then goes on as the kernel does (the rest of tile 0's pending groups, ...).
+//                    Costs (estimated): kSeedBarrier per warp per row, warp 0's extra publish; the
+//                    wait: the 7 warps idle while warp 0 issues the pass, the race, its draw and
+//                    the publish (W instructions), charged to the SM as lost issue (below) and to
+//                    the waiting warps' chains.
+//   segmented[=S]    each row cut into S segments of consecutive tiles (segment g: tiles
+//                    [g T / S, (g + 1) T / S)), each scored by a block of 8 warps (warp w: the
+//                    segment's tiles first + w, + 8, ...); item (row r, segment g) is block
+//                    (r S + g) mod blocks, blocks = min(R S, 264). The row's word lies in device
+//                    memory, shared by its S blocks (lane 0 loads it every tile, as the single
+//                    pass's grid-wide word: the same instructions; the atomic max after a tile whose
+//                    threshold rose is the global one, kSegmentPublish). The S block results are
+//                    merged by the row's last block to finish (kSegmentMerge*). S defaults to
+//                    264 / R (at least 1); with S = 1 it is the block team itself (the word in
+//                    shared memory, no merge).
+//   +widest          (K = 1, 8 or segmented) two phases per row (per segment): the team's warps first
+//                    scan all their tiles, keeping each group's reach and screen in shared memory,
+//                    and find the team's widest group (largest reach, lowest index on ties); the
+//                    warp that holds it races it while the others wait (barrier), and publishes the
+//                    threshold; then every warp tests its tiles' stored reaches against the word in
+//                    tile order as the kernel does (that group not again). Costs (estimated):
+//                    kWidestTile per tile (the stores and loads of the reach and screen, the
+//                    running arg-max), kWidestRow per warp per row (the team's arg-max, two
+//                    barriers); the wait as for +seeded (none for K = 1). Shared memory: 8 bytes
+//                    per group (the reach as a float rounded up, the screen), 32 KiB per block of
+//                    8 warps at C = 131072, 256 KiB for 8 warps with a row each (K = 1: too much).
+//   +oracle          (a bound, not a schedule) the word holds the row's exact best score from the
+//                    start: the fewest races any order of the row's tiles can give with these
+//                    screens (every group whose reach is at least the row's best score races).
+// Aliases: warp-per-row = warps-per-row=1, seeded = warps-per-row=8+seeded, widest-seeded =
+// warps-per-row=8+widest, oracle-seeded = warps-per-row=8+oracle; whatif = warps-per-row=1,2,4,8,
+// seeded, widest-seeded, oracle-seeded, warps-per-row=1+widest, warps-per-row=1+oracle, segmented,
+// segmented+seeded, segmented+widest, segmented+oracle.
+//
+// The team word is modelled in rounds, as for the implemented kernel: at step s every warp of a
+// row reads the best exact score of the row's tiles of steps 0 .. s - 1 (of all its segments), and
+// a seeded team's warps other than warp 0 read the seed at step 0.
+//
+// Time: each SM issues its blocks' items; an SM with 2 blocks at e = 0.645, with one at e1 (occ_ms,
+// as for the kernel; issue_ms all at 0.645, issue1_ms at 1). Also the critical chain (chain_ms):
+// each team's rows one after another, each row as long as its busiest warp (the team's reduction
+// waits for it) plus the per-row costs, at e1 / 2 instructions per cycle per warp (two warps per
+// scheduler: a warp no faster alone, so an upper bound where warps finish unevenly). The
+// predicted time is max(occ_ms, chain_ms) (x_time).
+
+// select_rows_kernel<float, G, 32>, commit 686d043 (SASS_KERNEL=rows SASS_TEAM=32: sass_regions.py):
+// its tile loop is add_tiles with warps = 1; per row the warp reduction of ShardResult (389), the
+// store, the next row's spec.
+constexpr WarpCosts kRowsChaChaWarpTeamCosts{539.7, 17.0, 1286.6, 1126.1, 28.0, 0.0};
+constexpr WarpCosts kRowsPhiloxWarpTeamCosts{494.0, 19.0, 374.0, 224.0, 28.0, 0.0};
+constexpr RowsExtras kRowsChaChaWarpTeamExtras{983.0, 454.0, 177.0};
+constexpr RowsExtras kRowsPhiloxWarpTeamExtras{0.0, 456.0, 177.0};
+// Estimates. The seed: per warp per row the test of the warp's index, BAR.SYNC and its
+// re-convergence (10). The segmented word: lane 0's atomic max on a global word, the single pass's
+// publish (13, fused_select_kernel's SASS). The merge, per block: warp 0 stores its partial
+// ShardResult (store_whole, 17), a fence and the atomic count of the row's finished blocks (10),
+// the block's test of "last" through shared memory and a barrier (5 per warp): 70; the last block
+// of a row: warp 0 loads the S partials (one per lane, 15), reduces them (the warp reduction, 389),
+// stores the row's result (17) and resets the counter and the row's word for the next call (5):
+// 426 more. Its latency at the kernel's end: the fence, the atomic and the partials' loads, about
+// three round trips to L2 and a fence: 1.5 us (a merge kernel instead: a launch, 2-4 us).
+constexpr double kSeedBarrier = 10.0;
+constexpr double kSegmentPublish = 13.0;
+constexpr double kSegmentMergeBlock = 70.0;
+constexpr double kSegmentMergeLast = 426.0;
+constexpr double kSegmentMergeLatencyMs = 1.5e-3;
+// +widest: per tile, the reach and screen stored in phase 1 and loaded in phase 2 (2 STS, 2 LDS,
+// their addresses, the conversion of the reach to a float rounded up) and the running arg-max
+// (16); per warp per row, the team's arg-max (the warp's max of reach and index, 30; through
+// shared memory to warp 0 and back, 40) and a second barrier (10) beside the first (kSeedBarrier).
+constexpr double kWidestTile = 16.0;
+constexpr double kWidestRow = 80.0;
+
+struct WhatIf {
+  std::string name;
+  unsigned warps = 8;          // warps per row (per segment)
+  bool segmented = false;
+  std::uint64_t segments = 0;  // segmented: S, 0 for 264 / R
+  bool seeded = false;
+  bool widest = false;
+  bool oracle = false;
+};
+
+bool parse_whatif(const std::string& name, std::vector<WhatIf>& out) {
+  if (name == "whatif") {
+    for (const char* n : {"warps-per-row=1", "warps-per-row=2", "warps-per-row=4", "warps-per-row=8", "seeded",
+                          "widest-seeded", "oracle-seeded", "warps-per-row=1+widest", "warps-per-row=1+oracle",
+                          "segmented", "segmented+seeded", "segmented+widest", "segmented+oracle"}) {
+      parse_whatif(n, out);
+    }
+    return true;
+  }
+  std::string base = name;
+  std::string modifier;
+  if (const std::size_t plus = name.find('+'); plus != std::string::npos) {
+    base = name.substr(0, plus);
+    modifier = name.substr(plus + 1);
+  }
+  WhatIf w;
+  w.name = name;
+  if (base == "warp-per-row") {
+    w.warps = 1;
+  } else if (base == "seeded") {
+    w.seeded = true;
+  } else if (base == "oracle-seeded") {
+    w.oracle = true;
+  } else if (base == "widest-seeded") {
+    w.widest = true;
+  } else if (base.rfind("warps-per-row=", 0) == 0) {
+    w.warps = static_cast<unsigned>(std::atoi(base.c_str() + 14));
+    if (w.warps != 1 && w.warps != 2 && w.warps != 4 && w.warps != 8) return false;
+  } else if (base == "segmented" || base.rfind("segmented=", 0) == 0) {
+    w.segmented = true;
+    if (base.size() > 9) {
+      w.segments = std::strtoull(base.c_str() + 10, nullptr, 10);
+      if (w.segments == 0) return false;
+    }
+  } else {
+    return false;
+  }
+  if (modifier == "seeded") w.seeded = true;
+  else if (modifier == "widest") w.widest = true;
+  else if (modifier == "oracle") w.oracle = true;
+  else if (!modifier.empty()) return false;
+  if (w.seeded + w.widest + w.oracle > 1) return false;
+  // the seed's wait is modelled for a block team (a warp team has none to wait for +widest)
+  if (w.seeded && !w.segmented && w.warps != 8) return false;
+  if (w.widest && !w.segmented && w.warps != 8 && w.warps != 1) return false;
+  out.push_back(w);
+  return true;
+}
+
+struct WhatIfCosts {
+  WarpCosts warp;     // tile: less a 32nd of the screen block, charged at steps 0, 32, ...
+  RowsExtras extras;  // per_row: as used (K = 2, 4: estimated)
+};
+
+// segments: the row's segments (segmented with S = 1 is the block team itself: its word in shared
+// memory, no merge).
+template <Generator G>
+WhatIfCosts whatif_costs(const WhatIf& w, std::uint64_t segments) {
+  const bool c = G == Generator::chacha20;
+  const RowsExtras& team = c ? kRowsChaChaWarpTeamExtras : kRowsPhiloxWarpTeamExtras;
+  WhatIfCosts k;
+  if (!w.segmented && w.warps == 1) {
+    k.warp = c ? kRowsChaChaWarpTeamCosts : kRowsPhiloxWarpTeamCosts;
+    k.extras = team;
+  } else {
+    k.warp = c ? kRowsChaChaWarpCosts : kRowsPhiloxWarpCosts;
+    k.extras = c ? kRowsChaChaWarpExtras : kRowsPhiloxWarpExtras;
+    k.extras.per_row = team.per_row + (k.extras.per_row - team.per_row) * (w.warps - 1) / 7.0;
+  }
+  if (segments > 1) k.warp.publish = kSegmentPublish;
+  k.warp.tile -= k.extras.screen_block / kLanes;
+  return k;
+}
+
+// The row's word in rounds: word[s] the best exact score over the tiles of steps 0 .. s - 1
+// (step_tiles[s]: every warp's s-th tile), each step's tiles screened against the word so far and
+// their passing groups scored in decreasing reach (as grid_word). `reaches`: every group's reach
+// and group, 32 a tile.
+template <Generator G>
+std::vector<double> rounds_word(const detail::NoiseSpec& spec, const Data& data, const double* bounds,
+                                const std::vector<std::vector<std::uint64_t>>& step_tiles, Best& overall,
+                                std::vector<std::pair<double, std::uint64_t>>& reaches) {
+  std::vector<double> word(step_tiles.size() + 1, -kInfinity);
+  Best carried;
+  TileInputs in;
+  for (std::size_t s = 0; s < step_tiles.size(); ++s) {
+    Best mine;
+    mine.score = carried.score;
+    for (const std::uint64_t tile : step_tiles[s]) {
+      load_tile<G>(spec, data, bounds, tile, in);
+      unsigned order[kLanes];
+      unsigned passing = 0;
+      for (unsigned l = 0; l < kLanes; ++l) {
+        reaches.emplace_back(in.reach[l], tile * kLanes + l);
+        if (!(in.reach[l] < mine.score)) order[passing++] = l;
+      }
+      std::sort(order, order + passing, [&](unsigned a, unsigned b) { return in.reach[a] > in.reach[b]; });
+      for (unsigned k = 0; k < passing; ++k) {
+        const unsigned l = order[k];
+        if (in.reach[l] < mine.score) break;
+        detail::score_scanned_group<detail::GeneratorBlocks<G>>(spec, tile * kLanes + l, in.screens[l], in.bound[l],
+                                                                in.scan[l], LaneValues{in.values[l]}, mine);
+      }
+    }
+    if (mine.index != dpselect::kNoIndex) carried.offer(mine.score, mine.index);
+    word[s + 1] = carried.score;
+  }
+  overall = carried;
+  return word;
+}
+
+// +widest: the team's widest group (largest reach, lowest group on ties) over the tiles of warps
+// first .. first + warps - 1, raced alone at threshold -inf as race_group does; its tally is the
+// race (and the draw issue) by the warp that holds it.
+struct WidestSeed {
+  unsigned warp = 0;
+  std::uint64_t group = 0;
+  double threshold = -kInfinity;  // the warp max after the race: the best score it offered
+  Best found;
+  Tally tally;
+};
+
+template <Generator G>
+WidestSeed race_widest(const detail::NoiseSpec& spec, const Data& data, const double* bounds, const WarpCosts& c,
+                       const std::vector<std::vector<std::uint64_t>>& warp_tiles, std::uint64_t first,
+                       unsigned warps) {
+  WidestSeed seed;
+  double widest = -kInfinity;
+  std::uint64_t widest_tile = 0;
+  unsigned widest_lane = 0;
+  TileInputs in;
+  for (unsigned j = 0; j < warps; ++j) {
+    for (const std::uint64_t tile : warp_tiles[first + j]) {
+      load_tile<G>(spec, data, bounds, tile, in);
+      for (unsigned l = 0; l < kLanes; ++l) {
+        const std::uint64_t group = tile * kLanes + l;
+        if (in.reach[l] > widest || (in.reach[l] == widest && group < seed.group)) {
+          widest = in.reach[l];
+          seed.group = group;
+          seed.warp = j;
+          widest_tile = tile;
+          widest_lane = l;
+        }
+      }
+    }
+  }
+  load_tile<G>(spec, data, bounds, widest_tile, in);
+  const std::uint64_t first_index = seed.group * kLanes;
+  const detail::GroupRace race = detail::group_race<detail::GeneratorBlocks<G>>(spec, seed.group, in.screens[widest_lane]);
+  const double leader_noise = detail::race_noise(spec.mechanism, race.leader_time);
+  const double leader_score =
+      detail::fma_rn(spec.score_scale, static_cast<double>(in.values[widest_lane][race.leader_lane]), leader_noise);
+  seed.found.offer(leader_score, first_index + race.leader_lane);
+  const double follower_bound = detail::add_rn(leader_noise, detail::kScreenMargin);
+  unsigned drawing = 0;
+  for (unsigned j = 0; j < kLanes; ++j) {
+    if (j == race.leader_lane) continue;
+    const double u = static_cast<double>(in.values[widest_lane][j]);
+    if (detail::fma_rn(spec.score_scale, u, follower_bound) < leader_score) continue;
+    ++drawing;
+    const double time = detail::follower_time<detail::GeneratorBlocks<G>>(spec, race, first_index + j);
+    seed.found.offer(detail::fma_rn(spec.score_scale, u, detail::race_noise(spec.mechanism, time)), first_index + j);
+  }
+  seed.threshold = seed.found.score;
+  seed.tally.raced_groups += 1;
+  seed.tally.issue(c.race, kLanes, true);
+  if (drawing != 0) {
+    seed.tally.issue(c.follower_draw, drawing, true);
+    seed.tally.draw_warp += c.follower_draw;
+    seed.tally.draws += drawing;
+    seed.tally.draw_issues += 1;
+  }
+  return seed;
+}
+
+// One row under a what-if: every warp of its team (of each of its S segment blocks).
+struct WhatIfRow {
+  Tally tally;                  // every warp, with the per-row costs
+  std::vector<double> item;     // per segment (one item unless segmented): its warps' instructions
+  std::vector<double> chain;    // per segment: its busiest warp (with the seed's wait) + per-row costs
+  std::vector<double> wait;     // per segment: the seed's exposed instructions W (warp 0's), 0 unseeded
+  double screen = 0;            // TileScreens' ChaCha20 blocks
+  double overhead = 0;          // per-row and per-block costs: reduction, set-up, seed, merge
+  double unavoidable = 0;       // groups whose reach is at least the row's best score
+  double unavoidable_tiles = 0; // tiles with such a group
+  double sorted = 0;            // races of a row-wide widest-first order (groups in decreasing reach)
+  double sorted_segments = 0;   // segmented: of a widest-first order in each segment alone
+};
+
+template <Generator G>
+WhatIfRow replay_row_whatif(const WhatIf& w, std::uint64_t segments, const Shape& shape, std::uint64_t row,
+                            std::uint64_t stream, std::uint64_t cols, const double* bounds, bool check) {
+  detail::NoiseSpec spec{};
+  spec.mechanism = Mechanism::exponential;
+  spec.score_scale = shape.epsilon / 2.0;
+  spec.key = dpselect::RandomKey::from_seed(kContextSeed, G);
+  spec.stream = stream;
+  spec.utility_limit = kInfinity;
+  const Data data{&shape, nullptr, row * cols};
+  const WhatIfCosts k = whatif_costs<G>(w, segments);
+  const std::uint64_t tiles = cols / (kLanes * kLanes);
+  const unsigned warps = w.warps;
+  // The warps' tiles: segment g's warp j takes first + j, + warps, ... below the segment's end.
+  std::vector<std::vector<std::uint64_t>> warp_tiles(segments * warps);
+  std::vector<std::vector<std::uint64_t>> step_tiles;
+  for (std::uint64_t g = 0; g < segments; ++g) {
+    const std::uint64_t first = g * tiles / segments;
+    const std::uint64_t end = (g + 1) * tiles / segments;
+    for (unsigned j = 0; j < warps; ++j) {
+      std::vector<std::uint64_t>& mine = warp_tiles[g * warps + j];
+      for (std::uint64_t t = first + j; t < end; t += warps) mine.push_back(t);
+      for (std::size_t s = 0; s < mine.size(); ++s) {
+        if (step_tiles.size() <= s) step_tiles.emplace_back();
+        step_tiles[s].push_back(mine[s]);
+      }
+    }
+  }
+  Best exact;
+  std::vector<std::pair<double, std::uint64_t>> reaches;
+  std::vector<double> word = rounds_word<G>(spec, data, bounds, step_tiles, exact, reaches);
+  if (w.oracle) std::fill(word.begin(), word.end(), exact.score);
+  WhatIfRow r;
+  for (std::size_t i = 0; i < reaches.size(); i += kLanes) {
+    unsigned n = 0;
+    for (unsigned l = 0; l < kLanes; ++l) n += !(reaches[i + l].first < exact.score);
+    r.unavoidable += n;
+    r.unavoidable_tiles += n != 0;
+  }
+  {
+    // The races of a row-wide widest-first order: the row's groups in decreasing reach (lowest
+    // group on ties), each raced while its reach clears the best score so far.
+    std::sort(reaches.begin(), reaches.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+    // Segmented: the same within each segment alone (no word shared between the segments).
+    std::vector<Best> sorted(segments + 1);
+    TileInputs in;
+    for (const auto& [reach, group] : reaches) {
+      const std::uint64_t tile = group / kLanes;
+      std::uint64_t g = 0;
+      while ((g + 1) * tiles / segments <= tile) ++g;
+      const bool row_wide = !(reach < sorted[segments].score);
+      const bool in_segment = segments > 1 && !(reach < sorted[g].score);
+      if (!row_wide && !in_segment) continue;
+      load_tile<G>(spec, data, bounds, tile, in);
+      const unsigned l = static_cast<unsigned>(group % kLanes);
+      for (const std::uint64_t which : {segments, g}) {
+        if (which == segments ? !row_wide : !in_segment) continue;
+        detail::score_scanned_group<detail::GeneratorBlocks<G>>(spec, group, in.screens[l], in.bound[l], in.scan[l],
+                                                                LaneValues{in.values[l]}, sorted[which]);
+        (which == segments ? r.sorted : r.sorted_segments) += 1;
+      }
+    }
+  }
+  r.item.assign(segments, 0.0);
+  r.chain.assign(segments, 0.0);
+  r.wait.assign(segments, 0.0);
+  Best best;
+  // +widest: each team's widest group, raced before its tile loop by the warp that holds it.
+  std::vector<WidestSeed> widest(w.widest ? segments : 0);
+  double all_seeds = -kInfinity;
+  for (std::uint64_t g = 0; g < widest.size(); ++g) {
+    widest[g] = race_widest<G>(spec, data, bounds, k.warp, warp_tiles, g * warps, warps);
+    best.offer(widest[g].found.score, widest[g].found.index);
+    all_seeds = std::max(all_seeds, widest[g].threshold);
+  }
+  for (std::uint64_t g = 0; g < segments; ++g) {
+    double seed = -kInfinity;
+    double busiest = 0;  // the segment's busiest warp, with the seed's wait
+    if (w.widest) r.wait[g] = warps > 1 ? widest[g].tally.warp + k.warp.publish + kSeedBarrier : 0.0;
+    for (unsigned j = 0; j < warps; ++j) {
+      const std::vector<std::uint64_t>& mine = warp_tiles[g * warps + j];
+      std::vector<double> seen = word;
+      if (w.seeded && j != 0) seen[0] = std::max(seen[0], seed);  // the seed, read after the barrier
+      if (w.widest) {  // the team's seed from the start, every team's from step 1
+        seen[0] = std::max(seen[0], widest[g].threshold);
+        for (std::size_t s = 1; s < seen.size(); ++s) seen[s] = std::max(seen[s], all_seeds);
+      }
+      const bool owner = w.widest && widest[g].warp == j;
+      Best found;
+      FirstRace first;
+      Tally t = run_implemented_tiles<G>(spec, data, bounds, k.warp, mine, seen, found,
+                                         w.seeded && j == 0 ? &first : nullptr,
+                                         owner ? widest[g].group : ~std::uint64_t{0});
+      if (owner) t.add(widest[g].tally);
+      const double blocks = static_cast<double>((mine.size() + kLanes - 1) / kLanes);  // steps 0, 32, ...
+      t.issue(k.extras.screen_block * blocks, kLanes, false);
+      r.screen += k.extras.screen_block * blocks;
+      double overhead = k.extras.per_row;
+      if (w.seeded) {
+        overhead += kSeedBarrier;
+        if (j == 0) {
+          seed = first.threshold;
+          r.wait[g] = first.instructions + k.warp.publish + kSeedBarrier;
+          overhead += k.warp.publish;  // the seed's publish
+        }
+      }
+      if (w.widest) {
+        overhead += kWidestRow + kSeedBarrier + kWidestTile * static_cast<double>(mine.size());
+        if (owner) overhead += k.warp.publish;
+      }
+      if (segments > 1 && j == 0) overhead += kSegmentMergeBlock;
+      t.issue(overhead, kLanes, false);
+      r.overhead += overhead;
+      r.item[g] += t.warp;
+      busiest = std::max(busiest, t.warp + ((w.seeded && j != 0) || (w.widest && !owner) ? r.wait[g] : 0.0));
+      r.tally.add(t);
+      best.offer(found.score, found.index);
+    }
+    r.chain[g] = busiest;
+  }
+  if (segments > 1) {
+    // The row's last block to finish merges the S results: the segment with the longest chain.
+    const std::size_t last =
+        static_cast<std::size_t>(std::max_element(r.chain.begin(), r.chain.end()) - r.chain.begin());
+    r.item[last] += kSegmentMergeLast;
+    r.chain[last] += kSegmentMergeLast;
+    r.tally.issue(kSegmentMergeLast, kLanes, false);
+    r.overhead += kSegmentMergeLast;
+  }
+  if (check && (best.score != exact.score || best.index != exact.index)) {
+    std::fprintf(stderr, "CHECK FAILED: row %llu, %s found (%.17g, %llu), the exact maximum is (%.17g, %llu)\n",
+                 static_cast<unsigned long long>(row), w.name.c_str(), best.score,
+                 static_cast<unsigned long long>(best.index), exact.score, static_cast<unsigned long long>(exact.index));
+    std::exit(1);
+  }
+  return r;
+}
+
+void print_whatif_header() {
+  std::printf("# what-if layouts of the rows kernel (not kernels of the library), priced by the implemented\n"
+              "# kernel's SASS and the estimates of schedule_model.cpp (each what-if's on its comment line): K warps\n"
+              "# per row (per segment), S segments per row; races/r warp-wide races per row, unav/r groups whose\n"
+              "# reach is at least the row's best score (raced under any order); wi_ovh per-row and per-block costs\n"
+              "# per tile (reduction, set-up, bound table, seed, merge), wi_wait the seed's wait as lost issue per\n"
+              "# tile; chain_ms the busiest team's chain at e1 / 2 per warp; time_ms = max(occ_ms, chain_ms)\n"
+              "# (segmented: + %.1f us of merge latency in every time); x_time = max(read, time) / read\n",
+              kSegmentMergeLatencyMs * 1e3);
+  std::printf("%-20s %-8s %5s %7s %2s %3s %5s %7s %8s %8s %7s %8s %7s %8s %8s %8s %7s %7s %7s %8s %8s %9s %9s %9s %9s "
+              "%9s %8s %7s %7s %7s %7s\n",
+              "what-if", "gen", "rows", "cols", "K", "S", "blks", "pass%", "races/t", "draws/t", "rtile%", "lanes_r",
+              "lanes", "winst/t", "wi_race", "wi_draw", "wi_scr", "wi_ovh", "wi_wait", "races/r", "unav/r", "issue_ms",
+              "issue1_ms", "occ_ms", "chain_ms", "time_ms", "read_ms", "x_read", "x_read1", "x_occ", "x_time");
+}
+
+template <Generator G>
+void run_rows_whatif(const Options& opt, const RowsOptions& ro, const std::vector<Shape>& shapes, double one_block_e,
+                     const std::vector<WhatIf>& whatifs) {
+  const std::uint64_t rows = ro.rows;
+  const std::uint64_t cols = ro.cols;
+  const std::uint64_t stride = ro.row_stride;
+  const std::uint64_t resident = static_cast<std::uint64_t>(kMultiprocessors) * kRowsBlocksPerSm;
+  const double e = kRowsMeasured.ipc_active / 4.0;
+  const char* gen = G == Generator::chacha20 ? "chacha20" : "philox";
+  for (const Shape& shape : shapes) {
+    double bounds[detail::kScreenBoundSlots];
+    for (unsigned slot = 0; slot < detail::kScreenBoundSlots; ++slot) {
+      bounds[slot] = detail::group_noise_upper_bound(Mechanism::exponential, detail::screen_of_bound_slot(slot));
+    }
+    std::vector<std::uint64_t> sampled;
+    for (std::uint64_t r = 0; r < rows; r += stride) sampled.push_back(r);
+    for (const WhatIf& w : whatifs) {
+      const auto start = std::chrono::steady_clock::now();
+      const std::uint64_t segments =
+          !w.segmented ? 1 : std::min(cols / 1024, w.segments != 0 ? w.segments : std::max<std::uint64_t>(1, resident / rows));
+      const std::uint64_t teams_per_block = w.segmented ? 1 : kWarpsPerBlock / w.warps;
+      // Blocks and the block of each item (row r, segment g).
+      const std::uint64_t blocks = w.segmented ? std::min(resident, rows * segments)
+                                               : std::min(resident, (rows + teams_per_block - 1) / teams_per_block);
+      const std::uint64_t teams = blocks * teams_per_block;
+      std::vector<WhatIfRow> replays(sampled.size());
+#pragma omp parallel for schedule(dynamic, 1)
+      for (std::int64_t k = 0; k < static_cast<std::int64_t>(sampled.size()); ++k) {
+        replays[k] = replay_row_whatif<G>(w, segments, shape, sampled[k], sampled[k], cols, bounds, opt.check);
+      }
+      Tally total;
+      double screen = 0, overhead = 0, unavoidable = 0, unavoidable_tiles = 0, wait_sum = 0, sorted = 0;
+      double sorted_segments = 0;
+      std::vector<double> mean_item(segments, 0.0), mean_chain(segments, 0.0), mean_wait(segments, 0.0);
+      for (const WhatIfRow& r : replays) {
+        total.add(r.tally);
+        screen += r.screen;
+        overhead += r.overhead;
+        unavoidable += r.unavoidable;
+        unavoidable_tiles += r.unavoidable_tiles;
+        sorted += r.sorted;
+        sorted_segments += r.sorted_segments;
+        for (std::uint64_t g = 0; g < segments; ++g) {
+          mean_item[g] += r.item[g] / static_cast<double>(replays.size());
+          mean_chain[g] += r.chain[g] / static_cast<double>(replays.size());
+          mean_wait[g] += r.wait[g] / static_cast<double>(replays.size());
+          wait_sum += r.wait[g];
+        }
+      }
+      const WhatIfCosts costs = whatif_costs<G>(w, segments);
+      const double once = kWarpsPerBlock * costs.extras.once_per_block;
+      // Each SM: its blocks (b mod 132), each block's items; each team's chain: its rows in turn.
+      std::vector<double> sm(kMultiprocessors, 0.0), sm_blocks(kMultiprocessors, 0.0);
+      std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> sm_items(kMultiprocessors);  // (row, g)
+      std::vector<double> chain(w.segmented ? blocks : teams, 0.0);
+      for (std::uint64_t b = 0; b < blocks; ++b) {
+        sm[b % kMultiprocessors] += once;
+        sm_blocks[b % kMultiprocessors] += 1;
+      }
+      for (std::uint64_t r = 0; r < rows; ++r) {
+        const bool replayed = stride == 1;
+        for (std::uint64_t g = 0; g < segments; ++g) {
+          const std::uint64_t block = w.segmented ? (r * segments + g) % blocks : (r % teams) / teams_per_block;
+          const std::uint64_t chain_of = w.segmented ? block : r % teams;
+          sm[block % kMultiprocessors] += replayed ? replays[r].item[g] : mean_item[g];
+          sm_items[block % kMultiprocessors].emplace_back(r, g);
+          chain[chain_of] += replayed ? replays[r].chain[g] : mean_chain[g];
+        }
+      }
+      // The seed's wait as lost issue: while warp 0 issues its W instructions at e1 / 2 per cycle the
+      // block's other 7 warps wait; an SM with another block then issues at e1 rather than e, so
+      // loses 8 W (e - e1) / e1 slots; an SM with this block alone loses the other warps' 7 W.
+      std::vector<double> wait(kMultiprocessors, 0.0);
+      for (unsigned s = 0; s < static_cast<unsigned>(kMultiprocessors); ++s) {
+        const double factor = sm_blocks[s] >= 2 ? 8.0 * (e - one_block_e) / one_block_e : 7.0;
+        for (const auto& [r, g] : sm_items[s]) wait[s] += factor * (stride == 1 ? replays[r].wait[g] : mean_wait[g]);
+      }
+      double issue_ms = 0, issue1_ms = 0, occ_ms = 0, wait_total = 0;
+      for (unsigned s = 0; s < static_cast<unsigned>(kMultiprocessors); ++s) {
+        const double inst = sm[s] + wait[s];
+        wait_total += wait[s];
+        issue_ms = std::max(issue_ms, inst / (4.0 * e * kClockHz) * 1e3);
+        issue1_ms = std::max(issue1_ms, inst / (4.0 * kClockHz) * 1e3);
+        occ_ms = std::max(occ_ms, inst / (4.0 * (sm_blocks[s] >= 2 ? e : one_block_e) * kClockHz) * 1e3);
+      }
+      const double max_chain = *std::max_element(chain.begin(), chain.end());
+      double chain_ms = max_chain * (2.0 / one_block_e) / kClockHz * 1e3;
+      if (segments > 1) {
+        issue_ms += kSegmentMergeLatencyMs;
+        issue1_ms += kSegmentMergeLatencyMs;
+        occ_ms += kSegmentMergeLatencyMs;
+        chain_ms += kSegmentMergeLatencyMs;
+      }
+      const double time_ms = std::max(occ_ms, chain_ms);
+      const double read_ms = kReadMs * static_cast<double>(rows * cols) / static_cast<double>(kBenchmarkTiles * 1024);
+      const double tiles = total.tiles;
+      const double n = static_cast<double>(sampled.size());
+      const double all_tiles = static_cast<double>(rows * (cols / 1024));
+      std::printf("%-20s %-8s %5llu %7llu %2u %3llu %5llu %7.3f %8.3f %8.3f %7.2f %8.2f %7.2f %8.0f %8.0f %8.0f %7.1f "
+                  "%7.1f %7.1f %8.1f %8.1f %9.4f %9.4f %9.4f %9.4f %9.4f %8.4f %7.2f %7.2f %7.2f %7.2f\n",
+                  w.name.c_str(), gen, static_cast<unsigned long long>(rows), static_cast<unsigned long long>(cols),
+                  w.warps, static_cast<unsigned long long>(segments), static_cast<unsigned long long>(blocks),
+                  100.0 * total.raced_groups / total.groups, total.raced_groups / tiles, total.draws / tiles,
+                  100.0 * total.race_tiles / tiles, total.race_warp > 0 ? total.race_lane / total.race_warp : 0.0,
+                  total.lane / total.warp, total.warp / tiles + once * static_cast<double>(blocks) / all_tiles,
+                  (total.race_warp - total.draw_warp) / tiles, total.draw_warp / tiles, screen / tiles,
+                  overhead / tiles + once * static_cast<double>(blocks) / all_tiles, wait_total / all_tiles,
+                  total.raced_groups / n, unavoidable / n, issue_ms, issue1_ms, occ_ms, chain_ms, time_ms, read_ms,
+                  std::max(read_ms, issue_ms) / read_ms, std::max(read_ms, issue1_ms) / read_ms,
+                  std::max(read_ms, occ_ms) / read_ms, std::max(read_ms, time_ms) / read_ms);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::fprintf(stderr, "  what-if %s %s %s: %zu of %llu rows replayed (stride %llu); %.1f s\n", w.name.c_str(), gen,
+                   shape.name.c_str(), sampled.size(), static_cast<unsigned long long>(rows),
+                   static_cast<unsigned long long>(stride), seconds);
+      const std::size_t busiest = static_cast<std::size_t>(std::max_element(sm.begin(), sm.end()) - sm.begin());
+      std::printf("#   %s %s: K %u, S %llu, %llu blocks (%llu teams); costs tile %.1f + screen block %.0f at steps 0, "
+                  "32, ..., pass %.1f, race %.1f, draw %.1f, publish %.1f, per row %.0f per warp, once per block %.0f "
+                  "per warp%s%s; per row %.1f races (%.1f of them unavoidable: groups reaching the row's best score, in "
+                  "%.1f tiles; a row-wide widest-first order: %.1f races, one in each segment alone: %.1f), %.0f instructions; seed wait W %.0f instructions per seeded team (mean); busiest SM "
+                  "%zu: %.0f blocks, %.4g instructions + %.3g of wait; busiest chain %.4g instructions\n",
+                  w.name.c_str(), gen, w.warps, static_cast<unsigned long long>(segments),
+                  static_cast<unsigned long long>(blocks), static_cast<unsigned long long>(teams),
+                  costs.warp.tile + costs.extras.screen_block / kLanes, costs.extras.screen_block, costs.warp.pass,
+                  costs.warp.race, costs.warp.follower_draw, costs.warp.publish, costs.extras.per_row,
+                  costs.extras.once_per_block,
+                  w.seeded ? "; seed: barrier 10 per warp, warp 0's publish"
+                  : w.widest ? "; widest: 16 per tile, 80 + barrier 10 per warp per row, the owner's publish" : "",
+                  segments > 1 ? "; merge 70 per block, 426 per row, 1.5 us" : "", total.raced_groups / n,
+                  unavoidable / n, unavoidable_tiles / n, sorted / n, segments > 1 ? sorted_segments / n : sorted / n,
+                  total.warp / n,
+                  w.seeded || w.widest ? wait_sum / (n * static_cast<double>(segments)) : 0.0,
+                  busiest, sm_blocks[busiest], sm[busiest], wait[busiest], max_chain);
+      std::fflush(stdout);
+    }
+  }
+}
+
+void print_rows_calibration_inputs(const RowsOptions& ro) {
+  const Measured& m = kRowsMeasured;
+  const double tiles = static_cast<double>(kRowsMeasuredRows * kRowsMeasuredCols / 1024);
+  const double active = m.ipc_active * m.sm_active_cycles * kMultiprocessors;
+  const double elapsed = m.ipc_elapsed * (m.duration_ms * 1e-3 * kClockHz) * kMultiprocessors;
+  std::printf("# rows kernel, measured (H100, commit 1900c764, 4096 x 131072 float, ChaCha20): %.2f IPC x %.0f active "
+              "cycles x 132 SMs = %.4g warp instructions = %.0f per tile (Ipc Elapsed x duration: %.0f); %.2f active "
+              "lanes; %.2f ms kernel, %.2f ms end to end\n",
+              m.ipc_active, m.sm_active_cycles, active, active / tiles, elapsed / tiles, m.active_lanes,
+              m.duration_ms, kRowsEndToEndMs);
+  for (const Generator g : {Generator::chacha20, Generator::philox}) {
+    const bool c = g == Generator::chacha20;
+    const RegionCosts& l = c ? kRowsChaChaLaneCosts : kRowsPhiloxLaneCosts;
+    const RowsExtras& le = c ? kRowsChaChaLaneExtras : kRowsPhiloxLaneExtras;
+    const WarpCosts& w = c ? kRowsChaChaWarpCosts : kRowsPhiloxWarpCosts;
+    const RowsExtras& we = c ? kRowsChaChaWarpExtras : kRowsPhiloxWarpExtras;
+    std::printf("# rows costs per-lane %-8s (1900c764): tile %.1f, race %.1f, loop iteration %.1f, leader offer %.1f, "
+                "follower draw %.1f; screen block %.0f, per row %.0f, once per block %.0f (per warp)\n",
+                c ? "chacha20" : "philox", l.tile, l.race, l.loop_iteration, l.leader_offer, l.follower_draw,
+                le.screen_block, le.per_row, le.once_per_block);
+    std::printf("# rows costs implemented %-8s (686d043): tile %.1f, pass %.1f, race %.1f, follower draw %.1f, "
+                "publish %.1f; screen block %.0f, per row %.0f, once per block %.0f (per warp)\n",
+                c ? "chacha20" : "philox", w.tile, w.pass, w.race, w.follower_draw, w.publish, we.screen_block,
+                we.per_row, we.once_per_block);
+  }
+  std::printf("# matrix %llu x %llu float32: one read %.4f ms (3.07 TB/s, gpu_read/float/n:2^30); issue rate e = "
+              "Executed Ipc Active / 4 = %.3f\n",
+              static_cast<unsigned long long>(ro.rows), static_cast<unsigned long long>(ro.cols),
+              kReadMs * static_cast<double>(ro.rows * ro.cols) / static_cast<double>(kBenchmarkTiles * 1024),
+              kRowsMeasured.ipc_active / 4.0);
+  std::printf("# columns: blks blocks in the grid; replay rows replayed (every warp of each); pass%% groups raced;\n"
+              "# races/t per tile; draws/t follower blocks drawn per tile; rtile%% tiles with a race; lanes_r\n"
+              "# active lanes in race regions; lanes over the kernel; winst/t warp instructions per tile, of\n"
+              "# which wi_race in races (race, leader, loop, offers),\n"
+              "# wi_draw follower draws, wi_scr TileScreens' ChaCha20 blocks, wi_row the per-row reduction and\n"
+              "# set-up; inst/row warp instructions per row (8 warps); rowsSM rows on the busiest SM; issue_ms its\n"
+              "# issue time at e = 0.645, issue1_ms at e = 1, occ_ms at e1 where it holds one block; read_ms one\n"
+              "# read of the matrix; x_read = max(read, issue) / read, x_read1 and x_occ the same at e = 1 and occ\n");
+}
+
 // The replay's screens are the library's: TileScreens' hand-out equals group_screen for every lane.
 void check_screens() {
   for (const Generator g : {Generator::chacha20, Generator::philox}) {
@@ -954,8 +1878,13 @@ void print_calibration_inputs() {
                "usage: schedule_model [--policy POLICY[,POLICY...]|all] [--generator chacha20|philox|all]\n"
                "                      [--shape NAME[,NAME...]|all] [--log2-n N] [--warp-stride S]\n"
                "                      [--steep-warp-stride S] [--check]\n"
-               "policies: per-lane shared warp-wide implemented\n"
-               "shapes: bench bench-eps0.01 bench-eps100 sorted linear-i/32 gentle-i/1024 steep-i equal pareto\n");
+               "       schedule_model --kernel rows [--rows R] [--cols C] [--row-stride S] [--policy per-lane,implemented]\n"
+               "                      [--generator ...] [--shape bench|bench-eps0.01|bench-eps100] [--check]\n"
+               "policies: per-lane shared warp-wide implemented (rows: per-lane implemented)\n"
+               "rows what-ifs: warps-per-row=K (K 1 2 4 8) warp-per-row seeded oracle-seeded segmented[=S]\n"
+               "               segmented[=S]+seeded segmented[=S]+oracle warps-per-row=8+oracle whatif (all)\n"
+               "shapes: bench bench-eps0.01 bench-eps100 sorted linear-i/32 gentle-i/1024 steep-i equal pareto\n"
+               "rows: C a multiple of 1024 above 2048 (a block per row), default 4096 x 131072\n");
   std::exit(2);
 }
 
@@ -963,6 +1892,9 @@ void print_calibration_inputs() {
 
 int main(int argc, char** argv) {
   Options opt;
+  RowsOptions rows_opt;
+  bool rows_kernel = false;
+  std::vector<WhatIf> whatifs;  // the rows kernel's what-if layouts
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -981,7 +1913,7 @@ int main(int argc, char** argv) {
           else if (name == "shared") opt.policies.push_back(Policy::shared);
           else if (name == "warp-wide") opt.policies.push_back(Policy::warp_wide);
           else if (name == "implemented") opt.policies.push_back(Policy::implemented);
-          else usage();
+          else if (!parse_whatif(name, whatifs)) usage();
           p = q + 1;
         }
       }
@@ -1008,11 +1940,24 @@ int main(int argc, char** argv) {
       opt.steep_warp_stride = std::strtoull(value().c_str(), nullptr, 10);
     } else if (a == "--check") {
       opt.check = true;
+    } else if (a == "--kernel") {
+      const std::string v = value();
+      if (v == "rows") rows_kernel = true;
+      else if (v != "fused") usage();
+    } else if (a == "--rows") {
+      rows_opt.rows = std::strtoull(value().c_str(), nullptr, 10);
+    } else if (a == "--cols") {
+      rows_opt.cols = std::strtoull(value().c_str(), nullptr, 10);
+    } else if (a == "--row-stride") {
+      rows_opt.row_stride = std::strtoull(value().c_str(), nullptr, 10);
     } else {
       usage();
     }
   }
-  if (opt.log2_n < 10 || opt.log2_n > 32 || opt.warp_stride == 0 || opt.steep_warp_stride == 0) usage();
+  if (opt.log2_n < 10 || opt.log2_n > 32 || opt.warp_stride == 0 || opt.steep_warp_stride == 0 ||
+      rows_opt.row_stride == 0 || (!whatifs.empty() && !rows_kernel)) {
+    usage();
+  }
   std::vector<Shape> shapes;
   for (const Shape& s : all_shapes()) {
     if (opt.shapes.empty() || std::find(opt.shapes.begin(), opt.shapes.end(), s.name) != opt.shapes.end()) {
@@ -1021,6 +1966,38 @@ int main(int argc, char** argv) {
   }
   if (shapes.empty()) usage();
   if (opt.check) check_screens();
+  if (rows_kernel) {
+    // The rows benchmark's matrix: the single pass's data, by flat index; epsilon by shape.
+    if (opt.shapes.empty()) shapes = {all_shapes().front()};
+    if (std::any_of(shapes.begin(), shapes.end(), [](const Shape& s) { return s.kind != ShapeKind::bench; }) ||
+        rows_opt.rows == 0 || rows_opt.cols % 1024 != 0 || rows_opt.cols <= 2048) {
+      usage();
+    }
+    std::printf("# schedule model, rows kernel: %llu x %llu float32, %d threads\n",
+                static_cast<unsigned long long>(rows_opt.rows), static_cast<unsigned long long>(rows_opt.cols),
+                omp_get_max_threads());
+    print_rows_calibration_inputs(rows_opt);
+    const double one_block_e = one_block_issue_rate();
+    print_rows_header();
+    for (const Generator g : opt.generators) {
+      if (g == Generator::chacha20) {
+        run_rows<Generator::chacha20>(opt, rows_opt, shapes, one_block_e);
+      } else {
+        run_rows<Generator::philox>(opt, rows_opt, shapes, one_block_e);
+      }
+    }
+    if (!whatifs.empty()) {
+      print_whatif_header();
+      for (const Generator g : opt.generators) {
+        if (g == Generator::chacha20) {
+          run_rows_whatif<Generator::chacha20>(opt, rows_opt, shapes, one_block_e, whatifs);
+        } else {
+          run_rows_whatif<Generator::philox>(opt, rows_opt, shapes, one_block_e, whatifs);
+        }
+      }
+    }
+    return 0;
+  }
   std::unique_ptr<SortedBench> sorted;
   if (std::any_of(shapes.begin(), shapes.end(), [](const Shape& s) { return s.kind == ShapeKind::sorted; })) {
     sorted = std::make_unique<SortedBench>(std::uint64_t{1} << opt.log2_n);
