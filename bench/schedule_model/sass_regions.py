@@ -198,14 +198,21 @@ class SourceLines:
         # the loop's own code: the widest pending lane, the race's arguments, the pending lanes left
         self.loop_lines = set(range(self.loop, self.publish_test)) - {self.race_call}
         race = find(g, 'double race_group(')
-        self.excluded_offer = find(g, 'if (threshold == -kInfinity && ((excluded >> lane)', race)
-        self.valid_test = find(g, 'if (valid == 0) return warp_max(', race)
-        self.race = find(g, 'const GroupRace race = group_race<Blocks>(', race)
-        self.leader_noise = find(g, 'const double leader_noise = race_noise(', race)
-        self.follower_test = find(g, 'if (in_group && !leader && !(fma_rn(', race)
-        self.follower_draw = find(g, 'race_noise(spec.mechanism, follower_time<Blocks>(', race)
-        self.offer = find(g, 'if (score != -kInfinity) accumulator.offer(score, index);', race)
         self.race_end = find(g, 'return warp_max(own > follower_threshold', race)
+        # The race's body: in race_group itself (commit 4ceede2 on), or since the race is shared with
+        # the top-k kernel, in race_group_by_warp, which race_group calls.
+        shared = any('double race_group_by_warp(' in line for line in g)
+        body = find(g, 'double race_group_by_warp(') if shared else race
+        self.race_by_warp_call = find(g, 'race_group_by_warp<Blocks, FollowerScreen::by_leader>(', race) if shared else None
+        self.excluded_offer = find(g, 'if (threshold == -kInfinity && ((excluded >> lane)', body)
+        self.valid_test = find(g, 'if (valid == 0) return threshold;' if shared else 'if (valid == 0) return warp_max(',
+                               body)
+        self.race = find(g, 'const GroupRace race = group_race<Blocks>(', body)
+        self.leader_noise = find(g, 'const double leader_noise = race_noise(', body)
+        self.follower_test = find(g, 'if (in_group && !leader && !(fma_rn(', body)
+        self.follower_draw = find(g, 'race_noise(spec.mechanism, follower_time<Blocks>(', body)
+        self.offer = find(g, 'if (score != -kInfinity) sink.offer(score, index);' if shared else
+                          'if (score != -kInfinity) accumulator.offer(score, index);', body)
         self.scan_fallback = find(self.tiles, 'return scan_group(spec, group, groups.lanes(group)')
         scalar = find(self.tiles, '// Scalar loads at the ends')
         self.scalar_staging = (scalar, find(self.tiles, '\n}', scalar, whole=True))
@@ -290,6 +297,8 @@ def region_of_warp(fr, src):
         return 'screen_test'
     if f3[1] == src.race_call:
         f4 = fr[3] if len(fr) > 3 else None
+        if f4 is not None and src.race_by_warp_call is not None and f4 == ('device_groups.cuh', src.race_by_warp_call):
+            f4 = fr[4] if len(fr) > 4 else None  # race_group -> race_group_by_warp: its line
         if f4 is not None and f4[0] == 'device_groups.cuh':
             if f4[1] == src.race:
                 return 'race_block'
