@@ -3,9 +3,10 @@
 // (stream, and scale when the rows have their own epsilons). With row_stride 0 every release
 // reads the same row (select_repeated). Each row is scored by a team of threads: one thread for
 // rows of up to 64 candidates, a warp up to kWarpTeamMaxColumns, and a whole block for longer
-// ones unless the rows are enough to give every warp the device holds one (warp_per_long_row),
-// so a launch over 4096 x 128k, one over 32 x 256k and one over 10^6 x 8 all keep the device busy
-// without a per-row launch or merge kernel. Warp and block teams read their row in tiles of 32 groups
+// ones unless the rows are enough to give every warp the device holds one (warp_per_long_row);
+// rows too few to give every resident block one are cut into segments, a block each, merged per
+// row afterwards (select_row_segments_kernel). So a launch over 4096 x 128k, one over 32 x 256k
+// and one over 10^6 x 8 all keep the device busy without a launch per row. Warp and block teams read their row in tiles of 32 groups
 // (warp_tiles.cuh). Only a row so long that it alone fills the device runs as a single release,
 // spread over the whole device by the fused pass.
 // Scores are the same function of (key, stream, index, utility) as every other path, so each row
@@ -151,6 +152,111 @@ bool warp_per_long_row(std::uint64_t rows) {
   return rows >= resident_blocks(select_rows_kernel<T, G, kWarpThreads>, kRowsBlockThreads, 0) * kTeamsPerBlock;
 }
 
+// Rows too few to give every resident block one: row r's candidates are cut into `segments`
+// segments of consecutive tiles, and item r * segments + s of the launch is segment s of row r,
+// scored by a whole block (its warps taking the segment's tiles w, w + 8, ...) into
+// segment_results[item]. The segments of a row share its screen threshold word row_words[r] in
+// device memory (WarpScreenThreshold, as the single pick's grid shares one), kNoPublishedScore
+// before any score. Each candidate is scored in one segment with the scores of every path, so the
+// merge of a row's segments (merge_row_segments_kernel) is one pass's result over the row.
+template <class T, Generator G>
+__global__ void __launch_bounds__(kRowsBlockThreads, kRowsMinBlocksPerMultiprocessor<T, G>)
+    select_row_segments_kernel(const T* utilities, std::uint64_t row_stride, std::uint64_t rows, std::uint64_t cols,
+                               unsigned int segments, const NoiseSpec* __restrict__ specs,
+                               unsigned long long* row_words, ShardResult* segment_results) {
+  constexpr int kWarps = kRowsBlockThreads / kWarpThreads;
+  __shared__ ScreenBoundTable bounds;  // every row of a launch has one mechanism (one release kind)
+  bounds.fill(rows != 0 ? specs[0].mechanism : Mechanism::exponential);
+  __shared__ WarpTile tiles[kWarps];
+  using BlockReduce = cub::BlockReduce<ShardResult, kRowsBlockThreads>;
+  __shared__ typename BlockReduce::TempStorage storage;
+  const std::uint64_t row_tiles = (cols + kTileCandidates - 1) / kTileCandidates;
+  // The item loop is uniform across the block, so every thread reaches each reduction.
+  for (std::uint64_t item = blockIdx.x; item < rows * segments; item += gridDim.x) {
+    const std::uint64_t row = item / segments;
+    const std::uint64_t segment = item % segments;
+    const std::uint64_t first = row_tiles * segment / segments;
+    const std::uint64_t end = row_tiles * (segment + 1) / segments;
+    ShardAccumulator accumulator;
+    if (first < end) {
+      const NoiseSpec& spec = specs[row];
+      const std::uint64_t segment_end = end * kTileCandidates;
+      const GroupRange groups{first * kTileCandidates, segment_end < cols ? segment_end : cols};
+      WarpScreenThreshold threshold(row_words + row, -kInfinity);
+      add_tiles<G>(accumulator, spec, CheckedTableBound{bounds, spec}, groups,
+                   ArraySource<T>{utilities + row * row_stride, 0}, threadIdx.x / kWarpThreads, kWarps,
+                   tiles[threadIdx.x / kWarpThreads], threadIdx.x % kWarpThreads, threshold);
+    }
+    ShardResult total = BlockReduce(storage).Reduce(accumulator.result, MergeShards{});
+    __syncthreads();  // the storage is reused by the block's next item
+    total.executed_on = ExecutedOn::gpu;
+    if (threadIdx.x == 0) store_whole(segment_results + item, total);
+  }
+}
+
+// Every row's word before any score (select_row_segments_kernel).
+__global__ void reset_row_words_kernel(unsigned long long* row_words, std::uint64_t rows) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t r = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; r < rows; r += stride) {
+    row_words[r] = kNoPublishedScore;
+  }
+}
+
+// results[r]: the merge of row r's segments, a thread per row.
+__global__ void merge_row_segments_kernel(const ShardResult* segment_results, std::uint64_t rows,
+                                          unsigned int segments, ShardResult* results) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t r = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; r < rows; r += stride) {
+    ShardResult total = segment_results[r * segments];
+    for (unsigned int s = 1; s < segments; ++s) total = merge(total, segment_results[r * segments + s]);
+    store_whole(results + r, total);
+  }
+}
+
+// Segments per row: enough for rows * segments to give every resident block of the segments kernel
+// one, but at least kSegmentMinTiles tiles each (4 per warp), so that a segment's warps amortise
+// their start (a first tile against little or nothing) and their share of the reduction. 1 when
+// the rows fill the device without segments, or are too short to cut.
+constexpr std::uint64_t kSegmentMinTiles = 4 * (kRowsBlockThreads / kWarpThreads);
+template <class T, Generator G>
+unsigned int segments_per_row(std::uint64_t rows, std::uint64_t cols) {
+  const std::uint64_t resident = resident_blocks(select_row_segments_kernel<T, G>, kRowsBlockThreads, 0);
+  const std::uint64_t row_tiles = (cols + kTileCandidates - 1) / kTileCandidates;
+  const std::uint64_t wanted = (resident + rows - 1) / rows;
+  return static_cast<unsigned int>(std::max<std::uint64_t>(1, std::min(wanted, row_tiles / kSegmentMinTiles)));
+}
+
+// Scores rows [0, specs.size()) (at most kRowsPerLaunch) in `segments` segments each, merges them
+// and copies the results back. Synchronizes `stream`.
+template <class T, Generator G>
+void evaluate_device_row_segments(std::span<const NoiseSpec> specs, const T* utilities, std::uint64_t row_stride,
+                                  std::uint64_t cols, unsigned int segments, std::span<ShardResult> results,
+                                  cudaStream_t stream) {
+  const std::uint64_t rows = specs.size();
+  DeviceScratch device_specs(rows * sizeof(NoiseSpec), stream);
+  DeviceScratch row_words(rows * sizeof(unsigned long long), stream);
+  DeviceScratch segment_results(rows * segments * sizeof(ShardResult), stream);
+  DeviceScratch device_results(rows * sizeof(ShardResult), stream);
+  DPSELECT_CUDA_TRY(
+      cudaMemcpyAsync(device_specs.as<NoiseSpec>(), specs.data(), rows * sizeof(NoiseSpec), cudaMemcpyHostToDevice, stream));
+  constexpr unsigned int kSmallKernelThreads = 256;
+  const unsigned int small_grid = static_cast<unsigned int>((rows + kSmallKernelThreads - 1) / kSmallKernelThreads);
+  reset_row_words_kernel<<<small_grid, kSmallKernelThreads, 0, stream>>>(row_words.as<unsigned long long>(), rows);
+  DPSELECT_CUDA_TRY(cudaGetLastError());
+  const unsigned int grid =
+      filling_grid(resident_blocks(select_row_segments_kernel<T, G>, kRowsBlockThreads, 0), rows * segments);
+  select_row_segments_kernel<T, G><<<grid, kRowsBlockThreads, 0, stream>>>(
+      utilities, row_stride, rows, cols, segments, device_specs.as<NoiseSpec>(), row_words.as<unsigned long long>(),
+      segment_results.as<ShardResult>());
+  DPSELECT_CUDA_TRY(cudaGetLastError());
+  merge_row_segments_kernel<<<small_grid, kSmallKernelThreads, 0, stream>>>(segment_results.as<ShardResult>(), rows,
+                                                                           segments, device_results.as<ShardResult>());
+  DPSELECT_CUDA_TRY(cudaGetLastError());
+  DPSELECT_CUDA_TRY(cudaMemcpyAsync(results.data(), device_results.as<ShardResult>(), rows * sizeof(ShardResult),
+                                    cudaMemcpyDeviceToHost, stream));
+  DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
+}
+
 template <class T, Generator G, int TeamThreads>
 unsigned int rows_grid(std::uint64_t rows) {
   const std::uint64_t teams_per_block = kRowsBlockThreads / TeamThreads;
@@ -208,6 +314,8 @@ void evaluate_device_rows(std::span<const NoiseSpec> specs, const T* utilities, 
       evaluate_device_rows_by<T, g(), 1>(specs, utilities, row_stride, cols, results, stream);
     } else if (cols <= kWarpTeamMaxColumns || warp_per_long_row<T, g()>(rows)) {
       evaluate_device_rows_by<T, g(), kWarpThreads>(specs, utilities, row_stride, cols, results, stream);
+    } else if (const unsigned int segments = segments_per_row<T, g()>(rows, cols); segments > 1) {
+      evaluate_device_row_segments<T, g()>(specs, utilities, row_stride, cols, segments, results, stream);
     } else {
       evaluate_device_rows_by<T, g(), kRowsBlockThreads>(specs, utilities, row_stride, cols, results, stream);
     }

@@ -49,12 +49,19 @@ TEST_F(Rows, EachRowEqualsASingleReleaseInRowOrder) {
 
 // Rows of every team size of the GPU pass (a thread per row up to 64 columns, a warp up to 2048,
 // a block beyond, a warp per long row where the rows are enough to give every warp the device
-// holds one (4096 rows of 4100: any device of up to 256 SMs), and few long rows one release at a
-// time), in the test's memory (device memory on the GPU backend), against single releases.
+// holds one (4096 rows of 4100: any device of up to 256 SMs), rows too few to fill the device cut
+// into segments (8 rows of 100,003 and of 131,072: 3 and 4 segments of 32 tiles or more, the first
+// with a partial last tile), and few long rows one release at a time), in the test's memory
+// (device memory on the GPU backend), against single releases.
 TEST_F(Rows, BackendMemoryRowsEqualSingleReleases) {
   for (const std::uint64_t cols : {std::uint64_t{5}, std::uint64_t{64}, std::uint64_t{65}, std::uint64_t{2'048},
-                                   std::uint64_t{2'049}, std::uint64_t{4'100}, std::uint64_t{20'000}}) {
-    const std::uint64_t rows = cols < 100 ? 3'000 : cols == 20'000 ? 600 : cols == 4'100 ? 4'096 : 40;
+                                   std::uint64_t{2'049}, std::uint64_t{4'100}, std::uint64_t{20'000},
+                                   std::uint64_t{100'003}, std::uint64_t{131'072}}) {
+    const std::uint64_t rows = cols < 100         ? 3'000
+                               : cols == 20'000   ? 600
+                               : cols == 4'100    ? 4'096
+                               : cols >= 100'000  ? 8
+                                                  : 40;
     std::vector<float> matrix(rows * cols);
     for (std::size_t i = 0; i < matrix.size(); ++i) matrix[i] = static_cast<float>(std::cos(0.113 * static_cast<double>(i)));
     const BackendUtilities<float> utilities(matrix);
