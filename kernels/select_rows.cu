@@ -2,13 +2,13 @@
 // Many releases in one launch: row r of a utility matrix is release r, with its own NoiseSpec
 // (stream, and scale when the rows have their own epsilons). With row_stride 0 every release
 // reads the same row (select_repeated). Each row is scored by a team of threads: one thread for
-// rows of up to 64 candidates, a warp up to kWarpTeamMaxColumns, and a whole block for longer
-// ones unless the rows are enough to give every warp the device holds one (warp_per_long_row);
-// rows too few to give every resident block one are cut into segments, a block each, merged per
-// row afterwards (select_row_segments_kernel). So a launch over 4096 x 128k, one over 32 x 256k
-// and one over 10^6 x 8 all keep the device busy without a launch per row. Warp and block teams read their row in tiles of 32 groups
-// (warp_tiles.cuh). Only a row so long that it alone fills the device runs as a single release,
-// spread over the whole device by the fused pass.
+// rows of up to 64 candidates, a warp up to kWarpTeamMaxColumns, and for longer ones a warp where
+// the rows are enough to give every warp the device holds one (warp_per_long_row), else a whole
+// block; rows too few to give every resident block one are cut into segments, a block each,
+// merged per row afterwards (select_row_segments_kernel). So a launch over 4096 x 128k, one over
+// 32 x 256k and one over 10^6 x 8 all keep the device busy without a launch per row. Warp and
+// block teams read their row in tiles of 32 groups (warp_tiles.cuh). Only a row so long that it
+// alone fills the device runs as a single release, spread over the whole device by the fused pass.
 // Scores are the same function of (key, stream, index, utility) as every other path, so each row
 // returns what a single release over it returns on any backend.
 #include <cuda_runtime.h>
@@ -139,17 +139,23 @@ __global__ void __launch_bounds__(kRowsBlockThreads, kRowsMinBlocksPerMultiproce
   }
 }
 
-// Rows longer than kWarpTeamMaxColumns go to a warp each where they are enough to give every warp
-// the device holds one; fewer keep a block per row, so that they still spread over the device. A
-// warp alone takes its row's tiles in order, each screened against the best of the tiles before
-// it, where 8 warps sharing a row each start their first tiles against little or nothing; and it
-// uses every screen block it computes (TileScreens computes the blocks of 32 tiles at a time; 8
-// warps over a row of 128 tiles use 16 each). The schedule model's replay of the benchmark's 4096
-// x 131072 (bench/schedule_model, rows what-ifs): 19 % fewer warp instructions per tile.
+// Rows longer than kWarpTeamMaxColumns go to a warp each where they give every warp the device
+// holds one and the last wave of rows leaves few warps idle; otherwise a block per row, so that
+// they spread over the device. A warp alone takes its row's tiles in order, each screened against
+// the best of the tiles before it, where 8 warps sharing a row each start their first tiles
+// against little or nothing; and it uses the screen blocks it computes (TileScreens computes the
+// blocks of 32 tiles at a time: 8 warps over a row of 128 tiles use 16 each, a warp alone all 32).
+// The schedule model's replay of the benchmark's 4096 x 131072 (bench/schedule_model, rows
+// what-ifs): a warp's row costs about 1.2x fewer instructions than its share of a block's. So
+// warps are taken when their waves of rows, the last counted whole, cost at most 6/5 of the
+// rows' share of the resident warps.
 template <class T, Generator G>
 bool warp_per_long_row(std::uint64_t rows) {
   constexpr std::uint64_t kTeamsPerBlock = kRowsBlockThreads / kWarpThreads;
-  return rows >= resident_blocks(select_rows_kernel<T, G, kWarpThreads>, kRowsBlockThreads, 0) * kTeamsPerBlock;
+  const std::uint64_t warps =
+      resident_blocks(select_rows_kernel<T, G, kWarpThreads>, kRowsBlockThreads, 0) * kTeamsPerBlock;
+  const std::uint64_t waves = (rows + warps - 1) / warps;
+  return rows >= warps && waves * warps * 5 <= rows * 6;
 }
 
 // Rows too few to give every resident block one: row r's candidates are cut into `segments`
@@ -213,17 +219,17 @@ __global__ void merge_row_segments_kernel(const ShardResult* segment_results, st
   }
 }
 
-// Segments per row: enough for rows * segments to give every resident block of the segments kernel
-// one, but at least kSegmentMinTiles tiles each (4 per warp), so that a segment's warps amortise
-// their start (a first tile against little or nothing) and their share of the reduction. 1 when
-// the rows fill the device without segments, or are too short to cut.
+// Segments per row: as many as rows * segments still fit in one wave of the segments kernel's
+// resident blocks (one more would leave a second wave of a few blocks), but at least
+// kSegmentMinTiles tiles each (4 per warp), so that a segment's warps amortise their start (a
+// first tile against little or nothing) and their share of the reduction. 1 when the rows fill
+// the device without segments, or are too short to cut.
 constexpr std::uint64_t kSegmentMinTiles = 4 * (kRowsBlockThreads / kWarpThreads);
 template <class T, Generator G>
 unsigned int segments_per_row(std::uint64_t rows, std::uint64_t cols) {
   const std::uint64_t resident = resident_blocks(select_row_segments_kernel<T, G>, kRowsBlockThreads, 0);
   const std::uint64_t row_tiles = (cols + kTileCandidates - 1) / kTileCandidates;
-  const std::uint64_t wanted = (resident + rows - 1) / rows;
-  return static_cast<unsigned int>(std::max<std::uint64_t>(1, std::min(wanted, row_tiles / kSegmentMinTiles)));
+  return static_cast<unsigned int>(std::max<std::uint64_t>(1, std::min(resident / rows, row_tiles / kSegmentMinTiles)));
 }
 
 // Scores rows [0, specs.size()) (at most kRowsPerLaunch) in `segments` segments each, merges them
@@ -233,12 +239,13 @@ void evaluate_device_row_segments(std::span<const NoiseSpec> specs, const T* uti
                                   std::uint64_t cols, unsigned int segments, std::span<ShardResult> results,
                                   cudaStream_t stream) {
   const std::uint64_t rows = specs.size();
+  if (rows == 0) return;
   DeviceScratch device_specs(rows * sizeof(NoiseSpec), stream);
   DeviceScratch row_words(rows * sizeof(unsigned long long), stream);
   DeviceScratch segment_results(rows * segments * sizeof(ShardResult), stream);
   DeviceScratch device_results(rows * sizeof(ShardResult), stream);
-  DPSELECT_CUDA_TRY(
-      cudaMemcpyAsync(device_specs.as<NoiseSpec>(), specs.data(), rows * sizeof(NoiseSpec), cudaMemcpyHostToDevice, stream));
+  DPSELECT_CUDA_TRY(cudaMemcpyAsync(device_specs.as<NoiseSpec>(), specs.data(), rows * sizeof(NoiseSpec),
+                                    cudaMemcpyHostToDevice, stream));
   constexpr unsigned int kSmallKernelThreads = 256;
   const unsigned int small_grid = static_cast<unsigned int>((rows + kSmallKernelThreads - 1) / kSmallKernelThreads);
   reset_row_words_kernel<<<small_grid, kSmallKernelThreads, 0, stream>>>(row_words.as<unsigned long long>(), rows);

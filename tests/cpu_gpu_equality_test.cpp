@@ -220,10 +220,11 @@ TEST(CpuGpuEquality, DataShapesThatChallengeTheScreen) {
 
 TEST(CpuGpuEquality, RowsOfRisingUtilities) {
   if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
-  // A warp per row (2,000 columns) and a block per row (100,000 columns): the team's threshold
-  // word is reset for each row.
-  for (const std::uint64_t cols : {std::uint64_t{2000}, std::uint64_t{100'000}}) {
-    const std::uint64_t rows = 64;
+  // A warp per row (2,000 columns; and 5,000 columns over 4,096 rows, enough for a warp per long
+  // row on any device of up to 256 SMs) and 64 rows of 100,000 columns cut into segments of
+  // a block each: each row's threshold word, in shared or device memory, is its own.
+  for (const std::uint64_t cols : {std::uint64_t{2000}, std::uint64_t{5000}, std::uint64_t{100'000}}) {
+    const std::uint64_t rows = cols == 5000 ? 4096 : 64;
     std::vector<float> host(rows * cols);
     for (std::uint64_t r = 0; r < rows; ++r) {
       for (std::uint64_t c = 0; c < cols; ++c) {

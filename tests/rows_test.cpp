@@ -75,6 +75,8 @@ TEST_F(Rows, BackendMemoryRowsEqualSingleReleases) {
           select(single_context, std::span<const float>(matrix.data() + r * cols, cols), params);
       ASSERT_EQ(batched.selections[r].index, single.index) << "cols " << cols << " row " << r;
       ASSERT_EQ(batched.selections[r].report.executed_on, kExecutedOn);
+      // A row scored in part or twice would still pick the same candidate, mostly: its count tells.
+      ASSERT_EQ(batched.selections[r].report.candidates, cols) << "cols " << cols << " row " << r;
     }
   }
 }

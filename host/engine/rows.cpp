@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -85,18 +86,29 @@ void charge_rows(Context& context, std::span<const SelectionParams> row_params, 
 }
 
 // The rows' shards on the GPU (one batched pass) or on the CPU (each row's pass as Release::evaluate
-// makes it), unstamped.
+// makes it), unstamped. Each must have scored its row's candidates once, as Release::finish
+// checks of a release's shards: the GPU cuts rows among warps, blocks and segments by shape, and a
+// row scored twice or in part would report the wrong candidates and slack.
 template <class T>
 std::vector<ShardResult> score_rows(const RowSource<T>& source, std::span<const detail::NoiseSpec> specs, bool on_gpu) {
+  std::vector<ShardResult> results;
   if (on_gpu) {
-    std::vector<ShardResult> results(source.rows);
+    results.resize(source.rows);
     detail::gpu_evaluate_rows(specs, source.data, source.cols, source.row_stride, source.on_device, source.stream,
                               results);
-    return results;
+  } else {
+    results = detail::score_each_row_on_cpu(source.rows, [&](std::uint64_t r) {
+      return detail::cpu_evaluate_array(specs[r], source.data + r * source.row_stride, IndexRange{0, source.cols});
+    });
   }
-  return detail::score_each_row_on_cpu(source.rows, [&](std::uint64_t r) {
-    return detail::cpu_evaluate_array(specs[r], source.data + r * source.row_stride, IndexRange{0, source.cols});
-  });
+  for (std::uint64_t r = 0; r < source.rows; ++r) {
+    if (results[r].candidates != source.cols) {
+      throw std::logic_error("dpselect: internal error: row " + std::to_string(r) + "'s pass scored " +
+                             std::to_string(results[r].candidates) + " of its " + std::to_string(source.cols) +
+                             " candidates; nothing was released");
+    }
+  }
+  return results;
 }
 
 // Every row is its own release (rows.hpp) with stream first_stream + r, begun and finished with the
