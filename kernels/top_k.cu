@@ -11,15 +11,14 @@
 // not below the threshold is appended; the races of a round end with a block barrier, and when the
 // next round might not fit or k entries have been appended since the last keep, the block keeps
 // its k best (best first under the library's order: higher score, then smaller index) and raises
-// its threshold to the k-th score. The kept entries
-// stay sorted, so keeping sorts only the entries appended since (bitonic) and merges the two
-// sorted lists.
+// its threshold to the k-th score. The kept entries stay sorted, so keeping sorts only the entries
+// appended since (bitonic) and merges the two sorted lists.
 // The threshold is also shared across the grid: a block that keeps k publishes its k-th score
 // (an atomic max of a word in device memory), and every warp screens against the largest
 // published. Exact: that block's final k all score at least as much, so the call's k best do too,
 // and a score strictly below it is never among them. The merge publishes the running list's k-th
-// score the same way, for the chunks of a host array that follow. Most groups are then screened by their 16-bit
-// bound alone, as in the single pick. Each block writes its k best.
+// score the same way, for the chunks of a host array that follow. Most groups are then screened
+// by their 16-bit bound alone, as in the single pick. Each block writes its k best.
 // Pass 2: one block merges the blocks' lists (and, for host arrays streamed in chunks, the list of
 // the chunks before) the same way.
 #include <cuda_runtime.h>
