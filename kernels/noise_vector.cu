@@ -52,10 +52,6 @@ struct UncachedChaChaFetch {
   }
 };
 
-// The values of one pass of a block whose samples need more rows than they have read, by index
-// into the launch's values, each with the row its sample resumes from. Capacity: the values one
-// pass of the block tries. Two queues where samples resume one attempt per round (the one drained
-// and the one its re-queued values go to), else one.
 // Where a sample the first try hands on resumes: after the first try's rows where they hold whole
 // attempts that leave no state (the normal: the first try is its first attempt), else from row 0.
 __host__ __device__ constexpr unsigned resume_row(continuous::NoiseShape shape) {
@@ -65,6 +61,10 @@ __host__ __device__ constexpr unsigned resume_row(continuous::NoiseShape shape) 
              : 0u;
 }
 
+// The values of one pass of a block whose samples need more rows than they have read, by index
+// into the launch's values, each with the row its sample resumes from. Capacity: the values one
+// pass of the block tries. Two queues where samples resume one attempt per round (the one drained
+// and the one its re-queued values go to), else one.
 template <continuous::NoiseShape Shape, unsigned Capacity>
 class BlockRetries {
   static constexpr unsigned kAttemptRows = continuous::independent_attempt_rows(Shape);
