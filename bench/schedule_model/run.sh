@@ -10,16 +10,16 @@
 # instruction counts are first derived again from the sm_90 kernel: kernels/select_arrays.cu is
 # compiled to a cubin with the library's CUDA flags and disassembled with line information
 # (needs nvcc and nvdisasm; NVDISASM names the latter if it is not on PATH), and sass_regions.py
-# prints each kernel's costs: RegionCosts in schedule_model.cpp for the per-lane kernel
+# prints each kernel's costs (constants in fused_pass.cpp): RegionCosts for the per-lane kernel
 # (add_tiles calling score_scanned_group for each lane's group, commit e7c9489), WarpCosts for the
 # warp-wide one (add_tiles calling WarpScreenThreshold::score); the script tells them apart.
 # SASS_COMMIT=<commit> takes the kernel's sources from that commit (git archive) instead of the
 # working tree. With CUOBJDUMP (a cuobjdump) it also prints every fused_select_kernel's
 # registers, stack and size. SASS_KERNEL=rows does the same for the rows kernel instead:
 # kernels/select_rows.cu, select_rows_kernel<float, G, 256> (whose costs are the kRows* constants
-# of schedule_model.cpp: the per-lane kernel at SASS_COMMIT=1900c764, the warp-wide one since);
+# of rows.hpp: the per-lane kernel at SASS_COMMIT=1900c764, the warp-wide one since);
 # SASS_TEAM=32 reads select_rows_kernel<float, G, 32> instead, the warp-per-row teams (the
-# kRows*WarpTeam* constants of the rows what-ifs). MODEL=0 stops after the SASS's costs.
+# kRows*WarpTeam* constants of rows_whatifs.cpp). MODEL=0 stops after the SASS's costs.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD_DIR:-${TMPDIR:-/tmp}/schedule_model_build}
@@ -77,6 +77,7 @@ if [[ "${SASS:-0}" == 1 ]]; then
 fi
 
 [[ "${MODEL:-1}" == 1 ]] || exit 0  # MODEL=0: the SASS's costs only
-g++ -O2 -std=c++20 -fopenmp -ffp-contract=off -Wall -Wextra -I"$repo/include" \
-  -o "$build/schedule_model" "$repo/bench/schedule_model/schedule_model.cpp"
+model=$repo/bench/schedule_model
+g++ -O2 -std=c++20 -fopenmp -ffp-contract=off -Wall -Wextra -I"$repo/include" -o "$build/schedule_model" \
+  "$model/schedule_model.cpp" "$model/fused_pass.cpp" "$model/rows.cpp" "$model/rows_whatifs.cpp"
 "$build/schedule_model" --check "$@"

@@ -19,7 +19,7 @@ more, printed as "union").
 KERNEL.sass: one kernel's text (from its .text label to the next); INCLUDE_DIR: the include/
 folder of the sources it was compiled from (default: this repository's), where the source lines
 of each region are looked up by their text. Prints each region's expected instructions and the
-per-event costs that schedule_model.cpp holds.
+per-event costs that fused_pass.cpp and rows.cpp hold.
 
 The rows kernel (select_rows_kernel<float, G, 256> of kernels/select_rows.cu, told by its .text
 label) is read the same way: its tile loop is add_tiles inlined at select_rows.cu's call (the
