@@ -312,7 +312,11 @@ DPSELECT_HD DPSELECT_FORCEINLINE CoordinateNoise make_coordinate_noise(NoiseShap
 }
 
 /// The sampler of `Shape` over any bit source: standard_noise_of's body.
+/// @tparam Shape The standard variable (`noise.shape` is not read).
 /// @tparam Bits A bit source with `bool next(RandomBlock&)`, such as CoordinateBits.
+/// @param bits The bit source.
+/// @param noise The shape's constants (its `scale` is not applied here).
+/// @param z Receives the standard sample (unchanged when false is returned).
 /// @return true on success, false when `bits` ran out.
 template <NoiseShape Shape, class Bits>
 DPSELECT_HD DPSELECT_FORCEINLINE bool standard_noise_from(Bits& bits, const CoordinateNoise& noise, double& z) {
@@ -355,6 +359,8 @@ struct RowsOfCoordinate {
   std::uint64_t end;  ///< One past the last row it may read, at most kBlocksPerCoordinate.
 
   /// The coordinate's next block; false (and nothing read) at row `end`.
+  /// @param out Receives the block (unchanged when false is returned).
+  /// @return true when a block was read, false at row `end` or past the coordinate's 2^10 rows.
   DPSELECT_HD DPSELECT_FORCEINLINE bool next(RandomBlock& out) {
     if (bits.used() == end) return false;
     return bits.next(out);
@@ -365,6 +371,8 @@ struct RowsOfCoordinate {
 /// that the sample of a coordinate whose attempts up to row 2k were all rejected is the sample of
 /// its rows from 2k on: the normal's polar attempts (2 rows each). 0 where a sample carries state
 /// across its attempts (the generalized Gaussian keeps its first row's uniform; Laplace has none).
+/// @param shape The standard variable.
+/// @return 2 for NoiseShape::normal, 0 otherwise.
 DPSELECT_HD constexpr unsigned independent_attempt_rows(NoiseShape shape) {
   return shape == NoiseShape::normal ? 2u : 0u;
 }
@@ -422,8 +430,12 @@ DPSELECT_HD DPSELECT_FORCEINLINE bool noisy_value_of(Fetch& fetch, const Coordin
 /// it is too.
 /// @tparam Shape The standard variable (`noise.shape` is not read).
 /// @tparam Fetch A type with `RandomBlock at(std::uint64_t position)`.
+/// @param fetch Where the blocks come from (the release's key and stream).
+/// @param noise The shape's constants and the scale.
+/// @param coordinate The coordinate; below kCoordinateLimit (2^54), unchecked.
 /// @param first_row The first row the sample reads: 0, or an attempt boundary as above.
 /// @param end_row One past the last row it may read (at most 2^10).
+/// @param value The true value; finite for a meaningful release (not checked).
 /// @param out Receives the noisy value when true is returned (unchanged otherwise).
 /// @return true when the sample ended before `end_row`, false when it needs more rows.
 template <NoiseShape Shape, class Fetch>
