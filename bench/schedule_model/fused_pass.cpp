@@ -159,12 +159,7 @@ void charge_divergent_races(Tally& t, const RegionCosts& c, const DrawLog (&logs
       drawing += (log.draws >> j) & 1u;
     }
     if (leaders != 0) t.issue(c.leader_offer, leaders, true);
-    if (drawing != 0) {
-      t.issue(c.follower_draw, drawing, true);
-      t.draw_warp += c.follower_draw;
-      t.draws += drawing;
-      t.draw_issues += 1;
-    }
+    t.follower_draws(c.follower_draw, drawing);
   }
 }
 
@@ -178,16 +173,13 @@ template <Generator G>
 Tally run_per_lane(const detail::NoiseSpec& spec, const Data& data, const double* bounds, const RegionCosts& c,
                    const Grid& grid, std::uint64_t warp, Best& result) {
   Tally t;
-  t.warps = 1;
-  t.issue(c.once_per_warp, kLanes, false);
+  t.start_warp(c.once_per_warp);
   detail::ShardAccumulator acc[kLanes];
   TileInputs in;
   DrawLog logs[kLanes];
   for (std::uint64_t tile = warp; tile < grid.tiles; tile += grid.warps) {
     load_tile<G>(spec, data, bounds, tile, in);
-    t.tiles += 1;
-    t.groups += kLanes;
-    t.issue(c.tile, kLanes, false);
+    t.start_tile(c.tile);
     std::uint32_t racing = 0;
     for (unsigned l = 0; l < kLanes; ++l) {
       g_log = DrawLog{};
@@ -209,17 +201,14 @@ template <Generator G>
 Tally run_shared(const detail::NoiseSpec& spec, const Data& data, const double* bounds, const RegionCosts& c,
                  const Grid& grid, std::uint64_t warp, const std::vector<double>& global, Best& result) {
   Tally t;
-  t.warps = 1;
-  t.issue(c.once_per_warp, kLanes, false);
+  t.start_warp(c.once_per_warp);
   detail::ShardAccumulator acc[kLanes];
   TileInputs in;
   DrawLog logs[kLanes];
   std::uint64_t step = 0;
   for (std::uint64_t tile = warp; tile < grid.tiles; tile += grid.warps, ++step) {
     load_tile<G>(spec, data, bounds, tile, in);
-    t.tiles += 1;
-    t.groups += kLanes;
-    t.issue(c.tile + kSharedTileExtra, kLanes, false);
+    t.start_tile(c.tile + kSharedTileExtra);
     double warp_best = -kInfinity;
     for (unsigned l = 0; l < kLanes; ++l) warp_best = std::max(warp_best, acc[l].threshold());
     const double best_before = warp_best;
@@ -269,16 +258,13 @@ template <Generator G>
 Tally run_warp_wide(const detail::NoiseSpec& spec, const Data& data, const double* bounds, const RegionCosts& c,
                     const Grid& grid, std::uint64_t warp, const std::vector<double>& global, Best& result) {
   Tally t;
-  t.warps = 1;
-  t.issue(c.once_per_warp, kLanes, false);
+  t.start_warp(c.once_per_warp);
   Best best;  // the warp's; lanes no longer keep bests of their own
   TileInputs in;
   std::uint64_t step = 0;
   for (std::uint64_t tile = warp; tile < grid.tiles; tile += grid.warps, ++step) {
     load_tile<G>(spec, data, bounds, tile, in);
-    t.tiles += 1;
-    t.groups += kLanes;
-    t.issue(c.tile + kSharedTileExtra, kLanes, false);
+    t.start_tile(c.tile + kSharedTileExtra);
     const double best_before = best.score;
     unsigned first = 0;
     for (unsigned l = 1; l < kLanes; ++l) first = in.reach[l] > in.reach[first] ? l : first;
@@ -294,36 +280,14 @@ Tally run_warp_wide(const detail::NoiseSpec& spec, const Data& data, const doubl
       const unsigned l = order[k];
       const double floor = std::max(best.score, global[step]);
       if (in.reach[l] < floor) continue;
-      const std::uint64_t group = tile * kLanes + l;
       // The race, by the whole warp: the race block and the leader's noise (every lane, 32
       // active), the leader offered first so that the followers are tested against its score.
-      const detail::GroupRace race = detail::group_race<detail::GeneratorBlocks<G>>(spec, group, in.screens[l]);
-      const double leader_noise = detail::race_noise(spec.mechanism, race.leader_time);
-      const double follower_bound = detail::add_rn(leader_noise, detail::kScreenMargin);
-      const std::uint64_t first_index = group * kLanes;
-      best.offer(detail::fma_rn(spec.score_scale, in.values[l][race.leader_lane], leader_noise),
-                 first_index + race.leader_lane);
-      const double tested = std::max(best.score, global[step]);
-      unsigned drawing = 0;
-      Best followers;
-      for (unsigned j = 0; j < kLanes; ++j) {
-        if (j == race.leader_lane) continue;
-        const double u = in.values[l][j];
-        if (detail::fma_rn(spec.score_scale, u, follower_bound) < tested) continue;
-        ++drawing;
-        const double time = detail::follower_time<detail::GeneratorBlocks<G>>(spec, race, first_index + j);
-        followers.offer(detail::fma_rn(spec.score_scale, u, detail::race_noise(spec.mechanism, time)), first_index + j);
-      }
-      best.offer(followers.score, followers.index);
+      const WarpRaceOutcome raced = replay_warp_race<G>(
+          spec, in, tile, l, floor, [&](unsigned, double score, std::uint64_t index) { best.offer(score, index); });
       any = true;
       t.raced_groups += 1;
       t.issue(c.race + kWarpWideRaceExtra, kLanes, true);
-      if (drawing != 0) {
-        t.issue(c.follower_draw, drawing, true);
-        t.draw_warp += c.follower_draw;
-        t.draws += drawing;
-        t.draw_issues += 1;
-      }
+      t.follower_draws(c.follower_draw, raced.drawing);
     }
     if (any) t.race_tiles += 1;
     if (best.score > best_before) {
@@ -347,8 +311,7 @@ Tally run_implemented_tiles(const detail::NoiseSpec& spec, const Data& data, con
                             const std::vector<double>& global, Best& result, FirstRace* first,
                             std::uint64_t skip_group) {
   Tally t;
-  t.warps = 1;
-  t.issue(c.once_per_warp, kLanes, false);
+  t.start_warp(c.once_per_warp);
   detail::ShardAccumulator acc[kLanes];
   double warp_threshold = -kInfinity;  // threshold_: known_score is -inf in the benchmark
   TileInputs in;
@@ -356,9 +319,7 @@ Tally run_implemented_tiles(const detail::NoiseSpec& spec, const Data& data, con
     const std::uint64_t tile = tiles[step];
     load_tile<G>(spec, data, bounds, tile, in);
     if (skip_group / kLanes == tile) in.reach[skip_group % kLanes] = -kInfinity;  // raced already (what-ifs)
-    t.tiles += 1;
-    t.groups += kLanes;
-    t.issue(c.tile, kLanes, false);
+    t.start_tile(c.tile);
     // Lane 0's load of the word, shuffled to the warp.
     if (global[step] > warp_threshold) warp_threshold = global[step];
     double widest = -kInfinity;
@@ -382,34 +343,13 @@ Tally run_implemented_tiles(const detail::NoiseSpec& spec, const Data& data, con
         }
       }
       // race_group: every lane draws the race block; lane j scores candidate 32 g + j.
-      const std::uint64_t group = tile * kLanes + next;
-      const std::uint64_t first_index = group * kLanes;
-      const detail::GroupRace race = detail::group_race<detail::GeneratorBlocks<G>>(spec, group, in.screens[next]);
-      const double leader_noise = detail::race_noise(spec.mechanism, race.leader_time);
-      const double leader_score =
-          detail::fma_rn(spec.score_scale, static_cast<double>(in.values[next][race.leader_lane]), leader_noise);
-      acc[race.leader_lane].offer(leader_score, first_index + race.leader_lane);
-      const double follower_threshold = leader_score > threshold ? leader_score : threshold;
-      const double follower_bound = detail::add_rn(leader_noise, detail::kScreenMargin);
-      unsigned drawing = 0;
-      for (unsigned j = 0; j < kLanes; ++j) {
-        if (j == race.leader_lane) continue;
-        const double u = static_cast<double>(in.values[next][j]);
-        if (detail::fma_rn(spec.score_scale, u, follower_bound) < follower_threshold) continue;
-        ++drawing;
-        const double time = detail::follower_time<detail::GeneratorBlocks<G>>(spec, race, first_index + j);
-        acc[j].offer(detail::fma_rn(spec.score_scale, u, detail::race_noise(spec.mechanism, time)), first_index + j);
-      }
-      threshold = follower_threshold;
+      const WarpRaceOutcome raced = replay_warp_race<G>(
+          spec, in, tile, next, threshold,
+          [&](unsigned lane, double score, std::uint64_t index) { acc[lane].offer(score, index); });
+      const unsigned drawing = raced.drawing;
+      threshold = raced.threshold;
       for (unsigned l = 0; l < kLanes; ++l) threshold = std::max(threshold, acc[l].threshold());
-      t.raced_groups += 1;
-      t.issue(c.race, kLanes, true);
-      if (drawing != 0) {
-        t.issue(c.follower_draw, drawing, true);
-        t.draw_warp += c.follower_draw;
-        t.draws += drawing;
-        t.draw_issues += 1;
-      }
+      t.warp_race(c, drawing);
       if (first != nullptr && step == 0 && t.raced_groups == 1) {
         first->threshold = threshold;
         first->instructions = c.pass + c.race + (drawing != 0 ? c.follower_draw : 0.0);
@@ -464,18 +404,7 @@ std::vector<double> grid_word(const detail::NoiseSpec& spec, const Data& data, c
       for (std::int64_t k = 0; k < static_cast<std::int64_t>(end - begin); ++k) {
         const std::uint64_t tile = end - 1 - static_cast<std::uint64_t>(k);  // high tiles first
         load_tile<G>(spec, data, bounds, tile, in);
-        unsigned order[kLanes];
-        unsigned passing = 0;
-        for (unsigned l = 0; l < kLanes; ++l) {
-          if (!(in.reach[l] < mine.score)) order[passing++] = l;
-        }
-        std::sort(order, order + passing, [&](unsigned a, unsigned b) { return in.reach[a] > in.reach[b]; });
-        for (unsigned k = 0; k < passing; ++k) {
-          const unsigned l = order[k];
-          if (in.reach[l] < mine.score) break;
-          detail::score_scanned_group<detail::GeneratorBlocks<G>>(spec, tile * kLanes + l, in.screens[l], in.bound[l],
-                                                                  in.scan[l], LaneValues{in.values[l]}, mine);
-        }
+        score_tile_widest_first<G>(spec, in, tile, mine);
       }
       bests[omp_get_thread_num()] = mine;
     }
@@ -564,16 +493,9 @@ void run_generator(const Options& opt, const std::vector<Shape>& shapes, const S
   const RegionCosts& costs = G == Generator::chacha20 ? kChaChaCosts : kPhiloxCosts;
   const WarpCosts& warp_costs = G == Generator::chacha20 ? kChaChaWarpCosts : kPhiloxWarpCosts;
   for (const Shape& shape : shapes) {
-    detail::NoiseSpec spec{};
-    spec.mechanism = Mechanism::exponential;
-    spec.score_scale = shape.epsilon / 2.0;  // epsilon / (2 sensitivity), sensitivity 1
-    spec.key = dpselect::RandomKey::from_seed(kContextSeed, G);
-    spec.stream = kStream;
-    spec.utility_limit = kInfinity;
+    const detail::NoiseSpec spec = benchmark_spec(G, shape.epsilon, kStream);
     double bounds[detail::kScreenBoundSlots];
-    for (unsigned slot = 0; slot < detail::kScreenBoundSlots; ++slot) {
-      bounds[slot] = detail::group_noise_upper_bound(spec.mechanism, detail::screen_of_bound_slot(slot));
-    }
+    fill_screen_bounds(bounds);
     const Data data{&shape, sorted};
     const std::uint64_t stride = is_expensive(shape) ? opt.steep_warp_stride : opt.warp_stride;
     std::vector<std::uint64_t> warps;

@@ -44,12 +44,7 @@ struct RowReplay {
 template <Generator G>
 RowReplay replay_row(Policy policy, const Shape& shape, std::uint64_t row, std::uint64_t stream, std::uint64_t cols,
                      const double* bounds, bool check) {
-  detail::NoiseSpec spec{};
-  spec.mechanism = Mechanism::exponential;
-  spec.score_scale = shape.epsilon / 2.0;
-  spec.key = dpselect::RandomKey::from_seed(kContextSeed, G);
-  spec.stream = stream;
-  spec.utility_limit = kInfinity;
+  const detail::NoiseSpec spec = benchmark_spec(G, shape.epsilon, stream);
   const Data data{&shape, nullptr, row * cols};
   const Grid grid{kTeamWarps, cols / (kLanes * kLanes)};
   const RowsExtras& extras = policy == Policy::per_lane
@@ -107,9 +102,7 @@ constexpr std::uint64_t kOneBlockStreams = 64;
 double one_block_issue_rate() {
   const Shape shape = all_shapes().front();
   double bounds[detail::kScreenBoundSlots];
-  for (unsigned slot = 0; slot < detail::kScreenBoundSlots; ++slot) {
-    bounds[slot] = detail::group_noise_upper_bound(Mechanism::exponential, detail::screen_of_bound_slot(slot));
-  }
+  fill_screen_bounds(bounds);
   double x[3];
   for (int k = 0; k < 3; ++k) {
     std::vector<double> each(kOneBlockStreams);
@@ -162,9 +155,7 @@ void run_rows(const Options& opt, const RowsOptions& ro, const std::vector<Shape
   const std::uint64_t blocks = std::min(rows, resident);
   for (const Shape& shape : shapes) {
     double bounds[detail::kScreenBoundSlots];
-    for (unsigned slot = 0; slot < detail::kScreenBoundSlots; ++slot) {
-      bounds[slot] = detail::group_noise_upper_bound(Mechanism::exponential, detail::screen_of_bound_slot(slot));
-    }
+    fill_screen_bounds(bounds);
     std::vector<std::uint64_t> sampled;
     for (std::uint64_t r = 0; r < rows; r += stride) sampled.push_back(r);
     for (const Policy policy : opt.policies) {

@@ -194,19 +194,8 @@ std::vector<double> rounds_word(const detail::NoiseSpec& spec, const Data& data,
     mine.score = carried.score;
     for (const std::uint64_t tile : step_tiles[s]) {
       load_tile<G>(spec, data, bounds, tile, in);
-      unsigned order[kLanes];
-      unsigned passing = 0;
-      for (unsigned l = 0; l < kLanes; ++l) {
-        reaches.emplace_back(in.reach[l], tile * kLanes + l);
-        if (!(in.reach[l] < mine.score)) order[passing++] = l;
-      }
-      std::sort(order, order + passing, [&](unsigned a, unsigned b) { return in.reach[a] > in.reach[b]; });
-      for (unsigned k = 0; k < passing; ++k) {
-        const unsigned l = order[k];
-        if (in.reach[l] < mine.score) break;
-        detail::score_scanned_group<detail::GeneratorBlocks<G>>(spec, tile * kLanes + l, in.screens[l], in.bound[l],
-                                                                in.scan[l], LaneValues{in.values[l]}, mine);
-      }
+      for (unsigned l = 0; l < kLanes; ++l) reaches.emplace_back(in.reach[l], tile * kLanes + l);
+      score_tile_widest_first<G>(spec, in, tile, mine);
     }
     if (mine.index != dpselect::kNoIndex) carried.offer(mine.score, mine.index);
     word[s + 1] = carried.score;
@@ -251,31 +240,11 @@ WidestSeed race_widest(const detail::NoiseSpec& spec, const Data& data, const do
     }
   }
   load_tile<G>(spec, data, bounds, widest_tile, in);
-  const std::uint64_t first_index = seed.group * kLanes;
-  const detail::GroupRace race = detail::group_race<detail::GeneratorBlocks<G>>(spec, seed.group, in.screens[widest_lane]);
-  const double leader_noise = detail::race_noise(spec.mechanism, race.leader_time);
-  const double leader_score =
-      detail::fma_rn(spec.score_scale, static_cast<double>(in.values[widest_lane][race.leader_lane]), leader_noise);
-  seed.found.offer(leader_score, first_index + race.leader_lane);
-  const double follower_bound = detail::add_rn(leader_noise, detail::kScreenMargin);
-  unsigned drawing = 0;
-  for (unsigned j = 0; j < kLanes; ++j) {
-    if (j == race.leader_lane) continue;
-    const double u = static_cast<double>(in.values[widest_lane][j]);
-    if (detail::fma_rn(spec.score_scale, u, follower_bound) < leader_score) continue;
-    ++drawing;
-    const double time = detail::follower_time<detail::GeneratorBlocks<G>>(spec, race, first_index + j);
-    seed.found.offer(detail::fma_rn(spec.score_scale, u, detail::race_noise(spec.mechanism, time)), first_index + j);
-  }
+  const WarpRaceOutcome raced = replay_warp_race<G>(
+      spec, in, widest_tile, widest_lane, -kInfinity,
+      [&](unsigned, double score, std::uint64_t index) { seed.found.offer(score, index); });
   seed.threshold = seed.found.score;
-  seed.tally.raced_groups += 1;
-  seed.tally.issue(c.race, kLanes, true);
-  if (drawing != 0) {
-    seed.tally.issue(c.follower_draw, drawing, true);
-    seed.tally.draw_warp += c.follower_draw;
-    seed.tally.draws += drawing;
-    seed.tally.draw_issues += 1;
-  }
+  seed.tally.warp_race(c, raced.drawing);
   return seed;
 }
 
@@ -296,12 +265,7 @@ struct WhatIfRow {
 template <Generator G>
 WhatIfRow replay_row_whatif(const WhatIf& w, std::uint64_t segments, const Shape& shape, std::uint64_t row,
                             std::uint64_t stream, std::uint64_t cols, const double* bounds, bool check) {
-  detail::NoiseSpec spec{};
-  spec.mechanism = Mechanism::exponential;
-  spec.score_scale = shape.epsilon / 2.0;
-  spec.key = dpselect::RandomKey::from_seed(kContextSeed, G);
-  spec.stream = stream;
-  spec.utility_limit = kInfinity;
+  const detail::NoiseSpec spec = benchmark_spec(G, shape.epsilon, stream);
   const Data data{&shape, nullptr, row * cols};
   const WhatIfCosts k = whatif_costs<G>(w, segments);
   const std::uint64_t tiles = cols / (kLanes * kLanes);
@@ -459,9 +423,7 @@ void run_rows_whatif(const Options& opt, const RowsOptions& ro, const std::vecto
   const char* gen = G == Generator::chacha20 ? "chacha20" : "philox";
   for (const Shape& shape : shapes) {
     double bounds[detail::kScreenBoundSlots];
-    for (unsigned slot = 0; slot < detail::kScreenBoundSlots; ++slot) {
-      bounds[slot] = detail::group_noise_upper_bound(Mechanism::exponential, detail::screen_of_bound_slot(slot));
-    }
+    fill_screen_bounds(bounds);
     std::vector<std::uint64_t> sampled;
     for (std::uint64_t r = 0; r < rows; r += stride) sampled.push_back(r);
     for (const WhatIf& w : whatifs) {

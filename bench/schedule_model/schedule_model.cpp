@@ -46,12 +46,7 @@ namespace {
 // The replay's screens are the library's: TileScreens' hand-out equals group_screen for every lane.
 void check_screens() {
   for (const Generator g : {Generator::chacha20, Generator::philox}) {
-    detail::NoiseSpec spec{};
-    spec.mechanism = Mechanism::exponential;
-    spec.score_scale = 0.5;
-    spec.key = dpselect::RandomKey::from_seed(kContextSeed, g);
-    spec.stream = kStream;
-    spec.utility_limit = kInfinity;
+    const detail::NoiseSpec spec = benchmark_spec(g, 1.0, kStream);
     for (std::uint64_t tile : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{12345}, std::uint64_t{1048575}}) {
       std::uint32_t screens[kLanes];
       if (g == Generator::chacha20) {

@@ -39,6 +39,25 @@ constexpr std::uint64_t kContextSeed = 20240601;
 constexpr std::uint64_t kDataSeed = 0x5eedda7a2024ull;
 constexpr std::uint64_t kStream = 0;
 
+// The benchmark's noise: the exponential mechanism over utilities of sensitivity 1, score_scale
+// = epsilon / (2 sensitivity) (Dwork & Roth 2014, Thm 3.10), on `stream` of the benchmark's key.
+inline detail::NoiseSpec benchmark_spec(Generator g, double epsilon, std::uint64_t stream) {
+  detail::NoiseSpec spec{};
+  spec.mechanism = Mechanism::exponential;
+  spec.score_scale = epsilon / 2.0;
+  spec.key = dpselect::RandomKey::from_seed(kContextSeed, g);
+  spec.stream = stream;
+  spec.utility_limit = kInfinity;
+  return spec;
+}
+
+// The kernels' table of group-noise bounds, one per screen slot (the exponential mechanism's).
+inline void fill_screen_bounds(double (&bounds)[detail::kScreenBoundSlots]) {
+  for (unsigned slot = 0; slot < detail::kScreenBoundSlots; ++slot) {
+    bounds[slot] = detail::group_noise_upper_bound(Mechanism::exponential, detail::screen_of_bound_slot(slot));
+  }
+}
+
 // The H100 of the measurements (bench/results/2026-11-24-nvidia-h100-80gb-hbm3/): 132 SMs,
 // 256-thread blocks, 2 blocks per SM with ChaCha20 and 3 with Philox
 // (kSelectMinBlocksPerMultiprocessor), one resident wave: warp w takes tiles w, w + W, ...
@@ -275,6 +294,31 @@ struct Tally {
       race_lane += cost * active;
     }
   }
+  // A warp's pass begins: its once-per-warp costs.
+  void start_warp(double once_per_warp) {
+    warps = 1;
+    issue(once_per_warp, kLanes, false);
+  }
+  // A tile's scan and screen, all lanes.
+  void start_tile(double cost) {
+    tiles += 1;
+    groups += kLanes;
+    issue(cost, kLanes, false);
+  }
+  // One issue of the follower-draw region by `drawing` lanes (none: nothing issued).
+  void follower_draws(double cost, unsigned drawing) {
+    if (drawing == 0) return;
+    issue(cost, drawing, true);
+    draw_warp += cost;
+    draws += drawing;
+    draw_issues += 1;
+  }
+  // One race_group_by_warp: the race, all lanes, and its followers' draws.
+  void warp_race(const WarpCosts& c, unsigned drawing) {
+    raced_groups += 1;
+    issue(c.race, kLanes, true);
+    follower_draws(c.follower_draw, drawing);
+  }
   void add(const Tally& o) {
     warp += o.warp; lane += o.lane; race_warp += o.race_warp; race_lane += o.race_lane; draw_warp += o.draw_warp;
     tiles += o.tiles; groups += o.groups; raced_groups += o.raced_groups; race_tiles += o.race_tiles;
@@ -304,6 +348,59 @@ void load_tile(const detail::NoiseSpec& spec, const Data& data, const double* bo
     in.bound[l] = bounds[detail::screen_bound_slot(in.screens[l])];
     in.scan[l] = detail::GroupScan{static_cast<double>(largest), detail::kWholeGroup, 0u};
     in.reach[l] = detail::fma_rn(spec.score_scale, in.scan[l].largest_utility, in.bound[l]);
+  }
+}
+
+// race_group_by_warp (kernels/device_groups.cuh) on group `lane` of the loaded tile `tile`: every
+// lane draws the race block; the leader's score is offered, then each follower whose bound clears
+// the larger of the leader's score and `threshold` draws its own block. `offer(lane, score,
+// index)` takes each score. Returns that larger threshold and how many followers drew.
+struct WarpRaceOutcome {
+  double threshold;
+  unsigned drawing;
+};
+
+template <Generator G, class Offer>
+WarpRaceOutcome replay_warp_race(const detail::NoiseSpec& spec, const TileInputs& in, std::uint64_t tile,
+                                 unsigned lane, double threshold, Offer&& offer) {
+  const std::uint64_t group = tile * kLanes + lane;
+  const std::uint64_t first_index = group * kLanes;
+  const float(&values)[kLanes] = in.values[lane];
+  const detail::GroupRace race = detail::group_race<detail::GeneratorBlocks<G>>(spec, group, in.screens[lane]);
+  const double leader_noise = detail::race_noise(spec.mechanism, race.leader_time);
+  const double leader_score =
+      detail::fma_rn(spec.score_scale, static_cast<double>(values[race.leader_lane]), leader_noise);
+  offer(race.leader_lane, leader_score, first_index + race.leader_lane);
+  const double follower_threshold = leader_score > threshold ? leader_score : threshold;
+  const double follower_bound = detail::add_rn(leader_noise, detail::kScreenMargin);
+  unsigned drawing = 0;
+  for (unsigned j = 0; j < kLanes; ++j) {
+    if (j == race.leader_lane) continue;
+    const double u = static_cast<double>(values[j]);
+    if (detail::fma_rn(spec.score_scale, u, follower_bound) < follower_threshold) continue;
+    ++drawing;
+    const double time = detail::follower_time<detail::GeneratorBlocks<G>>(spec, race, first_index + j);
+    offer(j, detail::fma_rn(spec.score_scale, u, detail::race_noise(spec.mechanism, time)), first_index + j);
+  }
+  return {follower_threshold, drawing};
+}
+
+// Scores into `best` every group of the loaded tile `tile` whose reach clears best's score as it
+// stands, the widest first (score_scanned_group, the per-lane scoring): the exact best of the
+// tile's candidates wherever it beats `best`.
+template <Generator G>
+void score_tile_widest_first(const detail::NoiseSpec& spec, const TileInputs& in, std::uint64_t tile, Best& best) {
+  unsigned order[kLanes];
+  unsigned passing = 0;
+  for (unsigned l = 0; l < kLanes; ++l) {
+    if (!(in.reach[l] < best.score)) order[passing++] = l;
+  }
+  std::sort(order, order + passing, [&](unsigned a, unsigned b) { return in.reach[a] > in.reach[b]; });
+  for (unsigned k = 0; k < passing; ++k) {
+    const unsigned l = order[k];
+    if (in.reach[l] < best.score) break;
+    detail::score_scanned_group<detail::GeneratorBlocks<G>>(spec, tile * kLanes + l, in.screens[l], in.bound[l],
+                                                            in.scan[l], LaneValues{in.values[l]}, best);
   }
 }
 
