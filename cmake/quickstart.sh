@@ -84,28 +84,35 @@ case $task in
     build/command/host/cli/dpselect demo
     ;;
   test)
+    # Each step's wall time on stderr (CI's budget is kept per step; docs/development.md).
+    step() {
+      local name=$1 start=$SECONDS
+      shift
+      "$@"
+      echo "quickstart: $name took $((SECONDS - start)) s" >&2
+    }
     # The CUDA build (sm_90 alone: the `default` preset). With a usable GPU every test runs; without
     # one the tests whose outcome depends on this build run (GPU tests, reported as skipped; unit
     # tests, which include the device probe; the documentation's programs; installs), and the rest,
     # the same CPU code, run in the cpu-only build below.
-    cmake --preset default
-    cmake --build --preset default
+    step 'default: configure' cmake --preset default
+    step 'default: build' cmake --build --preset default
     # Without a GPU, two tests at a time (the pip install, the longest, starts first: its COST);
     # with one, one at a time, so that no two tests share the device.
     if nvidia-smi -L >/dev/null 2>&1; then
-      ctest --preset default
+      step 'default: tests' ctest --preset default
     else
-      ctest --preset default -L '^(gpu|unit|docs|install|pip)$' -j2
+      step 'default: tests' ctest --preset default -L '^(gpu|unit|docs|install|pip)$' -j2
     fi
     # Without nvcc: everything but the benchmarks and the documentation's programs (built and run
     # above); the Python package is built by pip in a fresh virtual environment, and the Python
     # test suite runs against it (python_pip_install_fresh). Two tests at a time (the preset's jobs).
-    cmake --preset cpu-only -DDPSELECT_BUILD_BENCHMARKS=OFF -DDPSELECT_BUILD_EXAMPLES=OFF
-    cmake --build --preset cpu-only
-    ctest --preset cpu-only
+    step 'cpu-only: configure' cmake --preset cpu-only -DDPSELECT_BUILD_BENCHMARKS=OFF -DDPSELECT_BUILD_EXAMPLES=OFF
+    step 'cpu-only: build' cmake --build --preset cpu-only
+    step 'cpu-only: tests' ctest --preset cpu-only
     # The sanitizers (docs/reliability.md): AddressSanitizer + UndefinedBehaviorSanitizer over the
     # unit, CLI and install tests; ThreadSanitizer over the concurrency tests.
-    cmake --workflow --preset asan-ubsan
-    cmake --workflow --preset tsan
+    step 'asan-ubsan: workflow' cmake --workflow --preset asan-ubsan
+    step 'tsan: workflow' cmake --workflow --preset tsan
     ;;
 esac
