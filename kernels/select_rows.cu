@@ -17,6 +17,7 @@
 #include <cub/warp/warp_reduce.cuh>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <span>
 
@@ -304,27 +305,68 @@ void evaluate_device_rows_by(std::span<const NoiseSpec> specs, const T* utilitie
   DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
 }
 
+// set_rows_layout_for_testing's layout (automatic unless a test set one) and segment count.
+std::atomic<RowsLayout> rows_layout_for_testing{RowsLayout::automatic};
+std::atomic<unsigned int> rows_segments_for_testing{0};
+
+struct ChosenRowsLayout {
+  RowsLayout layout;
+  unsigned int segments;  // segmented: per row
+};
+
+// The layout of a batch of `rows` rows of `cols` candidates (the pass's own choice: the file's
+// comment at the top), unless a test forces one.
+template <class T, Generator G>
+ChosenRowsLayout choose_rows_layout(std::uint64_t rows, std::uint64_t cols) {
+  if (const RowsLayout forced = rows_layout_for_testing.load(std::memory_order_relaxed);
+      forced != RowsLayout::automatic) {
+    const std::uint64_t row_tiles = (cols + kTileCandidates - 1) / kTileCandidates;
+    const std::uint64_t asked = std::max(2u, rows_segments_for_testing.load(std::memory_order_relaxed));
+    return {forced, static_cast<unsigned int>(std::min(asked, row_tiles))};
+  }
+  if (cols <= kThreadTeamMaxColumns) return {RowsLayout::thread_per_row, 1};
+  if (cols <= kWarpTeamMaxColumns || warp_per_long_row<T, G>(rows)) return {RowsLayout::warp_per_row, 1};
+  if (const unsigned int segments = segments_per_row<T, G>(rows, cols); segments > 1) {
+    return {RowsLayout::segmented, segments};
+  }
+  return {RowsLayout::block_per_row, 1};
+}
+
 template <class T>
 void evaluate_device_rows(std::span<const NoiseSpec> specs, const T* utilities, std::uint64_t row_stride,
                           std::uint64_t cols, std::span<ShardResult> results, cudaStream_t stream) {
   const std::uint64_t rows = specs.size();
   if (rows == 0) return;
   const Generator generator = specs.front().key.generator;
-  if (one_release_at_a_time<T>(cols, generator, false)) {
+  if (rows_layout_for_testing.load(std::memory_order_relaxed) == RowsLayout::automatic &&
+      one_release_at_a_time<T>(cols, generator, false)) {
     for (std::uint64_t r = 0; r < rows; ++r) {
       results[r] = gpu_evaluate_device(specs[r], utilities + r * row_stride, IndexRange{0, cols}, stream);
     }
     return;
   }
   with_generator(generator, [&](auto g) {
-    if (cols <= kThreadTeamMaxColumns) {
-      evaluate_device_rows_by<T, g(), 1>(specs, utilities, row_stride, cols, results, stream);
-    } else if (cols <= kWarpTeamMaxColumns || warp_per_long_row<T, g()>(rows)) {
-      evaluate_device_rows_by<T, g(), kWarpThreads>(specs, utilities, row_stride, cols, results, stream);
-    } else if (const unsigned int segments = segments_per_row<T, g()>(rows, cols); segments > 1) {
-      evaluate_device_row_segments<T, g()>(specs, utilities, row_stride, cols, segments, results, stream);
-    } else {
-      evaluate_device_rows_by<T, g(), kRowsBlockThreads>(specs, utilities, row_stride, cols, results, stream);
+    const ChosenRowsLayout chosen = choose_rows_layout<T, g()>(rows, cols);
+    switch (chosen.layout) {
+      case RowsLayout::thread_per_row:
+        evaluate_device_rows_by<T, g(), 1>(specs, utilities, row_stride, cols, results, stream);
+        return;
+      case RowsLayout::warp_per_row:
+        evaluate_device_rows_by<T, g(), kWarpThreads>(specs, utilities, row_stride, cols, results, stream);
+        return;
+      case RowsLayout::segmented:
+        // A chunk of rows at a time (the automatic choice's rows are fewer than one chunk).
+        for (std::uint64_t first = 0; first < rows; first += kRowsPerLaunch) {
+          const std::uint64_t count = std::min(kRowsPerLaunch, rows - first);
+          evaluate_device_row_segments<T, g()>(specs.subspan(first, count), utilities + first * row_stride,
+                                               row_stride, cols, chosen.segments, results.subspan(first, count),
+                                               stream);
+        }
+        return;
+      case RowsLayout::automatic:  // never chosen
+      case RowsLayout::block_per_row:
+        evaluate_device_rows_by<T, g(), kRowsBlockThreads>(specs, utilities, row_stride, cols, results, stream);
+        return;
     }
   });
 }
@@ -357,6 +399,11 @@ void evaluate_host_rows(std::span<const NoiseSpec> specs, const T* utilities, st
 }
 
 }  // namespace
+
+void set_rows_layout_for_testing(RowsLayout layout, unsigned segments) {
+  rows_segments_for_testing.store(segments, std::memory_order_relaxed);
+  rows_layout_for_testing.store(layout, std::memory_order_relaxed);
+}
 
 void gpu_evaluate_device_rows(std::span<const NoiseSpec> specs, const float* utilities, std::uint64_t row_stride,
                               std::uint64_t cols, std::span<ShardResult> results, cuda_stream_t stream) {

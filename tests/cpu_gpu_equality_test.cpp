@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include "dpselect/select.cuh"
+#include "engine/gpu_backend.hpp"
 #endif
 
 namespace {
@@ -33,6 +35,7 @@ TEST(CpuGpuEquality, DataShapesThatChallengeTheScreen) {
   GTEST_SKIP() << "CPU-only build: no CUDA backend to compare with";
 }
 TEST(CpuGpuEquality, RowsOfRisingUtilities) { GTEST_SKIP() << "CPU-only build: no CUDA backend to compare with"; }
+TEST(CpuGpuEquality, RowsInEveryLayout) { GTEST_SKIP() << "CPU-only build: no CUDA backend to compare with"; }
 #else
 
 // Utilities in [0, 4) from an integer hash of the index: exact integer arithmetic and a
@@ -250,6 +253,111 @@ TEST(CpuGpuEquality, RowsOfRisingUtilities) {
     for (std::uint64_t r = 0; r < rows; ++r) {
       EXPECT_EQ(gpu.selections[r].index, cpu.selections[r].index) << "cols " << cols << " row " << r;
       EXPECT_EQ(gpu.selections[r].report.executed_on, dpselect::ExecutedOn::gpu);
+    }
+  }
+}
+
+// Forces one layout of the rows pass for a test and restores the automatic choice after it.
+class ForcedRowsLayout {
+ public:
+  ForcedRowsLayout(dpselect::detail::RowsLayout layout, unsigned segments) {
+    dpselect::detail::set_rows_layout_for_testing(layout, segments);
+  }
+  ForcedRowsLayout(const ForcedRowsLayout&) = delete;
+  ForcedRowsLayout& operator=(const ForcedRowsLayout&) = delete;
+  ~ForcedRowsLayout() { dpselect::detail::set_rows_layout_for_testing(dpselect::detail::RowsLayout::automatic, 0); }
+};
+
+// Rows r of `cols` utilities: rising (r % 3 == 0), falling (1) or hashed (2), so that a row's best
+// sits at its end, at its start or anywhere, and a best left over from the row before would screen
+// out the next row's.
+template <class T>
+std::vector<T> mixed_rows(std::uint64_t rows, std::uint64_t cols) {
+  std::vector<T> host(rows * cols);
+  const HashedUtility hashed;
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    for (std::uint64_t c = 0; c < cols; ++c) {
+      const double u = r % 3 == 0 ? static_cast<double>(c) * 0.25
+                       : r % 3 == 1 ? static_cast<double>(cols - c) * 0.25
+                                    : hashed(r * cols + c) * 64.0;
+      host[r * cols + c] = static_cast<T>(u);
+    }
+  }
+  return host;
+}
+
+// Every row of the CPU path and of the GPU pass in `layout` (its segments), device memory, per-row
+// epsilons.
+template <class T>
+void expect_rows_equal_in_layout(dpselect::detail::RowsLayout layout, unsigned segments, std::uint64_t rows,
+                                 std::uint64_t cols, dpselect::Mechanism mechanism, dpselect::Generator generator) {
+  const std::vector<T> host = mixed_rows<T>(rows, cols);
+  std::vector<double> epsilons(rows);
+  for (std::uint64_t r = 0; r < rows; ++r) epsilons[r] = 0.25 + 0.5 * static_cast<double>(r % 4);
+  T* device = nullptr;
+  ASSERT_EQ(cudaMalloc(&device, host.size() * sizeof(T)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  dpselect::SelectionParams params;
+  params.mechanism = mechanism;
+  params.epsilon = 1.0;
+  params.sensitivity = 1.0;
+  params.backend = dpselect::Backend::Cpu;
+  dpselect::Context cpu_context = dpselect::Context::with_fixed_seed(rows * 1000 + cols, generator);
+  const dpselect::RowsSelection cpu =
+      dpselect::select_rows(cpu_context, dpselect::HostMatrix<const T>{host.data(), rows, cols}, params, epsilons);
+  params.backend = dpselect::Backend::Gpu;
+  dpselect::Context gpu_context = dpselect::Context::with_fixed_seed(rows * 1000 + cols, generator);
+  std::optional<dpselect::RowsSelection> gpu;
+  {
+    const ForcedRowsLayout forced(layout, segments);
+    gpu = dpselect::select_rows(gpu_context, dpselect::DeviceMatrix<const T>{device, rows, cols}, params, epsilons,
+                                cudaStreamPerThread);
+  }
+  cudaFree(device);
+  ASSERT_EQ(gpu->selections.size(), rows);
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    EXPECT_EQ(gpu->selections[r].index, cpu.selections[r].index) << "row " << r;
+    EXPECT_EQ(gpu->selections[r].report.candidates, cols) << "row " << r;
+    EXPECT_EQ(gpu->selections[r].report.executed_on, dpselect::ExecutedOn::gpu);
+  }
+}
+
+TEST(CpuGpuEquality, RowsInEveryLayout) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  using dpselect::detail::RowsLayout;
+  struct Layout {
+    RowsLayout layout;
+    unsigned segments;
+  };
+  // Segments: 2; 3 (5000 columns are 5 tiles: segments of 1, 2 and 2); 40 (one tile each over
+  // 40,003 columns, and as many segments as tiles in the shorter rows).
+  const Layout layouts[] = {{RowsLayout::thread_per_row, 0}, {RowsLayout::warp_per_row, 0},
+                            {RowsLayout::block_per_row, 0},  {RowsLayout::segmented, 2},
+                            {RowsLayout::segmented, 3},      {RowsLayout::segmented, 40}};
+  // One candidate; a partial group; two groups (the automatic thread team's limit) and one more
+  // candidate; a tile and one more; rows of many tiles, with a partial last one.
+  const std::uint64_t shapes[][2] = {{3, 1}, {7, 33}, {5, 65}, {4, 1025}, {6, 5000}, {2, 40'003}};
+  const dpselect::Mechanism mechanisms[] = {dpselect::Mechanism::exponential, dpselect::Mechanism::permute_and_flip,
+                                            dpselect::Mechanism::laplace_noisy_max};
+  const dpselect::Generator generators[] = {dpselect::Generator::chacha20, dpselect::Generator::philox};
+  unsigned k = 0;
+  for (const Layout& layout : layouts) {
+    for (const auto& shape : shapes) {
+      for (const dpselect::Generator generator : generators) {
+        // Each shape and generator once per layout, with float and double and the mechanisms in turn.
+        const dpselect::Mechanism mechanism = mechanisms[k % 3];
+        const bool as_float = (k + k / 2) % 2 == 0;
+        SCOPED_TRACE(::testing::Message() << "layout " << static_cast<int>(layout.layout) << " segments "
+                                          << layout.segments << ", " << shape[0] << " x " << shape[1] << ", "
+                                          << dpselect::to_string(mechanism) << ", generator "
+                                          << static_cast<int>(generator) << (as_float ? ", float" : ", double"));
+        if (as_float) {
+          expect_rows_equal_in_layout<float>(layout.layout, layout.segments, shape[0], shape[1], mechanism, generator);
+        } else {
+          expect_rows_equal_in_layout<double>(layout.layout, layout.segments, shape[0], shape[1], mechanism, generator);
+        }
+        ++k;
+      }
     }
   }
 }

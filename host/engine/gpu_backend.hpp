@@ -52,6 +52,15 @@ DeviceMemoryUsage gpu_pool_usage(int device);
 // staging piece (0: the default) that host arrays stream through, so a test can force many chunks
 // over a small array. Not for production use: it applies to every later call of every thread.
 void set_host_streaming_bytes_for_testing(std::uint64_t chunk_bytes, std::uint64_t piece_bytes);
+// How the rows pass (kernels/select_rows.cu) scores a batch of rows: a team of one thread, a warp
+// or a block per row, or each row cut into segments of a block each. `automatic` is the pass's own
+// choice from the shape and the device.
+enum class RowsLayout { automatic, thread_per_row, warp_per_row, block_per_row, segmented };
+// Test hook: every later rows pass takes `layout` (segmented: `segments` per row, at least 2,
+// fewer where a row has fewer tiles), whatever the shape and the device, and never runs a row of
+// device memory as a single release; so a test can run each layout over small shapes on any
+// GPU. Not for production use: it applies to every later call of every thread.
+void set_rows_layout_for_testing(RowsLayout layout, unsigned segments);
 
 // Utilities already in device memory, range.size() of them starting at `utilities`.
 ShardResult gpu_evaluate_device(const NoiseSpec& spec, const float* utilities, IndexRange range,
