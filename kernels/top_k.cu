@@ -7,7 +7,8 @@
 // Pass 1: each block keeps its own candidates in shared memory (kTopKCapacity slots). Its warps
 // take tiles of 32 groups of 32 candidates (device_groups.cuh: one ChaCha20 block of screens a
 // tile), a lane's group each. The groups whose reach clears the threshold are raced one at a time
-// by the whole warp, as in the single pick (race_group_by_warp, widest first), and every score
+// by the whole warp, as in the single pick (race_group_by_warp, widest first; the lanes draw their
+// groups' race blocks together beforehand, own_group_race), and every score
 // not below the threshold is appended; the races of a round end with a block barrier, and when the
 // next round might not fit or k entries have been appended since the last keep, the block keeps
 // its k best (best first under the library's order: higher score, then smaller index) and raises
@@ -235,17 +236,26 @@ __device__ __forceinline__ void race_tile_groups(BlockCandidates& slots, unsigne
                                                  const Source& source, std::uint64_t group, std::uint32_t screen,
                                                  const GroupScan& scan, double reach, unsigned int pending,
                                                  unsigned int lane) {
+  // The race blocks of the groups that pass the first round's test, drawn together (pending only
+  // shrinks, so no later round needs another).
+  GroupRace own_race{0.0, 0u};
+  bool drawn = false;
   for (;;) {
     const double bound = GridKthBound(grid_bound).read(lane);
     const double threshold = bound > slots.threshold ? bound : slots.threshold;
     pending &= __ballot_sync(kAllLanes, !(reach < threshold));
     const bool races = pending != 0;
+    if (races && !drawn) {
+      own_race = own_group_race<GeneratorBlocks<G>>(spec, group, screen,
+                                                    ((pending >> lane) & 1u) != 0 && scan.valid != 0);
+      drawn = true;
+    }
     BlockSink sink{&slots, threshold};
 #pragma unroll 1
     for (unsigned int race = 0; race < kRacesPerRound && pending != 0; ++race) {
       const unsigned int next = widest_pending_lane(pending, reach, lane);
       race_group_by_warp<GeneratorBlocks<G>, FollowerScreen::by_threshold_only>(
-          spec, __shfl_sync(kAllLanes, group, next), __shfl_sync(kAllLanes, screen, next),
+          spec, __shfl_sync(kAllLanes, group, next), race_of_lane(own_race, next),
           __shfl_sync(kAllLanes, scan.valid, next), __shfl_sync(kAllLanes, scan.excluded, next), threshold, source,
           sink, lane);
       pending &= ~(1u << next);

@@ -39,13 +39,7 @@ namespace schedule_model {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// The single pass's costs (RegionCosts, WarpCosts: schedule_model.hpp says what each is).
-
-// ChaCha20: a generator block is 960 instructions of quarter rounds; the tile's screen block is
-// computed once per 32 tiles (30 per tile) and handed out with 16 shuffles.
-constexpr RegionCosts kChaChaCosts{499.2, 1121.8, 24.0, 10.0, 1136.0, 912.0};
-// Philox: a generator block is about 100 instructions; every lane computes its screen block.
-constexpr RegionCosts kPhiloxCosts{461.0, 228.5, 23.0, 10.0, 237.2, 896.0};
+// The what-if policies' costs (the kernels' own: fused_pass.hpp).
 
 // Costs of the new policies' own bookkeeping, estimated (no SASS yet): a warp-wide max of 64-bit
 // values is 5 butterfly steps of 2 shuffles, a compare and 2 selects (25); the reach's arg-max
@@ -59,14 +53,6 @@ constexpr double kPublish = 10.0;
 // its utility and follower test (8), and the warp arg-max of the scores (40), at 32 lanes.
 constexpr double kWarpWideRaceExtra = 52.0;
 
-// The implemented kernel (commit 4ceede2), from its own SASS.
-constexpr WarpCosts kChaChaWarpCosts{548.2, 20.0, 1267.6, 1119.8, 13.0, 921.0};
-constexpr WarpCosts kPhiloxWarpCosts{510.0, 20.0, 378.0, 222.0, 13.0, 902.0};
-
-// ---------------------------------------------------------------------------------------------
-// Measured (H100 80GB HBM3, 2026-11-24, ncu --clock-control none; the files say how).
-constexpr Measured kChaChaMeasured{1.92, 1.81, 22239432.79, 11.91, 4.64};
-constexpr Measured kPhiloxMeasured{2.57, 2.49, 6846260.36, 3.57, 8.60};
 // The H200 (bench/results/2026-11-26-nvidia-h200/): the same 132 SMs at the same clock, so the same
 // issue time; one read of the same array: 0.976 ms.
 constexpr double kReadH200Ms = 0.976;
@@ -332,28 +318,22 @@ Tally run_implemented_tiles(const detail::NoiseSpec& spec, const Data& data, con
       if (!(in.reach[l] < threshold)) pending |= 1u << l;
     }
     t.race_tiles += 1;
+    bool first_in_tile = true;
     while (pending != 0) {
-      // The widest pending lane, the lowest on ties (warp max, then the ballot's first lane).
-      unsigned next = 0;
-      double pending_reach = -kInfinity;
-      for (unsigned l = 0; l < kLanes; ++l) {
-        if (((pending >> l) & 1u) != 0 && in.reach[l] > pending_reach) {
-          pending_reach = in.reach[l];
-          next = l;
-        }
-      }
-      // race_group: every lane draws the race block; lane j scores candidate 32 g + j.
+      const unsigned next = widest_pending(pending, in.reach);
+      // race_group: the race block from the lane that owns the group; lane j scores candidate 32 g + j.
       const WarpRaceOutcome raced = replay_warp_race<G>(
           spec, in, tile, next, threshold,
           [&](unsigned lane, double score, std::uint64_t index) { acc[lane].offer(score, index); });
       const unsigned drawing = raced.drawing;
       threshold = raced.threshold;
       for (unsigned l = 0; l < kLanes; ++l) threshold = std::max(threshold, acc[l].threshold());
-      t.warp_race(c, drawing);
+      t.warp_race(c, drawing, first_in_tile);
       if (first != nullptr && step == 0 && t.raced_groups == 1) {
         first->threshold = threshold;
-        first->instructions = c.pass + c.race + (drawing != 0 ? c.follower_draw : 0.0);
+        first->instructions = c.pass + warp_race_cost(c, true) + (drawing != 0 ? c.follower_draw : 0.0);
       }
+      first_in_tile = false;
       // The lanes still pending: those whose reach clears the new threshold.
       pending &= ~(1u << next);
       for (unsigned l = 0; l < kLanes; ++l) {

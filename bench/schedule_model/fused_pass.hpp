@@ -11,6 +11,29 @@
 
 namespace schedule_model {
 
+// The single pass's costs (RegionCosts, WarpCosts: schedule_model.hpp says what each is), also the
+// top-k model's (top_k.cpp: the same scan, screen and races).
+
+// ChaCha20: a generator block is 960 instructions of quarter rounds; the tile's screen block is
+// computed once per 32 tiles (30 per tile) and handed out with 16 shuffles.
+inline constexpr RegionCosts kChaChaCosts{499.2, 1121.8, 24.0, 10.0, 1136.0, 912.0};
+// Philox: a generator block is about 100 instructions; every lane computes its screen block.
+inline constexpr RegionCosts kPhiloxCosts{461.0, 228.5, 23.0, 10.0, 237.2, 896.0};
+
+// The implemented kernel (WarpScreenThreshold with own_group_race), from its own SASS
+// (SASS=1 MODEL=0 bench/schedule_model/run.sh: pass = 23.0 + race_block 1052.8 with ChaCha20,
+// 42.0 + 137.0 with Philox).
+inline constexpr WarpCosts kChaChaWarpCosts{545.2, 23.0, 217.0, 1119.8, 13.0, 921.0, 1052.8};
+inline constexpr WarpCosts kPhiloxWarpCosts{511.0, 42.0, 223.0, 223.0, 13.0, 901.0, 137.0};
+// The same kernel at commit fa66307, whose races drew their blocks with all 32 lanes (SASS=1
+// SASS_COMMIT=fa66307): the top-k model's warp-races schedule.
+inline constexpr WarpCosts kChaChaWarpCostsBlockPerRace{551.2, 20.0, 1256.1, 1119.8, 13.0, 921.0, 0.0};
+inline constexpr WarpCosts kPhiloxWarpCostsBlockPerRace{513.0, 20.0, 375.0, 222.0, 13.0, 902.0, 0.0};
+
+// Measured (H100 80GB HBM3, 2026-11-24, ncu --clock-control none; the files say how).
+inline constexpr Measured kChaChaMeasured{1.92, 1.81, 22239432.79, 11.91, 4.64};
+inline constexpr Measured kPhiloxMeasured{2.57, 2.49, 6846260.36, 3.57, 8.60};
+
 // The warps replayed together and the tiles they share: warp w of `warps` takes tiles w, w + warps,
 // ... below `tiles` (the single pass's grid; a rows-kernel row's team of 8 warps).
 struct Grid {

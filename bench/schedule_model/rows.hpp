@@ -27,8 +27,12 @@ constexpr RegionCosts kRowsChaChaLaneCosts{498.8, 1146.6, 25.0, 9.0, 1129.4, 0.0
 constexpr RegionCosts kRowsPhiloxLaneCosts{451.0, 226.5, 21.0, 9.0, 234.7, 0.0};
 constexpr RowsExtras kRowsChaChaLaneExtras{986.0, 513.0, 179.0};
 constexpr RowsExtras kRowsPhiloxLaneExtras{0.0, 511.0, 179.0};
-constexpr WarpCosts kRowsChaChaWarpCosts{549.8, 17.0, 1303.1, 1127.1, 28.0, 0.0};
-constexpr WarpCosts kRowsPhiloxWarpCosts{515.0, 19.0, 377.5, 224.5, 28.0, 0.0};
+// The warp-wide costs with own_group_race: commit 686d043's, its race less its race_block region
+// (1071.1, 148.5) and plus what the change added to the single pass's race (fused_pass.hpp against
+// commit fa66307's: +4.0 ChaCha20, -24.0 Philox), its first race in a tile plus what it added to the
+// single pass's (pass and race: +16.7, +7.0).
+constexpr WarpCosts kRowsChaChaWarpCosts{549.8, 17.0, 236.0, 1127.1, 28.0, 0.0, 1083.8};
+constexpr WarpCosts kRowsPhiloxWarpCosts{515.0, 19.0, 205.0, 224.5, 28.0, 0.0, 179.5};
 constexpr RowsExtras kRowsChaChaWarpExtras{985.0, 524.0, 188.0};
 constexpr RowsExtras kRowsPhiloxWarpExtras{0.0, 527.0, 185.0};
 

@@ -5,6 +5,7 @@
 #
 #   bench/schedule_model/run.sh [schedule_model options...]     e.g. --shape bench --policy per-lane,implemented
 #   bench/schedule_model/run.sh --kernel rows [--rows R --cols C]   the rows kernel (default 4096 x 131072)
+#   bench/schedule_model/run.sh --kernel top-k [--k 16,1024]        the top-k kernel's pass 1
 #
 # BUILD_DIR (default $TMPDIR/schedule_model_build) holds the binary. With SASS=1 the per-region
 # instruction counts are first derived again from the sm_90 kernel: kernels/select_arrays.cu is
@@ -79,5 +80,5 @@ fi
 [[ "${MODEL:-1}" == 1 ]] || exit 0  # MODEL=0: the SASS's costs only
 model=$repo/bench/schedule_model
 g++ -O2 -std=c++20 -fopenmp -ffp-contract=off -Wall -Wextra -I"$repo/include" -o "$build/schedule_model" \
-  "$model/schedule_model.cpp" "$model/fused_pass.cpp" "$model/rows.cpp" "$model/rows_whatifs.cpp"
+  "$model/schedule_model.cpp" "$model/fused_pass.cpp" "$model/rows.cpp" "$model/rows_whatifs.cpp" "$model/top_k.cpp"
 "$build/schedule_model" --check "$@"

@@ -207,7 +207,15 @@ class SourceLines:
         self.excluded_offer = find(g, 'if (threshold == -kInfinity && ((excluded >> lane)', body)
         self.valid_test = find(g, 'if (valid == 0) return threshold;' if shared else 'if (valid == 0) return warp_max(',
                                body)
-        self.race = find(g, 'const GroupRace race = group_race<Blocks>(', body)
+        # The race block: drawn in the race's body (commits 4ceede2 to fa66307), or since, by the
+        # lanes that own the tile's pending groups before the first race (own_group_race, called in
+        # score()); own_race_draw is its branch (draw ? group_race : nothing), and race_block_line
+        # the block's draw inside group_race.
+        own = any('own_group_race<Blocks>(' in line for line in g)
+        self.own_race_call = find(g, 'own_group_race<Blocks>(', score) if own else None
+        self.own_race_draw = find(g, 'return draw ? group_race<Blocks>(') if own else None
+        self.race_block_line = find(self.shard, 'const RandomBlock race_block = blocks.at(')
+        self.race = self.own_race_call if own else find(g, 'const GroupRace race = group_race<Blocks>(', body)
         self.leader_noise = find(g, 'const double leader_noise = race_noise(', body)
         self.follower_test = find(g, 'if (in_group && !leader && !(fma_rn(', body)
         self.follower_draw = find(g, 'race_noise(spec.mechanism, follower_time<Blocks>(', body)
@@ -307,6 +315,8 @@ def region_of_warp(fr, src):
             if f4[1] == src.follower_draw:
                 return 'follower_draw'
         return 'race_rest'  # argument shuffles, utility load, leader score, tests, offer, warp max
+    if src.own_race_call is not None and f3[1] == src.own_race_call:
+        return 'race_block'  # own_group_race: every pending lane's race block, E_V and leader
     if f3[1] in src.loop_lines:
         return 'race_loop'
     if f3[1] in src.pass_lines:
@@ -477,14 +487,16 @@ class Kernel:
                 return [(sc[0][1], owner_p), (sc[1][1], 1 - owner_p)]
             if inn == ('device_groups.cuh', src.pass_test):  # the widest reach clears the threshold
                 return pick(src.race, pass_p)
+            if src.own_race_draw is not None and inn == ('device_groups.cuh', src.own_race_draw):
+                return pick(src.race_block_line, 1.0, file=src.scoring_file)  # some lane is pending
             if inn[0] == 'device_groups.cuh' and inn[1] in src.loop_lines:
                 if any(s < bi for s in succs):  # the back edge: another pending lane to race
                     back = [s for s in succs if s < bi][0]
                     return [(back, 1 - 1 / trips), ([s for s in succs if s != back][0], 1 / trips)]
                 if inn[1] == src.loop:  # the entry: the widest lane is always pending
-                    return pick(src.race, 1.0)
+                    return pick(src.race_call, 1.0)
             if inn == ('device_groups.cuh', src.valid_test):  # valid == 0: never
-                return pick(src.race, 1.0)
+                return pick(src.leader_noise, 1.0)
             if inn == ('device_groups.cuh', src.excluded_offer):  # excluded candidates: never
                 return pick(src.excluded_offer, 0.0)
             if inn == ('device_groups.cuh', src.follower_test):  # some follower draws

@@ -38,6 +38,7 @@
 
 #include "fused_pass.hpp"
 #include "rows.hpp"
+#include "top_k.hpp"
 #include "schedule_model.hpp"
 
 namespace schedule_model {
@@ -76,7 +77,9 @@ void check_screens() {
                "rows what-ifs: warps-per-row=K (K 1 2 4 8) warp-per-row seeded oracle-seeded segmented[=S]\n"
                "               segmented[=S]+seeded segmented[=S]+oracle warps-per-row=8+oracle whatif (all)\n"
                "shapes: bench bench-eps0.01 bench-eps100 sorted linear-i/32 gentle-i/1024 steep-i equal pareto\n"
-               "rows: C a multiple of 1024 above 2048 (a block per row), default 4096 x 131072\n");
+               "rows: C a multiple of 1024 above 2048 (a block per row), default 4096 x 131072\n"
+               "       schedule_model --kernel top-k [--k K[,K...]] [--log2-n N] [--generator ...]\n"
+               "                      [--shape bench|bench-eps0.01|bench-eps100] [--check]\n");
   std::exit(2);
 }
 
@@ -88,6 +91,8 @@ int main(int argc, char** argv) {
   Options opt;
   RowsOptions rows_opt;
   bool rows_kernel = false;
+  bool top_k_kernel = false;
+  TopKOptions top_k_opt;
   std::vector<WhatIf> whatifs;  // the rows kernel's what-if layouts
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -137,7 +142,19 @@ int main(int argc, char** argv) {
     } else if (a == "--kernel") {
       const std::string v = value();
       if (v == "rows") rows_kernel = true;
+      else if (v == "top-k") top_k_kernel = true;
       else if (v != "fused") usage();
+    } else if (a == "--k") {
+      const std::string v = value();
+      top_k_opt.ks.clear();
+      std::size_t p = 0;
+      while (p <= v.size()) {
+        const std::size_t q = std::min(v.find(',', p), v.size());
+        const std::uint64_t k = std::strtoull(v.substr(p, q - p).c_str(), nullptr, 10);
+        if (k == 0 || k > 1024) usage();  // kGpuTopKMax
+        top_k_opt.ks.push_back(k);
+        p = q + 1;
+      }
     } else if (a == "--rows") {
       rows_opt.rows = std::strtoull(value().c_str(), nullptr, 10);
     } else if (a == "--cols") {
@@ -168,6 +185,12 @@ int main(int argc, char** argv) {
       usage();
     }
     run_rows_kernel(opt, rows_opt, shapes, whatifs);
+    return 0;
+  }
+  if (top_k_kernel) {
+    if (opt.shapes.empty()) shapes = {all_shapes().front()};
+    if (std::any_of(shapes.begin(), shapes.end(), [](const Shape& s) { return s.kind != ShapeKind::bench; })) usage();
+    run_top_k_kernel(opt, top_k_opt, shapes);
     return 0;
   }
   run_fused_pass(opt, shapes);

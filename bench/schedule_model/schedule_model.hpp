@@ -98,17 +98,28 @@ struct WarpCosts {
                          // shuffle, the reach and its warp max, the test (bookkeeping: screen_test 79 / 76)
   double pass;           // a tile whose widest reach clears T: the pending ballot, the loop's entry
                          // and exit, the compare of T after the tile
-  double race;           // a race, 32 lanes: the widest pending lane (warp max, ballot), 5 argument
-                         // shuffles, race block, E_V, leader noise, each lane's utility load, the
-                         // leader's score and shuffle, the follower test, the offer, the warp max
-                         // of T, the ballot of the lanes still pending
+  double race;           // a race, 32 lanes: the widest pending lane (warp max, ballot), the argument
+                         // shuffles, the leader's time and lane from the lane that drew them
+                         // (race_of_lane), leader noise, each lane's utility load, the leader's score
+                         // and shuffle, the follower test, the offer, the warp max of T, the ballot
+                         // of the lanes still pending; where race_block is 0, also the race block
   double follower_draw;  // a race where some follower draws (drawing lanes): a generator block, E',
                          // Gumbel, the fma
   double publish;        // lane 0's atomic max of T on the grid-wide word
   double once_per_warp;  // bound table fill before the tile loop, block reduction after it
+  double race_block;     // own_group_race at a tile's first race: every pending lane's race block, E_V
+                         // and leader; 0 for the kernels whose race draws its own block
 };
-// The values: kChaChaWarpCosts and kPhiloxWarpCosts (fused_pass.cpp); the rows kernel's
+// The values: kChaChaWarpCosts and kPhiloxWarpCosts (fused_pass.hpp); the rows kernel's
 // kRows*WarpCosts (rows.hpp, rows_whatifs.cpp).
+
+// A warp-wide race: the lanes that own a tile's pending groups draw their race blocks together at
+// its first race (own_group_race), one block's instructions for the warp, and every race takes its
+// leader from the owner (race_of_lane). Kernels before that (race_block 0) drew the block in every
+// race.
+inline double warp_race_cost(const WarpCosts& c, bool first_in_tile) {
+  return c.race + (first_in_tile ? c.race_block : 0.0);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Measured on the H100 (the values: fused_pass.cpp, rows.hpp), and what the time model converts
@@ -313,10 +324,10 @@ struct Tally {
     draws += drawing;
     draw_issues += 1;
   }
-  // One race_group_by_warp: the race, all lanes, and its followers' draws.
-  void warp_race(const WarpCosts& c, unsigned drawing) {
+  // One race_group_by_warp: the race, all lanes (warp_race_cost), and its followers' draws.
+  void warp_race(const WarpCosts& c, unsigned drawing, bool first_in_tile) {
     raced_groups += 1;
-    issue(c.race, kLanes, true);
+    issue(warp_race_cost(c, first_in_tile), kLanes, true);
     follower_draws(c.follower_draw, drawing);
   }
   void add(const Tally& o) {
@@ -351,18 +362,35 @@ void load_tile(const detail::NoiseSpec& spec, const Data& data, const double* bo
   }
 }
 
-// race_group_by_warp (kernels/device_groups.cuh) on group `lane` of the loaded tile `tile`: every
-// lane draws the race block; the leader's score is offered, then each follower whose bound clears
-// the larger of the leader's score and `threshold` draws its own block. `offer(lane, score,
-// index)` takes each score. Returns that larger threshold and how many followers drew.
+// The widest of the `pending` lanes (non-empty), the lowest on ties (widest_pending_lane: warp
+// max, then the ballot's first lane).
+inline unsigned widest_pending(std::uint32_t pending, const double (&reach)[kLanes]) {
+  unsigned next = kLanes;
+  for (unsigned l = 0; l < kLanes; ++l) {
+    if (((pending >> l) & 1u) != 0 && (next == kLanes || reach[l] > reach[next])) next = l;
+  }
+  return next;
+}
+
+// race_group_by_warp (include/dpselect/detail/device_groups.cuh) on group `lane` of the loaded
+// tile `tile`: every lane draws the race block; the leader's score is offered, then each follower
+// whose bound clears the threshold draws its own block: by_leader (the single pick, rows), the
+// larger of the leader's score and `threshold`; by_threshold_only (top-k, whose followers meet
+// the k-th score), `threshold`. Only the candidates of `lanes` are scored (score_scanned_group
+// over a window of them, as the per-lane top-k kernel did). `offer(lane, score, index)` takes each
+// score. Returns the threshold the followers met, and which followers drew.
+enum class FollowersMeet { by_leader, by_threshold_only };
 struct WarpRaceOutcome {
   double threshold;
-  unsigned drawing;
+  unsigned drawing;      // followers that drew
+  std::uint32_t drawn;   // their lanes
+  unsigned leader_lane;  // the race's leader
 };
 
 template <Generator G, class Offer>
 WarpRaceOutcome replay_warp_race(const detail::NoiseSpec& spec, const TileInputs& in, std::uint64_t tile,
-                                 unsigned lane, double threshold, Offer&& offer) {
+                                 unsigned lane, double threshold, Offer&& offer,
+                                 FollowersMeet meet = FollowersMeet::by_leader, std::uint32_t lanes = ~0u) {
   const std::uint64_t group = tile * kLanes + lane;
   const std::uint64_t first_index = group * kLanes;
   const float(&values)[kLanes] = in.values[lane];
@@ -370,19 +398,21 @@ WarpRaceOutcome replay_warp_race(const detail::NoiseSpec& spec, const TileInputs
   const double leader_noise = detail::race_noise(spec.mechanism, race.leader_time);
   const double leader_score =
       detail::fma_rn(spec.score_scale, static_cast<double>(values[race.leader_lane]), leader_noise);
-  offer(race.leader_lane, leader_score, first_index + race.leader_lane);
-  const double follower_threshold = leader_score > threshold ? leader_score : threshold;
+  if (((lanes >> race.leader_lane) & 1u) != 0) offer(race.leader_lane, leader_score, first_index + race.leader_lane);
+  const double follower_threshold =
+      meet == FollowersMeet::by_leader && leader_score > threshold ? leader_score : threshold;
   const double follower_bound = detail::add_rn(leader_noise, detail::kScreenMargin);
-  unsigned drawing = 0;
+  WarpRaceOutcome out{follower_threshold, 0, 0, race.leader_lane};
   for (unsigned j = 0; j < kLanes; ++j) {
-    if (j == race.leader_lane) continue;
+    if (j == race.leader_lane || ((lanes >> j) & 1u) == 0) continue;
     const double u = static_cast<double>(values[j]);
     if (detail::fma_rn(spec.score_scale, u, follower_bound) < follower_threshold) continue;
-    ++drawing;
+    ++out.drawing;
+    out.drawn |= 1u << j;
     const double time = detail::follower_time<detail::GeneratorBlocks<G>>(spec, race, first_index + j);
     offer(j, detail::fma_rn(spec.score_scale, u, detail::race_noise(spec.mechanism, time)), first_index + j);
   }
-  return {follower_threshold, drawing};
+  return out;
 }
 
 // Scores into `best` every group of the loaded tile `tile` whose reach clears best's score as it

@@ -190,25 +190,40 @@ __device__ __forceinline__ unsigned int widest_pending_lane(unsigned int pending
 // A top-k keeps every score from its threshold up, the leader's and those below it alike.
 enum class FollowerScreen { by_leader, by_threshold_only };
 
-// Races group `group` (its screen, valid and excluded lanes, all warp-uniform) with the whole
-// warp, lane l scoring candidate group * 32 + l against `threshold` (warp-uniform: a score
-// strictly below it can never be kept). Every lane draws the group's race block (one block's
-// instructions for the warp) and reads its candidate's utility (one coalesced load); the
-// followers that can still reach the threshold draw their blocks side by side. Each lane offers
-// its candidate's score to its own `sink` (offer(score, index)) when it was drawn. Returns the
-// threshold the followers met: `threshold`, or the leader's score where that is larger and
-// Screen is by_leader. Exact as score_scanned_group (screened_scoring.hpp), the definition it
+// The race of this lane's own group (group_race: its race block, E_V, the leader's time and
+// lane), drawn where `draw` (the group may be raced in this tile and has valid candidates): the
+// lanes of a warp draw theirs side by side, one block's instructions for the warp however many
+// groups of the tile are then raced, and each race takes its group's from the lane that owns it
+// (race_of_lane). Drawn by a whole warp for each raced group, the same blocks cost a block's
+// instructions per race.
+template <class Blocks>
+__device__ __forceinline__ GroupRace own_group_race(const NoiseSpec& spec, std::uint64_t group, std::uint32_t screen,
+                                                    bool draw) {
+  return draw ? group_race<Blocks>(spec, group, screen) : GroupRace{0.0, 0u};
+}
+
+// Lane `owner`'s own_group_race, in every lane (warp-uniform).
+__device__ __forceinline__ GroupRace race_of_lane(const GroupRace& own, unsigned int owner) {
+  return GroupRace{__shfl_sync(kAllLanes, own.leader_time, owner), __shfl_sync(kAllLanes, own.leader_lane, owner)};
+}
+
+// Races group `group` (its race, valid and excluded lanes, all warp-uniform: race_of_lane) with the
+// whole warp, lane l scoring candidate group * 32 + l against `threshold` (warp-uniform: a score
+// strictly below it can never be kept). Every lane reads its candidate's utility (one coalesced
+// load); the followers that can still reach the threshold draw their blocks side by side. Each
+// lane offers its candidate's score to its own `sink` (offer(score, index)) when it was drawn.
+// Returns the threshold the followers met: `threshold`, or the leader's score where that is larger
+// and Screen is by_leader. Exact as score_scanned_group (screened_scoring.hpp), the definition it
 // follows: a follower is left out only when even the leader's noise cannot lift it to that
 // threshold. Every lane of the warp calls it with the same arguments but `lane` and `sink`.
 template <class Blocks, FollowerScreen Screen, class Source, class Sink>
-__device__ __forceinline__ double race_group_by_warp(const NoiseSpec& spec, std::uint64_t group, std::uint32_t screen,
+__device__ __forceinline__ double race_group_by_warp(const NoiseSpec& spec, std::uint64_t group, const GroupRace& race,
                                                      unsigned int valid, unsigned int excluded, double threshold,
                                                      const Source& source, Sink& sink, unsigned int lane) {
   const std::uint64_t index = group * kCandidatesPerGroup + lane;
   // Excluded candidates while nothing is kept, as score_scanned_group offers them.
   if (threshold == -kInfinity && ((excluded >> lane) & 1u) != 0) sink.offer(-kInfinity, index);
   if (valid == 0) return threshold;
-  const GroupRace race = group_race<Blocks>(spec, group, screen);
   const double leader_noise = race_noise(spec.mechanism, race.leader_time);
   const bool in_group = ((valid >> lane) & 1u) != 0;
   const double u = in_group ? shifted_utility(spec, source(index)) : 0.0;
@@ -241,7 +256,8 @@ __device__ __forceinline__ double race_group_by_warp(const NoiseSpec& spec, std:
 //
 // Races are run by the whole warp (race_group_by_warp). Run by the lane that owns the group, the
 // same race took a block and then a 32-step loop of dependent loads and draws with one lane of 32
-// active.
+// active. The race blocks are still drawn by the lanes that own the groups, all of a tile's at
+// once (own_group_race): one block's instructions for the warp however many of them race.
 //
 // Exact as score_scanned_group (screened_scoring.hpp), the definition it follows: a group is skipped
 // when its reach is below the threshold, a follower when even the leader's noise cannot lift it to
@@ -280,10 +296,12 @@ class WarpScreenThreshold {
     // group whose screen allows a very large noise (raced first for its reach) does not leave the
     // groups above it to be raced one by one.
     double threshold = threshold_;
-    unsigned int pending = __ballot_sync(kAllLanes, scored && !(reach < threshold));
+    const bool is_pending = scored && !(reach < threshold);
+    unsigned int pending = __ballot_sync(kAllLanes, is_pending);
+    const GroupRace own_race = own_group_race<Blocks>(spec, group, screen, is_pending && scan.valid != 0);
     while (pending != 0) {
       const unsigned int next = widest_pending_lane(pending, reach, lane);
-      threshold = race_group<Blocks>(spec, __shfl_sync(kAllLanes, group, next), __shfl_sync(kAllLanes, screen, next),
+      threshold = race_group<Blocks>(spec, __shfl_sync(kAllLanes, group, next), race_of_lane(own_race, next),
                                      __shfl_sync(kAllLanes, scan.valid, next),
                                      __shfl_sync(kAllLanes, scan.excluded, next), threshold, source, accumulator,
                                      lane);
@@ -300,12 +318,12 @@ class WarpScreenThreshold {
   // every lane's own best). Returns the threshold after the race: the largest of the threshold
   // the followers met and every lane's best.
   template <class Blocks, class Source>
-  __device__ __forceinline__ double race_group(const NoiseSpec& spec, std::uint64_t group, std::uint32_t screen,
+  __device__ __forceinline__ double race_group(const NoiseSpec& spec, std::uint64_t group, const GroupRace& race,
                                                unsigned int valid, unsigned int excluded, double threshold,
                                                const Source& source, ShardAccumulator& accumulator,
                                                unsigned int lane) {
     const double follower_threshold = race_group_by_warp<Blocks, FollowerScreen::by_leader>(
-        spec, group, screen, valid, excluded, threshold, source, accumulator, lane);
+        spec, group, race, valid, excluded, threshold, source, accumulator, lane);
     const double own = accumulator.threshold();
     return warp_max(own > follower_threshold ? own : follower_threshold);
   }
