@@ -546,10 +546,10 @@ void print_calibration_inputs() {
               kSharedTileExtra, kSharedSecondMax, kPublish, kWarpWideRaceExtra);
   for (const Generator g : {Generator::chacha20, Generator::philox}) {
     const WarpCosts& c = g == Generator::chacha20 ? kChaChaWarpCosts : kPhiloxWarpCosts;
-    std::printf("# implemented costs %-8s: tile %.1f, pass %.1f, race %.1f, follower draw %.1f, publish %.1f, "
-                "once per warp %.0f\n",
-                g == Generator::chacha20 ? "chacha20" : "philox", c.tile, c.pass, c.race, c.follower_draw, c.publish,
-                c.once_per_warp);
+    std::printf("# implemented costs %-8s: tile %.1f, pass %.1f, race block %.1f (a tile's first race), race %.1f, "
+                "follower draw %.1f, publish %.1f, once per warp %.0f\n",
+                g == Generator::chacha20 ? "chacha20" : "philox", c.tile, c.pass, c.race_block, c.race,
+                c.follower_draw, c.publish, c.once_per_warp);
   }
 }
 

@@ -254,10 +254,10 @@ void print_rows_calibration_inputs(const RowsOptions& ro) {
                 "follower draw %.1f; screen block %.0f, per row %.0f, once per block %.0f (per warp)\n",
                 c ? "chacha20" : "philox", l.tile, l.race, l.loop_iteration, l.leader_offer, l.follower_draw,
                 le.screen_block, le.per_row, le.once_per_block);
-    std::printf("# rows costs implemented %-8s (686d043): tile %.1f, pass %.1f, race %.1f, follower draw %.1f, "
-                "publish %.1f; screen block %.0f, per row %.0f, once per block %.0f (per warp)\n",
-                c ? "chacha20" : "philox", w.tile, w.pass, w.race, w.follower_draw, w.publish, we.screen_block,
-                we.per_row, we.once_per_block);
+    std::printf("# rows costs implemented %-8s: tile %.1f, pass %.1f, race block %.1f (a tile's first race), race %.1f, "
+                "follower draw %.1f, publish %.1f; screen block %.0f, per row %.0f, once per block %.0f (per warp)\n",
+                c ? "chacha20" : "philox", w.tile, w.pass, w.race_block, w.race, w.follower_draw, w.publish,
+                we.screen_block, we.per_row, we.once_per_block);
   }
   std::printf("# matrix %llu x %llu float32: one read %.4f ms (3.07 TB/s, gpu_read/float/n:2^30); issue rate e = "
               "Executed Ipc Active / 4 = %.3f\n",

@@ -14,7 +14,7 @@ namespace schedule_model {
 
 // Per-region costs of select_rows_kernel<float, G, 256> (sass_regions.py on its sm_90 SASS, nvcc
 // 13.0 -O3, the library's flags): `lane` the per-lane kernel of commit 1900c764 (measured on the
-// H100), `warp` the warp-wide one of commit 686d043 (WarpScreenThreshold on team_published). The
+// H100), `warp` the warp-wide one (WarpScreenThreshold on team_published, below). The
 // tile costs are as sass_regions.py prints them, with a 32nd of the ChaCha20 screen block in
 // each; the replay charges tile - screen_block / 32 per tile and screen_block at each warp's steps
 // 0, 32, ... of a row.
@@ -27,12 +27,12 @@ constexpr RegionCosts kRowsChaChaLaneCosts{498.8, 1146.6, 25.0, 9.0, 1129.4, 0.0
 constexpr RegionCosts kRowsPhiloxLaneCosts{451.0, 226.5, 21.0, 9.0, 234.7, 0.0};
 constexpr RowsExtras kRowsChaChaLaneExtras{986.0, 513.0, 179.0};
 constexpr RowsExtras kRowsPhiloxLaneExtras{0.0, 511.0, 179.0};
-// The warp-wide costs with own_group_race: commit 686d043's, its race less its race_block region
-// (1071.1, 148.5) and plus what the change added to the single pass's race (fused_pass.hpp against
-// commit fa66307's: +4.0 ChaCha20, -24.0 Philox), its first race in a tile plus what it added to the
-// single pass's (pass and race: +16.7, +7.0).
-constexpr WarpCosts kRowsChaChaWarpCosts{549.8, 17.0, 236.0, 1127.1, 28.0, 0.0, 1083.8};
-constexpr WarpCosts kRowsPhiloxWarpCosts{515.0, 19.0, 205.0, 224.5, 28.0, 0.0, 179.5};
+// The warp-wide kernel with own_group_race (the working tree's; pass = 21.0 + race_block 1085.1
+// with ChaCha20, 23.0 + 154.5 with Philox: sass-regions-rows-own-race.txt of
+// bench/results/2026-12-01-schedule-model-top-k/). Commit 686d043's, whose races drew their own
+// blocks: {549.8, 17.0, 1303.1, 1127.1, 28.0} and {515.0, 19.0, 377.5, 224.5, 28.0}.
+constexpr WarpCosts kRowsChaChaWarpCosts{555.8, 21.0, 217.0, 1159.6, 28.0, 0.0, 1085.1};
+constexpr WarpCosts kRowsPhiloxWarpCosts{514.0, 23.0, 218.0, 224.5, 28.0, 0.0, 154.5};
 constexpr RowsExtras kRowsChaChaWarpExtras{985.0, 524.0, 188.0};
 constexpr RowsExtras kRowsPhiloxWarpExtras{0.0, 527.0, 185.0};
 

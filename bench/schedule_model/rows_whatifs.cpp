@@ -72,12 +72,13 @@
 namespace schedule_model {
 namespace {
 
-// select_rows_kernel<float, G, 32>, commit 686d043 (SASS_KERNEL=rows SASS_TEAM=32: sass_regions.py):
+// select_rows_kernel<float, G, 32> (SASS_KERNEL=rows SASS_TEAM=32: sass_regions.py):
 // its tile loop is add_tiles with warps = 1; per row the warp reduction of ShardResult (389), the
-// store, the next row's spec. With own_group_race as rows.hpp's kRows*WarpCosts: its race (1286.6,
-// 374.0) less its race_block region (1070.6, 148.0), +4.0 / -24.0, the first race +16.7 / +7.0.
-constexpr WarpCosts kRowsChaChaWarpTeamCosts{539.7, 17.0, 220.0, 1126.1, 28.0, 0.0, 1083.3};
-constexpr WarpCosts kRowsPhiloxWarpTeamCosts{494.0, 19.0, 202.0, 224.0, 28.0, 0.0, 179.0};
+// store, the next row's spec. With own_group_race (the working tree's; sass-regions-rows-team32-
+// own-race.txt of bench/results/2026-12-01-schedule-model-top-k/); at commit 686d043, whose races
+// drew their own blocks: {539.7, 17.0, 1286.6, 1126.1, 28.0} and {494.0, 19.0, 374.0, 224.0, 28.0}.
+constexpr WarpCosts kRowsChaChaWarpTeamCosts{546.7, 21.0, 213.0, 1158.6, 28.0, 0.0, 1085.1};
+constexpr WarpCosts kRowsPhiloxWarpTeamCosts{489.0, 24.0, 213.0, 224.0, 28.0, 0.0, 153.5};
 constexpr RowsExtras kRowsChaChaWarpTeamExtras{983.0, 454.0, 177.0};
 constexpr RowsExtras kRowsPhiloxWarpTeamExtras{0.0, 456.0, 177.0};
 // Estimates. The seed: per warp per row the test of the warp's index, BAR.SYNC and its
