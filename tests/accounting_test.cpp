@@ -29,8 +29,6 @@
 namespace dpselect::testing {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // An upper bound that is also tight: exact <= value <= exact (1 + relative). `exact` is the
 // reference rounded to the nearest double; a value that is >= the exact real is >= that too.

@@ -19,9 +19,9 @@ using dpselect::InvalidArgument;
 using dpselect::PriceGrid;
 using dpselect::PricingParams;
 using dpselect::testing::expect_invalid_message;
+using dpselect::testing::kInf;
+using dpselect::testing::kNaN;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 PricingParams cpu_params() {
   PricingParams params;

@@ -21,9 +21,9 @@ using dpselect::Mechanism;
 using dpselect::Release;
 using dpselect::SelectionParams;
 using dpselect::testing::expect_invalid_message;
+using dpselect::testing::kInf;
+using dpselect::testing::kNaN;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 SelectionParams good_params() {
   SelectionParams params;

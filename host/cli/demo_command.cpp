@@ -63,7 +63,7 @@ Record run_demo(const DemoOptions& options) {
   return report;
 }
 
-constexpr const char* examples = R"(Examples:
+constexpr const char* demo_examples = R"(Examples:
   dpselect demo
   dpselect demo --bidders 10000 --prices 1000000 --epsilon 0.1
   dpselect demo --backend gpu --repeat 5 --json
@@ -89,7 +89,7 @@ void register_demo_command(CLI::App& app) {
   add_pricing_options(*command, options->params, options->force);
   // Synthetic bids are no one's data: the optimum and the timings are always shown.
   complete_release_command(
-      *command, options->release, examples, [options] { return run_demo(*options); },
+      *command, options->release, demo_examples, [options] { return run_demo(*options); },
       CommandData::synthetic);
 }
 

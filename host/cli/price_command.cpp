@@ -97,7 +97,7 @@ Record run_price(const PriceOptions& options) {
   return report;
 }
 
-constexpr const char* examples = R"(Examples:
+constexpr const char* price_examples = R"(Examples:
   dpselect price --bids bids.txt --epsilon 1 --grid 0.01:100:0.01
   dpselect price --bids bids.npy --epsilon 0.5 --prices menu.txt --neighbours change-bid
   dpselect price --bids bids.f64 --epsilon 1 --grid 0.5:500:0.5 --diagnostics --json
@@ -139,7 +139,7 @@ void register_price_command(CLI::App& app) {
   add_pricing_options(*command, options->params, options->force);
   add_format_option(*command, options->format);
   add_flatten_option(*command, options->flatten);
-  complete_release_command(*command, options->release, examples,
+  complete_release_command(*command, options->release, price_examples,
                            [options] { return run_price(*options); });
 }
 

@@ -55,7 +55,7 @@ struct QuantileOutcome {
   double seconds = 0.0;
 };
 
-QuantileOutcome outcome_of(const QuantileRelease& release) {
+QuantileOutcome quantile_outcome_of(const QuantileRelease& release) {
   QuantileOutcome outcome;
   outcome.values = {release.value};
   outcome.grid_indices = {release.grid_index};
@@ -66,7 +66,7 @@ QuantileOutcome outcome_of(const QuantileRelease& release) {
   return outcome;
 }
 
-QuantileOutcome outcome_of(const QuantilesRelease& release) {
+QuantileOutcome quantile_outcome_of(const QuantilesRelease& release) {
   QuantileOutcome outcome;
   outcome.values = release.values;
   outcome.grid_indices = release.grid_indices;
@@ -259,8 +259,8 @@ Record run_quantile(const QuantileOptions& options) {
   const std::uint64_t public_work = params.neighbours == RecordNeighbours::replace_one_record ? input.total
                                                                                              : params.max_points;
   std::vector<QuantileOutcome> outcomes = run_releases(options.release, public_work, [&](ReleaseTarget& target) {
-    return single ? outcome_of(target.quantile(data, options.qs.front(), params))
-                  : outcome_of(target.quantiles(data, options.qs, several));
+    return single ? quantile_outcome_of(target.quantile(data, options.qs.front(), params))
+                  : quantile_outcome_of(target.quantiles(data, options.qs, several));
   });
 
   Record report("dpselect quantile: private quantiles of values read from a file");
@@ -320,7 +320,7 @@ Record run_quantile(const QuantileOptions& options) {
   return report;
 }
 
-constexpr const char* examples = R"(Examples:
+constexpr const char* quantile_examples = R"(Examples:
   dpselect quantile --data ages.txt --q 0.5 --range 0:120 --resolution 1 --epsilon 1
   dpselect quantile --data incomes.npy --q 0.1 --q 0.5 --q 0.9 --range 0:1e6 --epsilon 1
   dpselect quantile --data x.f64 --q 0.25,0.75 --range -5:5 --epsilon 0.5 --method zcdp --delta 1e-6
@@ -399,7 +399,7 @@ void register_quantile_command(CLI::App& app) {
                   "the data under --neighbours add-remove (otherwise it is withheld)")
       ->check(integer_at_least(1))
       ->type_name("N");
-  complete_release_command(command, options->release, examples, [options] { return run_quantile(*options); });
+  complete_release_command(command, options->release, quantile_examples, [options] { return run_quantile(*options); });
 }
 
 }  // namespace dpselect::cli

@@ -143,7 +143,7 @@ Record run_rows(const RowsOptions& options) {
   return report;
 }
 
-constexpr const char* examples = R"(Examples:
+constexpr const char* rows_examples = R"(Examples:
   dpselect rows --utilities scores.txt --cols 1000 --epsilon 0.1 --sensitivity 1
   dpselect rows --utilities matrix.npy --epsilon 0.5 --sensitivity 1 --monotone --json
   dpselect rows --utilities matrix.f32 --cols 131072 --epsilon 1 --sensitivity 2 \
@@ -181,7 +181,7 @@ void register_rows_command(CLI::App& app) {
                   "write the indices to FILE instead of the report: .npy (uint64; one row per "
                   "release) or .txt (one per line); never overwrites an existing file")
       ->type_name("FILE");
-  complete_release_command(command, options->release, examples,
+  complete_release_command(command, options->release, rows_examples,
                            [options] { return run_rows(*options); });
 }
 

@@ -48,7 +48,7 @@ Record run_select(const SelectOptions& options) {
   return report;
 }
 
-constexpr const char* examples = R"(Examples:
+constexpr const char* select_examples = R"(Examples:
   dpselect select --utilities scores.txt --epsilon 1 --sensitivity 1
   dpselect select --utilities counts.npy --epsilon 0.5 --sensitivity 1 --monotone \
       --mechanism permute-and-flip --utility-bound 1e6 --json
@@ -71,7 +71,7 @@ void register_select_command(CLI::App& app) {
   add_epsilon_option(command, options->params.epsilon)->required();
   add_utility_options(command, options->params);
   add_mechanism_option(command, options->params.mechanism);
-  complete_release_command(command, options->release, examples,
+  complete_release_command(command, options->release, select_examples,
                            [options] { return run_select(*options); });
 }
 

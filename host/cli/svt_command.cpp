@@ -201,7 +201,7 @@ Record run_svt(const SvtOptions& options) {
   return report;
 }
 
-constexpr const char* examples = R"(Examples:
+constexpr const char* svt_examples = R"(Examples:
   dpselect svt --queries answers.txt --epsilon 1 --sensitivity 1 --threshold 100
   dpselect svt --queries counts.npy --epsilon 0.5 --sensitivity 1 --threshold 1000 \
       --max-positives 10 --numeric --value-bound 1e6 --json
@@ -278,7 +278,7 @@ void register_svt_command(CLI::App& app) {
                   "queries of the file")
       ->check(open_unit_interval())
       ->type_name("BETA");
-  complete_release_command(command, options->release, examples,
+  complete_release_command(command, options->release, svt_examples,
                            [options] { return run_svt(*options); });
   command.get_option("--backend")
       ->description("where to compute: the sparse vector runs on the CPU (auto and cpu); gpu "

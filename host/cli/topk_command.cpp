@@ -140,7 +140,7 @@ Record run_top_k(const TopKOptions& options) {
   return report;
 }
 
-constexpr const char* examples = R"(Examples:
+constexpr const char* topk_examples = R"(Examples:
   dpselect topk --utilities scores.txt --k 10 --epsilon 1 --sensitivity 1
   dpselect topk --utilities counts.npy --k 100 --epsilon 2 --sensitivity 1 --monotone \
       --delta 1e-9 --json
@@ -181,7 +181,7 @@ void register_top_k_command(CLI::App& app) {
                   "write the indices to FILE instead of the report: .npy (uint64; one row per "
                   "release) or .txt (one per line); never overwrites an existing file")
       ->type_name("FILE");
-  complete_release_command(command, options->release, examples,
+  complete_release_command(command, options->release, topk_examples,
                            [options] { return run_top_k(*options); });
 }
 
