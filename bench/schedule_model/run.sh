@@ -79,6 +79,6 @@ fi
 
 [[ "${MODEL:-1}" == 1 ]] || exit 0  # MODEL=0: the SASS's costs only
 model=$repo/bench/schedule_model
-g++ -O2 -std=c++20 -fopenmp -ffp-contract=off -Wall -Wextra -I"$repo/include" -o "$build/schedule_model" \
+g++ -O2 -std=c++20 -fopenmp -ffp-contract=off -Wall -Wextra -I"$repo/include" -I"$repo/host" -o "$build/schedule_model" \
   "$model/schedule_model.cpp" "$model/fused_pass.cpp" "$model/rows.cpp" "$model/rows_whatifs.cpp" "$model/top_k.cpp"
 "$build/schedule_model" --check "$@"

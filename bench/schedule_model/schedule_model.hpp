@@ -21,6 +21,7 @@
 #include "dpselect/noise.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/shard_result.hpp"
+#include "engine/ranked_lists.hpp"
 
 namespace schedule_model {
 
@@ -271,7 +272,7 @@ struct Best {
   double score = -kInfinity;
   std::uint64_t index = dpselect::kNoIndex;
   void offer(double s, std::uint64_t i) {
-    if (s > score || (s == score && i < index)) {
+    if (detail::ranks_before(s, i, score, index)) {
       score = s;
       index = i;
     }

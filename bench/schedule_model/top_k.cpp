@@ -94,8 +94,8 @@ struct Entry {
   double score;
   std::uint64_t index;
 };
-bool ranks_before(const Entry& a, const Entry& b) {
-  return a.score > b.score || (a.score == b.score && a.index < b.index);
+bool ranks_before(const Entry& a, const Entry& b) {  // the library's order (ranked_lists.hpp)
+  return detail::ranks_before(a.score, a.index, b.score, b.index);
 }
 
 // A block's shared slots: entries [0, sorted) best first (the last keep's), the rest appended.
