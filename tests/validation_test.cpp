@@ -267,6 +267,19 @@ TEST(Validation, DeviceMemoryChecksRunBeforeAStreamIsDrawn) {
   }, {"utilities.data", "nullptr"});
 }
 
+TEST(Validation, SelectionParamsValidateAsEveryReleaseDoes) {
+  EXPECT_NO_THROW(good_params().validate());
+  SelectionParams params = good_params();
+  params.epsilon = 0.0;
+  expect_invalid_message([&] { params.validate(); }, {"epsilon", "0"});
+  params = good_params();
+  params.utility_reference = kNaN;
+  expect_invalid_message([&] { params.validate(); }, {"utility_reference", "nan"});
+  params = good_params();
+  params.utility_bound = 1e300;  // a public bound whose slack reaches epsilon: refused before any work
+  EXPECT_THROW(params.validate(), InvalidArgument);
+}
+
 TEST(Release, MovedFromContextIsSpent) {
   Context original = Context::with_fixed_seed(9);
   const dpselect::Selection first = dpselect::select(original, std::span<const double>(kUtilities), good_params());

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
+#include "dpselect/release_ticket.hpp"
 #include "engine/floating_point_slack.hpp"
 #include "engine/gpu_backend.hpp"
 #include "engine/release_steps.hpp"
@@ -38,16 +40,33 @@ struct ReleaseState {
   // by the first use of the spec.
   bool reference_fixed = false;
   UtilityReference reference = UtilityReference::zero;
+  // Set by Release::ticket: the candidates the tickets' shards must tile, and the flag the tickets
+  // read to refuse evaluating for a release that can no longer be finished.
+  std::optional<IndexRange> ticket_range;
+  std::optional<double> ticket_first_utility;
+  std::shared_ptr<std::atomic<bool>> spent;
+
+  ReleaseState() = default;
+  ReleaseState(const ReleaseState&) = delete;
+  ReleaseState& operator=(const ReleaseState&) = delete;
+  ~ReleaseState() {
+    if (spent) spent->store(true, std::memory_order_release);
+  }
 };
 
-// A fingerprint of one evaluated range (splitmix64 finaliser); merge() sums them.
+// A fingerprint of one evaluated range; merge() sums them (mod 2^64). It is H(end) - H(begin) for
+// a hash H of an index (the splitmix64 finaliser), so the fingerprints of ranges that tile [b, e)
+// sum to that of [b, e) whatever the tiling: a driver that knows only the whole range (a ticket's)
+// checks the merge of shards it never saw. A shard merged twice, or one missing, changes the sum
+// unless hashes collide, and changes the candidate count besides.
 std::uint64_t coverage_fingerprint(IndexRange range) {
-  auto mix = [](std::uint64_t z) {
+  auto hash = [](std::uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
   };
-  return mix(range.begin + 0x9e3779b97f4a7c15ULL) ^ mix(range.end ^ 0xd1b54a32d192ed03ULL);
+  return hash(range.end) - hash(range.begin);
 }
 
 Backend resolve_backend(Backend requested) {
@@ -123,6 +142,11 @@ void ReleaseAccess::claim(Release& release, IndexRange range) {
   ReleaseState& state = ReleaseAccess::state(release);
   std::lock_guard lock(state.mutex);
   if (state.finished) throw UsageError("dpselect: release already finished; begin a new release");
+  if (state.ticket_range) {
+    throw UsageError("dpselect: this release handed out a ticket for candidates [" +
+                     std::to_string(state.ticket_range->begin) + ", " + std::to_string(state.ticket_range->end) +
+                     "); evaluate its shards with the ticket (ReleaseTicket::evaluate)");
+  }
   auto next = std::lower_bound(state.claimed.begin(), state.claimed.end(), range,
                                [](const IndexRange& a, const IndexRange& b) { return a.begin < b.begin; });
   const bool overlaps_next = next != state.claimed.end() && next->begin < range.end;
@@ -142,6 +166,58 @@ ShardResult ReleaseAccess::stamped(const Release& release, IndexRange range, Sha
   result.release_tag = state(release).release_tag;
   result.coverage = coverage_fingerprint(range);
   return result;
+}
+
+namespace {
+
+bool same_first_utility(std::optional<double> a, std::optional<double> b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a.has_value() || double_bits(*a) == double_bits(*b);
+}
+
+std::string range_text(IndexRange range) {
+  return "[" + std::to_string(range.begin) + ", " + std::to_string(range.end) + ")";
+}
+
+}  // namespace
+
+ReleaseTicket ReleaseAccess::issue_ticket(Release& release, IndexRange range, std::optional<double> first_utility) {
+  validate_range(range);
+  ReleaseState& state = ReleaseAccess::state(release);
+  std::lock_guard lock(state.mutex);
+  if (state.finished) throw UsageError("dpselect: release already finished; begin a new release");
+  if (state.ticket_range) {
+    if (state.ticket_range->begin != range.begin || state.ticket_range->end != range.end ||
+        !same_first_utility(state.ticket_first_utility, first_utility)) {
+      throw UsageError("dpselect: this release already handed out a ticket for candidates " +
+                       range_text(*state.ticket_range) +
+                       "; ask again with the same range and first utility (got range " + range_text(range) + ")");
+    }
+  } else {
+    if (!state.claimed.empty()) {
+      throw UsageError("dpselect: this release already evaluated shards itself; a release is evaluated either "
+                       "by itself or through its ticket: begin a new release for the ticket");
+    }
+    state.ticket_range = range;
+    state.ticket_first_utility = first_utility;
+    state.spent = std::make_shared<std::atomic<bool>>(false);
+    const bool takes_reference_from_data =
+        !state.params.utility_reference.has_value() && !(state.params.utility_bound > 0.0);
+    if (!state.reference_fixed && first_utility.has_value() && takes_reference_from_data) {
+      state.reference = UtilityReference::from_data;
+      state.spec.utility_reference = std::isfinite(*first_utility) ? *first_utility : 0.0;
+    }
+    state.reference_fixed = true;  // r = 0 where nothing fixed it, as for evaluate
+  }
+  ReleaseTicket ticket;
+  ticket.key_ = state.spec.key;
+  ticket.stream_ = state.spec.stream;
+  ticket.params_ = state.params;
+  ticket.utility_reference_ = state.spec.utility_reference;
+  ticket.range_ = range;
+  ticket.release_tag_ = state.release_tag;
+  ticket.release_spent_ = state.spent;
+  return ticket;
 }
 
 Backend ReleaseAccess::resolved_backend(const Release& release) {
@@ -339,13 +415,33 @@ ShardResult Release::evaluate(DeviceSpan<const double> utilities, std::uint64_t 
   return evaluate_device(*this, utilities, first_index, stream);
 }
 
+ReleaseTicket Release::ticket(IndexRange range, std::optional<double> first_utility) {
+  return detail::ReleaseAccess::issue_ticket(*this, range, first_utility);
+}
+
 Selection Release::finish(const ShardResult& merged) {
   detail::ReleaseState& state = detail::ReleaseAccess::state(*this);
   std::lock_guard lock(state.mutex);
   if (state.finished) throw UsageError("dpselect: release already finished; begin a new release");
   state.finished = true;  // whatever happens below, this release's noise is never used again
+  if (state.spent) state.spent->store(true, std::memory_order_release);
   if (merged.from_several_releases || (merged.candidates != 0 && merged.release_tag != state.release_tag)) {
     throw UsageError("dpselect: the ShardResult passed to finish() comes from another release");
+  }
+  if (state.ticket_range) {
+    const IndexRange range = *state.ticket_range;
+    if (merged.candidates != range.size()) {
+      throw UsageError("dpselect: the ShardResult passed to finish() covers " + std::to_string(merged.candidates) +
+                       " candidates but the ticket's range " + detail::range_text(range) + " holds " +
+                       std::to_string(range.size()) + "; merge every shard of the range exactly once");
+    }
+    if (merged.coverage != detail::coverage_fingerprint(range)) {
+      throw UsageError("dpselect: the ShardResult passed to finish() covers as many candidates as the ticket's "
+                       "range " + detail::range_text(range) +
+                       " but not each of them once (a shard merged twice, another missing, or one outside the "
+                       "range); merge every shard of the range exactly once");
+    }
+    return detail::finish_selection(state.params, state.spec, state.reference, merged);
   }
   const bool covers_local_shards =
       state.shared_key ? merged.candidates >= state.claimed_candidates

@@ -90,3 +90,5 @@ void validate_release_params(const SelectionParams& params) {
 }
 
 }  // namespace dpselect::detail
+
+void dpselect::SelectionParams::validate() const { detail::validate_release_params(*this); }

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -108,6 +109,7 @@ struct Selection {
 };
 
 class Release;
+class ReleaseTicket;
 namespace detail {
 struct ContextAccess;
 }  // namespace detail
@@ -294,8 +296,8 @@ class Release {
   /// @throws InvalidArgument for empty utilities or a range beyond 2^63.
   /// @throws BackendUnavailable for Backend::Gpu without a usable GPU (the release stays charged:
   ///         check gpu_usable() before begin_release).
-  /// @throws UsageError if the range overlaps one this release already evaluated, after finish(), or
-  ///         on a moved-from release.
+  /// @throws UsageError if the range overlaps one this release already evaluated, after finish() or
+  ///         ticket(), or on a moved-from release.
   /// @throws CudaError if a CUDA call of the GPU pass fails.
   /// @par Synchronisation
   /// On the GPU the pass runs on streams of the library's own and is complete when the call returns;
@@ -323,8 +325,8 @@ class Release {
   /// @throws InvalidArgument for an empty span, a range beyond 2^63, a nullptr or pageable host pointer
   ///         the device cannot read, or params().backend == Backend::Cpu.
   /// @throws BackendUnavailable without a usable GPU.
-  /// @throws UsageError if the range overlaps one this release already evaluated, after finish(), or
-  ///         on a moved-from release.
+  /// @throws UsageError if the range overlaps one this release already evaluated, after finish() or
+  ///         ticket(), or on a moved-from release.
   /// @throws CudaError if a CUDA call fails.
   /// @par Synchronisation
   /// The pass is enqueued on `stream` behind the work already there (so utilities written by earlier
@@ -339,12 +341,33 @@ class Release {
                        cuda_stream_t stream);
   ///@}
 
+  /// Hands this release's candidates out to workers that do not hold it (release_ticket.hpp): a
+  /// ticket with the release's key, stream, parameters and utility reference, whose shards must tile
+  /// `range` exactly once. From then on finish() checks that the merge it is given covers `range`
+  /// exactly once, and this release no longer evaluates shards itself (its evaluate throws
+  /// UsageError): evaluate them with the ticket, here or elsewhere.
+  /// @param range The candidates of the release, [begin, end); not empty, end at most 2^63.
+  /// @param first_utility The utility of candidate range.begin. Used only when the params give
+  ///        neither a utility_reference nor a utility_bound: the scores are then computed from it
+  ///        (0 if it is not finite), exactly as select() over the whole range computes them, so the
+  ///        sharded release picks what select() picks for the same stream. Without it the reference
+  ///        is 0, as for evaluate.
+  /// @return The ticket. Calling ticket() again returns an equal ticket; it must be given the same
+  ///         range and first utility.
+  /// @throws InvalidArgument for an empty, reversed or too large range.
+  /// @throws UsageError after finish(), when this release already evaluated a shard itself, when a
+  ///         second call gives another range or first utility, or on a moved-from release.
+  /// @par Privacy
+  /// The ticket holds the context's secret key: see the trust model in release_ticket.hpp.
+  ReleaseTicket ticket(IndexRange range, std::optional<double> first_utility = std::nullopt);
+
   /// Turns the merge of all shards into the released index and its report. Throws
   /// InvalidArgument if a utility was NaN, +inf or beyond utility_bound (naming the index and
   /// value), if every candidate was excluded (-inf), or if the floating-point slack would reach
   /// epsilon; UsageError if called twice, or if `merged` comes from another release or does not
   /// merge each of this release's shards exactly once (for a with_shared_key context: covers
-  /// fewer candidates than this process evaluated). Nothing is released when it throws, and the
+  /// fewer candidates than this process evaluated; after ticket(): does not tile the ticket's range
+  /// exactly once). Nothing is released when it throws, and the
   /// release is spent either way.
   /// @param merged The merge (dpselect::merge) of every ShardResult this release's evaluations
   ///        returned, each exactly once (with with_shared_key, also those of the other processes).

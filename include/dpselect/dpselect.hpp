@@ -31,6 +31,7 @@
 #include "dpselect/pricing.hpp"
 #include "dpselect/quantiles.hpp"
 #include "dpselect/random_key.hpp"
+#include "dpselect/release_ticket.hpp"
 #include "dpselect/rows.hpp"
 #include "dpselect/secure_noise.hpp"
 #include "dpselect/select.hpp"

@@ -123,6 +123,13 @@ struct SelectionParams {
   /// Finite when given (InvalidArgument otherwise). Give only a public value (one that does not
   /// change between neighbouring datasets): the slack of a given reference is derived for a fixed ref.
   std::optional<double> utility_reference;
+
+  /// Checks the fields as every release checks them before anything is charged or drawn (the
+  /// constraints above, and that a given utility_bound leaves a slack below epsilon), for callers
+  /// that do work of their own before the release begins (a data engine's first look at its
+  /// partitions, dpselect.dask).
+  /// @throws InvalidArgument naming the field and its value.
+  void validate() const;
 };
 
 /// The floating-point slack of one release: the computed mechanism is

@@ -9,6 +9,7 @@ namespace dpselect::python {
 void bind_errors(nanobind::module_& m);         // exceptions: errors.cpp
 void bind_types(nanobind::module_& m);          // enums, params, reports, Context, accountant: types.cpp
 void bind_selection(nanobind::module_& m);      // select, top-k, rows, repeated: selection.cpp
+void bind_releases(nanobind::module_& m);       // Release, ReleaseTicket, ShardResult, merge: releases.cpp
 void bind_pricing(nanobind::module_& m);        // Bids, grids, ranges, select_price: pricing.cpp
 void bind_quantiles(nanobind::module_& m);      // QuantileData, select_quantile(s), calculators: quantiles.cpp
 void bind_sparse_vector(nanobind::module_& m);  // SparseVector, the batch, calculators: sparse_vector.cpp

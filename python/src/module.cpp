@@ -15,6 +15,7 @@ NB_MODULE(_dpselect, m) {
   dpselect::python::bind_errors(m);
   dpselect::python::bind_types(m);
   dpselect::python::bind_selection(m);
+  dpselect::python::bind_releases(m);
   dpselect::python::bind_pricing(m);
   dpselect::python::bind_quantiles(m);
   dpselect::python::bind_sparse_vector(m);

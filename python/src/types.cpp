@@ -153,6 +153,9 @@ see dpselect.select (Dwork & Roth 2014, Thm 3.10; McKenna & Sheldon 2020; Dwork 
       .def_rw("utility_bound", &SelectionParams::utility_bound)
       .def_rw("utility_reference", &SelectionParams::utility_reference)
       .def_rw("backend", &SelectionParams::backend)
+      .def("validate", &SelectionParams::validate,
+           "Checks the fields as every release does, before anything is charged or drawn; raises "
+           "InvalidArgument naming the field and its value.")
       .def("__repr__", [](const SelectionParams& p) {
         return "SelectionParams(epsilon=" + repr_double(p.epsilon) + ", sensitivity=" + repr_double(p.sensitivity) +
                ", mechanism=" + std::string(to_string(p.mechanism)) + ", monotone=" + repr_bool(p.monotone) +

@@ -90,6 +90,17 @@ class BackendUtilities {
 #endif
   }
 
+  // Utilities [first, first + count) evaluated by `shards` (a Release or a ReleaseTicket): from
+  // device memory on the GPU backend.
+  template <class Shards>
+  ShardResult evaluate_with(Shards&& shards, std::uint64_t first, std::uint64_t count) const {
+#if DPSELECT_TEST_GPU && defined(__CUDACC__)
+    return shards.evaluate(DeviceSpan<const T>{device_ + first, count}, first, cudaStreamPerThread);
+#else
+    return shards.evaluate(std::span<const T>(host_).subspan(first, count), first);
+#endif
+  }
+
  private:
   const std::vector<T>& host_;
   T* device_ = nullptr;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "dpselect/context.hpp"
@@ -32,6 +33,8 @@ struct ReleaseAccess {
   // `result` of evaluating `range` (already claimed), stamped with the release's tag and the
   // range's coverage fingerprint.
   static ShardResult stamped(const Release& release, IndexRange range, ShardResult result);
+  // Release::ticket: the ticket of `release` for `range` (release_ticket.hpp).
+  static ReleaseTicket issue_ticket(Release& release, IndexRange range, std::optional<double> first_utility);
 };
 
 struct ContextAccess {

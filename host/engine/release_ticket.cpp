@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+// ReleaseTicket: a worker's evaluation of a shard of a release it does not hold, and the ticket's
+// serialized form. Release::ticket (context.cpp) issues tickets; Release::finish checks their merge.
+#include "dpselect/release_ticket.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "dpselect/detail/noise_positions.hpp"
+#include "dpselect/detail/release_access.hpp"
+#include "dpselect/errors.hpp"
+#include "engine/cpu_backend.hpp"
+#include "engine/gpu_backend.hpp"
+#include "engine/release_steps.hpp"
+#include "engine/validation.hpp"
+
+namespace dpselect {
+namespace {
+
+// The layout of to_bytes, version 1 (every integer and double little-endian):
+//   magic "dpsT" | u32 version | u8 generator | u8 mechanism | u8 backend | u8 flags (1: monotone,
+//   2: a utility_reference in the params) | 32 key bytes (ChaCha20: its 8 words; Philox: lo, hi,
+//   then zeros) | u64 stream | f64 epsilon | f64 sensitivity | f64 utility_bound | f64 params'
+//   utility_reference (0 without one) | f64 the release's utility reference | u64 range begin |
+//   u64 range end | u64 release tag
+constexpr char kMagic[4] = {'d', 'p', 's', 'T'};
+constexpr std::uint32_t kVersion = 1;
+constexpr std::size_t kSerializedSize = 4 + 4 + 4 + 32 + 8 * 9;
+constexpr std::uint8_t kMonotoneFlag = 1;
+constexpr std::uint8_t kReferenceFlag = 2;
+
+class Writer {
+ public:
+  void bytes(const void* data, std::size_t size) {
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    out_.insert(out_.end(), p, p + size);
+  }
+  void u8(std::uint8_t v) { out_.push_back(v); }
+  void u32(std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  void u64(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  void f64(double v) { u64(detail::double_bits(v)); }
+  std::vector<std::uint8_t> take() { return std::move(out_); }
+
+ private:
+  std::vector<std::uint8_t> out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::span<const std::uint8_t> in) : in_(in) {}
+  std::uint8_t u8() { return in_[at_++]; }
+  std::uint32_t u32() {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= std::uint32_t{in_[at_++]} << (8 * i);
+    return v;
+  }
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= std::uint64_t{in_[at_++]} << (8 * i);
+    return v;
+  }
+  double f64() { return detail::double_from_bits(u64()); }
+
+ private:
+  std::span<const std::uint8_t> in_;
+  std::size_t at_ = 0;
+};
+
+[[noreturn]] void refuse_bytes(const std::string& what) {
+  throw InvalidArgument("dpselect: bytes must be a ReleaseTicket written by ReleaseTicket::to_bytes (" + what + ")");
+}
+
+std::uint64_t release_tag_of(const RandomKey& key, std::uint64_t stream) {
+  const RandomBlock tag = random_block(key, stream, detail::kReleaseTagPosition);
+  return (std::uint64_t{tag.word[0]} << 32) | tag.word[1];
+}
+
+}  // namespace
+
+template <class Evaluate>
+ShardResult ReleaseTicket::evaluate_range(std::uint64_t size, std::uint64_t first_index, Evaluate&& evaluate) const {
+  if (release_spent_ && release_spent_->load(std::memory_order_acquire)) {
+    throw UsageError("dpselect: this ticket's release (stream " + std::to_string(stream_) +
+                     ") was finished or destroyed; its shards can no longer be finished: begin a new release");
+  }
+  detail::validate_candidate_count("utilities", size, first_index);
+  if (first_index < range_.begin || first_index + size > range_.end) {
+    throw InvalidArgument("dpselect: a ticket's shard must lie in its range [" + std::to_string(range_.begin) + ", " +
+                          std::to_string(range_.end) + ") (got first_index " + std::to_string(first_index) + " and " +
+                          std::to_string(size) + " utilities)");
+  }
+  detail::UtilityReference reference = detail::UtilityReference::zero;
+  detail::NoiseSpec spec = detail::release_noise_spec(params_, key_, stream_, reference);
+  spec.utility_reference = utility_reference_;
+  const IndexRange range{first_index, first_index + size};
+  ShardResult result = evaluate(spec, range);
+  result.release_tag = release_tag_;
+  result.coverage = detail::coverage_fingerprint(range);
+  return result;
+}
+
+namespace {
+
+template <class T>
+auto host_pass(std::span<const T> utilities, Backend requested) {
+  return [utilities, requested](const detail::NoiseSpec& spec, IndexRange range) {
+    return detail::resolve_backend(requested) == Backend::Gpu
+               ? detail::gpu_evaluate_host(spec, utilities.data(), range)
+               : detail::cpu_evaluate_array(spec, utilities.data(), range);
+  };
+}
+
+template <class T>
+auto device_pass(DeviceSpan<const T> utilities, Backend requested, cuda_stream_t stream) {
+  detail::validate_device_utilities(utilities.data, utilities.size, 0, requested);
+  return [utilities, stream](const detail::NoiseSpec& spec, IndexRange range) {
+    return detail::gpu_evaluate_device(spec, utilities.data, range, stream);
+  };
+}
+
+}  // namespace
+
+ShardResult ReleaseTicket::evaluate(std::span<const float> utilities, std::uint64_t first_index) const {
+  return evaluate_range(utilities.size(), first_index, host_pass(utilities, params_.backend));
+}
+ShardResult ReleaseTicket::evaluate(std::span<const double> utilities, std::uint64_t first_index) const {
+  return evaluate_range(utilities.size(), first_index, host_pass(utilities, params_.backend));
+}
+ShardResult ReleaseTicket::evaluate(DeviceSpan<const float> utilities, std::uint64_t first_index,
+                                    cuda_stream_t stream) const {
+  return evaluate_range(utilities.size, first_index, device_pass(utilities, params_.backend, stream));
+}
+ShardResult ReleaseTicket::evaluate(DeviceSpan<const double> utilities, std::uint64_t first_index,
+                                    cuda_stream_t stream) const {
+  return evaluate_range(utilities.size, first_index, device_pass(utilities, params_.backend, stream));
+}
+
+std::vector<std::uint8_t> ReleaseTicket::to_bytes() const {
+  Writer w;
+  w.bytes(kMagic, sizeof kMagic);
+  w.u32(kVersion);
+  w.u8(static_cast<std::uint8_t>(key_.generator));
+  w.u8(static_cast<std::uint8_t>(params_.mechanism));
+  w.u8(static_cast<std::uint8_t>(params_.backend));
+  w.u8(static_cast<std::uint8_t>((params_.monotone ? kMonotoneFlag : 0) |
+                                 (params_.utility_reference.has_value() ? kReferenceFlag : 0)));
+  if (key_.generator == Generator::philox) {
+    w.u32(key_.philox.lo);
+    w.u32(key_.philox.hi);
+    for (int i = 2; i < 8; ++i) w.u32(0);
+  } else {
+    for (std::uint32_t word : key_.chacha.word) w.u32(word);
+  }
+  w.u64(stream_);
+  w.f64(params_.epsilon);
+  w.f64(params_.sensitivity);
+  w.f64(params_.utility_bound);
+  w.f64(params_.utility_reference.value_or(0.0));
+  w.f64(utility_reference_);
+  w.u64(range_.begin);
+  w.u64(range_.end);
+  w.u64(release_tag_);
+  return w.take();
+}
+
+ReleaseTicket ReleaseTicket::from_bytes(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() != kSerializedSize) {
+    refuse_bytes("of " + std::to_string(kSerializedSize) + " bytes; got " + std::to_string(bytes.size()));
+  }
+  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) refuse_bytes("they do not begin with its mark");
+  Reader r(bytes.subspan(sizeof kMagic));
+  const std::uint32_t version = r.u32();
+  if (version != kVersion) {
+    refuse_bytes("of version " + std::to_string(kVersion) + "; got version " + std::to_string(version));
+  }
+  const std::uint8_t generator = r.u8();
+  const std::uint8_t mechanism = r.u8();
+  const std::uint8_t backend = r.u8();
+  const std::uint8_t flags = r.u8();
+  if (generator > static_cast<std::uint8_t>(Generator::philox)) {
+    refuse_bytes("a generator code of 0 or 1; got " + std::to_string(generator));
+  }
+  if (mechanism > static_cast<std::uint8_t>(Mechanism::laplace_noisy_max)) {
+    refuse_bytes("a mechanism code of 0 to 2; got " + std::to_string(mechanism));
+  }
+  if (backend > static_cast<std::uint8_t>(Backend::Gpu)) {
+    refuse_bytes("a backend code of 0 to 2; got " + std::to_string(backend));
+  }
+  if ((flags & ~(kMonotoneFlag | kReferenceFlag)) != 0) refuse_bytes("flags 0 to 3; got " + std::to_string(flags));
+  ReleaseTicket ticket;
+  std::uint32_t words[8];
+  for (std::uint32_t& word : words) word = r.u32();
+  if (generator == static_cast<std::uint8_t>(Generator::philox)) {
+    ticket.key_ = RandomKey(PhiloxKey{words[0], words[1]});
+  } else {
+    ChaChaKey chacha;
+    std::memcpy(chacha.word, words, sizeof words);
+    ticket.key_ = RandomKey(chacha);
+  }
+  ticket.stream_ = r.u64();
+  ticket.params_.mechanism = static_cast<Mechanism>(mechanism);
+  ticket.params_.backend = static_cast<Backend>(backend);
+  ticket.params_.monotone = (flags & kMonotoneFlag) != 0;
+  ticket.params_.epsilon = r.f64();
+  ticket.params_.sensitivity = r.f64();
+  ticket.params_.utility_bound = r.f64();
+  const double params_reference = r.f64();
+  if ((flags & kReferenceFlag) != 0) ticket.params_.utility_reference = params_reference;
+  ticket.utility_reference_ = r.f64();
+  ticket.range_.begin = r.u64();
+  ticket.range_.end = r.u64();
+  ticket.release_tag_ = r.u64();
+  try {
+    detail::validate_release_params(ticket.params_);
+    detail::validate_range(ticket.range_);
+  } catch (const InvalidArgument& e) {
+    refuse_bytes(std::string("their parameters: ") + e.what());
+  }
+  if (!std::isfinite(ticket.utility_reference_)) refuse_bytes("a finite utility reference");
+  if (ticket.release_tag_ != release_tag_of(ticket.key_, ticket.stream_)) {
+    refuse_bytes("their release tag does not match their key and stream: corrupted");
+  }
+  return ticket;
+}
+
+}  // namespace dpselect

@@ -1,0 +1,358 @@
+# SPDX-License-Identifier: Apache-2.0
+"""One release over shards evaluated elsewhere: in other processes, on other machines, by a data engine.
+
+The driver begins the release (validated and charged once, there), hands out a picklable
+:class:`ReleaseTicket`, workers evaluate their slices of the candidates into picklable
+:class:`ShardResult` objects, the driver merges them (:func:`merge`, in any order and grouping) and
+finishes the release, which checks that the shards tile the ticket's range exactly once. For the
+same key and stream the pick is bit for bit what :func:`dpselect.select` returns over the whole
+array in one process. The C++ objects are the same (``Release::ticket``, ``ReleaseTicket``,
+``ShardResult``, ``merge``; ``<dpselect/release_ticket.hpp>``).
+
+Example::
+
+    import numpy as np, dpselect
+    context = dpselect.Context()
+    scores = np.random.default_rng(1).random(1_000_000)
+    release = dpselect.begin_release(context, epsilon=1.0, sensitivity=1.0)
+    ticket = release.ticket(len(scores), first_utility=scores[0])   # pickle it to the workers
+    shards = [ticket.evaluate(scores[i:i + 250_000], i) for i in range(0, len(scores), 250_000)]
+    pick = release.finish(dpselect.merge(*shards))
+
+Trust. A ticket holds the context's SECRET key: whoever reads it can compute every noise value of
+every release of that context. Send tickets, and the ShardResults that come back (secret as well),
+only where the workers and the channel to them are as trusted as the driver's own memory (one
+cluster under one operator, an encrypted transport). Only the Selection that
+:meth:`Release.finish` returns may be published.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+
+from . import _dpselect as _core
+from ._arrays import ArrayLike
+from ._arrays import as_host_or_device as _as_host_or_device
+from ._arrays import params_of as _params_of
+from ._backend import warn_if_gpu_unusable as _warn_if_gpu_unusable
+from ._dpselect import Backend, Context, Generator, Mechanism, Selection, SelectionParams, ShardResult
+
+__all__ = ["Release", "ReleaseTicket", "ShardResult", "begin_release", "merge"]
+
+
+def _index(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int (got {type(value).__name__})")
+    value = int(value)
+    if value < 0 or value > 2**63:
+        raise ValueError(f"{name} must be in [0, 2**63] (got {value})")
+    return value
+
+
+def _evaluate(core, utilities, first_index, stream) -> ShardResult:
+    first_index = _index(first_index, "first_index")
+    where, array = _as_host_or_device(utilities, "utilities")
+    if where == "host":
+        return core._evaluate_host(array, first_index)
+    return core._evaluate_device(array, first_index, _index(stream, "stream"))
+
+
+def _candidate_range(candidates) -> tuple[int, int]:
+    if isinstance(candidates, range):
+        if candidates.step != 1:
+            raise ValueError(f"candidates must be a range with step 1 (got {candidates!r})")
+        return _index(candidates.start, "candidates.start"), _index(candidates.stop, "candidates.stop")
+    if isinstance(candidates, tuple):
+        if len(candidates) != 2:
+            raise ValueError(f"candidates must be (begin, end) (got a tuple of {len(candidates)})")
+        return _index(candidates[0], "candidates[0]"), _index(candidates[1], "candidates[1]")
+    return 0, _index(candidates, "candidates")
+
+
+class ReleaseTicket:
+    """What a worker evaluates its shard of a release with: SECRET (it holds the context's key).
+
+    Made by :meth:`Release.ticket`; pickles (as :meth:`to_bytes`), so it travels to Dask or Spark
+    workers, processes of a pool, or over any channel as trusted as the driver's memory.
+
+    Parameters
+    ----------
+    core : dpselect._dpselect.ReleaseTicket
+        The C++ ticket; made by :meth:`Release.ticket` or :meth:`from_bytes`, not by hand.
+    """
+
+    __slots__ = ("_core",)
+
+    def __init__(self, core: _core.ReleaseTicket) -> None:
+        self._core = core
+
+    def evaluate(self, utilities: ArrayLike, first_index: int = 0, *, stream: int = 0) -> ShardResult:
+        """This shard's partial result: candidates ``[first_index, first_index + len(utilities))``.
+
+        Parameters
+        ----------
+        utilities : array_like
+            The utilities of the shard's candidates, 1-D, as for :func:`dpselect.select`
+            (float32/float64 arrays and DLPack producers in host or CUDA memory without a copy;
+            anything else converted once with ``numpy.asarray(utilities, dtype=numpy.float64)``).
+        first_index : int, default 0
+            The global index of ``utilities[0]``; the shard must lie in :attr:`ReleaseTicket.range`.
+        stream : int, default 0
+            For device arrays: the CUDA stream the work is ordered on (the call synchronizes it).
+
+        Returns
+        -------
+        ShardResult
+            SECRET: pass it only to :func:`merge` and, merged with the other shards, to the
+            release's :meth:`Release.finish`.
+
+        Raises
+        ------
+        InvalidArgument
+            No utilities, or a shard outside :attr:`ReleaseTicket.range` (naming ``first_index`` and the size).
+        UsageError
+            The ticket's release was finished or destroyed in this process (a ticket unpickled
+            elsewhere cannot know: the finished release refuses what it evaluates).
+        ValueError, TypeError, BackendUnavailable
+            As for :func:`dpselect.select`.
+
+        Notes
+        -----
+        Releases nothing and charges nothing. A NaN, +inf or out-of-bound utility is recorded in
+        the result and refused by :meth:`Release.finish`, naming its global index.
+        """
+        _warn_if_gpu_unusable(self._core.params.backend)
+        return _evaluate(self._core, utilities, first_index, stream)
+
+    @property
+    def range(self) -> tuple[int, int]:
+        """The candidates ``(begin, end)`` the shards must tile, each exactly once."""
+        return self._core.range
+
+    @property
+    def stream(self) -> int:
+        """The release's stream id."""
+        return self._core.stream
+
+    @property
+    def params(self) -> SelectionParams:
+        """The release's parameters."""
+        return self._core.params
+
+    @property
+    def utility_reference(self) -> float:
+        """The reference every shard's scores are computed from."""
+        return self._core.utility_reference
+
+    @property
+    def generator(self) -> Generator:
+        """The generator of the release's key."""
+        return self._core.generator
+
+    def to_bytes(self) -> bytes:
+        """The ticket as bytes (a versioned, fixed layout): SECRET, it holds the key."""
+        return self._core.to_bytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ReleaseTicket:
+        """A ticket read back from :meth:`to_bytes`; corrupted or foreign bytes are an InvalidArgument."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes (got {type(data).__name__})")
+        return cls(_core.ReleaseTicket.from_bytes(bytes(data)))
+
+    def __reduce__(self):
+        return (ReleaseTicket.from_bytes, (self.to_bytes(),))
+
+    def __repr__(self) -> str:
+        begin, end = self.range
+        return f"ReleaseTicket(stream={self.stream}, range=({begin}, {end}), SECRET)"
+
+
+class Release:
+    """One release begun on the driver (:func:`begin_release`): evaluated by itself or through its ticket.
+
+    It stays in the process that began it (it does not pickle): send :meth:`ticket` to the workers.
+
+    Parameters
+    ----------
+    core : dpselect._dpselect.Release
+        The C++ release; made by :func:`begin_release`, not by hand.
+    """
+
+    __slots__ = ("_core",)
+
+    def __init__(self, core: _core.Release) -> None:
+        self._core = core
+
+    @property
+    def stream(self) -> int:
+        """The stream id the release drew (also ``report.stream`` of its Selection)."""
+        return self._core.stream
+
+    @property
+    def params(self) -> SelectionParams:
+        """The parameters the release was begun with."""
+        return self._core.params
+
+    def ticket(self, candidates: int | tuple[int, int] | range, first_utility: float | None = None) -> ReleaseTicket:
+        """The ticket that workers evaluate this release's shards with.
+
+        Parameters
+        ----------
+        candidates : int, tuple or Python range
+            The candidates the shards must tile, each exactly once: ``n`` for ``[0, n)``, a pair, or
+            a ``range`` with step 1; not empty, end at most 2**63.
+        first_utility : float, optional
+            The utility of the range's first candidate. Used only when the release has neither a
+            ``utility_reference`` nor a ``utility_bound``: the scores are then computed from it, as
+            :func:`dpselect.select` over the whole array computes them, so the pick equals
+            ``select``'s for the same stream. Without it the reference is 0.
+
+        Returns
+        -------
+        ReleaseTicket
+            SECRET (it holds the key). Asking again returns an equal ticket.
+
+        Raises
+        ------
+        InvalidArgument
+            An empty or reversed range, or one beyond 2**63.
+        UsageError
+            After :meth:`finish`, after the release evaluated a shard itself, or when asked again
+            with another range or first utility.
+        """
+        begin, end = _candidate_range(candidates)
+        if first_utility is not None:
+            if isinstance(first_utility, bool) or not isinstance(first_utility, numbers.Real):
+                raise TypeError(f"first_utility must be a number or None (got {type(first_utility).__name__})")
+            first_utility = float(first_utility)
+        return ReleaseTicket(self._core.ticket(begin, end, first_utility))
+
+    def evaluate(self, utilities: ArrayLike, first_index: int = 0, *, stream: int = 0) -> ShardResult:
+        """A shard evaluated by the release itself, in this process (C++ ``Release::evaluate``).
+
+        As :meth:`ReleaseTicket.evaluate`, except that the release remembers each range it
+        evaluated and refuses one that overlaps another (UsageError); not after :meth:`ticket`.
+        """
+        _warn_if_gpu_unusable(self._core.params.backend)
+        return _evaluate(self._core, utilities, first_index, stream)
+
+    def finish(self, merged: ShardResult) -> Selection:
+        """The released index and its report, from the merge of every shard.
+
+        Parameters
+        ----------
+        merged : ShardResult
+            The :func:`merge` of every shard's result, each exactly once.
+
+        Returns
+        -------
+        Selection
+            The pick (the largest noisy score; ties to the smallest index) and its report: for the
+            same key and stream, what :func:`dpselect.select` returns over the whole array.
+
+        Raises
+        ------
+        InvalidArgument
+            A NaN, +inf or out-of-bound utility in some shard (naming its global index), every
+            candidate excluded, or a floating-point slack that would reach epsilon.
+        UsageError
+            A second finish, a result of another release (another context or stream), or a merge
+            that misses a shard of the ticket's range or holds one twice.
+
+        Notes
+        -----
+        Nothing is released when it raises, and the release is spent either way. The release was
+        charged by :func:`begin_release`; finish charges nothing (sources as for
+        :func:`dpselect.select`).
+        """
+        if not isinstance(merged, ShardResult):
+            raise TypeError(f"merged must be a dpselect.ShardResult (got {type(merged).__name__})")
+        return self._core.finish(merged)
+
+    def __reduce__(self):
+        raise TypeError("a dpselect.Release stays in the process that began it; send release.ticket(...) to "
+                        "the workers instead")
+
+    def __repr__(self) -> str:
+        return f"Release(stream={self.stream}, mechanism={self.params.mechanism.name})"
+
+
+def begin_release(
+    context: Context,
+    params: SelectionParams | None = None,
+    *,
+    epsilon: float | None = None,
+    sensitivity: float | None = None,
+    mechanism: Mechanism = Mechanism.EXPONENTIAL,
+    monotone: bool = False,
+    utility_bound: float = 0.0,
+    backend: Backend = Backend.AUTO,
+    utility_reference: float | None = None,
+) -> Release:
+    """Begins one release whose shards are evaluated later, here or elsewhere.
+
+    Parameters
+    ----------
+    context : Context
+        The source of the release's stream and its accountant.
+    params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
+        As for :func:`dpselect.select`. ``backend`` is resolved where each shard is evaluated.
+
+    Returns
+    -------
+    Release
+        Holding a fresh stream: evaluate it (:meth:`Release.evaluate`) or hand out its
+        :meth:`Release.ticket`, then :meth:`Release.finish`.
+
+    Raises
+    ------
+    InvalidArgument, TypeError
+        A bad parameter: nothing charged or drawn.
+    BudgetExceeded
+        The context's accountant refuses the release: nothing charged or drawn.
+
+    Notes
+    -----
+    Charges the context's accountant one release at ``epsilon`` now, before the stream is drawn,
+    whether or not the release is finished (C++ ``Context::begin_release``). The guarantee is
+    :func:`dpselect.select`'s (Dwork & Roth 2014, Thm 3.10; McKenna & Sheldon 2020; Dwork & Roth
+    2014, Claim 3.9).
+    """
+    fields = {"epsilon": epsilon, "sensitivity": sensitivity, "mechanism": mechanism, "monotone": monotone,
+              "utility_bound": utility_bound, "backend": backend, "utility_reference": utility_reference}
+    params = _params_of(SelectionParams, params, fields, begin_release.__kwdefaults__, ("epsilon", "sensitivity"))
+    if not isinstance(context, Context):
+        raise TypeError(f"context must be a dpselect.Context (got {type(context).__name__})")
+    return Release(_core.begin_release(context, params))
+
+
+def merge(*shards: ShardResult) -> ShardResult:
+    """The result of the union of disjoint shards of one release (associative and commutative).
+
+    Parameters
+    ----------
+    shards : ShardResult
+        One or more shard results, as positional arguments (or one iterable of them).
+
+    Returns
+    -------
+    ShardResult
+        Their merge, checked by :meth:`Release.finish` (not here).
+
+    Raises
+    ------
+    ValueError
+        No shard.
+    TypeError
+        Something that is not a ShardResult, named by its position.
+    """
+    if len(shards) == 1 and not isinstance(shards[0], ShardResult):
+        shards = tuple(shards[0])
+    if not shards:
+        raise ValueError("merge needs at least one ShardResult (got none)")
+    for i, shard in enumerate(shards):
+        if not isinstance(shard, ShardResult):
+            raise TypeError(f"shards[{i}] must be a dpselect.ShardResult (got {type(shard).__name__})")
+    return functools.reduce(_core.merge, shards)

@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: Apache-2.0
+"""dpselect.dask on a LocalCluster of two worker processes: a release over a Dask array or Series
+equals dpselect.select over the same values in one process; a NaN, a null, an empty partition, a
+non-numeric column or a worker's error fails on the driver naming the partition, with nothing
+charged or drawn; a partition missing or given twice is refused by the finish."""
+
+import logging
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+import dask.array as da  # noqa: E402
+
+import dpselect  # noqa: E402
+import dpselect.dask  # noqa: E402
+from support import ledger_context  # noqa: E402
+
+MECHANISMS = [dpselect.Mechanism.EXPONENTIAL, dpselect.Mechanism.PERMUTE_AND_FLIP,
+              dpselect.Mechanism.LAPLACE_NOISY_MAX]
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two single-threaded worker processes: tickets and results cross process boundaries."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=logging.ERROR) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def scores(n, dtype=np.float64):
+    return (500.0 + 4.0 * np.random.default_rng(8).random(n)).astype(dtype)
+
+
+def expect_nothing_charged_or_drawn(context, accountant):
+    assert accountant.release_count == 0
+    assert dpselect.select(context, [1.0, 2.0], epsilon=0.1, sensitivity=1.0).report.stream == 0
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_dask_array_release_equals_one_process(client, mechanism, dtype):
+    u = scores(30_011, dtype)
+    column = da.from_array(u, chunks=((7_001, 9_000, 1, 14_009),)).persist()
+    keywords = {"epsilon": 1.0, "sensitivity": 1.0, "mechanism": mechanism}
+    expected = dpselect.select(dpselect.Context.fixed_seed(3), u, **keywords)
+    pick = dpselect.dask.select(dpselect.Context.fixed_seed(3), column, **keywords)
+    assert pick.index == expected.index
+    assert pick.report.stream == expected.report.stream
+    assert pick.report.candidates == len(u)
+    assert pick.report.slack.epsilon == expected.report.slack.epsilon
+
+
+def test_a_dask_series_release_equals_one_process_with_labels(client):
+    u = scores(20_000)
+    frame = pd.DataFrame({"score": u, "key": [f"k{i}" for i in range(len(u))]})
+    ddf = dd.from_pandas(frame, npartitions=5).persist()
+    expected = dpselect.select(dpselect.Context.fixed_seed(4), u, epsilon=1.0, sensitivity=1.0,
+                               labels=frame["key"].to_numpy())
+    pick = dpselect.dask.select(dpselect.Context.fixed_seed(4), ddf["score"], epsilon=1.0, sensitivity=1.0,
+                                labels=ddf["key"])
+    assert (pick.index, pick.label) == (expected.index, expected.label)
+
+
+def test_integer_and_nullable_columns_are_read_as_select_reads_them(client):
+    u = np.arange(1000, dtype=np.int64) % 17
+    expected = dpselect.select(dpselect.Context.fixed_seed(5), u, epsilon=1.0, sensitivity=1.0)
+    series = dd.from_pandas(pd.Series(u), npartitions=3)
+    assert dpselect.dask.select(dpselect.Context.fixed_seed(5), series, epsilon=1.0, sensitivity=1.0).index == \
+        expected.index
+    nullable = dd.from_pandas(pd.Series(u.astype(float), dtype="Float64"), npartitions=3)
+    assert dpselect.dask.select(dpselect.Context.fixed_seed(5), nullable, epsilon=1.0, sensitivity=1.0).index == \
+        expected.index
+
+
+def test_a_nan_or_a_null_fails_naming_the_partition_and_charges_nothing(client):
+    u = scores(1000)
+    u[612] = np.nan
+    context, accountant = ledger_context()
+    with pytest.raises(dpselect.InvalidArgument, match=r"nan in partition 2, at row 612: utilities\[612\]"):
+        dpselect.dask.select(context, da.from_array(u, chunks=300), epsilon=0.5, sensitivity=1.0)
+    nullable = pd.Series(scores(100), dtype="Float64")
+    nullable[37] = pd.NA
+    with pytest.raises(dpselect.InvalidArgument, match=r"partition 1, at row 37"):
+        dpselect.dask.select(context, dd.from_pandas(nullable, npartitions=3), epsilon=0.5, sensitivity=1.0)
+    u = scores(100)
+    u[5] = np.inf
+    with pytest.raises(dpselect.InvalidArgument, match=r"inf in partition 0, at row 5"):
+        dpselect.dask.select(context, da.from_array(u, chunks=50), epsilon=0.5, sensitivity=1.0)
+    expect_nothing_charged_or_drawn(context, accountant)
+
+
+def test_excluded_rows_are_not_invalid(client):
+    u = scores(500)
+    u[:200] = -np.inf
+    expected = dpselect.select(dpselect.Context.fixed_seed(6), u, epsilon=1.0, sensitivity=1.0)
+    pick = dpselect.dask.select(dpselect.Context.fixed_seed(6), da.from_array(u, chunks=150), epsilon=1.0,
+                                sensitivity=1.0)
+    assert pick.index == expected.index >= 200
+
+
+def failing_partition(part, partition_info=None):
+    if partition_info is not None and partition_info["number"] == 1:
+        raise OSError("disk on fire")
+    return part
+
+
+def test_a_worker_error_fails_naming_the_partition_and_charges_nothing(client):
+    context, accountant = ledger_context()
+    series = dd.from_pandas(pd.Series(scores(300)), npartitions=3).map_partitions(failing_partition)
+    with pytest.raises(dpselect.dask.PartitionError, match=r"partition 1 failed on its worker: OSError: disk on fire"):
+        dpselect.dask.select(context, series, epsilon=0.5, sensitivity=1.0)
+    expect_nothing_charged_or_drawn(context, accountant)
+
+
+def test_bad_columns_and_parameters_are_refused_before_any_work(client):
+    context, accountant = ledger_context()
+    series = dd.from_pandas(pd.Series([1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 4.0, 5.0, 6.0]), npartitions=3)
+    empty = series[series > 0.5]  # partition 1 filtered empty
+    with pytest.raises(dpselect.InvalidArgument, match=r"partition 1 empty, after row 3"):
+        dpselect.dask.select(context, empty, epsilon=0.5, sensitivity=1.0)
+    words = dd.from_pandas(pd.Series(["a", "b", "c"], dtype=object), npartitions=1)
+    with pytest.raises(TypeError, match="must be numeric"):
+        dpselect.dask.select(context, words, epsilon=0.5, sensitivity=1.0)
+    with pytest.raises(TypeError, match="not a DataFrame"):
+        dpselect.dask.select(context, dd.from_pandas(pd.DataFrame({"a": [1.0]}), npartitions=1), epsilon=0.5,
+                             sensitivity=1.0)
+    with pytest.raises(TypeError, match="1-D Dask array or a Dask Series"):
+        dpselect.dask.select(context, scores(10), epsilon=0.5, sensitivity=1.0)
+    with pytest.raises(ValueError, match="1-D Dask array"):
+        dpselect.dask.select(context, da.zeros((3, 3)), epsilon=0.5, sensitivity=1.0)
+    with pytest.raises(dpselect.InvalidArgument, match="epsilon"):
+        dpselect.dask.select(context, da.from_array(scores(10), chunks=5), epsilon=-1.0, sensitivity=1.0)
+    with pytest.raises(ValueError, match="labels must be partitioned like scores"):
+        dpselect.dask.select(context, da.from_array(scores(10), chunks=5), epsilon=0.5, sensitivity=1.0,
+                             labels=da.from_array(np.arange(10), chunks=2))
+    expect_nothing_charged_or_drawn(context, accountant)
+
+
+def test_a_partition_missing_or_given_twice_is_refused(client):
+    u = scores(1000)
+    partitions = dpselect.dask._partitions(da.from_array(u, chunks=250))
+    rows = [(0, 250), (250, 500), (500, 750), (750, 1000)]
+    for wrong in ([0, 1, 2], [0, 1, 1, 3], [0, 1, 2, 3, 3]):
+        release = dpselect.begin_release(dpselect.Context.fixed_seed(1), epsilon=1.0, sensitivity=1.0)
+        ticket = release.ticket(len(u), first_utility=u[0])
+        shards = dpselect.dask._shards(ticket, [partitions[i] for i in wrong], [rows[i] for i in wrong])
+        with pytest.raises(dpselect.UsageError, match="exactly once"):
+            dpselect.dask._finish(release, shards)
