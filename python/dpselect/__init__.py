@@ -25,6 +25,10 @@ Example::
 
 from __future__ import annotations
 
+import numbers as _numbers
+
+import numpy as _np
+
 from . import _dpselect as _core
 from ._arrays import ArrayLike, LabelsLike
 from ._arrays import as_host_or_device as _as_host_or_device
@@ -339,7 +343,7 @@ def select_rows(
     utilities: ArrayLike,
     params: SelectionParams | None = None,
     *,
-    epsilon: float | None = None,
+    epsilon: float | ArrayLike | None = None,
     sensitivity: float | None = None,
     mechanism: Mechanism = Mechanism.EXPONENTIAL,
     monotone: bool = False,
@@ -347,22 +351,25 @@ def select_rows(
     backend: Backend = Backend.AUTO,
     utility_reference: float | None = None,
     labels: LabelsLike | None = None,
+    stream: int = 0,
 ) -> RowsSelection:
-    """One private release per row of a 2-D host matrix (rows x cols), one epsilon for every row.
+    """One private release per row of a 2-D matrix (rows x cols): private token selection, one pick per row.
 
     Parameters
     ----------
     context : Context
         The source of the releases' randomness and their accountant.
     utilities : array_like
-        A rows x cols matrix in host memory, row r holding the utilities of row r's candidates.
-        A C-contiguous float32/float64 array is read without a copy; anything else (nested lists,
-        integer arrays, ...) is converted once with
+        A rows x cols matrix, row r holding the utilities of row r's candidates. C-contiguous
+        float32/float64 NumPy arrays and DLPack producers (CuPy, PyTorch, JAX) in host or CUDA
+        device memory are read without a copy (device memory runs on the GPU); anything else in
+        host memory (nested lists, integer arrays, ...) is converted once with
         ``numpy.asarray(utilities, dtype=numpy.float64)``.
     params : SelectionParams, optional
         The parameters of every row at once; then leave the keywords at their defaults.
-    epsilon : float
-        The privacy loss of each row's release (finite, > 0). Required unless ``params`` is given.
+    epsilon : float or 1-D array_like
+        The privacy loss of each row's release: one value for every row, or one per row (``rows``
+        values in host memory, each finite and > 0). Required unless ``params`` is given.
     sensitivity : float
         Delta of every row's utilities, finite and > 0. Required unless ``params`` is given.
     mechanism, monotone, utility_bound, backend
@@ -374,6 +381,9 @@ def select_rows(
         One public label per column (the candidates every row chooses among); ``result.labels``
         is then the chosen label of each row (a NumPy array when ``labels`` is one, a list
         otherwise).
+    stream : int, default 0
+        For device matrices: the CUDA stream (a cudaStream_t as an int, 0 the default stream) the
+        work is ordered on; the call synchronizes it.
 
     Returns
     -------
@@ -384,31 +394,59 @@ def select_rows(
     Raises
     ------
     InvalidArgument
-        A bad parameter or an empty matrix (nothing charged or drawn); a NaN or +inf utility
-        found during the pass (named ``utilities[r, c]``-style by the library).
+        A bad parameter (a per-row epsilon named ``epsilon[r]``) or an empty matrix (nothing
+        charged or drawn); a NaN or +inf utility found during the pass (named ``utilities[r, c]``-style
+        by the library).
     ValueError
-        A matrix that is not 2-D, a strided float array, device memory, an integer beyond 2**53,
-        or ``len(labels)`` different from the number of columns: nothing charged or drawn.
+        A matrix that is not 2-D, a strided float array, an integer beyond 2**53, per-row epsilons
+        that are not 1-D, not one per row or in device memory, or ``len(labels)`` different from
+        the number of columns: nothing charged or drawn.
     TypeError, BudgetExceeded, BackendUnavailable
         As for :func:`select`.
 
     Notes
     -----
-    Each row is a separate epsilon-DP release (sources as for :func:`select`) with its own
-    stream: row r's pick equals a :func:`select` over row r as the context's (first stream +
-    r)-th release. The accountant is charged every row together, before any stream is drawn. Rows
-    about the same data compose: rows * epsilon in all by basic composition (Dwork & Roth 2014,
-    Thm 3.16). Labels are public and cost nothing (post-processing).
+    Each row is a separate release (sources as for :func:`select`), epsilon-DP at its own
+    epsilon, with its own stream: row r's pick equals a :func:`select` over row r at row r's
+    epsilon as the context's (first stream + r)-th release. The accountant is charged every row
+    together (one release per row at its epsilon), before any stream is drawn. Rows about the same
+    data compose: the sum of the rows' epsilons by basic composition (Dwork & Roth 2014, Thm 3.16).
+    Labels are public and cost nothing (post-processing). Device matrices: the work is ordered on
+    ``stream``, which the call synchronizes; the indices come back in host memory.
     """
+    where, array = _as_host_or_device(utilities, "utilities", ndim=2)
+    rows, columns = _length_of(where, array)
+    row_epsilons = _row_epsilons(epsilon, rows)
+    if row_epsilons is not None:
+        epsilon = float(row_epsilons[0])  # every row's own epsilon is passed on; C++ ignores this one
     params = _selection_params(select_rows, params, epsilon, sensitivity, mechanism, monotone, utility_bound,
                                backend, utility_reference)
-    where, array = _as_host_or_device(utilities, "utilities", ndim=2)
-    if where != "host":
-        raise ValueError("select_rows takes host memory from Python so far; copy the matrix to the host")
-    labels = _check_labels(labels, _length_of(where, array)[1], "columns")
+    labels = _check_labels(labels, columns, "columns")
     _warn_if_gpu_unusable(params.backend)
-    result = _core.rows_host(context, array, params)
+    if where == "host":
+        result = (_core.rows_host(context, array, params) if row_epsilons is None
+                  else _core.rows_host_per_row(context, array, params, row_epsilons))
+    else:
+        result = (_core.rows_device(context, array, params, stream) if row_epsilons is None
+                  else _core.rows_device_per_row(context, array, params, row_epsilons, stream))
     return result if labels is None else _attach(result, "_labels", _pick_labels(labels, result.indices))
+
+
+def _row_epsilons(epsilon, rows: int):
+    """None for one epsilon (a number, or None), else the checked float64 array of one per row."""
+    if epsilon is None or isinstance(epsilon, (_numbers.Real, bool)):
+        return None  # one epsilon (SelectionParams checks it)
+    where, values = _as_host_or_device(epsilon, "epsilon", dtypes=(_np.dtype(_np.float64),))
+    if where != "host":
+        raise ValueError("epsilon must be in host memory when it gives one value per row (got a device array); "
+                         "copy it to the host (epsilon.cpu(), cupy.asnumpy(epsilon))")
+    if len(values) != rows:
+        raise ValueError(f"epsilon has {len(values)} entries but utilities has {rows} rows: give one epsilon per "
+                         "row, or one number for every row")
+    bad = _np.flatnonzero(~(_np.isfinite(values) & (values > 0)))
+    if len(bad) != 0:
+        raise InvalidArgument(f"dpselect: epsilon[{int(bad[0])}] must be finite and > 0 (got {float(values[bad[0]])!r})")
+    return values
 
 
 def select_repeated(

@@ -20,6 +20,8 @@ template <class T>
 using DeviceVector = nanobind::ndarray<T, nanobind::ndim<1>, nanobind::c_contig, nanobind::device::cuda>;
 template <class T>
 using HostRows = nanobind::ndarray<T, nanobind::ndim<2>, nanobind::c_contig, nanobind::device::cpu>;
+template <class T>
+using DeviceRows = nanobind::ndarray<T, nanobind::ndim<2>, nanobind::c_contig, nanobind::device::cuda>;
 
 template <class T>
 std::span<T> span_of(const HostVector<T>& a) {

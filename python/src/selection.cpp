@@ -58,6 +58,29 @@ void bind_for(nb::module_& m) {
       },
       "context"_a, "utilities"_a.noconvert(), "params"_a, release_gil);
   m.def(
+      "rows_host_per_row",
+      [](Context& context, HostRows<const T> utilities, const SelectionParams& params,
+         HostVector<const double> row_epsilons) {
+        return select_rows(context, HostMatrix<const T>{utilities.data(), utilities.shape(0), utilities.shape(1)},
+                           params, span_of(row_epsilons));
+      },
+      "context"_a, "utilities"_a.noconvert(), "params"_a, "row_epsilons"_a.noconvert(), release_gil);
+  m.def(
+      "rows_device",
+      [](Context& context, DeviceRows<const T> utilities, const SelectionParams& params, std::uintptr_t stream) {
+        return select_rows(context, DeviceMatrix<const T>{utilities.data(), utilities.shape(0), utilities.shape(1)},
+                           params, stream_of(stream));
+      },
+      "context"_a, "utilities"_a.noconvert(), "params"_a, "stream"_a, release_gil);
+  m.def(
+      "rows_device_per_row",
+      [](Context& context, DeviceRows<const T> utilities, const SelectionParams& params,
+         HostVector<const double> row_epsilons, std::uintptr_t stream) {
+        return select_rows(context, DeviceMatrix<const T>{utilities.data(), utilities.shape(0), utilities.shape(1)},
+                           params, span_of(row_epsilons), stream_of(stream));
+      },
+      "context"_a, "utilities"_a.noconvert(), "params"_a, "row_epsilons"_a.noconvert(), "stream"_a, release_gil);
+  m.def(
       "repeated_host",
       [](Context& context, HostVector<const T> utilities, const SelectionParams& params, std::uint64_t releases) {
         return select_repeated(context, span_of(utilities), params, releases);

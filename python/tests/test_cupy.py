@@ -32,3 +32,18 @@ def test_torch_cuda_tensors_equal_the_host_path():
     on_cpu = dpselect.select_top_k(dpselect.Context.fixed_seed(5), host, 10, epsilon=0.2, sensitivity=1.0,
                                    backend=dpselect.Backend.CPU)
     assert list(on_gpu.indices) == list(on_cpu.indices)
+
+
+def test_cupy_rows_with_an_epsilon_per_row_equal_the_host_path():
+    cupy = pytest.importorskip("cupy")
+    if not dpselect.gpu_usable():
+        pytest.skip("no usable GPU")
+    host = (np.arange(32 * 4096) % 89).astype(np.float32).reshape(32, 4096) / 8
+    epsilons = np.linspace(0.25, 2.0, 32)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    on_gpu = dpselect.select_rows(dpselect.Context.fixed_seed(13), cupy.asarray(host), epsilon=epsilons,
+                                  sensitivity=1.0, stream=stream.ptr)
+    on_cpu = dpselect.select_rows(dpselect.Context.fixed_seed(13), host, epsilon=epsilons, sensitivity=1.0,
+                                  backend=dpselect.Backend.CPU)
+    assert list(on_gpu.indices) == list(on_cpu.indices)
+    assert on_gpu.reports[0].executed_on == dpselect.ExecutedOn.GPU
