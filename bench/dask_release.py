@@ -85,8 +85,9 @@ def main() -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
     result = {
-        "date": time.strftime("%Y-%m-%d"), "commit": commit, "machine": f"{platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} cores", "n": args.n, "dtype": "float32", "partitions": args.partitions,
+        "date": time.strftime("%Y-%m-%d"), "commit": commit,
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "n": args.n, "dtype": "float32", "partitions": args.partitions,
         "workers": args.workers, "threads_per_worker": args.threads, "omp_threads_per_worker": args.omp_threads,
         "repeats": args.repeats, "median_seconds": seconds,
         "ratio_to_numpy": {name: value / seconds["numpy"] for name, value in seconds.items()},

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -109,6 +111,87 @@ TEST(TopK, BadInput) {
   bounded.per_pick.utility_bound = 0.5;
   EXPECT_THROW(select_top_k(context, std::span<const double>(u), bounded), InvalidArgument);
   EXPECT_DOUBLE_EQ(epsilon_from_zcdp(0.5, 1e-6), 0.5 + 2 * std::sqrt(0.5 * std::log(1e6)));
+}
+
+// n utilities with ties and excluded candidates, so that the k-th best is contested.
+std::vector<float> sharded_top_k_utilities(std::size_t n) {
+  std::vector<float> u(n);
+  for (std::size_t i = 0; i < n; ++i) u[i] = static_cast<float>((i * 7919) % 1013) / 64.0f;
+  for (std::size_t i = 0; i < n; i += 97) u[i] = -std::numeric_limits<float>::infinity();
+  return u;
+}
+
+TEST(TopKSharded, ShardsThroughTicketsFinishToTheOneProcessIndices) {
+  constexpr std::size_t n = 20'011;
+  const std::vector<float> u = sharded_top_k_utilities(n);
+  for (Generator generator : {Generator::chacha20, Generator::philox}) {
+    for (std::uint64_t k : {1u, 16u, 700u}) {
+      Context one_process = Context::with_fixed_seed(21, generator);
+      const TopKSelection expected = select_top_k(one_process, std::span<const float>(u), top_k_params(0.3, k));
+      Context driver = Context::with_fixed_seed(21, generator);
+      TopKRelease release = begin_top_k_release(driver, top_k_params(0.3, k), {0, n});
+      const TopKTicket ticket = release.ticket();
+      const TopKTicket worker = TopKTicket::from_bytes(ticket.to_bytes());
+      const std::span<const float> all(u);
+      const TopKShardResult c = worker.evaluate(all.subspan(9000), 9000);
+      const TopKShardResult a = ticket.evaluate(all.subspan(0, 1234), 0);
+      const TopKShardResult b = worker.evaluate(all.subspan(1234, 9000 - 1234), 1234);
+      const TopKSelection got = release.finish(merge(c, merge(b, a)));
+      EXPECT_EQ(got.indices, expected.indices) << "k " << k;
+      EXPECT_EQ(got.report.per_pick.stream, expected.report.per_pick.stream);
+      EXPECT_EQ(got.report.per_pick.slack.epsilon, expected.report.per_pick.slack.epsilon);
+      EXPECT_EQ(got.report.epsilon_total_basic, expected.report.epsilon_total_basic);
+      EXPECT_EQ(got.report.rho, expected.report.rho);
+    }
+  }
+}
+
+TEST(TopKSharded, FinishRefusesAShardMissingOrTwiceAndAnotherK) {
+  const std::vector<float> u = sharded_top_k_utilities(300);
+  const std::span<const float> all(u);
+  Context context = Context::with_fixed_seed(2);
+  {
+    TopKRelease release = begin_top_k_release(context, top_k_params(0.5, 5), {0, 300});
+    const TopKTicket ticket = release.ticket();
+    const TopKShardResult a = ticket.evaluate(all.subspan(0, 150), 0);
+    EXPECT_THROW(release.finish(merge(a, a)), UsageError);  // as many candidates, not each once
+  }
+  {
+    TopKRelease release = begin_top_k_release(context, top_k_params(0.5, 5), {0, 300});
+    EXPECT_THROW(release.finish(release.ticket().evaluate(all.subspan(0, 299), 0)), UsageError);
+  }
+  {
+    TopKRelease release = begin_top_k_release(context, top_k_params(0.5, 5), {0, 300});
+    TopKShardResult whole = release.ticket().evaluate(all, 0);
+    whole.k = 6;
+    EXPECT_THROW(release.finish(whole), UsageError);
+    whole.k = 5;
+    EXPECT_EQ(release.finish(whole).indices.size(), 5u);  // the refusal of another k spent nothing
+  }
+}
+
+TEST(TopKSharded, BadInputIsRefusedBeforeTheCharge) {
+  auto accountant = std::make_shared<PrivacyAccountant>(PrivacyBound{10.0, 0.0});
+  Context context = Context::with_fixed_seed(2);
+  context.charge_to(accountant);
+  EXPECT_THROW(begin_top_k_release(context, top_k_params(0.5, 0), {0, 10}), InvalidArgument);
+  EXPECT_THROW(begin_top_k_release(context, top_k_params(0.5, 11), {0, 10}), InvalidArgument);
+  EXPECT_THROW(begin_top_k_release(context, top_k_params(0.5, 1), {5, 5}), InvalidArgument);
+  EXPECT_THROW(begin_top_k_release(context, top_k_params(-1.0, 1), {0, 10}), InvalidArgument);
+  TopKParams laplace = top_k_params(0.5, 1);
+  laplace.per_pick.mechanism = Mechanism::laplace_noisy_max;
+  EXPECT_THROW(begin_top_k_release(context, laplace, {0, 10}), InvalidArgument);
+  TopKParams gpu = top_k_params(0.5, 1);
+  gpu.per_pick.backend = Backend::Gpu;
+  EXPECT_THROW(begin_top_k_release(context, gpu, {0, 10}), InvalidArgument);
+  EXPECT_EQ(accountant->release_count(), 0u);
+  TopKRelease release = begin_top_k_release(context, top_k_params(0.5, 3), {0, 10});
+  EXPECT_EQ(accountant->release_count(), 3u);  // the k picks, once
+  EXPECT_EQ(release.stream(), 0u);              // nothing refused drew a stream
+  std::vector<std::uint8_t> bytes = release.ticket().to_bytes();
+  EXPECT_THROW(TopKTicket::from_bytes(std::span<const std::uint8_t>(bytes).first(7)), InvalidArgument);
+  bytes[bytes.size() - 8] = 11;  // k = 11 > the range's 10 candidates
+  EXPECT_THROW(TopKTicket::from_bytes(bytes), InvalidArgument);
 }
 
 }  // namespace

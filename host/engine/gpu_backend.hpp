@@ -88,10 +88,7 @@ void gpu_evaluate_host_rows(std::span<const NoiseSpec> specs, const double* util
 // valid), and the tally of every candidate (unstamped; best_* unset). Device memory (ordered on
 // `stream`, which is synchronized) or host memory (streamed in chunks on streams of its own).
 inline constexpr std::uint64_t kGpuTopKMax = kGpuTopKMaxK;
-struct RankedCandidate {
-  double score;
-  std::uint64_t index;
-};
+using RankedCandidate = RankedScore;
 struct TopKShard {
   ShardResult tally;
   std::vector<RankedCandidate> top;

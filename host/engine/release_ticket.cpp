@@ -82,8 +82,7 @@ std::uint64_t release_tag_of(const RandomKey& key, std::uint64_t stream) {
 
 }  // namespace
 
-template <class Evaluate>
-ShardResult ReleaseTicket::evaluate_range(std::uint64_t size, std::uint64_t first_index, Evaluate&& evaluate) const {
+detail::NoiseSpec ReleaseTicket::shard_spec(std::uint64_t size, std::uint64_t first_index) const {
   if (release_spent_ && release_spent_->load(std::memory_order_acquire)) {
     throw UsageError("dpselect: this ticket's release (stream " + std::to_string(stream_) +
                      ") was finished or destroyed; its shards can no longer be finished: begin a new release");
@@ -97,11 +96,20 @@ ShardResult ReleaseTicket::evaluate_range(std::uint64_t size, std::uint64_t firs
   detail::UtilityReference reference = detail::UtilityReference::zero;
   detail::NoiseSpec spec = detail::release_noise_spec(params_, key_, stream_, reference);
   spec.utility_reference = utility_reference_;
-  const IndexRange range{first_index, first_index + size};
-  ShardResult result = evaluate(spec, range);
+  return spec;
+}
+
+ShardResult ReleaseTicket::stamped(ShardResult result, IndexRange range) const {
   result.release_tag = release_tag_;
   result.coverage = detail::coverage_fingerprint(range);
   return result;
+}
+
+template <class Evaluate>
+ShardResult ReleaseTicket::evaluate_range(std::uint64_t size, std::uint64_t first_index, Evaluate&& evaluate) const {
+  const detail::NoiseSpec spec = shard_spec(size, first_index);
+  const IndexRange range{first_index, first_index + size};
+  return stamped(evaluate(spec, range), range);
 }
 
 namespace {

@@ -12,7 +12,9 @@
 #include "dpselect/errors.hpp"
 #include "engine/gpu_backend.hpp"
 #include "engine/parallel_groups.hpp"
+#include "engine/ranked_lists.hpp"
 #include "engine/screened_group.hpp"
+#include "engine/top_k_steps.hpp"
 #include "engine/validation.hpp"
 
 namespace dpselect {
@@ -22,7 +24,7 @@ using detail::RankedCandidate;
 
 // Higher score first; equal scores: smaller index first (the library's tie rule).
 bool ranks_before(const RankedCandidate& a, const RankedCandidate& b) {
-  return a.score > b.score || (a.score == b.score && a.index < b.index);
+  return detail::ranks_before(a.score, a.index, b.score, b.index);
 }
 
 // Per-thread state: the tally of every candidate seen and the k best so far, kept as a heap
@@ -86,21 +88,14 @@ template <class Utilities, class... Stream>
 TopKSelection top_k(Context& context, Utilities utilities, const TopKParams& params, Stream... stream) {
   constexpr bool kDeviceMemory = sizeof...(Stream) == 1;
   const SelectionParams& per_pick = params.per_pick;
-  detail::validate_release_params(per_pick);
-  if (per_pick.mechanism != Mechanism::exponential) {
-    throw InvalidArgument("dpselect: top-k mechanism must be exponential (one-shot Gumbel top-k equals "
-                          "peeling EM only for Gumbel noise; got " + std::string(to_string(per_pick.mechanism)) + ")");
-  }
   const std::uint64_t n = candidate_count(utilities);
+  detail::validate_release_params(per_pick);
   if constexpr (kDeviceMemory) {
     detail::validate_device_utilities(utilities.data, n, 0, per_pick.backend);
   } else {
     detail::validate_candidate_count("utilities", n, 0);
   }
-  if (params.k == 0 || params.k > n) {
-    throw InvalidArgument("dpselect: k must be between 1 and the number of candidates, " + std::to_string(n) +
-                          " (got " + std::to_string(params.k) + ")");
-  }
+  detail::validate_top_k(params, n);
   Backend backend = kDeviceMemory ? Backend::Gpu : detail::resolve_backend(per_pick.backend);
   if (backend == Backend::Gpu && params.k > detail::kGpuTopKMax) {
     if (kDeviceMemory || per_pick.backend == Backend::Gpu) {
@@ -124,35 +119,53 @@ TopKSelection top_k(Context& context, Utilities utilities, const TopKParams& par
     top = backend == Backend::Gpu ? detail::gpu_top_k_host(spec, utilities.data(), n, params.k)
                                   : cpu_top_k(spec, utilities, 0, params.k);
   }
-  // The tally carries the best candidate so finish() applies the usual checks and the slack
-  // (and throws for invalid utilities, which may have left the list short or empty).
-  if (!top.top.empty()) {
-    top.tally.best_score = top.top.front().score;
-    top.tally.best_index = top.top.front().index;
-  }
-  const Selection first = release.finish(detail::ReleaseAccess::stamped(release, range, top.tally));
-  if (top.top.size() < params.k || top.top.back().score == -detail::kInfinity) {
-    throw InvalidArgument("dpselect: k must not exceed the number of candidates that are not excluded (-inf) (got " +
-                          std::to_string(params.k) + ")");
-  }
-  TopKSelection selection;
-  selection.indices.reserve(top.top.size());
-  for (const RankedCandidate& r : top.top) selection.indices.push_back(r.index);
-  selection.report.per_pick = first.report;
-  selection.report.k = params.k;
-  const double k = static_cast<double>(params.k);
-  // Dwork & Roth 2014, Thm 3.16 (basic composition) over the k picks.
-  selection.report.epsilon_total_basic = k * per_pick.epsilon;
-  // Each pick is epsilon'-bounded-range (Durfee & Rogers 2019; at the monotone scale too, since all
-  // utility differences then lie in [0, Delta]), hence (epsilon'^2/8)-zCDP (Cesar & Rogers 2021);
-  // zCDP adds up over the k picks.
-  selection.report.rho = k * per_pick.epsilon * per_pick.epsilon / 8.0;
-  return selection;
+  return detail::finish_top_k(release, params, detail::ReleaseAccess::stamped(release, range, top.tally), top.top);
 }
 
 }  // namespace
 
 namespace detail {
+
+void validate_top_k(const TopKParams& params, std::uint64_t candidates) {
+  if (params.per_pick.mechanism != Mechanism::exponential) {
+    throw InvalidArgument("dpselect: top-k mechanism must be exponential (one-shot Gumbel top-k equals "
+                          "peeling EM only for Gumbel noise; got " + std::string(to_string(params.per_pick.mechanism)) +
+                          ")");
+  }
+  if (params.k == 0 || params.k > candidates) {
+    throw InvalidArgument("dpselect: k must be between 1 and the number of candidates, " + std::to_string(candidates) +
+                          " (got " + std::to_string(params.k) + ")");
+  }
+}
+
+TopKSelection finish_top_k(Release& release, const TopKParams& params, ShardResult tally,
+                           const std::vector<RankedScore>& best) {
+  // The tally carries the best candidate so finish() applies the usual checks and the slack
+  // (and throws for invalid utilities, which may have left the list short or empty).
+  if (!best.empty()) {
+    tally.best_score = best.front().score;
+    tally.best_index = best.front().index;
+  }
+  const Selection first = release.finish(tally);
+  if (best.size() < params.k || best[params.k - 1].score == -kInfinity) {
+    throw InvalidArgument("dpselect: k must not exceed the number of candidates that are not excluded (-inf) (got " +
+                          std::to_string(params.k) + ")");
+  }
+  TopKSelection selection;
+  selection.indices.reserve(params.k);
+  for (std::uint64_t i = 0; i < params.k; ++i) selection.indices.push_back(best[i].index);
+  selection.report.per_pick = first.report;
+  selection.report.k = params.k;
+  const double k = static_cast<double>(params.k);
+  // Dwork & Roth 2014, Thm 3.16 (basic composition) over the k picks.
+  selection.report.epsilon_total_basic = k * params.per_pick.epsilon;
+  // Each pick is epsilon'-bounded-range (Durfee & Rogers 2019; at the monotone scale too, since all
+  // utility differences then lie in [0, Delta]), hence (epsilon'^2/8)-zCDP (Cesar & Rogers 2021);
+  // zCDP adds up over the k picks.
+  selection.report.rho = k * params.per_pick.epsilon * params.per_pick.epsilon / 8.0;
+  return selection;
+}
+
 TopKShard cpu_top_k_shard(const NoiseSpec& spec, std::span<const float> utilities, std::uint64_t first_index,
                           std::uint64_t k) {
   return cpu_top_k(spec, utilities, first_index, k);
@@ -162,6 +175,84 @@ TopKShard cpu_top_k_shard(const NoiseSpec& spec, std::span<const double> utiliti
   return cpu_top_k(spec, utilities, first_index, k);
 }
 }  // namespace detail
+
+TopKShardResult merge(const TopKShardResult& a, const TopKShardResult& b) {
+  TopKShardResult out;
+  out.k = std::max(a.k, b.k);
+  out.tally = merge(a.tally, b.tally);
+  out.best.reserve(std::min<std::uint64_t>(out.k, a.best.size() + b.best.size()));
+  std::size_t i = 0;
+  std::size_t j = 0;
+  while (out.best.size() < out.k && (i < a.best.size() || j < b.best.size())) {
+    const bool from_a = j == b.best.size() || (i < a.best.size() && !ranks_before(b.best[j], a.best[i]));
+    out.best.push_back(from_a ? a.best[i++] : b.best[j++]);
+  }
+  return out;
+}
+
+TopKRelease begin_top_k_release(Context& context, const TopKParams& params, IndexRange range) {
+  detail::validate_range(range);
+  detail::validate_release_params(params.per_pick);
+  detail::validate_top_k(params, range.size());
+  if (params.per_pick.backend == Backend::Gpu) {
+    throw InvalidArgument("dpselect: a sharded top-k runs its shards on the CPU (got backend Gpu); use Auto or Cpu");
+  }
+  // k rounds of peeling EM at epsilon' (Durfee & Rogers 2019): k exponential-mechanism picks.
+  const PrivacyCharge picks{ReleaseKind::exponential_mechanism, params.per_pick.epsilon, 0.0, params.k};
+  detail::ContextAccess::charge(context, std::span(&picks, 1));
+  return TopKRelease(detail::ContextAccess::begin_charged_release(context, params.per_pick), params, range);
+}
+
+TopKTicket TopKRelease::ticket() { return TopKTicket(release_.ticket(range_), params_.k); }
+
+TopKSelection TopKRelease::finish(const TopKShardResult& merged) {
+  if (merged.tally.candidates != 0 && merged.k != params_.k) {
+    throw UsageError("dpselect: the TopKShardResult passed to finish() keeps " + std::to_string(merged.k) +
+                     " candidates but this release keeps " + std::to_string(params_.k));
+  }
+  return detail::finish_top_k(release_, params_, merged.tally, merged.best);
+}
+
+template <class T>
+TopKShardResult TopKTicket::evaluate_shard(std::span<const T> utilities, std::uint64_t first_index) const {
+  const detail::NoiseSpec spec = ticket_.shard_spec(utilities.size(), first_index);
+  detail::TopKShard top = detail::cpu_top_k_shard(spec, utilities, first_index, k_);
+  const IndexRange range{first_index, first_index + utilities.size()};
+  return TopKShardResult{std::move(top.top), ticket_.stamped(top.tally, range), k_};
+}
+
+TopKShardResult TopKTicket::evaluate(std::span<const float> utilities, std::uint64_t first_index) const {
+  return evaluate_shard(utilities, first_index);
+}
+TopKShardResult TopKTicket::evaluate(std::span<const double> utilities, std::uint64_t first_index) const {
+  return evaluate_shard(utilities, first_index);
+}
+
+std::vector<std::uint8_t> TopKTicket::to_bytes() const {
+  std::vector<std::uint8_t> bytes = ticket_.to_bytes();
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(k_ >> (8 * i)));
+  return bytes;
+}
+
+TopKTicket TopKTicket::from_bytes(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() < 8) {
+    throw InvalidArgument("dpselect: bytes must be a TopKTicket written by TopKTicket::to_bytes (got " +
+                          std::to_string(bytes.size()) + " bytes)");
+  }
+  ReleaseTicket ticket = ReleaseTicket::from_bytes(bytes.first(bytes.size() - 8));
+  std::uint64_t k = 0;
+  for (int i = 0; i < 8; ++i) k |= std::uint64_t{bytes[bytes.size() - 8 + static_cast<std::size_t>(i)]} << (8 * i);
+  try {
+    detail::validate_top_k(TopKParams{ticket.params(), k}, ticket.range().size());
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(std::string("dpselect: bytes must be a TopKTicket written by TopKTicket::to_bytes (") +
+                          e.what() + ")");
+  }
+  if (ticket.params().backend == Backend::Gpu) {
+    throw InvalidArgument("dpselect: bytes must be a TopKTicket written by TopKTicket::to_bytes (backend Gpu)");
+  }
+  return TopKTicket(std::move(ticket), k);
+}
 
 TopKSelection select_top_k(Context& context, std::span<const float> utilities, const TopKParams& params) {
   return top_k(context, utilities, params);

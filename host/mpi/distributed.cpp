@@ -18,6 +18,7 @@
 #include "engine/cpu_backend.hpp"
 #include "engine/gpu_backend.hpp"
 #include "engine/ranked_lists.hpp"
+#include "engine/top_k_steps.hpp"
 #include "engine/validation.hpp"
 #include "random/os_entropy.hpp"
 
@@ -547,26 +548,8 @@ TopKSelection top_k_host(DistributedContext& context, std::span<const T> shard, 
   std::sort(all.begin(), all.end(), ranks_before);
   if (all.size() > params.k) all.resize(params.k);
 
-  // As in one process: the tally carries the best candidate so finish() applies the usual checks.
-  ShardResult tally = detail::merged_tally(s, mine.tally);
-  if (!all.empty()) {
-    tally.best_score = all.front().score;
-    tally.best_index = all.front().index;
-  }
-  const Selection first = release.finish(tally);
-  if (all.size() < params.k || all.back().score == -dpselect::detail::kInfinity) {
-    throw InvalidArgument("dpselect: k must not exceed the number of candidates that are not excluded (-inf) (got " +
-                          std::to_string(params.k) + ")");
-  }
-  TopKSelection selection;
-  selection.indices.reserve(all.size());
-  for (const RankedCandidate& r : all) selection.indices.push_back(r.index);
-  selection.report.per_pick = first.report;
-  selection.report.k = params.k;
-  const double k = static_cast<double>(params.k);
-  selection.report.epsilon_total_basic = k * per_pick.epsilon;   // as select_top_k (top_k.hpp)
-  selection.report.rho = k * per_pick.epsilon * per_pick.epsilon / 8.0;
-  return selection;
+  // As in one process (the tally carries the best candidate so finish() applies the usual checks).
+  return dpselect::detail::finish_top_k(release, params, detail::merged_tally(s, mine.tally), all);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "dpselect/context.hpp"
+#include "dpselect/detail/noise_spec.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/shard_result.hpp"
 #include "dpselect/types.hpp"
@@ -40,6 +41,7 @@ namespace dpselect {
 namespace detail {
 struct ReleaseAccess;
 }  // namespace detail
+class TopKTicket;
 
 /// What a worker needs to evaluate shards of one release that it does not hold: the release's
 /// key, stream and parameters, its utility reference, and the range of candidates its shards
@@ -120,7 +122,13 @@ class ReleaseTicket {
 
  private:
   friend struct detail::ReleaseAccess;
+  friend class TopKTicket;
   ReleaseTicket() = default;
+  // The spec of a shard of `size` utilities from `first_index`, after the checks every evaluation
+  // makes (the release not spent, a non-empty shard inside the range).
+  detail::NoiseSpec shard_spec(std::uint64_t size, std::uint64_t first_index) const;
+  // `result` of the shard `range`, stamped with the release's tag and the range's fingerprint.
+  ShardResult stamped(ShardResult result, IndexRange range) const;
   template <class Evaluate>
   ShardResult evaluate_range(std::uint64_t size, std::uint64_t first_index, Evaluate&& evaluate) const;
 

@@ -29,6 +29,8 @@
 #include <vector>
 
 #include "dpselect/context.hpp"
+#include "dpselect/release_ticket.hpp"
+#include "dpselect/shard_result.hpp"
 #include "dpselect/types.hpp"
 
 namespace dpselect {
@@ -108,6 +110,130 @@ TopKSelection select_top_k(Context& context, DeviceSpan<const float> utilities, 
                            cuda_stream_t stream = nullptr);
 TopKSelection select_top_k(Context& context, DeviceSpan<const double> utilities, const TopKParams& params,
                            cuda_stream_t stream = nullptr);
+///@}
+
+/// @name Top-k over shards evaluated elsewhere
+///@{
+
+/// One candidate of a top-k shard: its noisy score and global index. SECRET, as a ShardResult.
+struct RankedScore {
+  double score = -detail::kInfinity;  ///< The candidate's noisy score.
+  std::uint64_t index = kNoIndex;     ///< Its global index.
+};
+
+/// The partial result of a top-k release over one shard: its k best candidates and the tally of
+/// every candidate it evaluated. SECRET (shard_result.hpp): pass it only to merge() and
+/// TopKRelease::finish().
+struct TopKShardResult {
+  std::vector<RankedScore> best;  ///< At most k, best first (higher score; ties: smaller index).
+  ShardResult tally;              ///< The tally of every candidate of the shard (best_* unset).
+  std::uint64_t k = 0;            ///< The release's k.
+};
+
+/// The result of the union of two disjoint shards of one top-k release: the k best of the two
+/// lists (the k best of a union are among each part's k best) and the merged tallies.
+/// Associative and commutative; checks nothing (TopKRelease::finish checks the total).
+/// @param a The result of one shard.
+/// @param b The result of another shard of the same release.
+/// @return The merge; its k is the larger of the two (they are equal for shards of one release).
+TopKShardResult merge(const TopKShardResult& a, const TopKShardResult& b);
+
+class TopKTicket;
+
+/// A top-k release whose shards are evaluated elsewhere (release_ticket.hpp: the trust model is
+/// the same). Begun with begin_top_k_release, evaluated through its ticket(), finished once.
+class TopKRelease {
+ public:
+  /// The ticket that workers evaluate this release's shards with (CPU passes). SECRET: it holds
+  /// the context's key. Asking again returns an equal ticket.
+  /// @return The ticket for the release's range.
+  /// @throws UsageError after finish().
+  TopKTicket ticket();
+  /// The k indices and the report, from the merge of every shard's result.
+  /// @param merged The merge of every shard's TopKShardResult, each exactly once.
+  /// @return As select_top_k over the whole range for the same key and stream.
+  /// @throws InvalidArgument for a NaN, +inf or out-of-bound utility, a slack that would reach
+  ///         epsilon', or k above the number of candidates that are not excluded.
+  /// @throws UsageError as Release::finish (another release, a shard missing or merged twice, a
+  ///         second finish; the release is spent), or for a merge that keeps another k (refused
+  ///         before the release is finished).
+  /// @par Privacy
+  /// As select_top_k; the k picks were charged by begin_top_k_release.
+  TopKSelection finish(const TopKShardResult& merged);
+  /// The release's parameters.
+  /// @return The per-pick parameters and k.
+  const TopKParams& params() const { return params_; }
+  /// The candidates the shards must tile.
+  /// @return The range given to begin_top_k_release.
+  IndexRange range() const { return range_; }
+  /// The release's stream id.
+  /// @return The stream id.
+  std::uint64_t stream() const { return release_.stream(); }
+
+ private:
+  friend TopKRelease begin_top_k_release(Context& context, const TopKParams& params, IndexRange range);
+  TopKRelease(Release release, const TopKParams& params, IndexRange range)
+      : release_(std::move(release)), params_(params), range_(range) {}
+  Release release_;
+  TopKParams params_;
+  IndexRange range_;
+};
+
+/// Begins a top-k release over the candidates `range`, whose shards are evaluated through its
+/// ticket (here or elsewhere) and merged for TopKRelease::finish: for the same key and stream, the
+/// k indices select_top_k returns over the whole range.
+/// @param context The key and stream source (and accountant).
+/// @param params The per-pick parameters (mechanism exponential; utility_reference as for
+///        select_top_k, 0 when not given) and k, 1 <= k <= range.size().
+/// @param range The candidates: not empty, end at most 2^63.
+/// @return The release, holding a fresh stream.
+/// @throws InvalidArgument for bad params, a mechanism other than exponential, backend Gpu (the
+///         shards run on the CPU), k outside [1, range.size()] or a bad range: before the charge.
+/// @throws BudgetExceeded when the accountant refuses the k picks: nothing charged or drawn.
+/// @par Privacy
+/// Charges k exponential-mechanism picks at epsilon' before the stream is drawn, as select_top_k
+/// (Durfee & Rogers 2019; Dwork & Roth 2014, Thm 3.16).
+TopKRelease begin_top_k_release(Context& context, const TopKParams& params, IndexRange range);
+
+/// What a worker evaluates its shard of a top-k release with: the release's ReleaseTicket and k.
+/// SECRET (it holds the key); serializable (to_bytes, from_bytes).
+class TopKTicket {
+ public:
+  /// This shard's k best and its tally, on the CPU (all cores).
+  /// @param utilities The utilities of candidates first_index, first_index + 1, ...; not empty.
+  /// @param first_index The global index of utilities[0]; the shard must lie in the range.
+  /// @return The shard's result (SECRET).
+  /// @throws InvalidArgument as ReleaseTicket::evaluate (an empty shard, one outside the range).
+  /// @throws UsageError as ReleaseTicket::evaluate (the release finished or destroyed).
+  TopKShardResult evaluate(std::span<const float> utilities, std::uint64_t first_index) const;
+  /// The same for double utilities.
+  /// @param utilities The utilities; not empty.
+  /// @param first_index The global index of utilities[0].
+  /// @return The shard's result (SECRET).
+  TopKShardResult evaluate(std::span<const double> utilities, std::uint64_t first_index) const;
+  /// The ticket as bytes: ReleaseTicket::to_bytes followed by k (8 bytes, little-endian).
+  /// @return The serialized ticket (SECRET).
+  std::vector<std::uint8_t> to_bytes() const;
+  /// A ticket read back from to_bytes, checked as ReleaseTicket::from_bytes checks (and k >= 1).
+  /// @param bytes The output of to_bytes.
+  /// @return The ticket.
+  /// @throws InvalidArgument naming what is wrong with `bytes`.
+  static TopKTicket from_bytes(std::span<const std::uint8_t> bytes);
+  /// How many candidates the release keeps.
+  /// @return k.
+  std::uint64_t k() const { return k_; }
+  /// The release's ticket (key, stream, parameters, range).
+  /// @return The ReleaseTicket.
+  const ReleaseTicket& release_ticket() const { return ticket_; }
+
+ private:
+  friend class TopKRelease;
+  TopKTicket(ReleaseTicket ticket, std::uint64_t k) : ticket_(std::move(ticket)), k_(k) {}
+  template <class T>
+  TopKShardResult evaluate_shard(std::span<const T> utilities, std::uint64_t first_index) const;
+  ReleaseTicket ticket_;
+  std::uint64_t k_;
+};
 ///@}
 
 }  // namespace dpselect

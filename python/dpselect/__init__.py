@@ -34,7 +34,7 @@ from ._arrays import ArrayLike, LabelsLike
 from ._arrays import as_host_or_device as _as_host_or_device
 from ._arrays import check_labels as _check_labels
 from ._arrays import length_of as _length_of
-from ._arrays import params_of as _params_of
+from ._selection_params import selection_params as _selection_params
 from ._arrays import pick_labels as _pick_labels
 from ._backend import warn_if_gpu_unusable as _warn_if_gpu_unusable
 from ._dpselect import (
@@ -92,28 +92,6 @@ from .sparse_vector import *  # noqa: E402,F401,F403
 __all__ += (accounting.__all__ + noise.__all__ + pricing.__all__ + quantiles.__all__ + sharding.__all__ +
             sparse_vector.__all__)
 
-
-
-_SELECTION_REQUIRED = ("epsilon", "sensitivity")
-# The defaults of the keyword parameters below, for the fast checks (CPython shares the constant
-# 0.0 of a module; where it does not, the general check in _params_of gives the same answer).
-_EXPONENTIAL = Mechanism.EXPONENTIAL
-_AUTO = Backend.AUTO
-_NO_BOUND = 0.0
-
-
-def _selection_params(function, params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend,
-                      utility_reference) -> SelectionParams:
-    # The common cases first, without building anything (a release from Python costs microseconds).
-    if params is None:
-        if epsilon is not None and sensitivity is not None:
-            return SelectionParams(epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference)
-    elif (type(params) is SelectionParams and epsilon is None and sensitivity is None and mechanism is _EXPONENTIAL
-          and monotone is False and utility_bound is _NO_BOUND and backend is _AUTO and utility_reference is None):
-        return params
-    fields = {"epsilon": epsilon, "sensitivity": sensitivity, "mechanism": mechanism, "monotone": monotone,
-              "utility_bound": utility_bound, "backend": backend, "utility_reference": utility_reference}
-    return _params_of(SelectionParams, params, fields, function.__kwdefaults__, _SELECTION_REQUIRED)
 
 
 def _attach(result, name: str, value):
@@ -445,7 +423,8 @@ def _row_epsilons(epsilon, rows: int):
                          "row, or one number for every row")
     bad = _np.flatnonzero(~(_np.isfinite(values) & (values > 0)))
     if len(bad) != 0:
-        raise InvalidArgument(f"dpselect: epsilon[{int(bad[0])}] must be finite and > 0 (got {float(values[bad[0]])!r})")
+        first = int(bad[0])
+        raise InvalidArgument(f"dpselect: epsilon[{first}] must be finite and > 0 (got {float(values[first])!r})")
     return values
 
 

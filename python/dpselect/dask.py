@@ -35,13 +35,13 @@ import numpy as np
 import dask
 import dask.array
 
-from . import _dpselect as _core
 from ._arrays import check_labels as _check_labels
-from ._arrays import params_of as _params_of
-from ._dpselect import Backend, Context, InvalidArgument, Mechanism, Selection, SelectionParams
-from .sharding import Release, ReleaseTicket, begin_release
+from ._arrays import pick_labels as _pick_labels
+from ._selection_params import selection_params as _selection_params
+from ._dpselect import Backend, Context, InvalidArgument, Mechanism, Selection, SelectionParams, TopKSelection
+from .sharding import Release, ReleaseTicket, TopKTicket, begin_release, begin_top_k_release, merge
 
-__all__ = ["PartitionError", "select"]
+__all__ = ["PartitionError", "select", "select_top_k"]
 
 
 class PartitionError(RuntimeError):
@@ -160,17 +160,14 @@ def _look(partitions) -> tuple[list[tuple[int, int]], float]:
     return rows, looks[0][1]
 
 
-def _finish(release: Release, results) -> Selection:
-    """Merges the partitions' results and finishes the release."""
-    merged = results[0]
-    for result in results[1:]:
-        merged = _core.merge(merged, result)
-    return release.finish(merged)
+def _finish(release, results):
+    """Merges the partitions' results and finishes the release (a Release or a TopKRelease)."""
+    return release.finish(merge(results))
 
 
-def _shards(ticket: ReleaseTicket, partitions, rows) -> list:
-    return _compute_each([dask.delayed(_evaluate_partition)(ticket, p, begin) for p, (begin, _) in zip(partitions, rows)],
-                         rows, "the release stays charged (its stream was drawn)")
+def _shards(ticket: ReleaseTicket | TopKTicket, partitions, rows) -> list:
+    tasks = [dask.delayed(_evaluate_partition)(ticket, p, begin) for p, (begin, _) in zip(partitions, rows)]
+    return _compute_each(tasks, rows, "the release stays charged (its stream was drawn)")
 
 
 def _label_at(labels, index: int, rows, partitions_of_labels):
@@ -241,27 +238,97 @@ def select(
     numbers, one of them the partition's first score: the driver is trusted with it) back. Labels
     are public (post-processing, Dwork & Roth 2014, Prop 2.1).
     """
-    fields = {"epsilon": epsilon, "sensitivity": sensitivity, "mechanism": mechanism, "monotone": monotone,
-              "utility_bound": utility_bound, "backend": backend, "utility_reference": utility_reference}
-    params = _params_of(SelectionParams, params, fields, select.__kwdefaults__, ("epsilon", "sensitivity"))
-    if not isinstance(context, Context):
-        raise TypeError(f"context must be a dpselect.Context (got {type(context).__name__})")
-    partitions = _partitions(scores)
-    _check_dtype(scores)
-    label_partitions = None
-    if labels is not None and hasattr(labels, "to_delayed"):
-        label_partitions = _partitions(labels)
-        if len(label_partitions) != len(partitions):
-            raise ValueError(f"labels must be partitioned like scores (got {len(label_partitions)} partitions for "
-                             f"{len(partitions)})")
-    params.validate()  # before any work on the workers
-    rows, first_utility = _look(partitions)
-    if label_partitions is None and labels is not None:
-        labels = _check_labels(labels, rows[-1][1], "rows")
+    params = _selection_params(select, params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend,
+                               utility_reference)
+    job = _Job(context, scores, params, labels)
     release = begin_release(context, params)
-    ticket = release.ticket(rows[-1][1], first_utility=first_utility)
-    pick = _finish(release, _shards(ticket, partitions, rows))
+    ticket = release.ticket(job.candidates, first_utility=job.first_utility)
+    pick = _finish(release, _shards(ticket, job.partitions, job.rows))
     if labels is not None:
-        setattr(pick, "_label", _label_at(labels, pick.index, rows, label_partitions))  # read by Selection.label
+        setattr(pick, "_label", job.label_of(pick.index))  # read by Selection.label
     return pick
+
+
+class _Job:
+    """The checks and the look that every release over a Dask column starts with (nothing charged)."""
+
+    def __init__(self, context: Context, scores, params: SelectionParams, labels) -> None:
+        if not isinstance(context, Context):
+            raise TypeError(f"context must be a dpselect.Context (got {type(context).__name__})")
+        self.partitions = _partitions(scores)
+        _check_dtype(scores)
+        self.label_partitions = None
+        if labels is not None and hasattr(labels, "to_delayed"):
+            self.label_partitions = _partitions(labels)
+            if len(self.label_partitions) != len(self.partitions):
+                raise ValueError(f"labels must be partitioned like scores (got {len(self.label_partitions)} partitions "
+                                 f"for {len(self.partitions)})")
+        params.validate()  # before any work on the workers
+        self.rows, self.first_utility = _look(self.partitions)
+        self.candidates = self.rows[-1][1]
+        self.labels = labels
+        if self.label_partitions is None and labels is not None:
+            self.labels = _check_labels(labels, self.candidates, "rows")
+
+    def label_of(self, index: int):
+        return _label_at(self.labels, index, self.rows, self.label_partitions)
+
+
+def select_top_k(
+    context: Context,
+    scores: Any,
+    k: int,
+    params: SelectionParams | None = None,
+    *,
+    epsilon: float | None = None,
+    sensitivity: float | None = None,
+    mechanism: Mechanism = Mechanism.EXPONENTIAL,
+    monotone: bool = False,
+    utility_bound: float = 0.0,
+    backend: Backend = Backend.AUTO,
+    utility_reference: float | None = None,
+    labels: Any = None,
+) -> TopKSelection:
+    """The k rows of highest noisy score of a Dask column, in order, from one pass (exponential mechanism).
+
+    Parameters
+    ----------
+    context : Context
+        The source of the release's stream and its accountant (on the driver).
+    scores : dask.array.Array or dask.dataframe.Series
+        One score per row, as for :func:`select`.
+    k : int
+        How many rows to release: 1 <= k <= the number of rows.
+    params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
+        The parameters of EACH pick, as for :func:`dpselect.select_top_k` (``backend`` AUTO or CPU:
+        the shards run on the workers' CPUs).
+    labels : dask Series or array, or a sequence, optional
+        The rows' public names, as for :func:`select`; ``result.labels`` is then the k labels.
+
+    Returns
+    -------
+    TopKSelection
+        For the same key and stream, exactly what :func:`dpselect.select_top_k` returns over the
+        scores gathered in one array.
+
+    Raises
+    ------
+    InvalidArgument, PartitionError, TypeError, BudgetExceeded
+        As for :func:`select`; k outside [1, rows], a mechanism other than EXPONENTIAL or backend
+        GPU is an InvalidArgument before anything is charged.
+
+    Notes
+    -----
+    As :func:`dpselect.select_top_k` (Durfee & Rogers 2019; Dwork & Roth 2014, Thm 3.16), charged
+    once on the driver (k picks). Each partition sends back its k best (score, index) pairs.
+    """
+    params = _selection_params(select_top_k, params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend,
+                               utility_reference)
+    job = _Job(context, scores, params, labels)
+    release = begin_top_k_release(context, k, job.candidates, params)
+    top = _finish(release, _shards(release.ticket(), job.partitions, job.rows))
+    if labels is not None:
+        setattr(top, "_labels", _pick_labels(job.labels, top.indices) if job.label_partitions is None
+                else [job.label_of(int(i)) for i in top.indices])  # read by TopKSelection.labels
+    return top
 

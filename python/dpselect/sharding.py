@@ -30,15 +30,28 @@ from __future__ import annotations
 
 import functools
 import numbers
+from collections.abc import Iterable
+from typing import Any, TypeVar, overload
 
 from . import _dpselect as _core
 from ._arrays import ArrayLike
 from ._arrays import as_host_or_device as _as_host_or_device
-from ._arrays import params_of as _params_of
 from ._backend import warn_if_gpu_unusable as _warn_if_gpu_unusable
-from ._dpselect import Backend, Context, Generator, Mechanism, Selection, SelectionParams, ShardResult
+from ._selection_params import selection_params as _selection_params
+from ._dpselect import (
+    Backend,
+    Context,
+    Generator,
+    Mechanism,
+    Selection,
+    SelectionParams,
+    ShardResult,
+    TopKSelection,
+    TopKShardResult,
+)
 
-__all__ = ["Release", "ReleaseTicket", "ShardResult", "begin_release", "merge"]
+__all__ = ["Release", "ReleaseTicket", "ShardResult", "TopKRelease", "TopKShardResult", "TopKTicket", "begin_release",
+           "begin_top_k_release", "merge"]
 
 
 def _index(value, name: str) -> int:
@@ -54,8 +67,8 @@ def _evaluate(core, utilities, first_index, stream) -> ShardResult:
     first_index = _index(first_index, "first_index")
     where, array = _as_host_or_device(utilities, "utilities")
     if where == "host":
-        return core._evaluate_host(array, first_index)
-    return core._evaluate_device(array, first_index, _index(stream, "stream"))
+        return core.evaluate_host(array, first_index)
+    return core.evaluate_device(array, first_index, _index(stream, "stream"))
 
 
 def _candidate_range(candidates) -> tuple[int, int]:
@@ -70,7 +83,63 @@ def _candidate_range(candidates) -> tuple[int, int]:
     return 0, _index(candidates, "candidates")
 
 
-class ReleaseTicket:
+_Ticket = TypeVar("_Ticket", bound="_SecretTicket")
+
+
+class _SecretTicket:
+    """What both tickets share: the C++ ticket (``_core``, of the class ``_CORE``), its range and
+    stream, its bytes and its pickling through them."""
+
+    __slots__ = ("_core",)
+    _CORE: Any
+
+    def __init__(self, core: Any) -> None:
+        self._core = core
+
+    @property
+    def range(self) -> tuple[int, int]:
+        """The candidates ``(begin, end)`` the shards must tile, each exactly once."""
+        return self._core.range
+
+    @property
+    def stream(self) -> int:
+        """The release's stream id."""
+        return self._core.stream
+
+    def to_bytes(self) -> bytes:
+        """The ticket as bytes (a versioned, fixed layout): SECRET, it holds the key."""
+        return self._core.to_bytes()
+
+    @classmethod
+    def from_bytes(cls: type[_Ticket], data: bytes) -> _Ticket:
+        """A ticket read back from :meth:`to_bytes`; corrupted or foreign bytes are an InvalidArgument."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes (got {type(data).__name__})")
+        return cls(cls._CORE.from_bytes(bytes(data)))
+
+    def __reduce__(self):
+        return (type(self).from_bytes, (self.to_bytes(),))
+
+
+class _DriverRelease:
+    """What both releases share: the C++ release (``_core``), its stream, and that it stays where it began."""
+
+    __slots__ = ("_core",)
+
+    def __init__(self, core: Any) -> None:
+        self._core = core
+
+    @property
+    def stream(self) -> int:
+        """The stream id the release drew (also the report's ``stream``)."""
+        return self._core.stream
+
+    def __reduce__(self):
+        raise TypeError(f"a dpselect.{type(self).__name__} stays in the process that began it; send its ticket to "
+                        "the workers instead")
+
+
+class ReleaseTicket(_SecretTicket):
     """What a worker evaluates its shard of a release with: SECRET (it holds the context's key).
 
     Made by :meth:`Release.ticket`; pickles (as :meth:`to_bytes`), so it travels to Dask or Spark
@@ -82,10 +151,8 @@ class ReleaseTicket:
         The C++ ticket; made by :meth:`Release.ticket` or :meth:`from_bytes`, not by hand.
     """
 
-    __slots__ = ("_core",)
-
-    def __init__(self, core: _core.ReleaseTicket) -> None:
-        self._core = core
+    __slots__ = ()
+    _CORE = _core.ReleaseTicket
 
     def evaluate(self, utilities: ArrayLike, first_index: int = 0, *, stream: int = 0) -> ShardResult:
         """This shard's partial result: candidates ``[first_index, first_index + len(utilities))``.
@@ -110,7 +177,8 @@ class ReleaseTicket:
         Raises
         ------
         InvalidArgument
-            No utilities, or a shard outside :attr:`ReleaseTicket.range` (naming ``first_index`` and the size).
+            No utilities, or a shard outside :attr:`ReleaseTicket.range` (naming ``first_index``
+            and the size).
         UsageError
             The ticket's release was finished or destroyed in this process (a ticket unpickled
             elsewhere cannot know: the finished release refuses what it evaluates).
@@ -124,16 +192,6 @@ class ReleaseTicket:
         """
         _warn_if_gpu_unusable(self._core.params.backend)
         return _evaluate(self._core, utilities, first_index, stream)
-
-    @property
-    def range(self) -> tuple[int, int]:
-        """The candidates ``(begin, end)`` the shards must tile, each exactly once."""
-        return self._core.range
-
-    @property
-    def stream(self) -> int:
-        """The release's stream id."""
-        return self._core.stream
 
     @property
     def params(self) -> SelectionParams:
@@ -150,26 +208,12 @@ class ReleaseTicket:
         """The generator of the release's key."""
         return self._core.generator
 
-    def to_bytes(self) -> bytes:
-        """The ticket as bytes (a versioned, fixed layout): SECRET, it holds the key."""
-        return self._core.to_bytes()
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> ReleaseTicket:
-        """A ticket read back from :meth:`to_bytes`; corrupted or foreign bytes are an InvalidArgument."""
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError(f"data must be bytes (got {type(data).__name__})")
-        return cls(_core.ReleaseTicket.from_bytes(bytes(data)))
-
-    def __reduce__(self):
-        return (ReleaseTicket.from_bytes, (self.to_bytes(),))
-
     def __repr__(self) -> str:
         begin, end = self.range
         return f"ReleaseTicket(stream={self.stream}, range=({begin}, {end}), SECRET)"
 
 
-class Release:
+class Release(_DriverRelease):
     """One release begun on the driver (:func:`begin_release`): evaluated by itself or through its ticket.
 
     It stays in the process that began it (it does not pickle): send :meth:`ticket` to the workers.
@@ -180,15 +224,7 @@ class Release:
         The C++ release; made by :func:`begin_release`, not by hand.
     """
 
-    __slots__ = ("_core",)
-
-    def __init__(self, core: _core.Release) -> None:
-        self._core = core
-
-    @property
-    def stream(self) -> int:
-        """The stream id the release drew (also ``report.stream`` of its Selection)."""
-        return self._core.stream
+    __slots__ = ()
 
     @property
     def params(self) -> SelectionParams:
@@ -271,12 +307,169 @@ class Release:
             raise TypeError(f"merged must be a dpselect.ShardResult (got {type(merged).__name__})")
         return self._core.finish(merged)
 
-    def __reduce__(self):
-        raise TypeError("a dpselect.Release stays in the process that began it; send release.ticket(...) to "
-                        "the workers instead")
-
     def __repr__(self) -> str:
         return f"Release(stream={self.stream}, mechanism={self.params.mechanism.name})"
+
+
+class TopKTicket(_SecretTicket):
+    """What a worker evaluates its shard of a top-k release with: SECRET (it holds the context's key).
+
+    Made by :meth:`TopKRelease.ticket`; pickles (as :meth:`to_bytes`).
+
+    Parameters
+    ----------
+    core : dpselect._dpselect.TopKTicket
+        The C++ ticket; made by :meth:`TopKRelease.ticket` or :meth:`from_bytes`, not by hand.
+    """
+
+    __slots__ = ()
+    _CORE = _core.TopKTicket
+
+    def evaluate(self, utilities: ArrayLike, first_index: int = 0) -> TopKShardResult:
+        """This shard's k best and its tally, on the CPU (all cores).
+
+        Parameters
+        ----------
+        utilities : array_like
+            The utilities of the shard's candidates, 1-D, in host memory (as for
+            :func:`dpselect.select`; converted once unless float32/float64).
+        first_index : int, default 0
+            The global index of ``utilities[0]``; the shard must lie in :attr:`TopKTicket.range`.
+
+        Returns
+        -------
+        TopKShardResult
+            SECRET: pass it only to :func:`merge` and :meth:`TopKRelease.finish`.
+
+        Raises
+        ------
+        InvalidArgument, UsageError, ValueError, TypeError
+            As :meth:`ReleaseTicket.evaluate`; device memory is a ValueError (the shards of a
+            sharded top-k run on the CPU).
+        """
+        first_index = _index(first_index, "first_index")
+        where, array = _as_host_or_device(utilities, "utilities")
+        if where != "host":
+            raise ValueError("utilities must be in host memory for a sharded top-k (its shards run on the CPU); "
+                             "copy them to the host")
+        return self._core.evaluate_host(array, first_index)
+
+    @property
+    def k(self) -> int:
+        """How many candidates the release keeps."""
+        return self._core.k
+
+    def __repr__(self) -> str:
+        begin, end = self.range
+        return f"TopKTicket(stream={self.stream}, k={self.k}, range=({begin}, {end}), SECRET)"
+
+
+class TopKRelease(_DriverRelease):
+    """One top-k release begun on the driver (:func:`begin_top_k_release`), evaluated through its ticket.
+
+    It stays in the process that began it (it does not pickle): send :meth:`ticket` to the workers.
+
+    Parameters
+    ----------
+    core : dpselect._dpselect.TopKRelease
+        The C++ release; made by :func:`begin_top_k_release`, not by hand.
+    """
+
+    __slots__ = ()
+
+    @property
+    def k(self) -> int:
+        """How many candidates the release keeps."""
+        return self._core.k
+
+    def ticket(self) -> TopKTicket:
+        """The ticket that workers evaluate this release's shards with (SECRET: it holds the key)."""
+        return TopKTicket(self._core.ticket())
+
+    def finish(self, merged: TopKShardResult) -> TopKSelection:
+        """The k indices and the report, from the merge of every shard.
+
+        Parameters
+        ----------
+        merged : TopKShardResult
+            The :func:`merge` of every shard's result, each exactly once.
+
+        Returns
+        -------
+        TopKSelection
+            For the same key and stream, what :func:`dpselect.select_top_k` returns over the whole
+            array.
+
+        Raises
+        ------
+        InvalidArgument
+            A NaN, +inf or out-of-bound utility, a slack that would reach epsilon, or fewer than k
+            candidates that are not excluded.
+        UsageError
+            As :meth:`Release.finish`, or a merge that keeps another k.
+        """
+        if not isinstance(merged, TopKShardResult):
+            raise TypeError(f"merged must be a dpselect.TopKShardResult (got {type(merged).__name__})")
+        return self._core.finish(merged)
+
+    def __repr__(self) -> str:
+        return f"TopKRelease(stream={self.stream}, k={self.k})"
+
+
+def begin_top_k_release(
+    context: Context,
+    k: int,
+    candidates: int | tuple[int, int] | range,
+    params: SelectionParams | None = None,
+    *,
+    epsilon: float | None = None,
+    sensitivity: float | None = None,
+    mechanism: Mechanism = Mechanism.EXPONENTIAL,
+    monotone: bool = False,
+    utility_bound: float = 0.0,
+    backend: Backend = Backend.AUTO,
+    utility_reference: float | None = None,
+) -> TopKRelease:
+    """Begins one top-k release whose shards are evaluated later, here or elsewhere.
+
+    Parameters
+    ----------
+    context : Context
+        The source of the release's stream and its accountant.
+    k : int
+        How many candidates to release: 1 <= k <= the number of candidates.
+    candidates : int, tuple or Python range
+        The candidates the shards must tile, as for :meth:`Release.ticket`.
+    params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
+        The parameters of EACH pick, as for :func:`dpselect.select_top_k` (``backend`` AUTO or CPU:
+        the shards run on the CPU).
+
+    Returns
+    -------
+    TopKRelease
+        Holding a fresh stream: hand out its :meth:`TopKRelease.ticket`, then finish it.
+
+    Raises
+    ------
+    InvalidArgument
+        A bad parameter, a mechanism other than EXPONENTIAL, backend GPU, or k outside
+        [1, number of candidates]: nothing charged or drawn.
+    TypeError
+        Neither epsilon and sensitivity nor params, or a context that is not one.
+    BudgetExceeded
+        The accountant refuses the k picks: nothing charged or drawn.
+
+    Notes
+    -----
+    Charges k exponential-mechanism picks at epsilon now, before the stream is drawn, as
+    :func:`dpselect.select_top_k` (Durfee & Rogers 2019; Dwork & Roth 2014, Thm 3.16).
+    """
+    params = _selection_params(begin_top_k_release, params, epsilon, sensitivity, mechanism, monotone,
+                               utility_bound, backend, utility_reference)
+    if not isinstance(context, Context):
+        raise TypeError(f"context must be a dpselect.Context (got {type(context).__name__})")
+    begin, end = _candidate_range(candidates)
+    return TopKRelease(_core.begin_top_k_release(context, params, _index(k, "k"), begin, end))
 
 
 def begin_release(
@@ -320,39 +513,50 @@ def begin_release(
     :func:`dpselect.select`'s (Dwork & Roth 2014, Thm 3.10; McKenna & Sheldon 2020; Dwork & Roth
     2014, Claim 3.9).
     """
-    fields = {"epsilon": epsilon, "sensitivity": sensitivity, "mechanism": mechanism, "monotone": monotone,
-              "utility_bound": utility_bound, "backend": backend, "utility_reference": utility_reference}
-    params = _params_of(SelectionParams, params, fields, begin_release.__kwdefaults__, ("epsilon", "sensitivity"))
+    params = _selection_params(begin_release, params, epsilon, sensitivity, mechanism, monotone, utility_bound,
+                               backend, utility_reference)
     if not isinstance(context, Context):
         raise TypeError(f"context must be a dpselect.Context (got {type(context).__name__})")
     return Release(_core.begin_release(context, params))
 
 
-def merge(*shards: ShardResult) -> ShardResult:
+@overload
+def merge(*shards: ShardResult) -> ShardResult: ...
+@overload
+def merge(*shards: TopKShardResult) -> TopKShardResult: ...
+@overload
+def merge(shards: Iterable[ShardResult], /) -> ShardResult: ...
+@overload
+def merge(shards: Iterable[TopKShardResult], /) -> TopKShardResult: ...
+
+
+def merge(*shards: Any) -> Any:
     """The result of the union of disjoint shards of one release (associative and commutative).
 
     Parameters
     ----------
-    shards : ShardResult
-        One or more shard results, as positional arguments (or one iterable of them).
+    shards : ShardResult or TopKShardResult
+        One or more shard results of one kind, as positional arguments (or one iterable of them).
 
     Returns
     -------
-    ShardResult
-        Their merge, checked by :meth:`Release.finish` (not here).
+    ShardResult or TopKShardResult
+        Their merge, checked by the release's finish (not here).
 
     Raises
     ------
     ValueError
         No shard.
     TypeError
-        Something that is not a ShardResult, named by its position.
+        Something that is not a shard result, or results of both kinds, named by position.
     """
-    if len(shards) == 1 and not isinstance(shards[0], ShardResult):
+    kinds = (ShardResult, TopKShardResult)
+    if len(shards) == 1 and not isinstance(shards[0], kinds):
         shards = tuple(shards[0])
     if not shards:
         raise ValueError("merge needs at least one ShardResult (got none)")
+    kind = type(shards[0]) if isinstance(shards[0], kinds) else ShardResult
     for i, shard in enumerate(shards):
-        if not isinstance(shard, ShardResult):
-            raise TypeError(f"shards[{i}] must be a dpselect.ShardResult (got {type(shard).__name__})")
+        if not isinstance(shard, kind):
+            raise TypeError(f"shards[{i}] must be a dpselect.{kind.__name__} (got {type(shard).__name__})")
     return functools.reduce(_core.merge, shards)

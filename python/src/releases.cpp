@@ -8,17 +8,20 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "arrays.hpp"
 #include "bindings.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/release_ticket.hpp"
 #include "dpselect/shard_result.hpp"
+#include "dpselect/top_k.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -55,17 +58,43 @@ ShardResult shard_of(const ShardState& s) {
   return r;
 }
 
+// A top-k shard's pickled state: its k best as (score, index) pairs, its tally and k.
+using TopKShardState = std::tuple<std::vector<std::tuple<double, std::uint64_t>>, ShardState, std::uint64_t>;
+
+TopKShardState top_k_state_of(const TopKShardResult& r) {
+  std::vector<std::tuple<double, std::uint64_t>> best;
+  best.reserve(r.best.size());
+  for (const RankedScore& c : r.best) best.emplace_back(c.score, c.index);
+  return {std::move(best), state_of(r.tally), r.k};
+}
+
+TopKShardResult top_k_shard_of(const TopKShardState& s) {
+  TopKShardResult r;
+  for (const auto& [score, index] : std::get<0>(s)) r.best.push_back(RankedScore{score, index});
+  r.tally = shard_of(std::get<1>(s));
+  r.k = std::get<2>(s);
+  return r;
+}
+
+nb::bytes bytes_of(const std::vector<std::uint8_t>& bytes) {
+  return nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+std::span<const std::uint8_t> span_of_bytes(const nb::bytes& bytes) {
+  return {reinterpret_cast<const std::uint8_t*>(bytes.c_str()), bytes.size()};
+}
+
 template <class T, class Shards>
 void bind_evaluate_for(nb::class_<Shards>& c) {
   const auto release_gil = nb::call_guard<nb::gil_scoped_release>();
   c.def(
-      "_evaluate_host",
+      "evaluate_host",
       [](Shards& shards, HostVector<const T> utilities, std::uint64_t first_index) {
         return shards.evaluate(span_of(utilities), first_index);
       },
       "utilities"_a.noconvert(), "first_index"_a, release_gil);
   c.def(
-      "_evaluate_device",
+      "evaluate_device",
       [](Shards& shards, DeviceVector<const T> utilities, std::uint64_t first_index, std::uintptr_t stream) {
         return shards.evaluate(device_span_of(utilities), first_index, stream_of(stream));
       },
@@ -89,7 +118,8 @@ a channel as trusted as the driver's memory).)")
       .def("__repr__", [](const ShardResult& r) {
         return "ShardResult(candidates=" + std::to_string(r.candidates) + ", SECRET)";
       });
-  m.def("merge", &dpselect::merge, "a"_a, "b"_a,
+  m.def(
+      "merge", [](const ShardResult& a, const ShardResult& b) { return dpselect::merge(a, b); }, "a"_a, "b"_a,
         "The result of the union of two disjoint shards of one release (associative, commutative).");
 
   nb::class_<ReleaseTicket> ticket(m, "ReleaseTicket", "The C++ ReleaseTicket; dpselect.ReleaseTicket wraps it.");
@@ -98,15 +128,8 @@ a channel as trusted as the driver's memory).)")
       .def_prop_ro("range", [](const ReleaseTicket& t) { return std::make_tuple(t.range().begin, t.range().end); })
       .def_prop_ro("utility_reference", &ReleaseTicket::utility_reference)
       .def_prop_ro("generator", &ReleaseTicket::generator)
-      .def("to_bytes",
-           [](const ReleaseTicket& t) {
-             const std::vector<std::uint8_t> bytes = t.to_bytes();
-             return nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-           })
-      .def_static("from_bytes", [](nb::bytes bytes) {
-        return ReleaseTicket::from_bytes(
-            std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.c_str()), bytes.size()));
-      });
+      .def("to_bytes", [](const ReleaseTicket& t) { return bytes_of(t.to_bytes()); })
+      .def_static("from_bytes", [](nb::bytes bytes) { return ReleaseTicket::from_bytes(span_of_bytes(bytes)); });
   bind_evaluate_for<float>(ticket);
   bind_evaluate_for<double>(ticket);
 
@@ -122,6 +145,56 @@ a channel as trusted as the driver's memory).)")
       .def("finish", &Release::finish, "merged"_a);
   bind_evaluate_for<float>(release);
   bind_evaluate_for<double>(release);
+  nb::class_<TopKShardResult>(m, "TopKShardResult",
+                              R"(The partial result of one shard of a top-k release: SECRET.
+
+Its k best noisy scores and the tally of its candidates. Combine with dpselect.merge and pass the
+total to the release's finish(); never publish it. It pickles.)")
+      .def_ro("k", &TopKShardResult::k, "The release's k.")
+      .def_prop_ro("candidates", [](const TopKShardResult& r) { return r.tally.candidates; },
+                   "The number of candidates evaluated.")
+      .def("__getstate__", &top_k_state_of)
+      .def("__setstate__", [](TopKShardResult& r, const TopKShardState& s) { new (&r) TopKShardResult(top_k_shard_of(s)); })
+      .def("__repr__", [](const TopKShardResult& r) {
+        return "TopKShardResult(candidates=" + std::to_string(r.tally.candidates) + ", k=" + std::to_string(r.k) +
+               ", SECRET)";
+      });
+  m.def(
+      "merge", [](const TopKShardResult& a, const TopKShardResult& b) { return dpselect::merge(a, b); }, "a"_a, "b"_a,
+      "The result of the union of two disjoint shards of one top-k release.");
+
+  nb::class_<TopKTicket> top_k_ticket(m, "TopKTicket", "The C++ TopKTicket; dpselect.TopKTicket wraps it.");
+  top_k_ticket.def_prop_ro("k", &TopKTicket::k)
+      .def_prop_ro("stream", [](const TopKTicket& t) { return t.release_ticket().stream(); })
+      .def_prop_ro("range", [](const TopKTicket& t) {
+        return std::make_tuple(t.release_ticket().range().begin, t.release_ticket().range().end);
+      })
+      .def("to_bytes", [](const TopKTicket& t) { return bytes_of(t.to_bytes()); })
+      .def_static("from_bytes", [](nb::bytes bytes) { return TopKTicket::from_bytes(span_of_bytes(bytes)); });
+  const auto release_gil = nb::call_guard<nb::gil_scoped_release>();
+  top_k_ticket.def(
+      "evaluate_host",
+      [](const TopKTicket& t, HostVector<const float> u, std::uint64_t first) { return t.evaluate(span_of(u), first); },
+      "utilities"_a.noconvert(), "first_index"_a, release_gil);
+  top_k_ticket.def(
+      "evaluate_host",
+      [](const TopKTicket& t, HostVector<const double> u, std::uint64_t first) { return t.evaluate(span_of(u), first); },
+      "utilities"_a.noconvert(), "first_index"_a, release_gil);
+
+  nb::class_<TopKRelease>(m, "TopKRelease", "The C++ TopKRelease; dpselect.TopKRelease wraps it.")
+      .def_prop_ro("stream", &TopKRelease::stream)
+      .def_prop_ro("k", [](const TopKRelease& r) { return r.params().k; })
+      .def_prop_ro("per_pick", [](const TopKRelease& r) { return r.params().per_pick; })
+      .def_prop_ro("range", [](const TopKRelease& r) { return std::make_tuple(r.range().begin, r.range().end); })
+      .def("ticket", &TopKRelease::ticket)
+      .def("finish", &TopKRelease::finish, "merged"_a);
+  m.def(
+      "begin_top_k_release",
+      [](Context& context, const SelectionParams& per_pick, std::uint64_t k, std::uint64_t begin, std::uint64_t end) {
+        return begin_top_k_release(context, TopKParams{per_pick, k}, IndexRange{begin, end});
+      },
+      "context"_a, "per_pick"_a, "k"_a, "begin"_a, "end"_a);
+
   m.def(
       "begin_release", [](Context& context, const SelectionParams& params) { return context.begin_release(params); },
       "context"_a, "params"_a);

@@ -150,3 +150,37 @@ def test_a_partition_missing_or_given_twice_is_refused(client):
         shards = dpselect.dask._shards(ticket, [partitions[i] for i in wrong], [rows[i] for i in wrong])
         with pytest.raises(dpselect.UsageError, match="exactly once"):
             dpselect.dask._finish(release, shards)
+
+
+@pytest.mark.parametrize("k", [1, 25])
+def test_a_dask_top_k_equals_one_process_with_labels(client, k):
+    u = scores(10_007)
+    frame = pd.DataFrame({"score": u, "key": [f"k{i}" for i in range(len(u))]})
+    ddf = dd.from_pandas(frame, npartitions=4).persist()
+    expected = dpselect.select_top_k(dpselect.Context.fixed_seed(9), u, k, epsilon=0.3, sensitivity=1.0,
+                                     labels=frame["key"].to_numpy())
+    top = dpselect.dask.select_top_k(dpselect.Context.fixed_seed(9), ddf["score"], k, epsilon=0.3, sensitivity=1.0,
+                                     labels=ddf["key"])
+    assert list(top.indices) == list(expected.indices)
+    assert list(top.labels) == list(expected.labels)
+
+
+def test_a_dask_top_k_refuses_a_bad_k_before_any_charge(client):
+    context, accountant = ledger_context()
+    with pytest.raises(dpselect.InvalidArgument, match="k must be between 1"):
+        dpselect.dask.select_top_k(context, da.from_array(scores(10), chunks=5), 11, epsilon=0.1, sensitivity=1.0)
+    expect_nothing_charged_or_drawn(context, accountant)
+
+
+def test_the_guide_example(client):
+    # [doc:python_dask]
+    import dask.array as da
+    import numpy as np
+    import dpselect
+    import dpselect.dask
+
+    scores = da.from_array(np.random.default_rng(2).random(100_000), chunks=25_000).persist()  # it is read twice
+    pick = dpselect.dask.select(dpselect.Context(), scores, epsilon=1.0, sensitivity=1.0)
+    top = dpselect.dask.select_top_k(dpselect.Context(), scores, 5, epsilon=0.2, sensitivity=1.0)
+    # [/doc:python_dask]
+    assert pick.report.candidates == 100_000 and len(top.indices) == 5

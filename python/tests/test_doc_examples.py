@@ -85,3 +85,22 @@ def test_python_guide_tour(tmp_path, monkeypatch):
     assert 0.01 <= price.price <= 200.0
     assert (tmp_path / "pricing.png").stat().st_size > 0 and (tmp_path / "accounting.png").stat().st_size > 0
     assert result.passed
+
+
+def test_sharded_releases_guide():
+    # [doc:python_sharding]
+    import numpy as np
+    import dpselect
+
+    context = dpselect.Context()                                              # on the driver
+    scores = np.random.default_rng(1).random(1_000_000)
+    release = dpselect.begin_release(context, epsilon=1.0, sensitivity=1.0)  # validated, charged once
+    ticket = release.ticket(len(scores), first_utility=scores[0])            # candidates [0, n); it pickles
+
+    # on each worker, for its slice (a NumPy array, a CuPy or PyTorch tensor) and its first index:
+    shards = [ticket.evaluate(scores[i:i + 250_000], i) for i in range(0, len(scores), 250_000)]
+
+    # back on the driver, with every worker's result (any order, any grouping):
+    pick = release.finish(dpselect.merge(*shards))
+    # [/doc:python_sharding]
+    assert pick.report.candidates == len(scores)

@@ -198,3 +198,46 @@ def test_secret_values_are_not_shown():
     assert repr(shard) == "ShardResult(candidates=3, SECRET)"
     assert repr(ticket) == f"ReleaseTicket(stream={release.stream}, range=(0, 3), SECRET)"
     assert not hasattr(shard, "best_score") and not hasattr(shard, "best_index")
+
+
+@pytest.mark.parametrize("k", [1, 10, 300])
+def test_pickled_top_k_shards_finish_to_what_select_top_k_picks(k):
+    u = scores(20_011, np.float32)
+    u[::97] = -np.inf  # excluded candidates
+    expected = dpselect.select_top_k(dpselect.Context.fixed_seed(6), u, k, epsilon=0.2, sensitivity=1.0)
+    release = dpselect.begin_top_k_release(dpselect.Context.fixed_seed(6), k, len(u), epsilon=0.2, sensitivity=1.0)
+    ticket = round_trip(release.ticket())
+    assert (ticket.k, ticket.range, ticket.stream) == (k, (0, len(u)), release.stream)
+    shards = [round_trip(ticket.evaluate(u[b:e], b)) for b, e in shard_bounds(len(u), 3)]
+    top = release.finish(dpselect.merge(reversed(shards)))
+    assert list(top.indices) == list(expected.indices)
+    assert top.report.epsilon_total_basic == expected.report.epsilon_total_basic
+
+
+def test_top_k_refusals():
+    u = scores(100)
+    context, accountant = ledger_context(budget=dpselect.PrivacyBound(100.0))
+    with pytest.raises(dpselect.InvalidArgument, match="k must be between 1 and the number of candidates, 100"):
+        dpselect.begin_top_k_release(context, 101, len(u), epsilon=0.5, sensitivity=1.0)
+    with pytest.raises(dpselect.InvalidArgument, match="runs its shards on the CPU"):
+        dpselect.begin_top_k_release(context, 3, len(u), epsilon=0.5, sensitivity=1.0, backend=dpselect.Backend.GPU)
+    with pytest.raises(dpselect.InvalidArgument, match="must be exponential"):
+        dpselect.begin_top_k_release(context, 3, len(u), epsilon=0.5, sensitivity=1.0,
+                                     mechanism=dpselect.Mechanism.PERMUTE_AND_FLIP)
+    assert accountant.release_count == 0
+    release = dpselect.begin_top_k_release(context, 3, len(u), epsilon=0.5, sensitivity=1.0)
+    assert accountant.release_count == 3  # the k picks, once
+    ticket = release.ticket()
+    half = ticket.evaluate(u[:50], 0)
+    with pytest.raises(TypeError, match="must be a dpselect.TopKShardResult"):
+        dpselect.merge(half, ShardResultLike())
+    with pytest.raises(dpselect.UsageError, match="covers 50 candidates"):
+        release.finish(half)
+    with pytest.raises(dpselect.InvalidArgument, match="TopKTicket"):
+        dpselect.TopKTicket.from_bytes(b"1234")
+    with pytest.raises(TypeError, match="stays in the process that began it"):
+        pickle.dumps(release)
+
+
+class ShardResultLike:
+    """Not a shard result."""
