@@ -69,6 +69,11 @@ std::uint64_t coverage_fingerprint(IndexRange range) {
   return hash(range.end) - hash(range.begin);
 }
 
+std::uint64_t release_tag(const RandomKey& key, std::uint64_t stream) {
+  const RandomBlock tag = random_block(key, stream, kReleaseTagPosition);
+  return (std::uint64_t{tag.word[0]} << 32) | tag.word[1];
+}
+
 Backend resolve_backend(Backend requested) {
   if (requested == Backend::Cpu) return Backend::Cpu;
   const bool usable = cuda_device_usable();
@@ -201,9 +206,7 @@ ReleaseTicket ReleaseAccess::issue_ticket(Release& release, IndexRange range, st
     state.ticket_range = range;
     state.ticket_first_utility = first_utility;
     state.spent = std::make_shared<std::atomic<bool>>(false);
-    const bool takes_reference_from_data =
-        !state.params.utility_reference.has_value() && !(state.params.utility_bound > 0.0);
-    if (!state.reference_fixed && first_utility.has_value() && takes_reference_from_data) {
+    if (!state.reference_fixed && first_utility.has_value() && takes_reference_from_data(release)) {
       state.reference = UtilityReference::from_data;
       state.spec.utility_reference = std::isfinite(*first_utility) ? *first_utility : 0.0;
     }
@@ -341,8 +344,7 @@ Release Context::start_release(const SelectionParams& params, bool charge) {
                                              context.next_stream.fetch_add(1, std::memory_order_relaxed),
                                              release->reference);
   release->reference_fixed = params.utility_reference.has_value();
-  const RandomBlock tag = random_block(context.key, release->spec.stream, detail::kReleaseTagPosition);
-  release->release_tag = (std::uint64_t{tag.word[0]} << 32) | tag.word[1];
+  release->release_tag = detail::release_tag(context.key, release->spec.stream);
   release->shared_key = context.shared_key;
   return Release(std::move(release));
 }

@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // ReleaseTicket: a worker's evaluation of a shard of a release it does not hold, and the ticket's
-// serialized form. Release::ticket (context.cpp) issues tickets; Release::finish checks their merge.
+// serialized form, and the serialized form of a TopKTicket (its ReleaseTicket and k). Release::ticket
+// (context.cpp) issues tickets; Release::finish checks their merge.
 #include "dpselect/release_ticket.hpp"
+#include "dpselect/top_k.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <string>
 
-#include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
 #include "engine/cpu_backend.hpp"
 #include "engine/gpu_backend.hpp"
 #include "engine/release_steps.hpp"
+#include "engine/top_k_steps.hpp"
 #include "engine/validation.hpp"
 
 namespace dpselect {
@@ -73,11 +75,6 @@ class Reader {
 
 [[noreturn]] void refuse_bytes(const std::string& what) {
   throw InvalidArgument("dpselect: bytes must be a ReleaseTicket written by ReleaseTicket::to_bytes (" + what + ")");
-}
-
-std::uint64_t release_tag_of(const RandomKey& key, std::uint64_t stream) {
-  const RandomBlock tag = random_block(key, stream, detail::kReleaseTagPosition);
-  return (std::uint64_t{tag.word[0]} << 32) | tag.word[1];
 }
 
 }  // namespace
@@ -230,10 +227,37 @@ ReleaseTicket ReleaseTicket::from_bytes(std::span<const std::uint8_t> bytes) {
     refuse_bytes(std::string("their parameters: ") + e.what());
   }
   if (!std::isfinite(ticket.utility_reference_)) refuse_bytes("a finite utility reference");
-  if (ticket.release_tag_ != release_tag_of(ticket.key_, ticket.stream_)) {
+  if (ticket.release_tag_ != detail::release_tag(ticket.key_, ticket.stream_)) {
     refuse_bytes("their release tag does not match their key and stream: corrupted");
   }
   return ticket;
+}
+
+std::vector<std::uint8_t> TopKTicket::to_bytes() const {
+  Writer w;
+  const std::vector<std::uint8_t> ticket = ticket_.to_bytes();
+  w.bytes(ticket.data(), ticket.size());
+  w.u64(k_);
+  return w.take();
+}
+
+TopKTicket TopKTicket::from_bytes(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() != kSerializedSize + 8) {
+    throw InvalidArgument("dpselect: bytes must be a TopKTicket written by TopKTicket::to_bytes (of " +
+                          std::to_string(kSerializedSize + 8) + " bytes; got " + std::to_string(bytes.size()) + ")");
+  }
+  ReleaseTicket ticket = ReleaseTicket::from_bytes(bytes.first(kSerializedSize));
+  const std::uint64_t k = Reader(bytes.subspan(kSerializedSize)).u64();
+  try {
+    detail::validate_top_k(TopKParams{ticket.params(), k}, ticket.range().size());
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(std::string("dpselect: bytes must be a TopKTicket written by TopKTicket::to_bytes (") +
+                          e.what() + ")");
+  }
+  if (ticket.params().backend == Backend::Gpu) {
+    throw InvalidArgument("dpselect: bytes must be a TopKTicket written by TopKTicket::to_bytes (backend Gpu)");
+  }
+  return TopKTicket(std::move(ticket), k);
 }
 
 }  // namespace dpselect

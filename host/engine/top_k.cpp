@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -105,8 +106,7 @@ TopKSelection top_k(Context& context, Utilities utilities, const TopKParams& par
     backend = Backend::Cpu;  // Auto: the CPU pass has no limit on k
   }
   const IndexRange range{0, n};
-  // k rounds of peeling EM at epsilon' (Durfee & Rogers 2019): k exponential-mechanism picks.
-  const PrivacyCharge picks{ReleaseKind::exponential_mechanism, per_pick.epsilon, 0.0, params.k};
+  const PrivacyCharge picks = detail::top_k_charge(params);
   detail::ContextAccess::charge(context, std::span(&picks, 1));
   Release release = detail::ContextAccess::begin_charged_release(context, per_pick);
   detail::ReleaseAccess::claim(release, range);
@@ -136,6 +136,11 @@ void validate_top_k(const TopKParams& params, std::uint64_t candidates) {
     throw InvalidArgument("dpselect: k must be between 1 and the number of candidates, " + std::to_string(candidates) +
                           " (got " + std::to_string(params.k) + ")");
   }
+}
+
+PrivacyCharge top_k_charge(const TopKParams& params) {
+  // k rounds of peeling EM at epsilon' (Durfee & Rogers 2019): k exponential-mechanism picks.
+  return PrivacyCharge{ReleaseKind::exponential_mechanism, params.per_pick.epsilon, 0.0, params.k};
 }
 
 TopKSelection finish_top_k(Release& release, const TopKParams& params, ShardResult tally,
@@ -180,13 +185,9 @@ TopKShardResult merge(const TopKShardResult& a, const TopKShardResult& b) {
   TopKShardResult out;
   out.k = std::max(a.k, b.k);
   out.tally = merge(a.tally, b.tally);
-  out.best.reserve(std::min<std::uint64_t>(out.k, a.best.size() + b.best.size()));
-  std::size_t i = 0;
-  std::size_t j = 0;
-  while (out.best.size() < out.k && (i < a.best.size() || j < b.best.size())) {
-    const bool from_a = j == b.best.size() || (i < a.best.size() && !ranks_before(b.best[j], a.best[i]));
-    out.best.push_back(from_a ? a.best[i++] : b.best[j++]);
-  }
+  out.best.reserve(a.best.size() + b.best.size());
+  std::merge(a.best.begin(), a.best.end(), b.best.begin(), b.best.end(), std::back_inserter(out.best), ranks_before);
+  if (out.best.size() > out.k) out.best.resize(out.k);
   return out;
 }
 
@@ -197,8 +198,7 @@ TopKRelease begin_top_k_release(Context& context, const TopKParams& params, Inde
   if (params.per_pick.backend == Backend::Gpu) {
     throw InvalidArgument("dpselect: a sharded top-k runs its shards on the CPU (got backend Gpu); use Auto or Cpu");
   }
-  // k rounds of peeling EM at epsilon' (Durfee & Rogers 2019): k exponential-mechanism picks.
-  const PrivacyCharge picks{ReleaseKind::exponential_mechanism, params.per_pick.epsilon, 0.0, params.k};
+  const PrivacyCharge picks = detail::top_k_charge(params);
   detail::ContextAccess::charge(context, std::span(&picks, 1));
   return TopKRelease(detail::ContextAccess::begin_charged_release(context, params.per_pick), params, range);
 }
@@ -226,32 +226,6 @@ TopKShardResult TopKTicket::evaluate(std::span<const float> utilities, std::uint
 }
 TopKShardResult TopKTicket::evaluate(std::span<const double> utilities, std::uint64_t first_index) const {
   return evaluate_shard(utilities, first_index);
-}
-
-std::vector<std::uint8_t> TopKTicket::to_bytes() const {
-  std::vector<std::uint8_t> bytes = ticket_.to_bytes();
-  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(k_ >> (8 * i)));
-  return bytes;
-}
-
-TopKTicket TopKTicket::from_bytes(std::span<const std::uint8_t> bytes) {
-  if (bytes.size() < 8) {
-    throw InvalidArgument("dpselect: bytes must be a TopKTicket written by TopKTicket::to_bytes (got " +
-                          std::to_string(bytes.size()) + " bytes)");
-  }
-  ReleaseTicket ticket = ReleaseTicket::from_bytes(bytes.first(bytes.size() - 8));
-  std::uint64_t k = 0;
-  for (int i = 0; i < 8; ++i) k |= std::uint64_t{bytes[bytes.size() - 8 + static_cast<std::size_t>(i)]} << (8 * i);
-  try {
-    detail::validate_top_k(TopKParams{ticket.params(), k}, ticket.range().size());
-  } catch (const InvalidArgument& e) {
-    throw InvalidArgument(std::string("dpselect: bytes must be a TopKTicket written by TopKTicket::to_bytes (") +
-                          e.what() + ")");
-  }
-  if (ticket.params().backend == Backend::Gpu) {
-    throw InvalidArgument("dpselect: bytes must be a TopKTicket written by TopKTicket::to_bytes (backend Gpu)");
-  }
-  return TopKTicket(std::move(ticket), k);
 }
 
 TopKSelection select_top_k(Context& context, std::span<const float> utilities, const TopKParams& params) {

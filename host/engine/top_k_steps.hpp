@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "dpselect/accounting.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/shard_result.hpp"
 #include "dpselect/top_k.hpp"
@@ -15,6 +16,9 @@ namespace dpselect::detail {
 // Throws InvalidArgument, before any charge, for bad per-pick params, a mechanism other than the
 // exponential mechanism, or k outside [1, candidates].
 void validate_top_k(const TopKParams& params, std::uint64_t candidates);
+
+// What a top-k release charges: k exponential-mechanism picks at the per-pick epsilon.
+PrivacyCharge top_k_charge(const TopKParams& params);
 
 // The TopKSelection of a release from the tally of every candidate (stamped, merged: finish
 // checks it as for any release) and the k best of the range, best first: throws as

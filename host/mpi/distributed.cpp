@@ -524,8 +524,7 @@ TopKSelection top_k_host(DistributedContext& context, std::span<const T> shard, 
                   std::to_string(params.k) + ", rank 0 " + std::to_string(root_k) + ")";
   }
   const IndexRange range = local_error.empty() ? IndexRange{first_index, first_index + shard.size()} : IndexRange{};
-  // k rounds of peeling EM at epsilon' (Durfee & Rogers 2019): k exponential-mechanism picks, once.
-  const PrivacyCharge picks{ReleaseKind::exponential_mechanism, per_pick.epsilon, 0.0, params.k};
+  const PrivacyCharge picks = dpselect::detail::top_k_charge(params);  // once, for every rank
   Release release = detail::begin_release_charging(context, per_pick, range, std::move(local_error), picks, &params.k);
 
   const dpselect::detail::TopKShard mine = detail::agreed_pass(context, [&] {

@@ -84,21 +84,37 @@ std::span<const std::uint8_t> span_of_bytes(const nb::bytes& bytes) {
   return {reinterpret_cast<const std::uint8_t*>(bytes.c_str()), bytes.size()};
 }
 
-template <class T, class Shards>
-void bind_evaluate_for(nb::class_<Shards>& c) {
+// evaluate_host(utilities, first_index) for float and double utilities (a Release or a ticket).
+template <class Shards>
+void bind_host_evaluate(nb::class_<Shards>& c) {
   const auto release_gil = nb::call_guard<nb::gil_scoped_release>();
-  c.def(
-      "evaluate_host",
-      [](Shards& shards, HostVector<const T> utilities, std::uint64_t first_index) {
-        return shards.evaluate(span_of(utilities), first_index);
-      },
-      "utilities"_a.noconvert(), "first_index"_a, release_gil);
-  c.def(
-      "evaluate_device",
-      [](Shards& shards, DeviceVector<const T> utilities, std::uint64_t first_index, std::uintptr_t stream) {
-        return shards.evaluate(device_span_of(utilities), first_index, stream_of(stream));
-      },
-      "utilities"_a.noconvert(), "first_index"_a, "stream"_a, release_gil);
+  const auto bind = [&]<class T>(T) {
+    c.def(
+        "evaluate_host",
+        [](Shards& shards, HostVector<const T> utilities, std::uint64_t first_index) {
+          return shards.evaluate(span_of(utilities), first_index);
+        },
+        "utilities"_a.noconvert(), "first_index"_a, release_gil);
+  };
+  bind(float{});
+  bind(double{});
+}
+
+// bind_host_evaluate, and evaluate_device(utilities, first_index, stream).
+template <class Shards>
+void bind_evaluate(nb::class_<Shards>& c) {
+  bind_host_evaluate(c);
+  const auto release_gil = nb::call_guard<nb::gil_scoped_release>();
+  const auto bind = [&]<class T>(T) {
+    c.def(
+        "evaluate_device",
+        [](Shards& shards, DeviceVector<const T> utilities, std::uint64_t first_index, std::uintptr_t stream) {
+          return shards.evaluate(device_span_of(utilities), first_index, stream_of(stream));
+        },
+        "utilities"_a.noconvert(), "first_index"_a, "stream"_a, release_gil);
+  };
+  bind(float{});
+  bind(double{});
 }
 
 }  // namespace
@@ -130,8 +146,7 @@ a channel as trusted as the driver's memory).)")
       .def_prop_ro("generator", &ReleaseTicket::generator)
       .def("to_bytes", [](const ReleaseTicket& t) { return bytes_of(t.to_bytes()); })
       .def_static("from_bytes", [](nb::bytes bytes) { return ReleaseTicket::from_bytes(span_of_bytes(bytes)); });
-  bind_evaluate_for<float>(ticket);
-  bind_evaluate_for<double>(ticket);
+  bind_evaluate(ticket);
 
   nb::class_<Release> release(m, "Release", "The C++ Release; dpselect.Release wraps it.");
   release.def_prop_ro("stream", &Release::stream)
@@ -143,8 +158,7 @@ a channel as trusted as the driver's memory).)")
           },
           "begin"_a, "end"_a, "first_utility"_a.none())
       .def("finish", &Release::finish, "merged"_a);
-  bind_evaluate_for<float>(release);
-  bind_evaluate_for<double>(release);
+  bind_evaluate(release);
   nb::class_<TopKShardResult>(m, "TopKShardResult",
                               R"(The partial result of one shard of a top-k release: SECRET.
 
@@ -171,15 +185,7 @@ total to the release's finish(); never publish it. It pickles.)")
       })
       .def("to_bytes", [](const TopKTicket& t) { return bytes_of(t.to_bytes()); })
       .def_static("from_bytes", [](nb::bytes bytes) { return TopKTicket::from_bytes(span_of_bytes(bytes)); });
-  const auto release_gil = nb::call_guard<nb::gil_scoped_release>();
-  top_k_ticket.def(
-      "evaluate_host",
-      [](const TopKTicket& t, HostVector<const float> u, std::uint64_t first) { return t.evaluate(span_of(u), first); },
-      "utilities"_a.noconvert(), "first_index"_a, release_gil);
-  top_k_ticket.def(
-      "evaluate_host",
-      [](const TopKTicket& t, HostVector<const double> u, std::uint64_t first) { return t.evaluate(span_of(u), first); },
-      "utilities"_a.noconvert(), "first_index"_a, release_gil);
+  bind_host_evaluate(top_k_ticket);  // a sharded top-k runs its shards on the CPU
 
   nb::class_<TopKRelease>(m, "TopKRelease", "The C++ TopKRelease; dpselect.TopKRelease wraps it.")
       .def_prop_ro("stream", &TopKRelease::stream)
