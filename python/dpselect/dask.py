@@ -16,6 +16,10 @@ in one NumPy array, for the same key and stream. The scores never leave their wo
    :class:`dpselect.ShardResult`; the driver merges them and finishes the release, which checks
    that the partitions tiled the column exactly once.
 
+``dpselect.dask.select_price(context, bids, prices, epsilon=...)`` prices an auction whose bids are
+a Dask column: one job checks each partition and brings its distinct bids and their counts to the
+driver, which runs :func:`dpselect.select_price` over them (every price's revenue reads every bid).
+
 Trust: the ticket carries the context's SECRET key inside the tasks' arguments, so the scheduler,
 every worker and the connections between them see it; so do the ShardResults (secret) coming back.
 Use a cluster under one operator, with TLS between its processes (``distributed``'s security
@@ -30,70 +34,37 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import dask
 import dask.array
 
+from . import _partitioned
+from ._arrays import ArrayLike
 from ._arrays import check_labels as _check_labels
 from ._arrays import pick_labels as _pick_labels
 from ._selection_params import selection_params as _selection_params
-from ._dpselect import Backend, Context, InvalidArgument, Mechanism, Selection, SelectionParams, TopKSelection
-from .sharding import Release, ReleaseTicket, TopKTicket, begin_release, begin_top_k_release, merge
+from ._dpselect import (
+    Backend,
+    BidderNeighbours,
+    Context,
+    GridSampler,
+    Mechanism,
+    PriceGrid,
+    PriceRange,
+    PriceSelection,
+    PricingParams,
+    Selection,
+    SelectionParams,
+    TopKSelection,
+)
+from ._partitioned import PartitionError
+from .pricing import select_price as _select_price
+from .sharding import ReleaseTicket, TopKTicket, begin_release, begin_top_k_release, merge
 
-__all__ = ["PartitionError", "select", "select_top_k"]
-
-
-class PartitionError(RuntimeError):
-    """A partition's task failed on its worker; names the partition and its rows.
-
-    Parameters
-    ----------
-    partition : int
-        The partition's position in the collection.
-    rows : tuple of int
-        Its global rows ``(begin, end)``, or ``None`` when they were not known yet.
-    message : str
-        What failed (the worker's exception, type and message).
-    """
-
-    def __init__(self, partition: int, rows: tuple[int, int] | None, message: str) -> None:
-        where = f"partition {partition}" + ("" if rows is None else f" (rows [{rows[0]}, {rows[1]}))")
-        super().__init__(f"dpselect.dask: {where} failed on its worker: {message}")
-        self.partition = partition
-        self.rows = rows
+__all__ = ["PartitionError", "select", "select_price", "select_top_k"]
 
 
-def _values_of(part) -> Any:
-    """A partition as something dpselect reads: a NumPy (or CuPy) array, nulls as NaN."""
-    if not hasattr(part, "to_numpy"):  # a chunk of a Dask array: NumPy or CuPy already
-        return part
-    if isinstance(part.dtype, np.dtype):  # a NumPy dtype: no nulls but NaN
-        return part.to_numpy()
-    return part.to_numpy(dtype=np.float64, na_value=np.nan)  # pandas' nullable dtypes: pd.NA -> NaN
-
-
-def _look_at_partition(part) -> tuple[int, float, int, float]:
-    """(length, first value, index of the first NaN or +inf or -1, that value) of one partition."""
-    values = _values_of(part)
-    n = len(values)
-    if n == 0:
-        return (0, 0.0, -1, 0.0)
-    xp = np if isinstance(values, np.ndarray) else __import__("cupy")
-    first = float(values[0])
-    if values.dtype.kind == "f":
-        # One vectorized reduction first: the maximum is NaN where any value is NaN (it propagates)
-        # and +inf where any is +inf; only then find the first of them (-inf excludes: valid).
-        if not bool(values.max() < xp.inf):
-            bad = xp.flatnonzero(xp.isnan(values) | (values == xp.inf))
-            if len(bad) != 0:
-                i = int(bad[0])
-                return (n, first, i, float(values[i]))
-    return (n, first, -1, 0.0)
-
-
-def _evaluate_partition(ticket: ReleaseTicket, part, first_index: int):
-    return ticket.evaluate(_values_of(part), first_index)
+def _repartition_hint() -> str:
+    return "drop or repartition empty partitions"
 
 
 def _compute_each(tasks, rows, consequence: str) -> list:
@@ -107,7 +78,7 @@ def _compute_each(tasks, rows, consequence: str) -> list:
         try:
             dask.compute(task)
         except Exception as error:  # noqa: BLE001
-            raise PartitionError(i, None if rows is None else rows[i],
+            raise PartitionError("dpselect.dask", i, None if rows is None else rows[i],
                                  f"{type(error).__name__}: {error}; {consequence}") from error
     raise first_error  # failed together, not alone: not a partition's fault
 
@@ -121,43 +92,33 @@ def _dataframe_module() -> Any:
     return dask.dataframe
 
 
-def _partitions(scores) -> list:
+def _partitions(column, name: str = "scores") -> list:
     """The collection's partitions as delayed objects, in order."""
-    if isinstance(scores, dask.array.Array):
-        if scores.ndim != 1:
-            raise ValueError(f"scores must be a 1-D Dask array (got shape {scores.shape})")
-        return list(scores.to_delayed().ravel())
+    if isinstance(column, dask.array.Array):
+        if column.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D Dask array (got shape {column.shape})")
+        return list(column.to_delayed().ravel())
     dd = _dataframe_module()
-    if dd is not None and isinstance(scores, dd.DataFrame):
-        raise TypeError("scores must be one column (a Dask Series), not a DataFrame: pass frame['column']")
-    if dd is not None and isinstance(scores, dd.Series):
-        return list(scores.to_delayed())
-    raise TypeError(f"scores must be a 1-D Dask array or a Dask Series (got {type(scores).__name__})")
+    if dd is not None and isinstance(column, dd.DataFrame):
+        raise TypeError(f"{name} must be one column (a Dask Series), not a DataFrame: pass frame['column']")
+    if dd is not None and isinstance(column, dd.Series):
+        return list(column.to_delayed())
+    raise TypeError(f"{name} must be a 1-D Dask array or a Dask Series (got {type(column).__name__})")
 
 
-def _check_dtype(scores) -> None:
-    dtype = scores.dtype
+def _check_dtype(column, name: str = "scores") -> None:
+    dtype = column.dtype
     kind = getattr(dtype, "kind", "O")
     if kind not in "fiub":
-        raise TypeError(f"scores must be numeric (got a column of dtype {dtype}); convert it first, "
-                        "e.g. scores.astype('float64')")
+        raise TypeError(f"{name} must be numeric (got a column of dtype {dtype}); convert it first, "
+                        f"e.g. {name}.astype('float64')")
 
 
 def _look(partitions) -> tuple[list[tuple[int, int]], float]:
     """The rows [begin, end) of each partition and the first score; raises for the first bad partition."""
-    looks = _compute_each([dask.delayed(_look_at_partition)(p) for p in partitions], None, "nothing was charged")
-    rows = []
-    begin = 0
-    for i, (n, _, bad, value) in enumerate(looks):
-        if n == 0:
-            raise InvalidArgument(f"dpselect.dask: scores must have no empty partition (got partition {i} empty, "
-                                  f"after row {begin}); drop or repartition empty partitions; nothing was charged")
-        if bad >= 0:
-            raise InvalidArgument(f"dpselect.dask: scores must be finite or -inf (got {value} in partition {i}, "
-                                  f"at row {begin + bad}: utilities[{begin + bad}]); nothing was charged")
-        rows.append((begin, begin + n))
-        begin += n
-    return rows, looks[0][1]
+    looks = _compute_each([dask.delayed(_partitioned.look_at_scores)(p) for p in partitions], None,
+                          "nothing was charged")
+    return _partitioned.score_rows("dpselect.dask", looks, _repartition_hint())
 
 
 def _finish(release, results):
@@ -166,7 +127,7 @@ def _finish(release, results):
 
 
 def _shards(ticket: ReleaseTicket | TopKTicket, partitions, rows) -> list:
-    tasks = [dask.delayed(_evaluate_partition)(ticket, p, begin) for p, (begin, _) in zip(partitions, rows)]
+    tasks = [dask.delayed(_partitioned.evaluate)(ticket, p, begin) for p, (begin, _) in zip(partitions, rows)]
     return _compute_each(tasks, rows, "the release stays charged (its stream was drawn)")
 
 
@@ -332,3 +293,72 @@ def select_top_k(
                 else [job.label_of(int(i)) for i in top.indices])  # read by TopKSelection.labels
     return top
 
+
+
+def select_price(
+    context: Context,
+    bids: Any,
+    prices: PriceGrid | PriceRange | ArrayLike,
+    params: PricingParams | None = None,
+    *,
+    epsilon: float | None = None,
+    neighbours: BidderNeighbours = BidderNeighbours.ADD_OR_REMOVE_BIDDER,
+    max_bidders: int = 0,
+    mechanism: Mechanism = Mechanism.EXPONENTIAL,
+    backend: Backend = Backend.AUTO,
+    grid_sampler: GridSampler = GridSampler.PER_PRICE_NOISE,
+) -> PriceSelection:
+    """One private price over the bids of a Dask column: :func:`dpselect.select_price`'s release.
+
+    Parameters
+    ----------
+    context : Context
+        The source of the release's stream and its accountant (on the driver).
+    bids : dask.array.Array or dask.dataframe.Series
+        The auction's bids, one per row, 1-D, numeric: each finite and >= 0 (read as float64; an
+        integer beyond 2**53 is refused).
+    prices : PriceGrid or PriceRange or array_like
+        The candidate prices, as for :func:`dpselect.select_price` (public, on the driver).
+    params, epsilon, neighbours, max_bidders, mechanism, backend, grid_sampler
+        As for :func:`dpselect.select_price`.
+
+    Returns
+    -------
+    PriceSelection
+        For the same key and stream, exactly what :func:`dpselect.select_price` returns over the
+        bids gathered in one array.
+
+    Raises
+    ------
+    InvalidArgument
+        A bad parameter or price, an empty partition, or a bid that is NaN, infinite or negative
+        (naming the partition and the row): before anything is charged or drawn.
+    PartitionError
+        A partition's task failed on its worker: nothing charged.
+    ValueError
+        An integer bid beyond 2**53 in magnitude (naming the partition and the row): nothing charged.
+    TypeError
+        A collection that is not a 1-D Dask array or Series, or a non-numeric column.
+    BudgetExceeded, BackendUnavailable
+        As for :func:`dpselect.select_price`: nothing charged or drawn.
+
+    Notes
+    -----
+    Every price's utility, its revenue p * #{bids >= p}, reads every bid, and the bid-interval
+    sampler walks them in order, so the release needs the whole sorted column in one place. One
+    Dask job does the rest: each partition's task checks its bids and sends the driver its
+    distinct bids with their counts (a bid column on a price grid of g values sends at most g
+    pairs per partition, whatever its length); the driver rebuilds the bids from them and runs
+    :func:`dpselect.select_price` there, charged once. The driver therefore holds the bids (the
+    private data) as after collecting the column: trust it as the one-process release's machine.
+    The guarantee is :func:`dpselect.select_price`'s (Dwork & Roth 2014, Thm 3.10 and Example 3.5).
+    """
+    fields = {"epsilon": epsilon, "neighbours": neighbours, "max_bidders": max_bidders, "mechanism": mechanism,
+              "backend": backend, "grid_sampler": grid_sampler}
+    params, candidates = _partitioned.pricing_request(select_price, context, prices, params, fields)
+    partitions = _partitions(bids, "bids")
+    _check_dtype(bids, "bids")
+    looks = _compute_each([dask.delayed(_partitioned.look_at_bids)(p) for p in partitions], None,
+                          "nothing was charged")
+    gathered = _partitioned.gathered_bids("dpselect.dask", looks, _repartition_hint())
+    return _select_price(context, gathered, candidates, params)

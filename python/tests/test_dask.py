@@ -184,3 +184,71 @@ def test_the_guide_example(client):
     top = dpselect.dask.select_top_k(dpselect.Context(), scores, 5, epsilon=0.2, sensitivity=1.0)
     # [/doc:python_dask]
     assert pick.report.candidates == 100_000 and len(top.indices) == 5
+
+
+def bids(n):
+    return np.round(np.random.default_rng(12).gamma(2.0, 20.0, n), 2)  # cents: many bids share a value
+
+
+@pytest.mark.parametrize("prices", [dpselect.PriceGrid(0.5, 150.0, 0.5), dpselect.PriceRange(1.0, 200.0),
+                                    [5.0, 10.0, 25.0, 40.0, 80.0]])
+def test_a_dask_pricing_release_equals_one_process(client, prices):
+    b = bids(20_011)
+    column = da.from_array(b, chunks=((5_000, 1, 9_000, 6_010),))
+    for sampler in (dpselect.GridSampler.PER_PRICE_NOISE, dpselect.GridSampler.BID_INTERVALS):
+        if sampler == dpselect.GridSampler.BID_INTERVALS and not isinstance(prices, dpselect.PriceGrid):
+            continue
+        expected = dpselect.select_price(dpselect.Context.fixed_seed(21), b, prices, epsilon=0.5, grid_sampler=sampler)
+        pick = dpselect.dask.select_price(dpselect.Context.fixed_seed(21), column, prices, epsilon=0.5,
+                                          grid_sampler=sampler)
+        assert (pick.price, pick.candidate, pick.report.stream) == \
+            (expected.price, expected.candidate, expected.report.stream)
+
+
+def test_a_dask_pricing_over_integer_bids_in_a_series_equals_one_process(client):
+    b = (bids(3_000) * 100).astype(np.int64)
+    series = dd.from_pandas(pd.Series(b), npartitions=3)
+    grid = dpselect.PriceGrid(100.0, 10_000.0, 100.0)
+    expected = dpselect.select_price(dpselect.Context.fixed_seed(22), b, grid, epsilon=1.0, max_bidders=10_000)
+    pick = dpselect.dask.select_price(dpselect.Context.fixed_seed(22), series, grid, epsilon=1.0, max_bidders=10_000)
+    assert (pick.price, pick.report.stream) == (expected.price, expected.report.stream)
+
+
+def test_bad_bids_fail_naming_the_partition_and_charge_nothing(client):
+    context, accountant = ledger_context()
+    grid = dpselect.PriceGrid(1.0, 10.0, 1.0)
+    for bad, message in ((-3.0, r"bids must be finite and >= 0 \(got -3.0 in partition 1, at row 140: bids\[140\]\)"),
+                         (np.nan, r"got nan in partition 1, at row 140"),
+                         (np.inf, r"got inf in partition 1, at row 140")):
+        b = bids(300)
+        b[140] = bad
+        with pytest.raises(dpselect.InvalidArgument, match=message):
+            dpselect.dask.select_price(context, da.from_array(b, chunks=100), grid, epsilon=0.5)
+    big = np.array([1, 2, 3, 2**53 + 1], dtype=np.int64)
+    with pytest.raises(ValueError, match=r"integers within 2\*\*53 .*got 9007199254740993 in partition 1, at row 3"):
+        dpselect.dask.select_price(context, da.from_array(big, chunks=2), grid, epsilon=0.5)
+    negative = np.array([1, 2, -7, 2], dtype=np.int64)
+    with pytest.raises(dpselect.InvalidArgument, match=r"got -7 in partition 1, at row 2"):
+        dpselect.dask.select_price(context, da.from_array(negative, chunks=2), grid, epsilon=0.5)
+    series = dd.from_pandas(pd.Series(bids(300)), npartitions=3).map_partitions(failing_partition)
+    with pytest.raises(dpselect.dask.PartitionError, match=r"partition 1 failed on its worker: OSError"):
+        dpselect.dask.select_price(context, series, grid, epsilon=0.5)
+    with pytest.raises(dpselect.InvalidArgument, match=r"epsilon must be finite and > 0 \(got -1\)"):
+        dpselect.dask.select_price(context, da.from_array(bids(10), chunks=5), grid, epsilon=-1.0)
+    with pytest.raises(dpselect.InvalidArgument, match=r"grid step"):
+        dpselect.dask.select_price(context, da.from_array(bids(10), chunks=5), dpselect.PriceGrid(1.0, 2.0, -1.0),
+                                   epsilon=1.0)
+    with pytest.raises(TypeError, match="bids must be numeric"):
+        dpselect.dask.select_price(context, dd.from_pandas(pd.Series(["a"], dtype=object), npartitions=1), grid,
+                                   epsilon=1.0)
+    with pytest.raises(TypeError, match="context must be a dpselect.Context"):
+        dpselect.dask.select_price(None, da.from_array(bids(10), chunks=5), grid, epsilon=1.0)
+    expect_nothing_charged_or_drawn(context, accountant)
+
+
+def test_an_integer_score_beyond_2_53_is_refused_before_the_charge(client):
+    context, accountant = ledger_context()
+    u = np.array([5, 2**60, 1], dtype=np.int64)
+    with pytest.raises(ValueError, match=r"scores must hold integers within 2\*\*53 .*in partition 1, at row 1"):
+        dpselect.dask.select(context, da.from_array(u, chunks=1), epsilon=0.5, sensitivity=1.0)
+    expect_nothing_charged_or_drawn(context, accountant)
