@@ -34,8 +34,9 @@ packages=(cmake ninja-build g++ libcli11-dev)
 # clang and LLVM's OpenMP runtime build the ThreadSanitizer workflow (its Archer tool tells TSan
 # about OpenMP's synchronization; docs/reliability.md).
 # Doxygen reads the public headers for the rendered reference (docs/build.sh, the docs_reference test).
+# Java runs PySpark in local mode for the dpselect.spark tests.
 [[ $task == test ]] && packages+=(libgtest-dev libbenchmark-dev libopenmpi-dev openmpi-bin python3-venv python3-dev
-  clang libomp-dev doxygen)
+  clang libomp-dev doxygen default-jre-headless)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -1,0 +1,417 @@
+# SPDX-License-Identifier: Apache-2.0
+"""One private selection over a column of a Spark DataFrame, with the answer of one process over
+the same column.
+
+``dpselect.spark.select(context, frame, "score", epsilon=..., sensitivity=...)`` returns the
+:class:`dpselect.Selection` that :func:`dpselect.select` returns over the column's values gathered
+in one NumPy array in the DataFrame's row order (its partitions in order, as ``frame.collect()``
+lists them), for the same key and stream; ``label_column=`` names the candidates. The scores never
+leave their executors:
+
+1. **Look** (nothing charged yet): one Spark job in which each partition's task reports its
+   length, its first value and its first invalid score (NaN, +inf, a null), or its own error. A
+   bad partition fails the call here, naming the partition and its rows, before anything is
+   charged or drawn.
+2. **Begin** on the driver: the release is validated and charged once, and its ticket
+   (:class:`dpselect.ReleaseTicket`) made for the whole column.
+3. **Evaluate**: a second job; each partition's task evaluates its rows with the ticket (which
+   travels inside the task's closure) into a :class:`dpselect.ShardResult`; the driver merges them
+   and finishes the release, which checks that the partitions tiled the column exactly once.
+
+``dpselect.spark.select_price(context, frame, "bid", prices, epsilon=...)`` prices an auction
+whose bids are a column: one job checks each partition and brings its distinct bids and their
+counts to the driver, which runs :func:`dpselect.select_price` over them.
+
+The tasks read the column as Arrow batches (``DataFrame.mapInArrow``), so Spark's Python workers
+need ``pyarrow`` and ``dpselect`` installed. Trust: the ticket carries the context's SECRET key
+inside the tasks' closures, and the ShardResults coming back are secret: the driver, every
+executor and the connections between them see them. Use a cluster under one operator with
+encryption between its processes (``spark.network.crypto.enabled``, ``spark.ssl.*``), and keep
+event logs and task logs where only that operator reads them. The column is computed twice (the
+look and the pass) and must give the same rows in the same order both times: cache it first
+(``frame = frame.select("score").cache()``, or ``localCheckpoint()``); a partition whose length
+changed between the two is refused, and the release then stays charged.
+
+Requires ``pyspark`` and ``pyarrow`` (``pip install "dpselect[spark]"``) and Java; imported only
+with this module.
+"""
+
+from __future__ import annotations
+
+import pickle
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa  # type: ignore[import-untyped]
+from pyspark.sql import DataFrame
+from pyspark.sql import types as spark_types
+
+from . import _partitioned
+from ._arrays import ArrayLike
+from ._dpselect import (
+    Backend,
+    BidderNeighbours,
+    Context,
+    GridSampler,
+    Mechanism,
+    PriceGrid,
+    PriceRange,
+    PriceSelection,
+    PricingParams,
+    Selection,
+    SelectionParams,
+    TopKSelection,
+)
+from ._partitioned import PartitionError
+from ._selection_params import selection_params as _selection_params
+from .pricing import select_price as _select_price
+from .sharding import ReleaseTicket, TopKTicket, begin_release, begin_top_k_release, merge
+
+__all__ = ["PartitionError", "select", "select_price", "select_top_k"]
+
+_ENGINE = "dpselect.spark"
+_REPARTITION = "repartition or coalesce the DataFrame so that every partition holds a row"
+_NUMERIC_TYPES = (spark_types.ByteType, spark_types.ShortType, spark_types.IntegerType, spark_types.LongType,
+                  spark_types.FloatType, spark_types.DoubleType)
+_RESULT_SCHEMA = "partition long, failed boolean, payload binary"
+
+
+def _checked_column(frame: Any, column: Any, name: str, numeric: bool = True) -> None:
+    """Refuses a frame that is not a DataFrame, a column it lacks, or a non-numeric column (from the
+    schema: no task runs)."""
+    if not isinstance(frame, DataFrame):
+        raise TypeError(f"frame must be a pyspark.sql.DataFrame (got {type(frame).__name__})")
+    if not isinstance(column, str) or column not in frame.columns:
+        raise ValueError(f"{name} must name a column of frame (got {column!r}; its columns are {frame.columns})")
+    data_type = frame.schema[column].dataType
+    if numeric and not isinstance(data_type, _NUMERIC_TYPES):
+        raise TypeError(f"{name} {column!r} must be numeric (got a column of type {data_type.simpleString()}); cast "
+                        f"it first, e.g. frame.withColumn({column!r}, frame[{column!r}].cast('double'))")
+
+
+def _column_values(batches: Iterable[pa.RecordBatch]) -> Any:
+    """The partition's one column as one array (NumPy, nulls as NaN)."""
+    chunks = [batch.column(0) for batch in batches]
+    if not chunks:
+        return np.empty(0)
+    return _partitioned.values_of(pa.chunked_array(chunks).combine_chunks())
+
+
+def _per_partition(frame: DataFrame, column: str, task: Callable[[int, Any], Any],
+                   row_ranges: list[tuple[int, int]] | None, consequence: str) -> list:
+    """``task(partition, values)`` for every partition of ``frame[column]``, in partition order.
+
+    A PartitionError names the first partition whose task failed: ``task``'s own exception is
+    caught on the executor and sent back; a failure upstream of it (reading or computing the
+    partition) fails Spark's job, whose message names the failed task, which is the partition.
+    """
+
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        assert context is not None, "runs inside a Spark task"
+        partition = context.partitionId()
+        try:
+            payload, failed = pickle.dumps(task(partition, _column_values(batches))), False
+        except Exception as error:  # noqa: BLE001 - reported on the driver, naming the partition
+            payload, failed = f"{type(error).__name__}: {error}".encode(), True
+        yield pa.RecordBatch.from_pydict({"partition": [partition], "failed": [failed], "payload": [payload]})
+
+    def rows_of(partition: int) -> tuple[int, int] | None:
+        return None if row_ranges is None or partition >= len(row_ranges) else row_ranges[partition]
+
+    try:
+        rows = frame.select(column).mapInArrow(run, _RESULT_SCHEMA).collect()
+    except Exception as error:  # noqa: BLE001 - which partition? Spark's message names the task
+        # PySpark keeps the JVM's message (which names the failed task) in the converted exception's
+        # stack trace text; py4j's own errors hold it in their message.
+        message = f"{error}\n{getattr(error, '_stackTrace', '') or ''}"
+        task_failed = re.search(r"Task (\d+) in stage \S+ failed", message)
+        if task_failed is None:
+            raise
+        python_error = re.findall(r"^(\w+(?:Error|Exception): .*)$", message, flags=re.MULTILINE)
+        what = python_error[-1] if python_error else message.splitlines()[0]
+        partition = int(task_failed.group(1))
+        raise PartitionError(_ENGINE, partition, rows_of(partition), f"{what}; {consequence}") from error
+    rows.sort(key=lambda row: row.partition)
+    for row in rows:
+        if row.failed:
+            raise PartitionError(_ENGINE, row.partition, rows_of(row.partition),
+                                 f"{bytes(row.payload).decode()}; {consequence}")
+    return [pickle.loads(row.payload) for row in rows]
+
+
+def _look_task(partition: int, values: Any) -> _partitioned.Look:
+    return _partitioned.look_at_scores(values)
+
+
+def _bids_task(partition: int, values: Any) -> _partitioned.BidsLook:
+    return _partitioned.look_at_bids(values)
+
+
+class _Evaluate:
+    """The pass's task: one partition's shard, after checking that it is the partition the look saw."""
+
+    def __init__(self, ticket: ReleaseTicket | TopKTicket, row_ranges: list[tuple[int, int]]) -> None:
+        self.ticket = ticket
+        self.row_ranges = row_ranges
+
+    def __call__(self, partition: int, values: Any) -> Any:
+        if partition >= len(self.row_ranges):
+            raise RuntimeError(f"the DataFrame has more partitions than the look saw ({len(self.row_ranges)}): "
+                               "cache it before the release")
+        begin, end = self.row_ranges[partition]
+        if len(values) != end - begin:
+            raise RuntimeError(f"the partition holds {len(values)} rows, the look saw {end - begin}: the DataFrame "
+                               "changed between the two jobs; cache it before the release")
+        return _partitioned.evaluate(self.ticket, values, begin)
+
+
+class _Job:
+    """The checks and the look that every score release over a Spark column starts with (nothing charged)."""
+
+    def __init__(self, context: Context, frame: Any, column: Any, params: SelectionParams,
+                 label_column: str | None) -> None:
+        if not isinstance(context, Context):
+            raise TypeError(f"context must be a dpselect.Context (got {type(context).__name__})")
+        _checked_column(frame, column, "column")
+        if label_column is not None:
+            _checked_column(frame, label_column, "label_column", numeric=False)
+        params.validate()  # before any task runs
+        self.frame, self.column, self.label_column = frame, column, label_column
+        looks = _per_partition(frame, column, _look_task, None, "nothing was charged")
+        self.rows, self.first_utility = _partitioned.score_rows(_ENGINE, looks, _REPARTITION)
+        self.candidates = self.rows[-1][1]
+
+    def shards(self, ticket: ReleaseTicket | TopKTicket) -> list:
+        return _per_partition(self.frame, self.column, _Evaluate(ticket, self.rows), self.rows,
+                              "the release stays charged (its stream was drawn)")
+
+    def labels_of(self, indices: list[int]) -> list:
+        """The labels of the released rows (public), from one more job over the label column."""
+        assert self.label_column is not None
+        wanted: dict[int, list[tuple[int, int]]] = {}
+        for position, index in enumerate(indices):
+            partition = next(p for p, (begin, end) in enumerate(self.rows) if begin <= index < end)
+            wanted.setdefault(partition, []).append((position, index - self.rows[partition][0]))
+
+        found: dict[int, Any] = {}
+        for labels in _per_partition(self.frame, self.label_column, _PickLabels(wanted), self.rows,
+                                     "reading the released rows' labels (the release is done)"):
+            found.update(labels)
+        return [found[position] for position in range(len(indices))]
+
+
+class _PickLabels:
+    """The label job's task: the labels at the wanted rows of its partition, by their position in the result."""
+
+    def __init__(self, wanted: dict[int, list[tuple[int, int]]]) -> None:
+        self.wanted = wanted
+
+    def __call__(self, partition: int, values: Any) -> dict[int, Any]:
+        return {position: _python_value(values[row]) for position, row in self.wanted.get(partition, [])}
+
+
+def _python_value(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def select(
+    context: Context,
+    frame: Any,
+    column: str,
+    params: SelectionParams | None = None,
+    *,
+    epsilon: float | None = None,
+    sensitivity: float | None = None,
+    mechanism: Mechanism = Mechanism.EXPONENTIAL,
+    monotone: bool = False,
+    utility_bound: float = 0.0,
+    backend: Backend = Backend.AUTO,
+    utility_reference: float | None = None,
+    label_column: str | None = None,
+) -> Selection:
+    """One private release over a column of a Spark DataFrame: the row of a high score.
+
+    Parameters
+    ----------
+    context : Context
+        The source of the release's stream and its accountant (on the driver).
+    frame : pyspark.sql.DataFrame
+        The data; cache it first (it is read twice, and must give the same rows in the same order).
+    column : str
+        The scores' column, numeric (byte, short, int, long, float or double): finite, or -inf to
+        exclude a row; a null is an error. The candidate is the row's position in the DataFrame
+        (its partitions in order).
+    params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
+        As for :func:`dpselect.select`; ``backend`` is resolved on each executor.
+    label_column : str, optional
+        A column of the same DataFrame with the rows' public names; ``result.label`` is then the
+        released row's (read by one more job).
+
+    Returns
+    -------
+    Selection
+        For the same key and stream, exactly what :func:`dpselect.select` returns over the column
+        gathered in one array in row order.
+
+    Raises
+    ------
+    InvalidArgument
+        A bad parameter, an empty partition, or a NaN, null or +inf score (naming the partition and
+        the row): before anything is charged or drawn.
+    PartitionError
+        A partition's task failed on its executor: while looking (nothing charged) or during the
+        pass (the release stays charged, as a one-process release that fails during its pass).
+    ValueError
+        A column the frame lacks, or an integer beyond 2**53 in magnitude (naming the partition and
+        the row): nothing charged.
+    TypeError
+        A frame that is not a DataFrame, or a non-numeric column.
+    BudgetExceeded
+        The accountant refuses the release: nothing charged or drawn.
+
+    Notes
+    -----
+    The guarantee is :func:`dpselect.select`'s (Dwork & Roth 2014, Thm 3.10 for the exponential
+    mechanism; McKenna & Sheldon 2020; Dwork & Roth 2014, Claim 3.9), charged once on the driver.
+    What travels: the ticket (116 bytes) in each task's closure; back, one look (its length, first
+    score and first bad value: the driver is trusted with them) and one ShardResult per partition.
+    Labels are public (post-processing, Dwork & Roth 2014, Prop 2.1).
+    """
+    params = _selection_params(select, params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend,
+                               utility_reference)
+    job = _Job(context, frame, column, params, label_column)
+    release = begin_release(context, params)
+    pick = release.finish(merge(job.shards(release.ticket(job.candidates, first_utility=job.first_utility))))
+    if label_column is not None:
+        setattr(pick, "_label", job.labels_of([pick.index])[0])  # read by Selection.label
+    return pick
+
+
+def select_top_k(
+    context: Context,
+    frame: Any,
+    column: str,
+    k: int,
+    params: SelectionParams | None = None,
+    *,
+    epsilon: float | None = None,
+    sensitivity: float | None = None,
+    mechanism: Mechanism = Mechanism.EXPONENTIAL,
+    monotone: bool = False,
+    utility_bound: float = 0.0,
+    backend: Backend = Backend.AUTO,
+    utility_reference: float | None = None,
+    label_column: str | None = None,
+) -> TopKSelection:
+    """The k rows of highest noisy score of a Spark column, in order, from one pass (exponential mechanism).
+
+    Parameters
+    ----------
+    context : Context
+        The source of the release's stream and its accountant (on the driver).
+    frame : pyspark.sql.DataFrame
+        The data, as for :func:`select`.
+    column : str
+        The scores' column, as for :func:`select`.
+    k : int
+        How many rows to release: 1 <= k <= the number of rows.
+    params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
+        The parameters of EACH pick, as for :func:`dpselect.select_top_k` (``backend`` AUTO or CPU).
+    label_column : str, optional
+        As for :func:`select`; ``result.labels`` is then the k labels.
+
+    Returns
+    -------
+    TopKSelection
+        For the same key and stream, exactly what :func:`dpselect.select_top_k` returns over the
+        column gathered in one array in row order.
+
+    Raises
+    ------
+    InvalidArgument, PartitionError, ValueError, TypeError, BudgetExceeded
+        As for :func:`select`; k outside [1, rows], a mechanism other than EXPONENTIAL or backend
+        GPU is an InvalidArgument before anything is charged.
+
+    Notes
+    -----
+    As :func:`dpselect.select_top_k` (Durfee & Rogers 2019; Dwork & Roth 2014, Thm 3.16), charged
+    once on the driver (k picks). Each partition sends back its k best (score, index) pairs.
+    """
+    params = _selection_params(select_top_k, params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend,
+                               utility_reference)
+    job = _Job(context, frame, column, params, label_column)
+    release = begin_top_k_release(context, k, job.candidates, params)
+    top = release.finish(merge(job.shards(release.ticket())))
+    if label_column is not None:
+        setattr(top, "_labels", job.labels_of([int(i) for i in top.indices]))  # read by TopKSelection.labels
+    return top
+
+
+def select_price(
+    context: Context,
+    frame: Any,
+    column: str,
+    prices: PriceGrid | PriceRange | ArrayLike,
+    params: PricingParams | None = None,
+    *,
+    epsilon: float | None = None,
+    neighbours: BidderNeighbours = BidderNeighbours.ADD_OR_REMOVE_BIDDER,
+    max_bidders: int = 0,
+    mechanism: Mechanism = Mechanism.EXPONENTIAL,
+    backend: Backend = Backend.AUTO,
+    grid_sampler: GridSampler = GridSampler.PER_PRICE_NOISE,
+) -> PriceSelection:
+    """One private price over the bids in a column of a Spark DataFrame: :func:`dpselect.select_price`'s release.
+
+    Parameters
+    ----------
+    context : Context
+        The source of the release's stream and its accountant (on the driver).
+    frame : pyspark.sql.DataFrame
+        The data (read once).
+    column : str
+        The bids' column, numeric: each bid finite and >= 0 (read as float64; an integer beyond
+        2**53 is refused), one per row.
+    prices : PriceGrid or PriceRange or array_like
+        The candidate prices, as for :func:`dpselect.select_price` (public, on the driver).
+    params, epsilon, neighbours, max_bidders, mechanism, backend, grid_sampler
+        As for :func:`dpselect.select_price`.
+
+    Returns
+    -------
+    PriceSelection
+        For the same key and stream, exactly what :func:`dpselect.select_price` returns over the
+        bids gathered in one array.
+
+    Raises
+    ------
+    InvalidArgument
+        A bad parameter or price, an empty partition, or a bid that is NaN, null, infinite or
+        negative (naming the partition and the row): before anything is charged or drawn.
+    PartitionError
+        A partition's task failed on its executor: nothing charged.
+    ValueError
+        A column the frame lacks, or an integer bid beyond 2**53 (naming the partition and the row).
+    TypeError
+        A frame that is not a DataFrame, or a non-numeric column.
+    BudgetExceeded, BackendUnavailable
+        As for :func:`dpselect.select_price`: nothing charged or drawn.
+
+    Notes
+    -----
+    As :func:`dpselect.dask.select_price`: each partition's task sends the driver its distinct bids
+    with their counts, and the driver, which then holds the bids (the private data), runs
+    :func:`dpselect.select_price` over them, charged once (Dwork & Roth 2014, Thm 3.10 and
+    Example 3.5).
+    """
+    fields = {"epsilon": epsilon, "neighbours": neighbours, "max_bidders": max_bidders, "mechanism": mechanism,
+              "backend": backend, "grid_sampler": grid_sampler}
+    params, candidates = _partitioned.pricing_request(select_price, context, prices, params, fields)
+    _checked_column(frame, column, "column")
+    looks = _per_partition(frame, column, _bids_task, None, "nothing was charged")
+    return _select_price(context, _partitioned.gathered_bids(_ENGINE, looks, _REPARTITION), candidates, params)

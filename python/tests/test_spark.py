@@ -1,0 +1,201 @@
+# SPDX-License-Identifier: Apache-2.0
+"""dpselect.spark on PySpark in local mode (two executor threads, Python worker processes): a
+release over a DataFrame column equals the one-process release over the same values in row order;
+a NaN, a null, an empty partition, a non-numeric or missing column or a task's error fails on the
+driver naming the partition, with nothing charged or drawn; a partition missing or given twice is
+refused by the finish."""
+
+import os
+import shutil
+import sys
+
+import numpy as np
+import pytest
+
+if shutil.which("java") is None and "JAVA_HOME" not in os.environ:
+    pytest.skip("PySpark needs Java (Debian's default-jre-headless)", allow_module_level=True)
+pyspark = pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+pd = pytest.importorskip("pandas")
+from pyspark.sql import SparkSession  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
+
+import dpselect  # noqa: E402
+import dpselect.spark  # noqa: E402
+from support import ledger_context  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A local session whose Python workers run this interpreter (dpselect importable there)."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = (SparkSession.builder.master("local[2]").appName("dpselect-tests")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "4").config("spark.driver.memory", "1g").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def scores(n):
+    return 500.0 + 4.0 * np.random.default_rng(8).random(n)
+
+
+def frame_of(spark, columns: dict, partitions: int):
+    """A cached DataFrame of the columns in row order, split into `partitions` contiguous partitions."""
+    frame = spark.createDataFrame(pd.DataFrame(columns)).coalesce(1)
+    with_row = frame.withColumn("_row", F.monotonically_increasing_id())
+    split = with_row.repartitionByRange(partitions, "_row").sortWithinPartitions("_row").drop("_row")
+    return split.cache()
+
+
+def expect_nothing_charged_or_drawn(context, accountant):
+    assert accountant.release_count == 0
+    assert dpselect.select(context, [1.0, 2.0], epsilon=0.1, sensitivity=1.0).report.stream == 0
+
+
+def test_a_release_with_labels_equals_one_process_for_each_mechanism(spark):
+    u = scores(20_000)
+    keys = [f"k{i}" for i in range(len(u))]
+    frame = frame_of(spark, {"score": u, "key": keys}, 5)
+    assert frame.rdd.getNumPartitions() == 5
+    for mechanism in (dpselect.Mechanism.EXPONENTIAL, dpselect.Mechanism.PERMUTE_AND_FLIP,
+                      dpselect.Mechanism.LAPLACE_NOISY_MAX):
+        keywords = {"epsilon": 1.0, "sensitivity": 1.0, "mechanism": mechanism}
+        expected = dpselect.select(dpselect.Context.fixed_seed(4), u, labels=keys, **keywords)
+        pick = dpselect.spark.select(dpselect.Context.fixed_seed(4), frame, "score", label_column="key", **keywords)
+        assert (pick.index, pick.label, pick.report.stream) == (expected.index, expected.label, expected.report.stream)
+        assert pick.report.slack.epsilon == expected.report.slack.epsilon
+
+
+def test_integer_float32_and_excluded_columns_are_read_as_select_reads_them(spark):
+    ints = np.arange(3000, dtype=np.int64) % 37
+    floats = scores(3000).astype(np.float32)
+    floats[:1000] = -np.inf
+    frame = frame_of(spark, {"i": ints, "f": floats}, 3)
+    for column, values in (("i", ints), ("f", floats)):
+        expected = dpselect.select(dpselect.Context.fixed_seed(5), values, epsilon=1.0, sensitivity=1.0)
+        pick = dpselect.spark.select(dpselect.Context.fixed_seed(5), frame, column, epsilon=1.0, sensitivity=1.0)
+        assert pick.index == expected.index
+
+
+@pytest.mark.parametrize("k", [1, 20])
+def test_a_top_k_equals_one_process_with_labels(spark, k):
+    u = scores(8_009)
+    keys = np.arange(len(u)) * 3
+    frame = frame_of(spark, {"score": u, "key": keys}, 4)
+    expected = dpselect.select_top_k(dpselect.Context.fixed_seed(9), u, k, epsilon=0.3, sensitivity=1.0, labels=keys)
+    top = dpselect.spark.select_top_k(dpselect.Context.fixed_seed(9), frame, "score", k, epsilon=0.3,
+                                      sensitivity=1.0, label_column="key")
+    assert list(top.indices) == list(expected.indices)
+    assert list(top.labels) == [int(x) for x in expected.labels]
+
+
+def test_pricing_equals_one_process(spark):
+    bids = np.round(np.random.default_rng(12).gamma(2.0, 20.0, 10_007), 2)
+    frame = frame_of(spark, {"bid": bids}, 4)
+    for prices, sampler in ((dpselect.PriceGrid(0.5, 150.0, 0.5), dpselect.GridSampler.PER_PRICE_NOISE),
+                            (dpselect.PriceGrid(0.5, 150.0, 0.5), dpselect.GridSampler.BID_INTERVALS),
+                            (dpselect.PriceRange(1.0, 200.0), dpselect.GridSampler.PER_PRICE_NOISE)):
+        expected = dpselect.select_price(dpselect.Context.fixed_seed(21), bids, prices, epsilon=0.5,
+                                         grid_sampler=sampler)
+        pick = dpselect.spark.select_price(dpselect.Context.fixed_seed(21), frame, "bid", prices, epsilon=0.5,
+                                           grid_sampler=sampler)
+        assert (pick.price, pick.candidate, pick.report.stream) == \
+            (expected.price, expected.candidate, expected.report.stream)
+
+
+def test_a_nan_a_null_or_an_infinity_fails_naming_the_partition_and_charges_nothing(spark):
+    context, accountant = ledger_context()
+    u = scores(1000)
+    u[612] = np.nan
+    with pytest.raises(dpselect.InvalidArgument, match=r"got nan in partition 2, at row 612: utilities\[612\]"):
+        dpselect.spark.select(context, frame_of(spark, {"s": u}, 4), "s", epsilon=0.5, sensitivity=1.0)
+    nullable = pd.Series(scores(100)).astype("Float64")
+    nullable[37] = pd.NA
+    with pytest.raises(dpselect.InvalidArgument, match=r"partition 1, at row 37"):
+        dpselect.spark.select(context, frame_of(spark, {"s": nullable}, 3), "s", epsilon=0.5, sensitivity=1.0)
+    bids = np.ones(100)
+    bids[70] = -2.0
+    with pytest.raises(dpselect.InvalidArgument, match=r"bids must be finite and >= 0 \(got -2.0 in partition 1"):
+        dpselect.spark.select_price(context, frame_of(spark, {"b": bids}, 2), "b", dpselect.PriceGrid(1.0, 2.0, 1.0),
+                                    epsilon=0.5)
+    big = np.array([1, 2, 2**60], dtype=np.int64)
+    with pytest.raises(ValueError, match=r"integers within 2\*\*53 .*at row 2"):
+        dpselect.spark.select(context, frame_of(spark, {"s": big}, 1), "s", epsilon=0.5, sensitivity=1.0)
+    expect_nothing_charged_or_drawn(context, accountant)
+
+
+def test_a_task_error_fails_naming_the_partition_and_charges_nothing(spark):
+    def failing_task(batches):  # local: pickled by value for the executors
+        from pyspark import TaskContext
+        if TaskContext.get().partitionId() == 1:
+            raise OSError("disk on fire")
+        yield from batches
+
+    context, accountant = ledger_context()
+    frame = frame_of(spark, {"s": scores(300)}, 3)
+    failing = frame.mapInArrow(failing_task, frame.schema)  # fails upstream of dpselect's task
+    with pytest.raises(dpselect.spark.PartitionError,
+                       match=r"partition 1 failed on its worker: OSError: disk on fire; nothing was charged"):
+        dpselect.spark.select(context, failing, "s", epsilon=0.5, sensitivity=1.0)
+    with pytest.raises(dpselect.spark.PartitionError, match=r"partition 1 failed on its worker: OSError"):
+        dpselect.spark.select_price(context, failing, "s", [1.0, 2.0], epsilon=0.5)
+
+    def fail_in_the_pass(partition, values):
+        raise OSError("disk on fire")
+
+    with pytest.raises(dpselect.spark.PartitionError,
+                       match=r"partition 0 \(rows \[0, 100\)\) failed on its worker: OSError: disk on fire; stays"):
+        dpselect.spark._per_partition(frame, "s", fail_in_the_pass, [(0, 100), (100, 200), (200, 300)], "stays")
+    expect_nothing_charged_or_drawn(context, accountant)
+
+
+def test_bad_frames_columns_and_parameters_are_refused_before_any_work(spark):
+    context, accountant = ledger_context()
+    frame = frame_of(spark, {"s": [1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 4.0, 5.0, 6.0], "w": list("abcdefghi")}, 3)
+    with pytest.raises(dpselect.InvalidArgument, match=r"partition 1 empty, after row 3"):
+        dpselect.spark.select(context, frame.filter(frame.s > 0.5), "s", epsilon=0.5, sensitivity=1.0)
+    with pytest.raises(TypeError, match=r"column 'w' must be numeric \(got a column of type string\)"):
+        dpselect.spark.select(context, frame, "w", epsilon=0.5, sensitivity=1.0)
+    with pytest.raises(ValueError, match=r"column must name a column of frame \(got 'x'"):
+        dpselect.spark.select(context, frame, "x", epsilon=0.5, sensitivity=1.0)
+    with pytest.raises(ValueError, match=r"label_column must name a column of frame \(got 'y'"):
+        dpselect.spark.select(context, frame, "s", epsilon=0.5, sensitivity=1.0, label_column="y")
+    with pytest.raises(TypeError, match="frame must be a pyspark.sql.DataFrame"):
+        dpselect.spark.select(context, scores(10), "s", epsilon=0.5, sensitivity=1.0)
+    with pytest.raises(TypeError, match="context must be a dpselect.Context"):
+        dpselect.spark.select(None, frame, "s", epsilon=0.5, sensitivity=1.0)
+    with pytest.raises(dpselect.InvalidArgument, match=r"epsilon must be finite and > 0 \(got -1\)"):
+        dpselect.spark.select(context, frame, "s", epsilon=-1.0, sensitivity=1.0)
+    with pytest.raises(dpselect.InvalidArgument, match="k must be between 1"):
+        dpselect.spark.select_top_k(context, frame, "s", 10, epsilon=0.1, sensitivity=1.0)
+    with pytest.raises(dpselect.InvalidArgument, match=r"epsilon must be finite and > 0 \(got 0\)"):
+        dpselect.spark.select_price(context, frame, "s", dpselect.PriceGrid(1.0, 2.0, 1.0), epsilon=0.0)
+    expect_nothing_charged_or_drawn(context, accountant)
+
+
+def test_a_partition_missing_or_given_twice_is_refused(spark):
+    u = scores(1000)
+    frame = frame_of(spark, {"s": u}, 4)
+    job_rows = [(0, 250), (250, 500), (500, 750), (750, 1000)]
+    for wrong in ([0, 1, 2], [0, 1, 1, 3], [0, 1, 2, 3, 3]):
+        release = dpselect.begin_release(dpselect.Context.fixed_seed(1), epsilon=1.0, sensitivity=1.0)
+        ticket = release.ticket(len(u), first_utility=u[0])
+        shards = dpselect.spark._per_partition(frame, "s", dpselect.spark._Evaluate(ticket, job_rows), job_rows, "")
+        with pytest.raises(dpselect.UsageError, match="exactly once"):
+            release.finish(dpselect.merge([shards[i] for i in wrong]))
+    with pytest.raises(RuntimeError, match="the look saw 200: the DataFrame changed"):
+        dpselect.spark._Evaluate(ticket, [(0, 200)])(0, u[:250])
+
+
+def test_the_guide_example(spark):
+    # [doc:python_spark]
+    import dpselect
+    import dpselect.spark
+
+    frame = spark.range(100_000).selectExpr("id", "rand(2) AS score").cache()  # it is read twice
+    pick = dpselect.spark.select(dpselect.Context(), frame, "score", epsilon=1.0, sensitivity=1.0,
+                                 label_column="id")
+    # [/doc:python_spark]
+    assert pick.report.candidates == 100_000 and pick.label == pick.index
