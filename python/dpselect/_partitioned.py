@@ -133,7 +133,7 @@ def look_at_bids(part: Any) -> BidsLook:
     return BidsLook(look, distinct, counts)
 
 
-def _refuse_bad_partitions(engine: str, looks: list[Look], column: str, rule: str, what: str,
+def refuse_bad_partitions(engine: str, looks: list[Look], column: str, rule: str, what: str,
                            repartition: str) -> list[tuple[int, int]]:
     """The rows [begin, end) of each partition; raises for the first bad partition (nothing charged)."""
     rows = []
@@ -158,14 +158,14 @@ def _refuse_bad_partitions(engine: str, looks: list[Look], column: str, rule: st
 def score_rows(engine: str, looks: list[Look], repartition: str) -> tuple[list[tuple[int, int]], float]:
     """The rows [begin, end) of each partition of scores and the first score (the utility
     reference); raises for the first bad partition, before anything is charged."""
-    rows = _refuse_bad_partitions(engine, looks, "scores", "finite or -inf", "utilities", repartition)
+    rows = refuse_bad_partitions(engine, looks, "scores", "finite or -inf", "utilities", repartition)
     return rows, looks[0].first
 
 
 def gathered_bids(engine: str, looks: list[BidsLook], repartition: str) -> np.ndarray:
     """Every bid of the column, from the partitions' distinct bids and counts (in ascending order
     within each partition); raises for the first bad partition, before anything is charged."""
-    _refuse_bad_partitions(engine, [b.look for b in looks], "bids", "finite and >= 0", "bids", repartition)
+    refuse_bad_partitions(engine, [b.look for b in looks], "bids", "finite and >= 0", "bids", repartition)
     return np.concatenate([np.repeat(b.distinct, b.counts) for b in looks])
 
 

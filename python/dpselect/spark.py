@@ -38,9 +38,10 @@ with this module.
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -99,6 +100,29 @@ def _column_values(batches: Iterable[pa.RecordBatch]) -> Any:
     return _partitioned.values_of(pa.chunked_array(chunks).combine_chunks())
 
 
+def _rows_of(row_ranges: list[tuple[int, int]] | None, partition: int) -> tuple[int, int] | None:
+    return None if row_ranges is None or partition >= len(row_ranges) else row_ranges[partition]
+
+
+@contextlib.contextmanager
+def _failures_named(row_ranges: list[tuple[int, int]] | None, consequence: str) -> Iterator[None]:
+    """A Spark job's failure as a PartitionError naming the partition whose task failed: the job's
+    first stage runs one task per partition of the frame, and Spark's message names the task."""
+    try:
+        yield
+    except Exception as error:  # noqa: BLE001 - which partition? Spark's message names the task
+        # PySpark keeps the JVM's message (which names the failed task) in the converted exception's
+        # stack trace text; py4j's own errors hold it in their message.
+        message = f"{error}\n{getattr(error, '_stackTrace', '') or ''}"
+        task_failed = re.search(r"Task (\d+) in stage \S+ failed", message)
+        if task_failed is None:
+            raise
+        python_error = re.findall(r"^(\w+(?:Error|Exception): .*)$", message, flags=re.MULTILINE)
+        what = python_error[-1] if python_error else message.splitlines()[0]
+        partition = int(task_failed.group(1))
+        raise PartitionError(_ENGINE, partition, _rows_of(row_ranges, partition), f"{what}; {consequence}") from error
+
+
 def _per_partition(frame: DataFrame, column: str, task: Callable[[int, Any], Any],
                    row_ranges: list[tuple[int, int]] | None, consequence: str) -> list:
     """``task(partition, values)`` for every partition of ``frame[column]``, in partition order.
@@ -120,36 +144,58 @@ def _per_partition(frame: DataFrame, column: str, task: Callable[[int, Any], Any
             payload, failed = f"{type(error).__name__}: {error}".encode(), True
         yield pa.RecordBatch.from_pydict({"partition": [partition], "failed": [failed], "payload": [payload]})
 
-    def rows_of(partition: int) -> tuple[int, int] | None:
-        return None if row_ranges is None or partition >= len(row_ranges) else row_ranges[partition]
-
-    try:
+    with _failures_named(row_ranges, consequence):
         rows = frame.select(column).mapInArrow(run, _RESULT_SCHEMA).collect()
-    except Exception as error:  # noqa: BLE001 - which partition? Spark's message names the task
-        # PySpark keeps the JVM's message (which names the failed task) in the converted exception's
-        # stack trace text; py4j's own errors hold it in their message.
-        message = f"{error}\n{getattr(error, '_stackTrace', '') or ''}"
-        task_failed = re.search(r"Task (\d+) in stage \S+ failed", message)
-        if task_failed is None:
-            raise
-        python_error = re.findall(r"^(\w+(?:Error|Exception): .*)$", message, flags=re.MULTILINE)
-        what = python_error[-1] if python_error else message.splitlines()[0]
-        partition = int(task_failed.group(1))
-        raise PartitionError(_ENGINE, partition, rows_of(partition), f"{what}; {consequence}") from error
     rows.sort(key=lambda row: row.partition)
     for row in rows:
         if row.failed:
-            raise PartitionError(_ENGINE, row.partition, rows_of(row.partition),
+            raise PartitionError(_ENGINE, row.partition, _rows_of(row_ranges, row.partition),
                                  f"{bytes(row.payload).decode()}; {consequence}")
     return [pickle.loads(row.payload) for row in rows]
 
 
-def _look_task(partition: int, values: Any) -> _partitioned.Look:
-    return _partitioned.look_at_scores(values)
+# monotonically_increasing_id(): the partition's index in the upper 31 bits, the row's position
+# within its partition in the lower 33 (Spark's documented layout).
+_POSITION_BITS = 33
 
 
-def _bids_task(partition: int, values: Any) -> _partitioned.BidsLook:
-    return _partitioned.look_at_bids(values)
+def _looks(frame: DataFrame, column: str, negative_is_bad: bool) -> list[_partitioned.Look]:
+    """Each partition's look (length, first value, first invalid value), computed by Spark's own
+    aggregation (no Python task needed): one job."""
+    from pyspark.sql import functions as F
+
+    value = F.col(column)
+    data_type = frame.schema[column].dataType
+    bad = value.isNull()
+    if isinstance(data_type, (spark_types.FloatType, spark_types.DoubleType)):
+        bad = bad | F.isnan(value) | (value == F.lit(float("inf")))
+    if isinstance(data_type, spark_types.LongType):  # the one integer type beyond 2**53
+        limit = _partitioned._LARGEST_EXACT_INTEGER
+        bad = bad | (value > F.lit(limit)) | (value < F.lit(-limit))
+    if negative_is_bad:
+        bad = bad | (value < F.lit(0))
+    tagged = frame.select(F.monotonically_increasing_id().alias("position"), value.alias("value"), bad.alias("bad"))
+    offset = F.col("position").bitwiseAND(F.lit((1 << _POSITION_BITS) - 1))
+    with _failures_named(None, "nothing was charged"):
+        per_partition = (tagged.groupBy(F.shiftright("position", _POSITION_BITS).alias("partition"))
+                         .agg(F.count(F.lit(1)).alias("rows"), F.min_by("value", offset).alias("first"),
+                              F.min(F.when(F.col("bad"), offset)).alias("bad_row"),
+                              F.min_by("value", F.when(F.col("bad"), offset)).alias("bad_value"))
+                         .collect())
+    looks = [_partitioned.Look(0, 0.0, -1, "", "")] * frame.rdd.getNumPartitions()
+    for row in per_partition:
+        bad_row = -1 if row.bad_row is None else int(row.bad_row)
+        if bad_row < 0:
+            bad_value, reason = "", ""
+        elif row.bad_value is None:
+            bad_value, reason = "null", "value"
+        elif isinstance(row.bad_value, int) and not (negative_is_bad and row.bad_value < 0):
+            bad_value, reason = repr(row.bad_value), "integer"
+        else:
+            bad_value, reason = repr(float(row.bad_value)) if isinstance(row.bad_value, float) else repr(row.bad_value), \
+                "value"
+        looks[row.partition] = _partitioned.Look(int(row.rows), float(row.first or 0.0), bad_row, bad_value, reason)
+    return looks
 
 
 class _Evaluate:
@@ -182,7 +228,7 @@ class _Job:
             _checked_column(frame, label_column, "label_column", numeric=False)
         params.validate()  # before any task runs
         self.frame, self.column, self.label_column = frame, column, label_column
-        looks = _per_partition(frame, column, _look_task, None, "nothing was charged")
+        looks = _looks(frame, column, negative_is_bad=False)
         self.rows, self.first_utility = _partitioned.score_rows(_ENGINE, looks, _REPARTITION)
         self.candidates = self.rows[-1][1]
 
@@ -192,27 +238,19 @@ class _Job:
 
     def labels_of(self, indices: list[int]) -> list:
         """The labels of the released rows (public), from one more job over the label column."""
-        assert self.label_column is not None
-        wanted: dict[int, list[tuple[int, int]]] = {}
-        for position, index in enumerate(indices):
+        from pyspark.sql import functions as F
+
+        def position(index: int) -> int:
             partition = next(p for p, (begin, end) in enumerate(self.rows) if begin <= index < end)
-            wanted.setdefault(partition, []).append((position, index - self.rows[partition][0]))
+            return (partition << _POSITION_BITS) + index - self.rows[partition][0]
 
-        found: dict[int, Any] = {}
-        for labels in _per_partition(self.frame, self.label_column, _PickLabels(wanted), self.rows,
-                                     "reading the released rows' labels (the release is done)"):
-            found.update(labels)
-        return [found[position] for position in range(len(indices))]
-
-
-class _PickLabels:
-    """The label job's task: the labels at the wanted rows of its partition, by their position in the result."""
-
-    def __init__(self, wanted: dict[int, list[tuple[int, int]]]) -> None:
-        self.wanted = wanted
-
-    def __call__(self, partition: int, values: Any) -> dict[int, Any]:
-        return {position: _python_value(values[row]) for position, row in self.wanted.get(partition, [])}
+        wanted = [position(index) for index in indices]
+        found = dict(self.frame.select(F.monotonically_increasing_id().alias("position"), self.label_column)
+                     .where(F.col("position").isin(wanted)).collect())
+        if len(found) != len(set(wanted)):
+            raise RuntimeError(f"{_ENGINE}: the released rows' labels were not found: the DataFrame changed after the "
+                               "look; cache it before the release (the release is done)")
+        return [_python_value(found[p]) for p in wanted]
 
 
 def _python_value(value: Any) -> Any:
@@ -413,5 +451,10 @@ def select_price(
               "backend": backend, "grid_sampler": grid_sampler}
     params, candidates = _partitioned.pricing_request(select_price, context, prices, params, fields)
     _checked_column(frame, column, "column")
-    looks = _per_partition(frame, column, _bids_task, None, "nothing was charged")
-    return _select_price(context, _partitioned.gathered_bids(_ENGINE, looks, _REPARTITION), candidates, params)
+    _partitioned.refuse_bad_partitions(_ENGINE, _looks(frame, column, negative_is_bad=True), "bids",
+                                       "finite and >= 0", "bids", _REPARTITION)
+    counted = frame.groupBy(column).count()
+    table = counted.toArrow() if hasattr(counted, "toArrow") else pa.Table.from_pandas(counted.toPandas())
+    distinct = table.column(column).to_numpy().astype(np.float64)
+    counts = table.column("count").to_numpy()
+    return _select_price(context, np.repeat(distinct, counts), candidates, params)
