@@ -8,22 +8,23 @@ in one NumPy array in the DataFrame's row order (its partitions in order, as ``f
 lists them), for the same key and stream; ``label_column=`` names the candidates. The scores never
 leave their executors:
 
-1. **Look** (nothing charged yet): one Spark job in which each partition's task reports its
-   length, its first value and its first invalid score (NaN, +inf, a null), or its own error. A
-   bad partition fails the call here, naming the partition and its rows, before anything is
-   charged or drawn.
+1. **Look** (nothing charged yet): one Spark SQL aggregation grouped by partition reports each
+   partition's length, its first value and its first invalid score (NaN, +inf, a null, an integer
+   beyond 2**53). A bad partition fails the call here, naming the partition and the row, before
+   anything is charged or drawn.
 2. **Begin** on the driver: the release is validated and charged once, and its ticket
    (:class:`dpselect.ReleaseTicket`) made for the whole column.
-3. **Evaluate**: a second job; each partition's task evaluates its rows with the ticket (which
+3. **Evaluate**: one job whose task per partition evaluates its rows with the ticket (which
    travels inside the task's closure) into a :class:`dpselect.ShardResult`; the driver merges them
    and finishes the release, which checks that the partitions tiled the column exactly once.
 
 ``dpselect.spark.select_price(context, frame, "bid", prices, epsilon=...)`` prices an auction
-whose bids are a column: one job checks each partition and brings its distinct bids and their
-counts to the driver, which runs :func:`dpselect.select_price` over them.
+whose bids are a column: Spark checks each partition and counts the distinct bids
+(``groupBy("bid").count()``), and the driver runs :func:`dpselect.select_price` over them.
 
-The tasks read the column as Arrow batches (``DataFrame.mapInArrow``), so Spark's Python workers
-need ``pyarrow`` and ``dpselect`` installed. Trust: the ticket carries the context's SECRET key
+The pass's tasks read the column as Arrow batches (``DataFrame.mapInArrow``), so Spark's Python
+workers need ``pyarrow`` and ``dpselect`` installed; it runs on a classic (not Spark Connect)
+session. Trust: the ticket carries the context's SECRET key
 inside the tasks' closures, and the ShardResults coming back are secret: the driver, every
 executor and the connections between them see them. Use a cluster under one operator with
 encryption between its processes (``spark.network.crypto.enabled``, ``spark.ssl.*``), and keep
@@ -316,8 +317,9 @@ def select(
     -----
     The guarantee is :func:`dpselect.select`'s (Dwork & Roth 2014, Thm 3.10 for the exponential
     mechanism; McKenna & Sheldon 2020; Dwork & Roth 2014, Claim 3.9), charged once on the driver.
-    What travels: the ticket (116 bytes) in each task's closure; back, one look (its length, first
-    score and first bad value: the driver is trusted with them) and one ShardResult per partition.
+    What travels: back from Spark's look, each partition's length, first score and first bad value
+    (the driver is trusted with them); the ticket (116 bytes) in each pass task's closure; back,
+    one ShardResult per partition.
     Labels are public (post-processing, Dwork & Roth 2014, Prop 2.1).
     """
     params = _selection_params(select, params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend,
@@ -411,7 +413,7 @@ def select_price(
     context : Context
         The source of the release's stream and its accountant (on the driver).
     frame : pyspark.sql.DataFrame
-        The data (read once).
+        The data (read twice, by the check and the count: cache it first).
     column : str
         The bids' column, numeric: each bid finite and >= 0 (read as float64; an integer beyond
         2**53 is refused), one per row.
@@ -442,10 +444,11 @@ def select_price(
 
     Notes
     -----
-    As :func:`dpselect.dask.select_price`: each partition's task sends the driver its distinct bids
-    with their counts, and the driver, which then holds the bids (the private data), runs
-    :func:`dpselect.select_price` over them, charged once (Dwork & Roth 2014, Thm 3.10 and
-    Example 3.5).
+    Every price's revenue reads every bid, so the driver needs the whole column: Spark checks each
+    partition (its length and first invalid bid) and counts the column's distinct bids
+    (``groupBy(column).count()``), and the driver, which then holds the bids (the private data),
+    runs :func:`dpselect.select_price` over them, charged once (Dwork & Roth 2014, Thm 3.10 and
+    Example 3.5). No dpselect code runs on the executors.
     """
     fields = {"epsilon": epsilon, "neighbours": neighbours, "max_bidders": max_bidders, "mechanism": mechanism,
               "backend": backend, "grid_sampler": grid_sampler}
