@@ -19,7 +19,7 @@ from ._dpselect import InvalidArgument
 
 # Integers beyond this magnitude are not all float64 values: dpselect refuses them, as
 # numpy.asarray(x, dtype=numpy.float64) would round them.
-_LARGEST_EXACT_INTEGER = 2**53
+LARGEST_EXACT_INTEGER = 2**53
 
 
 class PartitionError(RuntimeError):
@@ -99,10 +99,10 @@ def _first_bad(values: Any, negative_is_bad: bool) -> tuple[int, str, str]:
                 return i, repr(float(values[i])), "value"
     elif kind in "iu":
         low, high = int(values.min()), int(values.max())
-        if high > _LARGEST_EXACT_INTEGER or low < -_LARGEST_EXACT_INTEGER or (negative_is_bad and low < 0):
-            big = (values > _LARGEST_EXACT_INTEGER)
+        if high > LARGEST_EXACT_INTEGER or low < -LARGEST_EXACT_INTEGER or (negative_is_bad and low < 0):
+            big = (values > LARGEST_EXACT_INTEGER)
             if kind == "i":
-                big |= values < (0 if negative_is_bad else -_LARGEST_EXACT_INTEGER)
+                big |= values < (0 if negative_is_bad else -LARGEST_EXACT_INTEGER)
             i = int(xp.flatnonzero(big)[0])
             value = int(values[i])
             reason = "value" if negative_is_bad and value < 0 else "integer"

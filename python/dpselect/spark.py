@@ -171,7 +171,7 @@ def _looks(frame: DataFrame, column: str, negative_is_bad: bool) -> list[_partit
     if isinstance(data_type, (spark_types.FloatType, spark_types.DoubleType)):
         bad = bad | F.isnan(value) | (value == F.lit(float("inf")))
     if isinstance(data_type, spark_types.LongType):  # the one integer type beyond 2**53
-        limit = _partitioned._LARGEST_EXACT_INTEGER
+        limit = _partitioned.LARGEST_EXACT_INTEGER
         bad = bad | (value > F.lit(limit)) | (value < F.lit(-limit))
     if negative_is_bad:
         bad = bad | (value < F.lit(0))
@@ -186,15 +186,13 @@ def _looks(frame: DataFrame, column: str, negative_is_bad: bool) -> list[_partit
     looks = [_partitioned.Look(0, 0.0, -1, "", "")] * frame.rdd.getNumPartitions()
     for row in per_partition:
         bad_row = -1 if row.bad_row is None else int(row.bad_row)
-        if bad_row < 0:
-            bad_value, reason = "", ""
-        elif row.bad_value is None:
+        bad_value, reason = "", ""
+        if bad_row >= 0 and row.bad_value is None:
             bad_value, reason = "null", "value"
-        elif isinstance(row.bad_value, int) and not (negative_is_bad and row.bad_value < 0):
-            bad_value, reason = repr(row.bad_value), "integer"
-        else:
-            bad_value, reason = repr(float(row.bad_value)) if isinstance(row.bad_value, float) else repr(row.bad_value), \
-                "value"
+        elif bad_row >= 0:
+            # An integer is bad for its size alone unless it is a negative bid.
+            too_large = isinstance(row.bad_value, int) and not (negative_is_bad and row.bad_value < 0)
+            bad_value, reason = repr(row.bad_value), "integer" if too_large else "value"
         looks[row.partition] = _partitioned.Look(int(row.rows), float(row.first or 0.0), bad_row, bad_value, reason)
     return looks
 
