@@ -27,6 +27,7 @@
 #include "dpselect/linf_answers.hpp"
 #include "dpselect/noise.hpp"
 #include "dpselect/noise_vector.hpp"
+#include "dpselect/partition_selection.hpp"
 #include "dpselect/philox.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/quantiles.hpp"
