@@ -3,13 +3,22 @@
 // equals the recursion it solves, every strategy meets the per-key DP inequalities it is built on,
 // the optimal strategy keeps at least what Laplace thresholding keeps, the thresholds release a
 // lone user's key with exactly the per-key delta, and every bad parameter is refused by name.
+// select_partitions: keys are released at their keep probability (binomial z-tests, fixed seeds),
+// a user never contributes to more than max_partitions keys, the release depends on the set of
+// pairs only, and bad input is refused before anything is charged or drawn.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "dpselect/accounting.hpp"
+#include "dpselect/context.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/partition_selection.hpp"
@@ -137,6 +146,121 @@ TEST(PartitionKeepProbability, BadParametersAreRefusedByName) {
   params.strategy = static_cast<PartitionStrategy>(7);
   refused(params, "strategy must be a PartitionStrategy (got 7)");
   EXPECT_NO_THROW(good.validate());
+}
+
+// `keys` keys each held by exactly `users_per_key` users, every user holding one key.
+struct Contributions {
+  std::vector<std::uint64_t> users, keys;
+};
+Contributions keys_with_users(std::uint64_t keys, std::uint64_t users_per_key) {
+  Contributions data;
+  for (std::uint64_t k = 0; k < keys; ++k) {
+    for (std::uint64_t u = 0; u < users_per_key; ++u) {
+      data.users.push_back(k * users_per_key + u);
+      data.keys.push_back(7 * k + 3);
+    }
+  }
+  return data;
+}
+
+TEST(SelectPartitions, KeysAreReleasedAtTheirKeepProbability) {
+  // Each check: kept ~ Binomial(K, p(n)), refused beyond 5 standard deviations (+1 for the
+  // discreteness): a false failure has probability below 6e-7 per check, 12 checks.
+  constexpr std::uint64_t kKeys = 20000;
+  std::uint64_t seed = 100;
+  for (const auto strategy : {PartitionStrategy::truncated_geometric, PartitionStrategy::laplace_threshold,
+                              PartitionStrategy::gaussian_threshold}) {
+    const PartitionSelectionParams params{1.0, 1e-3, 1, strategy};
+    for (const std::uint64_t n : {1, 5, 9, 14}) {
+      const Contributions data = keys_with_users(kKeys, n);
+      auto context = dpselect::Context::with_fixed_seed(++seed);
+      const auto selection = dpselect::select_partitions(context, data.users, data.keys, params);
+      const double p = keep_probability(params, n);
+      const double expected = kKeys * p, sd = std::sqrt(kKeys * p * (1.0 - p));
+      EXPECT_LE(std::abs(static_cast<double>(selection.keys.size()) - expected), 5.0 * sd + 1.0)
+          << "strategy " << static_cast<int>(strategy) << " n " << n << " p " << p;
+      EXPECT_EQ(selection.report.keys_considered, kKeys);
+      for (const std::uint64_t key : selection.keys) ASSERT_EQ(key % 7, 3u) << "a key of the data";
+      EXPECT_TRUE(std::is_sorted(selection.keys.begin(), selection.keys.end()));
+    }
+  }
+}
+
+TEST(SelectPartitions, AUserNeverContributesToMoreThanMaxPartitionsKeys) {
+  // One user holds 1000 keys nobody else holds, max_partitions 2: two keys have one user (p(1) =
+  // delta' = 0.25), the other 998 none (never released). Over 400 runs the released total is
+  // Binomial(800, 0.25) (mean 200, sd 12.2; refused beyond 5 sd); without the bound it would be
+  // about 250 per run.
+  const PartitionSelectionParams params{1.0, 0.5, 2, PartitionStrategy::truncated_geometric};
+  ASSERT_DOUBLE_EQ(keep_probability(params, 1), 0.25);
+  std::vector<std::uint64_t> users(1000, 42), keys(1000);
+  std::iota(keys.begin(), keys.end(), 1);
+  std::uint64_t total = 0;
+  std::vector<std::uint64_t> times_released(1001, 0);
+  for (std::uint64_t seed = 0; seed < 400; ++seed) {
+    auto context = dpselect::Context::with_fixed_seed(seed);
+    const auto selection = dpselect::select_partitions(context, users, keys, params);
+    ASSERT_LE(selection.keys.size(), 2u);
+    EXPECT_EQ(selection.report.keys_considered, 2u);
+    total += selection.keys.size();
+    for (const std::uint64_t key : selection.keys) ++times_released[key];
+  }
+  EXPECT_LE(std::abs(static_cast<double>(total) - 200.0), 5.0 * std::sqrt(800 * 0.25 * 0.75));
+  // The two kept keys are chosen at random, not the first two.
+  EXPECT_LT(times_released[1] + times_released[2], total);
+}
+
+TEST(SelectPartitions, TheReleaseDependsOnTheSetOfPairsAndTheSeedOnly) {
+  Contributions data = keys_with_users(3000, 5);  // p(5) about 0.3: many keys either way
+  const PartitionSelectionParams params{2.0, 1e-4, 1, PartitionStrategy::laplace_threshold};
+  auto first = dpselect::Context::with_fixed_seed(5);
+  const auto expected = dpselect::select_partitions(first, data.users, data.keys, params);
+  ASSERT_FALSE(expected.keys.empty());
+  // Shuffled, with every pair given twice: the same distinct pairs.
+  std::vector<std::uint64_t> order(data.users.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(9));
+  Contributions shuffled;
+  for (int copy = 0; copy < 2; ++copy) {
+    for (const std::uint64_t i : order) {
+      shuffled.users.push_back(data.users[i]);
+      shuffled.keys.push_back(data.keys[i]);
+    }
+  }
+  auto second = dpselect::Context::with_fixed_seed(5);
+  EXPECT_EQ(dpselect::select_partitions(second, shuffled.users, shuffled.keys, params).keys, expected.keys);
+  auto other_seed = dpselect::Context::with_fixed_seed(6);
+  EXPECT_NE(dpselect::select_partitions(other_seed, data.users, data.keys, params).keys, expected.keys);
+}
+
+TEST(SelectPartitions, BadInputIsRefusedBeforeAnythingIsChargedOrDrawn) {
+  auto context = dpselect::Context::with_fixed_seed(1);
+  auto accountant = std::make_shared<dpselect::PrivacyAccountant>(dpselect::PrivacyBound{10.0, 0.5});
+  context.charge_to(accountant);
+  const std::vector<std::uint64_t> users{1, 2, 3}, keys{4, 5}, none;
+  const PartitionSelectionParams good{1.0, 1e-6, 1, PartitionStrategy::truncated_geometric};
+  const auto refused = [&](std::span<const std::uint64_t> u, std::span<const std::uint64_t> k,
+                           const PartitionSelectionParams& params, const std::string& message) {
+    try {
+      (void)dpselect::select_partitions(context, u, k, params);
+      ADD_FAILURE() << "accepted: " << message;
+    } catch (const dpselect::InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find(message), std::string::npos) << error.what();
+    }
+  };
+  refused(users, keys, good, "keys must hold one key per user entry (got 2 keys for 3 users)");
+  refused(none, none, good, "contributions must not be empty");
+  auto zero_delta = good;
+  zero_delta.delta = 0.0;
+  refused(users, users, zero_delta, "delta must be in (0, 1)");
+  auto no_partitions = good;
+  no_partitions.max_partitions = 0;
+  refused(users, users, no_partitions, "max_partitions must be >= 1");
+  EXPECT_EQ(accountant->release_count(), 0u);
+  const auto selection = dpselect::select_partitions(context, users, users, good);
+  EXPECT_EQ(selection.report.stream, 0u) << "no stream drawn by the refused calls";
+  EXPECT_EQ(accountant->release_count(), 1u);
+  EXPECT_EQ(selection.report.delta_float, std::ldexp(1.0, -53));
 }
 
 }  // namespace

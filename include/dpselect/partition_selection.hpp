@@ -32,8 +32,14 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
+
+#include "dpselect/random_key.hpp"
 
 namespace dpselect {
+
+class Context;
 
 /// How a key's number of users decides whether it is released (sources in the file comment).
 enum class PartitionStrategy : std::uint8_t {
@@ -98,5 +104,56 @@ double keep_probability(const PartitionSelectionParams& params, std::uint64_t us
 /// @param users The key's number of distinct users.
 /// @return p(users), in [0, 1].
 double keep_probability(const PartitionKeepRule& rule, PartitionStrategy strategy, std::uint64_t users);
+
+/// What a partition selection did.
+struct PartitionSelectionReport {
+  PartitionSelectionParams params;  ///< the parameters it ran with
+  PartitionKeepRule rule;           ///< the strategy's rule (public: a function of the parameters)
+  /// The delta the rounding of the keep probabilities may add to the guarantee: each key is kept
+  /// when a 53-bit uniform integer falls below floor(p 2^53), which is never more likely than p
+  /// and at most 2^-53 less likely, so each of a user's keys may lose 2^-53 on the second
+  /// inequality: max_partitions * 2^-53 in all.
+  double delta_float = 0.0;
+  std::uint64_t stream = 0;      ///< the stream the selection drew from its context
+  Generator generator = Generator::chacha20;  ///< the generator of that stream
+  /// The number of distinct keys after contribution bounding. NOT PRIVATE: a count of the data's
+  /// keys; for diagnostics, never published with the release.
+  std::uint64_t keys_considered = 0;
+};
+
+/// The released keys (ascending) and the report.
+struct PartitionSelection {
+  std::vector<std::uint64_t> keys;  ///< the released keys, each a key of the data, ascending
+  PartitionSelectionReport report;  ///< what the selection did
+};
+
+/// One private partition selection on the CPU over (user, key) contributions: pair i says that
+/// user `users[i]` contributes to key `keys[i]` (repeated pairs count once). Each user keeps at most
+/// params.max_partitions of its distinct keys, chosen uniformly at random with the release's
+/// stream; each key's number of distinct users n is then counted, and the key is released with
+/// probability keep_probability(params, n).
+///
+/// Randomness (counter-based, from the stream the selection draws): the distinct pairs sorted by
+/// (user, key) take, pair j, random block j, whose first 64 bits rank the user's pairs (the
+/// max_partitions lowest are kept); the distinct kept keys sorted ascending take, key r, random
+/// block 2^62 + r, whose first 53 bits decide it. So a fixed seed gives the same keys on every
+/// machine.
+/// @param context The source of the selection's stream and its accountant.
+/// @param users The user of each contribution (any 64-bit ids).
+/// @param keys The key of each contribution (any 64-bit ids; the released set holds some of them).
+/// @param params The selection's parameters.
+/// @return The released keys and the report.
+/// @throws InvalidArgument before anything is charged or drawn: bad params (as
+///         PartitionSelectionParams::validate), users and keys of different lengths, no
+///         contributions, or 2^62 or more distinct pairs.
+/// @throws BudgetExceeded when the context's accountant refuses the release; nothing drawn.
+/// @par Privacy
+/// (epsilon, delta + report.delta_float)-DP between datasets that add or remove one user (with all
+/// of their contributions): the keep probability meets the per-key inequalities of the file
+/// comment, and one user changes the user counts of at most max_partitions keys by one each
+/// (Desfontaines et al. 2022, Sec. 3; Korolova et al. 2009; Wilson et al. 2020). The context's
+/// accountant is charged one approximate release at (epsilon, delta), before the stream is drawn.
+PartitionSelection select_partitions(Context& context, std::span<const std::uint64_t> users,
+                                     std::span<const std::uint64_t> keys, const PartitionSelectionParams& params);
 
 }  // namespace dpselect
