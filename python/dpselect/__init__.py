@@ -81,16 +81,17 @@ __all__ = [
 # The other parts of the API, each a module of its own (dpselect.pricing, dpselect.sharding, ...)
 # whose public names are also dpselect's. dpselect.audit and dpselect.plot (matplotlib) stay
 # submodules: import them by name.
-from . import accounting, noise, pricing, quantiles, sharding, sparse_vector  # noqa: E402
+from . import accounting, noise, partition_selection, pricing, quantiles, sharding, sparse_vector  # noqa: E402
 from .accounting import *  # noqa: E402,F401,F403
 from .noise import *  # noqa: E402,F401,F403
+from .partition_selection import *  # noqa: E402,F401,F403
 from .pricing import *  # noqa: E402,F401,F403
 from .quantiles import *  # noqa: E402,F401,F403
 from .sharding import *  # noqa: E402,F401,F403
 from .sparse_vector import *  # noqa: E402,F401,F403
 
-__all__ += (accounting.__all__ + noise.__all__ + pricing.__all__ + quantiles.__all__ + sharding.__all__ +
-            sparse_vector.__all__)
+__all__ += (accounting.__all__ + noise.__all__ + partition_selection.__all__ + pricing.__all__ + quantiles.__all__ +
+            sharding.__all__ + sparse_vector.__all__)
 
 
 

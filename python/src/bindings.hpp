@@ -16,5 +16,6 @@ void bind_sparse_vector(nanobind::module_& m);  // SparseVector, the batch, calc
 void bind_noise(nanobind::module_& m);          // noise vectors, secure noise, the l-inf answerer: noise.cpp
 void bind_accounting(nanobind::module_& m);     // composition, zCDP, budget splits: accounting.cpp
 void bind_audit(nanobind::module_& m);          // the empirical privacy auditor: audit.cpp
+void bind_partition_selection(nanobind::module_& m);  // strategies, keep probabilities: partition_selection.cpp
 
 }  // namespace dpselect::python

@@ -10,7 +10,8 @@
 # cpu: the package must be built without CUDA; cuda: with it. CMAKE_ARGS (the README's way to pass
 # CMake options to pip) goes to the build as the README says (CI passes one GPU architecture).
 # With DPSELECT_CLI (the command of the same sources), the whole Python test suite (python/tests,
-# with pytest, matplotlib, mypy, Dask, PySpark and PyArrow from PyPI; Spark runs on Debian's Java) then runs against the installed package.
+# with pytest, matplotlib, mypy, Dask, PySpark, PyArrow and python-dp from PyPI; Spark runs on
+# Debian's Java) then runs against the installed package.
 set -euo pipefail
 source_dir=$1 work=$2 backend=$3
 export CMAKE_ARGS=${4:-}
@@ -51,7 +52,7 @@ print(f"pip_install_fresh.sh: dpselect {dpselect.__version__}, Apache-2.0, {back
 PY
 if [[ -n $cli ]]; then
   "$python" -m pip install --quiet --disable-pip-version-check pytest matplotlib mypy "dask[distributed,dataframe]" \
-    pyspark pyarrow
+    pyspark pyarrow python-dp
   # From outside the tree, so that `import dpselect` is the installed package.
   (cd "$work/run" && DPSELECT_CLI=$cli OMP_NUM_THREADS=2 "$python" -m pytest -q -p no:cacheprovider "$work/tree/python/tests")
 fi

@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Private partition selection: which keys of an unknown domain may be released.
+
+The keys (search queries, URLs, product ids) come from the users' own data. Each user keeps at
+most ``max_partitions`` of its distinct keys (chosen at random with the release's stream), each
+key's number of distinct users n is counted, and the key is released with probability
+``keep_probability(params, n)``, a function the strategy fixes in advance:
+
+* ``TRUNCATED_GEOMETRIC``: the optimal probability for (epsilon, delta) (Desfontaines, Voss,
+  Gipson & Mandayam 2022, Thm 1), per key at epsilon / m and delta / m;
+* ``LAPLACE_THRESHOLD``: a Laplace-noised count above a threshold (Korolova et al. 2009; Wilson
+  et al. 2020);
+* ``GAUSSIAN_THRESHOLD``: the same with Gaussian noise (Wilson et al. 2020).
+
+Example::
+
+    import dpselect
+    users = [1, 1, 2, 3, 3, 3]
+    queries = ["cats", "dogs", "cats", "cats", "dogs", "owls"]
+    kept = dpselect.select_partitions(dpselect.Context(), users, queries, epsilon=1.0, delta=1e-6)
+    kept.keys   # the released queries (with so few users, most likely none)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _dpselect as _core
+from ._arrays import params_of
+from ._dpselect import (
+    Context,
+    PartitionKeepRule,
+    PartitionSelectionParams,
+    PartitionSelectionReport,
+    PartitionStrategy,
+    keep_probability,
+    partition_keep_rule,
+)
+
+__all__ = [
+    "PartitionKeepRule", "PartitionSelection", "PartitionSelectionParams", "PartitionSelectionReport",
+    "PartitionStrategy", "keep_probability", "partition_keep_rule", "select_partitions",
+]
+
+
+class PartitionSelection:
+    """The released keys and the report of one partition selection.
+
+    Parameters
+    ----------
+    keys : numpy.ndarray or list
+        The released keys, ascending, in the type the keys were given in (a NumPy array of the
+        input's integer dtype, or a list of the input's strings or bytes).
+    report : PartitionSelectionReport
+        What the selection did (``keys_considered`` is NOT PRIVATE).
+    """
+
+    def __init__(self, keys: Any, report: PartitionSelectionReport) -> None:
+        self.keys = keys
+        self.report = report
+
+    def __repr__(self) -> str:
+        return f"PartitionSelection(keys={self.keys!r})"
+
+
+def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray, Any]:
+    """(uint64 ids in host memory, how to map ids back to the values) for integer or string ids.
+
+    Integers are viewed as uint64 (two's complement for negative ids: a bijection, reversed on the
+    way back); strings and bytes are numbered by their sorted distinct values.
+    """
+    if hasattr(values, "to_numpy"):  # pandas
+        if values.isna().any():
+            raise ValueError(f"{name} must hold no null (got a null at row {int(np.flatnonzero(values.isna())[0])})")
+        values = values.to_numpy()
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (got shape {array.shape})")
+    if length is not None and len(array) != length:
+        raise ValueError(f"{name} must hold one entry per user entry (got {len(array)} for {length} users)")
+    if array.dtype.kind in "iu":
+        original = array.dtype
+        ids = np.ascontiguousarray(array.astype(original.newbyteorder("=") if original.byteorder == ">" else original))
+        return ids.view(np.uint64) if ids.dtype.itemsize == 8 else ids.astype(np.int64).view(np.uint64), original
+    if array.dtype.kind in "USO" and len(array) > 0 and all(isinstance(v, (str, bytes)) for v in array.tolist()):
+        distinct, codes = np.unique(array, return_inverse=True)
+        return codes.astype(np.uint64), distinct
+    if array.dtype.kind == "b":
+        raise TypeError(f"{name} must be integer or string ids (got booleans)")
+    if len(array) == 0:
+        return np.empty(0, dtype=np.uint64), np.dtype(np.uint64)
+    raise TypeError(f"{name} must be integer or string ids (got dtype {array.dtype}); floats are not ids: convert "
+                    f"them first, e.g. {name}.astype('int64')")
+
+
+def _keys_of(ids: list[int], back: Any) -> Any:
+    released = np.asarray(ids, dtype=np.uint64)
+    if isinstance(back, np.dtype):
+        return released.view(np.int64).astype(back) if back.kind == "i" else released.astype(back)
+    return [back[i] for i in released.tolist()]
+
+
+def select_partitions(
+    context: Context,
+    users: Any,
+    keys: Any,
+    params: PartitionSelectionParams | None = None,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    max_partitions: int = 1,
+    strategy: PartitionStrategy = PartitionStrategy.TRUNCATED_GEOMETRIC,
+) -> PartitionSelection:
+    """The keys that may be released, from (user, key) contributions.
+
+    Parameters
+    ----------
+    context : Context
+        The source of the selection's stream and its accountant.
+    users : array_like or pandas.Series
+        The user of each contribution: integer ids or strings, no null.
+    keys : array_like or pandas.Series
+        The key of each contribution (as long as ``users``): integer ids, strings or bytes, no
+        null. Repeated (user, key) pairs count once.
+    params : PartitionSelectionParams, optional
+        All the parameters at once; then leave the keywords at their defaults.
+    epsilon : float
+        The privacy loss, finite and > 0. Required unless ``params`` is given.
+    delta : float
+        In (0, 1). Required unless ``params`` is given.
+    max_partitions : int, default 1
+        The most distinct keys one user contributes to; a user's other keys are dropped at random.
+    strategy : PartitionStrategy, default PartitionStrategy.TRUNCATED_GEOMETRIC
+        The keep rule.
+
+    Returns
+    -------
+    PartitionSelection
+        ``keys``: the released keys, ascending, of the input's type; ``report``.
+
+    Raises
+    ------
+    InvalidArgument
+        A bad parameter (naming it and its value), or no contributions.
+    ValueError
+        ``users`` and ``keys`` of different lengths, not 1-D, or holding a null.
+    TypeError
+        Ids that are neither integers nor strings (floats, booleans), ``params`` together with
+        keywords, or neither epsilon and delta nor ``params``.
+    BudgetExceeded
+        The context's accountant refuses the selection.
+
+    In every case nothing is charged or drawn.
+
+    Notes
+    -----
+    (epsilon, delta + report.delta_float)-DP between datasets that add or remove one user with
+    all of their contributions (Desfontaines et al. 2022; Korolova et al. 2009; Wilson et al.
+    2020), charged once as an approximate release at (epsilon, delta). Runs on the CPU; the GIL is
+    released during the selection.
+    """
+    fields = {"epsilon": epsilon, "delta": delta, "max_partitions": max_partitions, "strategy": strategy}
+    params = params_of(PartitionSelectionParams, params, fields, select_partitions.__kwdefaults__,
+                       ("epsilon", "delta"))
+    params.validate()
+    user_ids, _ = _ids(users, "users")
+    key_ids, back = _ids(keys, "keys", len(user_ids))
+    selection = _core.select_partitions_ids(context, user_ids, key_ids, params)
+    return PartitionSelection(_keys_of(selection.keys, back), selection.report)

@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Partition selection from Python: the keep probabilities side by side with Google's
+differential-privacy library (python-dp), ids as NumPy integers, strings, bytes and pandas
+columns with the released keys in the input's own type, and every bad input refused before
+anything is charged or drawn."""
+
+import numpy as np
+import pytest
+
+import dpselect
+from support import ledger_context
+
+TG = dpselect.PartitionStrategy.TRUNCATED_GEOMETRIC
+LAPLACE = dpselect.PartitionStrategy.LAPLACE_THRESHOLD
+GAUSSIAN = dpselect.PartitionStrategy.GAUSSIAN_THRESHOLD
+BUDGETS = [(1.0, 1e-5), (0.3, 1e-8), (3.0, 1e-3)]
+
+
+def params(epsilon, delta, m, strategy):
+    return dpselect.PartitionSelectionParams(epsilon=epsilon, delta=delta, max_partitions=m, strategy=strategy)
+
+
+@pytest.mark.parametrize("epsilon,delta", BUDGETS)
+def test_the_keep_probabilities_agree_with_googles_where_the_strategy_is_the_same(epsilon, delta):
+    ps = pytest.importorskip("pydp.algorithms.partition_selection")
+    for m in (1, 4):
+        google = ps.create_laplace_partition_strategy(epsilon, delta, m)
+        ours = params(epsilon, delta, m, LAPLACE)
+        for n in range(1, 201):
+            assert dpselect.keep_probability(ours, n) == pytest.approx(google.probability_of_keep(n), abs=1e-9), n
+        assert dpselect.partition_keep_rule(ours).threshold == pytest.approx(google.threshold, rel=1e-12)
+    # One key per user: the same truncated geometric.
+    google = ps.create_truncated_geometric_partition_strategy(epsilon, delta, 1)
+    ours = params(epsilon, delta, 1, TG)
+    for n in range(1, 201):
+        assert dpselect.keep_probability(ours, n) == pytest.approx(google.probability_of_keep(n), abs=1e-9), n
+
+
+@pytest.mark.parametrize("epsilon,delta", BUDGETS)
+def test_where_the_strategies_differ_googles_keeps_more(epsilon, delta):
+    ps = pytest.importorskip("pydp.algorithms.partition_selection")
+    # Several keys per user: Google splits delta as 1 - (1 - delta)^(1/m) per key, dpselect as
+    # delta / m (basic composition); the first is larger, so Google keeps at least as much.
+    m = 4
+    google = ps.create_truncated_geometric_partition_strategy(epsilon, delta, m)
+    ours = params(epsilon, delta, m, TG)
+    for n in range(1, 201):
+        assert dpselect.keep_probability(ours, n) <= google.probability_of_keep(n) + 1e-15, n
+    # Gaussian thresholding: dpselect's sigma is the exact analytic one (Balle & Wang 2018), Google's
+    # the upper end of a bisection to 1e-3; the thresholds differ by less than 1e-3 relative, and a
+    # lone user's key is released with probability at most the threshold's delta by either.
+    google = ps.create_gaussian_partition_strategy(epsilon, delta, m)
+    rule = dpselect.partition_keep_rule(params(epsilon, delta, m, GAUSSIAN))
+    assert rule.threshold <= google.threshold <= rule.threshold * (1 + 1e-3)
+    assert dpselect.keep_probability(params(epsilon, delta, m, GAUSSIAN), 1) <= rule.key_delta
+    assert google.probability_of_keep(1) <= rule.key_delta * (1 + 1e-12)
+
+
+def contributions(keys, users_per_key):
+    users = np.repeat(np.arange(keys * users_per_key) + 10, 1)
+    return users, np.repeat(np.arange(keys) - keys // 2, users_per_key)  # negative ids too
+
+
+def test_integer_string_and_pandas_ids_release_the_inputs_own_keys():
+    users, keys = contributions(2000, 6)
+    p = dict(epsilon=1.0, delta=1e-3, strategy=LAPLACE)
+    ints = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users, keys, **p)
+    assert isinstance(ints.keys, np.ndarray) and ints.keys.dtype == np.int64 and len(ints.keys) > 0
+    assert set(ints.keys.tolist()) <= set(keys.tolist()) and ints.keys.min() < 0
+    narrow = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users.astype(np.int32), keys.astype(np.int32),
+                                        **p)
+    assert narrow.keys.dtype == np.int32 and narrow.keys.tolist() == ints.keys.tolist()
+    # Strings are numbered by their sorted distinct values: released in their own type.
+    words = np.array([f"query-{k}" for k in keys])
+    named = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users, words, **p)
+    assert all(isinstance(k, str) and k.startswith("query-") for k in named.keys)
+    assert 0.5 * len(ints.keys) < len(named.keys) < 2 * len(ints.keys)
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"user": users, "query": words})
+    from_pandas = dpselect.select_partitions(dpselect.Context.fixed_seed(2), frame["user"], frame["query"], **p)
+    assert from_pandas.keys == named.keys
+    as_bytes = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users, [w.encode() for w in words], **p)
+    assert [k.decode() for k in as_bytes.keys] == named.keys
+
+
+def test_a_user_with_many_keys_counts_for_max_partitions_of_them():
+    users = np.full(1000, 7)
+    keys = np.arange(1000)
+    chosen = dpselect.select_partitions(dpselect.Context.fixed_seed(3), users, keys, epsilon=1.0, delta=0.5,
+                                        max_partitions=3)
+    assert chosen.report.keys_considered == 3 and len(chosen.keys) <= 3
+
+
+def test_bad_ids_and_parameters_are_refused_before_anything_is_charged():
+    context, accountant = ledger_context(budget=dpselect.PrivacyBound(5.0, 0.1))
+    users, keys = contributions(10, 2)
+    with pytest.raises(TypeError, match=r"users must be integer or string ids \(got dtype float64\)"):
+        dpselect.select_partitions(context, users.astype(float), keys, epsilon=1.0, delta=1e-6)
+    with pytest.raises(TypeError, match="got booleans"):
+        dpselect.select_partitions(context, users, keys > 0, epsilon=1.0, delta=1e-6)
+    with pytest.raises(ValueError, match=r"keys must hold one entry per user entry \(got 19 for 20 users\)"):
+        dpselect.select_partitions(context, users, keys[:-1], epsilon=1.0, delta=1e-6)
+    with pytest.raises(ValueError, match="must be 1-D"):
+        dpselect.select_partitions(context, users.reshape(4, 5), keys, epsilon=1.0, delta=1e-6)
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(ValueError, match=r"keys must hold no null \(got a null at row 1\)"):
+        dpselect.select_partitions(context, [1, 2], pd.Series(["a", None]), epsilon=1.0, delta=1e-6)
+    with pytest.raises(dpselect.InvalidArgument, match=r"delta must be in \(0, 1\)"):
+        dpselect.select_partitions(context, users, keys, epsilon=1.0, delta=0.0)
+    with pytest.raises(dpselect.InvalidArgument, match=r"epsilon must be finite and > 0 \(got -1\)"):
+        dpselect.select_partitions(context, users, keys, epsilon=-1.0, delta=1e-6)
+    with pytest.raises(dpselect.InvalidArgument, match="max_partitions must be >= 1"):
+        dpselect.select_partitions(context, users, keys, epsilon=1.0, delta=1e-6, max_partitions=0)
+    with pytest.raises(dpselect.InvalidArgument, match="contributions must not be empty"):
+        dpselect.select_partitions(context, [], [], epsilon=1.0, delta=1e-6)
+    with pytest.raises(TypeError, match="epsilon, delta must be given"):
+        dpselect.select_partitions(context, users, keys)
+    assert accountant.release_count == 0
+    with pytest.raises(dpselect.BudgetExceeded):
+        dpselect.select_partitions(context, users, keys, epsilon=6.0, delta=1e-6)
+    assert accountant.release_count == 0
+    done = dpselect.select_partitions(context, users, keys, epsilon=1.0, delta=1e-6)
+    assert done.report.stream == 0 and accountant.release_count == 1
+
+
+def test_the_guide_example():
+    # [doc:python_partition_selection]
+    import numpy as np
+    import dpselect
+
+    rng = np.random.default_rng(4)
+    users = np.arange(100_000)                      # one query per user: max_partitions = 1
+    queries = rng.zipf(1.6, size=users.size)        # a few queries are held by many users
+    accountant = dpselect.PrivacyAccountant(dpselect.PrivacyBound(2.0, 1e-6))
+    context = dpselect.Context()
+    context.charge_to(accountant)
+
+    kept = dpselect.select_partitions(context, users, queries, epsilon=1.0, delta=1e-6)
+    # The usual next step: a noisy count per released query. Each user counts once in one query:
+    # L1 sensitivity 1.
+    distinct, users_per_query = np.unique(queries, return_counts=True)
+    counts = users_per_query[np.searchsorted(distinct, kept.keys)].astype(np.float64)
+    dpselect.add_noise(context, counts, epsilon=1.0)
+    print(dict(zip(kept.keys.tolist(), counts.round())), accountant.spent())  # both releases charged
+    # [/doc:python_partition_selection]
+    assert 5 < len(kept.keys) < 1000 and accountant.release_count == 2
+    assert 1 in kept.keys.tolist()  # the most popular query: held by about 40% of the users
