@@ -139,6 +139,11 @@ TEST(PartitionKeepProbability, BadParametersAreRefusedByName) {
     params.delta = delta;
     refused(params, "delta must be in (0, 1)");
   }
+  auto tiny = good;
+  tiny.epsilon = 1e-320;
+  tiny.max_partitions = 1000;
+  tiny.strategy = PartitionStrategy::laplace_threshold;
+  refused(tiny, "epsilon must be large enough that the Laplace scale max_partitions / epsilon is finite");
   auto params = good;
   params.max_partitions = 0;
   refused(params, "max_partitions must be >= 1 (got 0)");

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "dpselect/discrete_noise.hpp"
@@ -50,9 +51,13 @@ double gaussian_keep(const PartitionKeepRule& rule, std::uint64_t users) {
 
 // The threshold raised by ulps until a lone user's key passes with probability at most delta',
 // as the keep probability computes it: rounding never spends more than delta'.
+// The computed threshold is within a few ulps of the exact one: a handful of steps.
 template <class Keep>
 void raise_threshold_to_key_delta(PartitionKeepRule& rule, Keep keep) {
-  while (keep(rule, 1) > rule.key_delta) rule.threshold = std::nextafter(rule.threshold, HUGE_VAL);
+  for (int step = 0; keep(rule, 1) > rule.key_delta; ++step) {
+    if (step == 1024) throw std::logic_error("dpselect: partition threshold did not converge (please report)");
+    rule.threshold = std::nextafter(rule.threshold, HUGE_VAL);
+  }
 }
 
 PartitionKeepRule truncated_geometric_rule(const PartitionSelectionParams& params) {
@@ -91,6 +96,10 @@ PartitionKeepRule laplace_rule(const PartitionSelectionParams& params) {
   // threshold a lone user's key passes with probability delta' = 1 - (1 - delta)^(1/m).
   PartitionKeepRule rule;
   rule.noise_scale = static_cast<double>(params.max_partitions) / params.epsilon;
+  if (!std::isfinite(rule.noise_scale)) {
+    detail::throw_invalid("epsilon", "large enough that the Laplace scale max_partitions / epsilon is finite",
+                          params.epsilon);
+  }
   rule.key_epsilon = 1.0 / rule.noise_scale;
   rule.key_delta = independent_key_delta(params.delta, params.max_partitions);
   // P(1 + Lap(b) > T) = delta'.

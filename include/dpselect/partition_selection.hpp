@@ -88,7 +88,8 @@ struct PartitionKeepRule {
 /// The strategy's rule for these parameters.
 /// @param params The selection's parameters (validated).
 /// @return The per-key budget, noise scale, threshold and certainty point.
-/// @throws InvalidArgument as PartitionSelectionParams::validate.
+/// @throws InvalidArgument as PartitionSelectionParams::validate, and for laplace_threshold an epsilon
+///         so small that max_partitions / epsilon overflows.
 PartitionKeepRule partition_keep_rule(const PartitionSelectionParams& params);
 
 /// The probability that a key held by `users` distinct users (after contribution bounding) is
