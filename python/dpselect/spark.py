@@ -43,7 +43,7 @@ import contextlib
 import pickle
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -105,22 +105,53 @@ def _rows_of(row_ranges: list[tuple[int, int]] | None, partition: int) -> tuple[
     return None if row_ranges is None or partition >= len(row_ranges) else row_ranges[partition]
 
 
+def _first_failing_partition(frame: DataFrame, column: str) -> int | None:
+    """The lowest partition whose computation fails, found by bisection with jobs that compute only
+    the partitions asked for (SparkContext.runJob); None where that is not available (Spark
+    Connect) or nothing fails alone."""
+    try:
+        rdd = frame.select(column).rdd
+        spark_context = rdd.context
+    except Exception:  # noqa: BLE001 - no RDD API (Spark Connect): the partition stays unnamed
+        return None
+
+    def fails(partitions: list[int]) -> bool:
+        try:
+            spark_context.runJob(rdd, lambda rows: [sum(1 for _ in rows)], partitions)
+        except Exception:  # noqa: BLE001 - a failure is what is looked for
+            return True
+        return False
+
+    low, high = 0, rdd.getNumPartitions()
+    if high == 0 or not fails(list(range(low, high))):
+        return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        if fails(list(range(low, middle))):
+            high = middle
+        else:
+            low = middle
+    return low
+
+
 @contextlib.contextmanager
-def _failures_named(row_ranges: list[tuple[int, int]] | None, consequence: str) -> Iterator[None]:
-    """A Spark job's failure as a PartitionError naming the partition whose task failed: the job's
-    first stage runs one task per partition of the frame, and Spark's message names the task."""
+def _failures_named(frame: DataFrame, column: str, row_ranges: list[tuple[int, int]] | None,
+                    consequence: str) -> Iterator[None]:
+    """A Spark job's failure as a PartitionError naming the partition whose computation failed:
+    the task Spark's message names where it names one (the job's first stage runs one task per
+    partition of the frame), else the lowest partition that fails when computed alone."""
     try:
         yield
-    except Exception as error:  # noqa: BLE001 - which partition? Spark's message names the task
-        # PySpark keeps the JVM's message (which names the failed task) in the converted exception's
-        # stack trace text; py4j's own errors hold it in their message.
+    except Exception as error:  # noqa: BLE001 - which partition? found below
+        # Some PySpark versions keep the JVM's message, which names the failed task, in the
+        # converted exception's stack trace text; py4j's own errors hold it in their message.
         message = f"{error}\n{getattr(error, '_stackTrace', '') or ''}"
         task_failed = re.search(r"Task (\d+) in stage \S+ failed", message)
-        if task_failed is None:
+        partition = int(task_failed.group(1)) if task_failed else _first_failing_partition(frame, column)
+        if partition is None:
             raise
         python_error = re.findall(r"^(\w+(?:Error|Exception): .*)$", message, flags=re.MULTILINE)
         what = python_error[-1] if python_error else message.splitlines()[0]
-        partition = int(task_failed.group(1))
         raise PartitionError(_ENGINE, partition, _rows_of(row_ranges, partition), f"{what}; {consequence}") from error
 
 
@@ -145,8 +176,9 @@ def _per_partition(frame: DataFrame, column: str, task: Callable[[int, Any], Any
             payload, failed = f"{type(error).__name__}: {error}".encode(), True
         yield pa.RecordBatch.from_pydict({"partition": [partition], "failed": [failed], "payload": [payload]})
 
-    with _failures_named(row_ranges, consequence):
-        rows = frame.select(column).mapInArrow(run, _RESULT_SCHEMA).collect()
+    with _failures_named(frame, column, row_ranges, consequence):
+        # cast: PySpark's annotation of the function changed between versions (Iterable, Iterator).
+        rows = frame.select(column).mapInArrow(cast(Any, run), _RESULT_SCHEMA).collect()
     rows.sort(key=lambda row: row.partition)
     for row in rows:
         if row.failed:
@@ -177,7 +209,7 @@ def _looks(frame: DataFrame, column: str, negative_is_bad: bool) -> list[_partit
         bad = bad | (value < F.lit(0))
     tagged = frame.select(F.monotonically_increasing_id().alias("position"), value.alias("value"), bad.alias("bad"))
     offset = F.col("position").bitwiseAND(F.lit((1 << _POSITION_BITS) - 1))
-    with _failures_named(None, "nothing was charged"):
+    with _failures_named(frame, column, None, "nothing was charged"):
         per_partition = (tagged.groupBy(F.shiftright("position", _POSITION_BITS).alias("partition"))
                          .agg(F.count(F.lit(1)).alias("rows"), F.min_by("value", offset).alias("first"),
                               F.min(F.when(F.col("bad"), offset)).alias("bad_row"),
