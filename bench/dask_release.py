@@ -23,22 +23,10 @@ import argparse
 import json
 import logging
 import os
-import platform
-import statistics
-import subprocess
-import time
 
 import numpy as np
 
-
-def median_seconds(run, repeats: int) -> float:
-    run()  # warm-up: first-use costs (thread pools, imports, connections) are not the job's
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from bench_run import median_seconds, run_metadata
 
 
 def main() -> None:
@@ -82,11 +70,8 @@ def main() -> None:
         }
         client.close()
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
     result = {
-        "date": time.strftime("%Y-%m-%d"), "commit": commit,
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        **run_metadata(),
         "n": args.n, "dtype": "float32", "partitions": args.partitions,
         "workers": args.workers, "threads_per_worker": args.threads, "omp_threads_per_worker": args.omp_threads,
         "repeats": args.repeats, "median_seconds": seconds,

@@ -24,20 +24,9 @@ import argparse
 import json
 import os
 import platform
-import statistics
-import subprocess
 import sys
-import time
 
-
-def median_seconds(run, repeats: int) -> float:
-    run()  # warm-up: first-use costs (Python workers, imports, code generation) are not the job's
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from bench_run import median_seconds, run_metadata
 
 
 def partition_max(batches):
@@ -92,11 +81,8 @@ def main() -> None:
     versions = {"pyspark": spark.version, "python": platform.python_version()}
     spark.stop()
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
     result = {
-        "date": time.strftime("%Y-%m-%d"), "commit": commit,
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores", "versions": versions,
+        **run_metadata(), "versions": versions,
         "n": args.n, "dtype": "float32", "partitions": args.partitions, "repeats": args.repeats,
         "median_seconds": seconds,
         "ratio_to_spark_max": {name: value / seconds["spark-max"] for name, value in seconds.items()},

@@ -23,21 +23,10 @@ import argparse
 import json
 import os
 import platform
-import statistics
-import subprocess
-import time
 
 import numpy as np
 
-
-def median_seconds(run, repeats: int) -> float:
-    run()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from bench_run import median_seconds, run_metadata
 
 
 def main() -> None:
@@ -76,11 +65,8 @@ def main() -> None:
                                                   args.repeats)
     baseline = "torch-argmax" if torch is not None else "numpy-argmax"
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
     result = {
-        "date": time.strftime("%Y-%m-%d"), "commit": commit,
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        **run_metadata(),
         "versions": {"numpy": np.__version__, "torch": None if torch is None else torch.__version__,
                      "python": platform.python_version(), "omp_threads": os.environ.get("OMP_NUM_THREADS")},
         "batch": args.batch, "vocabulary": args.vocabulary, "dtype": "float32", "repeats": args.repeats,

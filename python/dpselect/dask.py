@@ -63,8 +63,7 @@ from .sharding import ReleaseTicket, TopKTicket, begin_release, begin_top_k_rele
 __all__ = ["PartitionError", "select", "select_price", "select_top_k"]
 
 
-def _repartition_hint() -> str:
-    return "drop or repartition empty partitions"
+_REPARTITION = "drop or repartition empty partitions"
 
 
 def _compute_each(tasks, rows, consequence: str) -> list:
@@ -118,7 +117,7 @@ def _look(partitions) -> tuple[list[tuple[int, int]], float]:
     """The rows [begin, end) of each partition and the first score; raises for the first bad partition."""
     looks = _compute_each([dask.delayed(_partitioned.look_at_scores)(p) for p in partitions], None,
                           "nothing was charged")
-    return _partitioned.score_rows("dpselect.dask", looks, _repartition_hint())
+    return _partitioned.score_rows("dpselect.dask", looks, _REPARTITION)
 
 
 def _finish(release, results):
@@ -360,5 +359,5 @@ def select_price(
     _check_dtype(bids, "bids")
     looks = _compute_each([dask.delayed(_partitioned.look_at_bids)(p) for p in partitions], None,
                           "nothing was charged")
-    gathered = _partitioned.gathered_bids("dpselect.dask", looks, _repartition_hint())
+    gathered = _partitioned.gathered_bids("dpselect.dask", looks, _REPARTITION)
     return _select_price(context, gathered, candidates, params)

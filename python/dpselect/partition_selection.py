@@ -81,9 +81,8 @@ def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray,
     if length is not None and len(array) != length:
         raise ValueError(f"{name} must hold one entry per user entry (got {len(array)} for {length} users)")
     if array.dtype.kind in "iu":
-        original = array.dtype
-        ids = np.ascontiguousarray(array.astype(original.newbyteorder("=") if original.byteorder == ">" else original))
-        return ids.view(np.uint64) if ids.dtype.itemsize == 8 else ids.astype(np.int64).view(np.uint64), original
+        ids = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))  # native order, C-contiguous
+        return ids.view(np.uint64) if ids.itemsize == 8 else ids.astype(np.int64).view(np.uint64), array.dtype
     if array.dtype.kind in "USO" and len(array) > 0 and all(isinstance(v, (str, bytes)) for v in array.tolist()):
         distinct, codes = np.unique(array, return_inverse=True)
         return codes.astype(np.uint64), distinct
