@@ -3,9 +3,11 @@
 // equals the recursion it solves, every strategy meets the per-key DP inequalities it is built on,
 // the optimal strategy keeps at least what Laplace thresholding keeps, the thresholds release a
 // lone user's key with exactly the per-key delta, and every bad parameter is refused by name.
-// select_partitions: keys are released at their keep probability (binomial z-tests, fixed seeds),
-// a user never contributes to more than max_partitions keys, the release depends on the set of
-// pairs only, and bad input is refused before anything is charged or drawn.
+// select_partitions: keys are released at their keep probability (binomial z-tests and chi-square
+// tests over many releases, fixed seeds), a user never contributes to more than max_partitions
+// keys, the release depends on the set of pairs and the seed only (not on their order, the
+// thread count or the keys' representation as strings or their codes), and bad input is refused
+// before anything is charged or drawn.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -13,15 +15,18 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include "dpselect/accounting.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/partition_selection.hpp"
+#include "support/frequencies.hpp"
 
 namespace {
 
@@ -191,6 +196,69 @@ TEST(SelectPartitions, KeysAreReleasedAtTheirKeepProbability) {
   }
 }
 
+// The upper 1e-6 quantile of the chi-square distribution with df = 1, 2, ..., 12 degrees of
+// freedom (computed from the regularized incomplete gamma function).
+constexpr double kChiSquareUpper1e6[] = {23.93, 27.63, 30.66, 33.38, 35.89, 38.26,
+                                         40.52, 42.70, 44.81, 46.86, 48.87, 50.83};
+
+TEST(SelectPartitions, KeepRatesOverManyReleasesMatchTheClosedFormChiSquare) {
+  // Groups of kKeys keys held by n users each (users distinct per key), n over the whole rise of
+  // p; kReleases releases at fixed seeds make T = kKeys * kReleases independent coins per group
+  // (each release's keys draw disjoint blocks, the releases independent streams), so the group's
+  // kept count is exactly Binomial(T, p(n)). Groups with T p (1 - p) >= 25 enter the statistic
+  // sum (kept - T p)^2 / (T p (1 - p)), refused above the chi-square's upper 1e-6 quantile (the
+  // normal approximation of each binomial); the others are compared one by one within
+  // frequency_tolerance (binomial tail <= 1.1e-6 each), and a group with p = 1 must keep every
+  // key. Six statistics and at most 54 single comparisons: a false failure below 7e-5 in all.
+  constexpr std::uint64_t kKeys = 2000;
+  constexpr int kReleases = 25;
+  constexpr double kTrials = static_cast<double>(kKeys) * kReleases;
+  const std::vector<std::uint64_t> group_users = {1, 2, 3, 4, 6, 9, 13, 20, 30};
+  Contributions data;
+  std::uint64_t next_user = 0;
+  for (std::size_t g = 0; g < group_users.size(); ++g) {
+    for (std::uint64_t k = 0; k < kKeys; ++k) {
+      for (std::uint64_t u = 0; u < group_users[g]; ++u) {
+        data.users.push_back(next_user++);
+        data.keys.push_back(g * kKeys + k);  // the key's group: key / kKeys
+      }
+    }
+  }
+  std::uint64_t seed = 7000;
+  for (const auto strategy : {PartitionStrategy::truncated_geometric, PartitionStrategy::laplace_threshold,
+                              PartitionStrategy::gaussian_threshold}) {
+    for (const std::uint64_t max_partitions : {1, 3}) {
+      const PartitionSelectionParams params{1.0, 1e-3, max_partitions, strategy};
+      std::vector<int> kept(group_users.size(), 0);
+      for (int release = 0; release < kReleases; ++release) {
+        auto context = dpselect::Context::with_fixed_seed(++seed);
+        for (const std::uint64_t key : dpselect::select_partitions(context, data.users, data.keys, params).keys) {
+          ++kept[key / kKeys];
+        }
+      }
+      double chi_square = 0.0;
+      int degrees = 0;
+      for (std::size_t g = 0; g < group_users.size(); ++g) {
+        const double p = keep_probability(params, group_users[g]);
+        const std::string where = "strategy " + std::to_string(static_cast<int>(strategy)) + " m " +
+                                  std::to_string(max_partitions) + " n " + std::to_string(group_users[g]);
+        if (p == 1.0) {
+          EXPECT_EQ(kept[g], static_cast<int>(kTrials)) << where;
+        } else if (kTrials * p * (1.0 - p) >= 25.0) {
+          chi_square += (kept[g] - kTrials * p) * (kept[g] - kTrials * p) / (kTrials * p * (1.0 - p));
+          ++degrees;
+        } else {
+          EXPECT_NEAR(kept[g], kTrials * p, dpselect::testing::frequency_tolerance(static_cast<int>(kTrials), p))
+              << where << " p " << p;
+        }
+      }
+      ASSERT_GE(degrees, 4) << "the statistic covers the rise of p";
+      EXPECT_LT(chi_square, kChiSquareUpper1e6[degrees - 1])
+          << "strategy " << static_cast<int>(strategy) << " m " << max_partitions << ", " << degrees << " groups";
+    }
+  }
+}
+
 TEST(SelectPartitions, AUserNeverContributesToMoreThanMaxPartitionsKeys) {
   // One user holds 1000 keys nobody else holds, max_partitions 2: two keys have one user (p(1) =
   // delta' = 0.25), the other 998 none (never released). Over 400 runs the released total is
@@ -236,6 +304,72 @@ TEST(SelectPartitions, TheReleaseDependsOnTheSetOfPairsAndTheSeedOnly) {
   EXPECT_EQ(dpselect::select_partitions(second, shuffled.users, shuffled.keys, params).keys, expected.keys);
   auto other_seed = dpselect::Context::with_fixed_seed(6);
   EXPECT_NE(dpselect::select_partitions(other_seed, data.users, data.keys, params).keys, expected.keys);
+}
+
+TEST(SelectPartitions, TheReleaseDoesNotDependOnTheThreadCount) {
+  // Enough pairs for every step to run on shares (2^16 and more), users over and under the bound.
+  Contributions data;
+  std::mt19937_64 draw(11);
+  for (std::uint64_t user = 0; user < 60000; ++user) {
+    const std::uint64_t held = 1 + draw() % 6;
+    for (std::uint64_t j = 0; j < held; ++j) {
+      data.users.push_back(user);
+      data.keys.push_back(draw() % 20000);
+    }
+  }
+  const PartitionSelectionParams params{1.0, 1e-3, 3, PartitionStrategy::truncated_geometric};
+  const int threads_before = omp_get_max_threads();
+  std::vector<std::vector<std::uint64_t>> released;
+  for (const int threads : {1, 2, 3, 7}) {
+    omp_set_num_threads(threads);
+    auto context = dpselect::Context::with_fixed_seed(3);
+    const auto selection = dpselect::select_partitions(context, data.users, data.keys, params);
+    released.push_back(selection.keys);
+  }
+  omp_set_num_threads(threads_before);
+  ASSERT_GT(released[0].size(), 100u) << "a test that can fail: many keys released";
+  for (std::size_t i = 1; i < released.size(); ++i) EXPECT_EQ(released[i], released[0]) << "thread count #" << i;
+}
+
+TEST(SelectPartitions, StringKeysAreReleasedAsTheirOrderPreservingCodesAre) {
+  // Keys whose byte order differs from their order of appearance, the empty string and a NUL byte
+  // among them; the strings' release is the release of their dictionary codes, as strings.
+  const std::vector<std::string> names = {"zebra", "", std::string("a\0b", 3), "apple", "Apple", "apples", "\xff"};
+  std::vector<std::string> ascending = names;
+  std::sort(ascending.begin(), ascending.end());
+  std::vector<std::uint64_t> users;
+  std::vector<std::string_view> keys;
+  std::vector<std::uint64_t> codes;
+  for (std::uint64_t user = 0; user < 3000; ++user) {
+    const std::size_t name = (user * 7 + user / 5) % names.size();
+    users.push_back(user % 1000);  // each user holds up to three keys
+    keys.push_back(names[name]);
+    codes.push_back(static_cast<std::uint64_t>(std::lower_bound(ascending.begin(), ascending.end(), names[name]) -
+                                               ascending.begin()));
+  }
+  EXPECT_EQ(dpselect::dictionary_codes(keys), codes);
+  const PartitionSelectionParams params{0.5, 1e-2, 2, PartitionStrategy::laplace_threshold};
+  auto strings = dpselect::Context::with_fixed_seed(21);
+  const auto by_string = dpselect::select_partitions(strings, users, keys, params);
+  auto integers = dpselect::Context::with_fixed_seed(21);
+  const auto by_code = dpselect::select_partitions(integers, users, codes, params);
+  ASSERT_FALSE(by_code.keys.empty()) << "a test that can fail: some keys released";
+  std::vector<std::string> expected;
+  for (const std::uint64_t code : by_code.keys) expected.push_back(ascending[code]);
+  EXPECT_EQ(by_string.keys, expected);
+  EXPECT_EQ(by_string.report.keys_considered, by_code.report.keys_considered);
+  EXPECT_EQ(by_string.report.stream, by_code.report.stream);
+  // Bad input is refused before the keys are numbered, and nothing is charged.
+  auto context = dpselect::Context::with_fixed_seed(1);
+  auto accountant = std::make_shared<dpselect::PrivacyAccountant>(dpselect::PrivacyBound{10.0, 0.5});
+  context.charge_to(accountant);
+  const std::vector<std::string_view> two_keys(keys.begin(), keys.begin() + 2);
+  EXPECT_THROW((void)dpselect::select_partitions(context, std::span(users).first(3), std::span(two_keys), params),
+               dpselect::InvalidArgument);
+  EXPECT_THROW((void)dpselect::select_partitions(context, std::span<const std::uint64_t>(),
+                                                 std::span<const std::string_view>(), params),
+               dpselect::InvalidArgument);
+  EXPECT_EQ(accountant->release_count(), 0u);
 }
 
 TEST(SelectPartitions, BadInputIsRefusedBeforeAnythingIsChargedOrDrawn) {

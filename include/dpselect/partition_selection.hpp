@@ -33,6 +33,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "dpselect/random_key.hpp"
@@ -156,5 +158,36 @@ struct PartitionSelection {
 /// accountant is charged one approximate release at (epsilon, delta), before the stream is drawn.
 PartitionSelection select_partitions(Context& context, std::span<const std::uint64_t> users,
                                      std::span<const std::uint64_t> keys, const PartitionSelectionParams& params);
+
+/// The released keys of a selection over string keys (ascending in byte order) and the report.
+struct StringPartitionSelection {
+  std::vector<std::string> keys;    ///< the released keys, each a key of the data, ascending
+  PartitionSelectionReport report;  ///< what the selection did
+};
+
+/// Each string numbered by the rank of its value among the distinct values, in byte order
+/// (std::string_view's comparison): equal strings get equal codes, and the codes sort as the
+/// strings do. What select_partitions does with string keys, for callers with string users.
+/// @param values Any strings (bytes; the empty string is a value too).
+/// @return codes[i] in [0, number of distinct values).
+std::vector<std::uint64_t> dictionary_codes(std::span<const std::string_view> values);
+
+/// select_partitions over keys that are byte strings (search queries, URLs): the keys are
+/// numbered by dictionary_codes and selected as integers, so the release is the same as that of
+/// the integer keys' order-preserving codes (NumPy's `numpy.unique(keys, return_inverse=True)`
+/// numbers keys alike), and the released strings are copies of keys of the data.
+/// @param context The source of the selection's stream and its accountant.
+/// @param users The user of each contribution (any 64-bit ids; dictionary_codes numbers string
+///        users).
+/// @param keys The key of each contribution; read during the call only.
+/// @param params The selection's parameters.
+/// @return The released keys and the report.
+/// @throws InvalidArgument, BudgetExceeded as the integer select_partitions, before the keys are
+///         numbered where the parameters or the lengths are bad.
+/// @par Privacy
+/// As the integer select_partitions.
+StringPartitionSelection select_partitions(Context& context, std::span<const std::uint64_t> users,
+                                           std::span<const std::string_view> keys,
+                                           const PartitionSelectionParams& params);
 
 }  // namespace dpselect
