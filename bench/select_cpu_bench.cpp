@@ -36,6 +36,7 @@
 #include "bench_params.hpp"
 #include "dpselect/chacha20.hpp"
 #include "dpselect/dpselect.hpp"
+#include "partition_selection_bench.hpp"
 #include "pricing_bench.hpp"
 #include "quantile_bench.hpp"
 #include "noise_vector_bench.hpp"
@@ -309,6 +310,7 @@ int main(int argc, char** argv) {
   register_all();
   register_pricing_benchmarks();
   register_quantile_benchmarks();
+  register_partition_selection_benchmarks();
   register_sparse_vector_benchmarks();
   register_noise_vector_benchmarks();
   benchmark::AddCustomContext("dpselect_backend", "cpu");

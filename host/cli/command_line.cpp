@@ -120,6 +120,7 @@ constexpr const char* examples = R"(Examples:
   dpselect price --bids bids.npy --epsilon 1 --grid 0.01:100:0.01
   dpselect svt --queries answers.txt --epsilon 1 --sensitivity 1 --threshold 100
   dpselect quantile --data values.txt --q 0.5 --range 0:1000 --epsilon 1
+  dpselect keys --data queries.csv --epsilon 1 --delta 1e-6
   dpselect audit --runs 100000
   dpselect <command> --help
 
@@ -164,6 +165,7 @@ std::unique_ptr<CLI::App> make_command_line() {
   register_price_command(*app);
   register_svt_command(*app);
   register_quantile_command(*app);
+  register_keys_command(*app);
   register_demo_command(*app);
   register_audit_command(*app);
   return app;

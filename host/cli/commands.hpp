@@ -13,6 +13,7 @@ void register_rows_command(CLI::App& app);
 void register_price_command(CLI::App& app);
 void register_svt_command(CLI::App& app);
 void register_quantile_command(CLI::App& app);
+void register_keys_command(CLI::App& app);
 void register_demo_command(CLI::App& app);
 void register_audit_command(CLI::App& app);
 

@@ -102,6 +102,15 @@ const Terms& quantile_terms() {
   return terms;
 }
 
+const Terms& keys_terms() {
+  static const Terms terms{
+      {"max_partitions", "--max-partitions"},
+      {"epsilon", "--epsilon"},
+      {"delta", "--delta"},
+  };
+  return terms;
+}
+
 const Terms& audit_terms() {
   static const Terms terms{
       {"selection_runs", "--selection-runs"},
@@ -118,6 +127,7 @@ const Terms& terms_of(std::string_view subcommand) {
   if (subcommand == "price" || subcommand == "demo") return pricing_terms();
   if (subcommand == "svt") return sparse_vector_terms();
   if (subcommand == "quantile") return quantile_terms();
+  if (subcommand == "keys") return keys_terms();
   if (subcommand == "audit") return audit_terms();
   return none;
 }

@@ -48,6 +48,14 @@ class LocalTarget final : public ReleaseTarget {
                              const QuantilesParams& p) override {
     return select_quantiles(context_, data, qs, p);
   }
+  PartitionSelection partitions(std::span<const std::uint64_t> users, std::span<const std::uint64_t> keys,
+                                const PartitionSelectionParams& p) override {
+    return select_partitions(context_, users, keys, p);
+  }
+  StringPartitionSelection partitions(std::span<const std::uint64_t> users, std::span<const std::string_view> keys,
+                                      const PartitionSelectionParams& p) override {
+    return select_partitions(context_, users, keys, p);
+  }
 
  private:
   Context context_;
@@ -61,6 +69,16 @@ QuantileRelease ReleaseTarget::quantile(const QuantileData&, double, const Quant
 
 QuantilesRelease ReleaseTarget::quantiles(const QuantileData&, std::span<const double>, const QuantilesParams&) {
   throw CliError("quantile releases run in one process, not distributed");
+}
+
+PartitionSelection ReleaseTarget::partitions(std::span<const std::uint64_t>, std::span<const std::uint64_t>,
+                                             const PartitionSelectionParams&) {
+  throw CliError("partition selection runs in one process, not distributed");
+}
+
+StringPartitionSelection ReleaseTarget::partitions(std::span<const std::uint64_t>, std::span<const std::string_view>,
+                                                   const PartitionSelectionParams&) {
+  throw CliError("partition selection runs in one process, not distributed");
 }
 
 std::unique_ptr<ReleaseTarget> make_local_release_target(const ReleaseOptions& options) {

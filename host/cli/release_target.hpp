@@ -9,6 +9,7 @@
 #include <span>
 
 #include "common_options.hpp"
+#include "dpselect/partition_selection.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/quantiles.hpp"
 #include "dpselect/rows.hpp"
@@ -41,6 +42,13 @@ class ReleaseTarget {
   virtual QuantileRelease quantile(const QuantileData& data, double q, const QuantileParams& params);
   virtual QuantilesRelease quantiles(const QuantileData& data, std::span<const double> qs,
                                      const QuantilesParams& params);
+  // All of the pairs are in this process: only a local target selects partitions (the default
+  // refuses, and dpselect keys refuses a distributed job before reading anything).
+  virtual PartitionSelection partitions(std::span<const std::uint64_t> users, std::span<const std::uint64_t> keys,
+                                        const PartitionSelectionParams& params);
+  virtual StringPartitionSelection partitions(std::span<const std::uint64_t> users,
+                                              std::span<const std::string_view> keys,
+                                              const PartitionSelectionParams& params);
 };
 
 // The target of one command's releases: a context keyed from options.seed (NOT PRIVATE) or from

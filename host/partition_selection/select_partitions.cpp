@@ -97,7 +97,7 @@ std::vector<std::size_t> run_aligned_shares(const std::vector<Value>& values, in
 // them when they are few enough, else the max_partitions of lowest 64-bit rank (pair j's rank is
 // the first 64 bits of block j; a tie, of probability about 2^-64 per pair, goes to the lower key).
 void keep_users_keys(const std::vector<Contribution>& pairs, std::size_t begin, std::size_t end,
-                     std::uint64_t max_partitions, const detail::ContextAccess::KeyedStream& drawn,
+                     std::uint64_t max_partitions, detail::SequentialBlocks& blocks,
                      std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranked, std::vector<std::uint64_t>& kept) {
   if (end - begin <= max_partitions) {
     for (std::size_t j = begin; j < end; ++j) kept.push_back(pairs[j].key);
@@ -105,7 +105,7 @@ void keep_users_keys(const std::vector<Contribution>& pairs, std::size_t begin, 
   }
   ranked.clear();
   for (std::size_t j = begin; j < end; ++j) {
-    ranked.emplace_back(first_64_bits(random_block(drawn.key, drawn.stream, j)), pairs[j].key);
+    ranked.emplace_back(first_64_bits(blocks.at(j)), pairs[j].key);
   }
   std::nth_element(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(max_partitions), ranked.end());
   for (std::uint64_t j = 0; j < max_partitions; ++j) kept.push_back(ranked[j].second);
@@ -125,10 +125,12 @@ std::vector<std::uint64_t> bounded_keys(const std::vector<Contribution>& pairs, 
     std::vector<std::uint64_t>& kept = kept_by_share[share];
     kept.reserve(shares[share + 1] - shares[share]);
     std::vector<std::pair<std::uint64_t, std::uint64_t>> ranked;  // (rank, key) of one user's pairs
+    // The share's positions increase: blocks computed in SIMD batches, the bits of random_block.
+    detail::SequentialBlocks blocks(drawn.key, drawn.stream);
     for (std::size_t begin = shares[share]; begin < shares[share + 1];) {
       std::size_t end = begin + 1;
       while (end < shares[share + 1] && pairs[end].user == pairs[begin].user) ++end;
-      keep_users_keys(pairs, begin, end, max_partitions, drawn, ranked, kept);
+      keep_users_keys(pairs, begin, end, max_partitions, blocks, ranked, kept);
       begin = end;
     }
   }
@@ -167,13 +169,13 @@ std::pair<std::vector<std::uint64_t>, std::uint64_t> released_keys(const std::ve
     for (std::size_t t = 1; t < first_rank.size(); ++t) first_rank[t] += first_rank[t - 1];
     std::uint64_t rank = first_rank[share];
     std::vector<std::uint64_t>& released = released_by_share[share];
+    detail::SequentialBlocks blocks(drawn.key, drawn.stream);
     for (std::size_t begin = shares[share]; begin < shares[share + 1]; ++rank) {
       std::size_t end = begin + 1;
       while (end < shares[share + 1] && kept[end] == kept[begin]) ++end;
       const double p = keep_probability(rule, strategy, end - begin);
       const auto cut = static_cast<std::uint64_t>(std::ldexp(p, 53));
-      const std::uint64_t coin =
-          first_64_bits(random_block(drawn.key, drawn.stream, kKeyCoinPositionOffset + rank)) >> 11;
+      const std::uint64_t coin = first_64_bits(blocks.at(kKeyCoinPositionOffset + rank)) >> 11;
       if (coin < cut) released.push_back(kept[begin]);
       begin = end;
     }

@@ -97,7 +97,8 @@ def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray,
 def _keys_of(ids: list[int], back: Any) -> Any:
     released = np.asarray(ids, dtype=np.uint64)
     if isinstance(back, np.dtype):
-        return released.view(np.int64).astype(back) if back.kind == "i" else released.astype(back)
+        # Ascending in the input's own type (the library sorts the uint64 bits, which puts negative ids last).
+        return np.sort(released.view(np.int64).astype(back)) if back.kind == "i" else released.astype(back)
     return [back[i] for i in released.tolist()]
 
 

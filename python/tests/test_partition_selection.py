@@ -67,6 +67,7 @@ def test_integer_string_and_pandas_ids_release_the_inputs_own_keys():
     ints = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users, keys, **p)
     assert isinstance(ints.keys, np.ndarray) and ints.keys.dtype == np.int64 and len(ints.keys) > 0
     assert set(ints.keys.tolist()) <= set(keys.tolist()) and ints.keys.min() < 0
+    assert np.all(np.diff(ints.keys) > 0), "ascending as the input's signed integers"
     narrow = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users.astype(np.int32), keys.astype(np.int32),
                                         **p)
     assert narrow.keys.dtype == np.int32 and narrow.keys.tolist() == ints.keys.tolist()

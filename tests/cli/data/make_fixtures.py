@@ -73,3 +73,35 @@ spread = [0.5 + i / 1024 for i in range(1025)]
 spread_all = spread + [-1000.0, float("inf")]
 (HERE / "quantile_spread.f32").write_bytes(struct.pack("<%df" % len(spread_all), *spread_all))
 write_npy("quantile_spread_f4.npy", "f", spread_all, [len(spread_all)])
+
+# dpselect keys: "cats" and "dogs, big" (a quoted field) held by 300 users each, released for
+# certain by every strategy at --epsilon 1 --delta 1e-6 (truncated-geometric: from 28 users on);
+# "lonely" held by one user, released with probability 1e-6 (never at the tests' seeds). Users
+# 1..300 hold two keys each, so --max-partitions 1 keeps one of them.
+queries = ["user,key,weight"]
+for user in range(1, 301):
+    queries += ["%d,cats,1" % user, '%d,"dogs, big",2' % user]
+queries.append("301,lonely,3")
+(HERE / "keys_queries.csv").write_text("\n".join(queries) + "\n")
+# The same pairs with a byte-order mark, CRLF line ends, blank lines and other column names.
+crlf = ["\ufeffvisitor,query"] + [line.rsplit(",", 1)[0] for line in queries[1:]] + [""]
+(HERE / "keys_crlf.csv").write_bytes("\r\n".join(crlf).replace("\r\n1,cats", "\r\n\r\n1,cats", 1).encode("utf-8"))
+# Integer pairs as a (n, 2) int64 .npy: keys -5 and 7 held by 100 users each, 9 by one.
+pairs = []
+for user in range(100):
+    pairs += [user, -5, user, 7]
+pairs += [1000, 9]
+write_npy("keys_pairs_i8.npy", "q", pairs, [len(pairs) // 2, 2])
+write_npy("keys_pairs_1d.npy", "q", pairs, [len(pairs)])
+write_npy("keys_pairs_f8.npy", "d", [float(v) for v in pairs], [len(pairs) // 2, 2])
+write_npy("keys_pairs_3_columns.npy", "q", pairs[:6], [2, 3])
+(HERE / "keys_missing_column.csv").write_text("user,query\n1,cats\n")
+(HERE / "keys_bad_user.csv").write_text("user,key\n1,cats\nalice@example.com,cats\n")
+(HERE / "keys_ragged.csv").write_text("user,key\n1,cats\n2,cats,extra\n")
+(HERE / "keys_unclosed.csv").write_text('user,key\n1,cats\n2,"dogs\n3,owls\n')
+(HERE / "keys_quote_inside.csv").write_text('user,key\n1,ca"ts\n')
+(HERE / "keys_after_quote.csv").write_text('user,key\n1,"cats"x\n')
+(HERE / "keys_header_only.csv").write_text("user,key\n")
+(HERE / "keys_duplicate_column.csv").write_text("user,key,user\n1,cats,2\n")
+(HERE / "keys_bad_utf8.csv").write_bytes(b"user,key\n1,caf\xe9\n")
+(HERE / "keys_integer_keys.csv").write_text("user,key\n1,10\n2,-20\n3,x\n")

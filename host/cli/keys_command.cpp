@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+// dpselect keys: private partition selection, the keys of (user, key) contributions read from a
+// file that may be released (dpselect/partition_selection.hpp).
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli_error.hpp"
+#include "commands.hpp"
+#include "common_options.hpp"
+#include "dpselect/partition_selection.hpp"
+#include "job.hpp"
+#include "numbers.hpp"
+#include "output.hpp"
+#include "pairs_input.hpp"
+#include "release_target.hpp"
+#include "releases.hpp"
+#include "report_sections.hpp"
+
+namespace dpselect::cli {
+namespace {
+
+struct KeysOptions {
+  PairsOption data;
+  PartitionSelectionParams params;
+  ReleaseOptions release;
+};
+
+// One release: the released keys as the command prints them, and the report.
+struct KeysOutcome {
+  std::vector<Scalar> keys;             // JSON values: text, or integers as the data has them
+  std::vector<std::string> key_fields;  // one line each (text keys as CSV fields)
+  PartitionSelectionReport report;
+  double seconds = 0.0;
+};
+
+std::string_view strategy_name(PartitionStrategy strategy) {
+  switch (strategy) {
+    case PartitionStrategy::truncated_geometric:
+      return "truncated-geometric";
+    case PartitionStrategy::laplace_threshold:
+      return "laplace";
+    case PartitionStrategy::gaussian_threshold:
+      return "gaussian";
+  }
+  return {};
+}
+
+std::string strategy_source(PartitionStrategy strategy) {
+  switch (strategy) {
+    case PartitionStrategy::truncated_geometric:
+      return "the optimal keep probability for (epsilon, delta) per key (Desfontaines, Voss, Gipson & Mandayam "
+             "2022, Thm 1)";
+    case PartitionStrategy::laplace_threshold:
+      return "a Laplace-noised user count above a threshold (Korolova et al. 2009; Wilson et al. 2020)";
+    case PartitionStrategy::gaussian_threshold:
+      return "a Gaussian-noised user count above a threshold (Wilson et al. 2020)";
+  }
+  return {};
+}
+
+// Checks of the options together, before the file is read.
+void check_options(const KeysOptions& options) {
+  if (options.release.backend == Backend::Gpu) {
+    throw CliError("--backend gpu: dpselect keys runs on the CPU (every core); use --backend cpu or auto");
+  }
+  // Every rank would select from its own share of the pairs: refused before anything is read.
+  if (job_place().distributed) throw CliError("dpselect keys runs in one process: start it without an MPI launcher");
+}
+
+Scalar integer_key(std::uint64_t key, bool signed_integers) {
+  if (!signed_integers || static_cast<std::int64_t>(key) >= 0) return key;
+  return static_cast<double>(static_cast<std::int64_t>(key));  // never reached for |key| > 2^53 (see below)
+}
+
+std::string integer_key_text(std::uint64_t key, bool signed_integers) {
+  return signed_integers ? std::to_string(static_cast<std::int64_t>(key)) : std::to_string(key);
+}
+
+KeysOutcome release_once(ReleaseTarget& target, const PairsInput& input, const std::vector<std::string_view>& text_keys,
+                         const PartitionSelectionParams& params) {
+  KeysOutcome outcome;
+  if (input.keys == IdKind::text) {
+    StringPartitionSelection selection = target.partitions(input.user_ids, text_keys, params);
+    for (std::string& key : selection.keys) {
+      outcome.key_fields.push_back(key_as_csv_field(key));
+      outcome.keys.emplace_back(std::move(key));
+    }
+    outcome.report = selection.report;
+  } else {
+    PartitionSelection selection = target.partitions(input.user_ids, input.integer_keys, params);
+    if (input.signed_integers) {  // ascending as int64, not as the uint64 bits the library sorts
+      std::sort(selection.keys.begin(), selection.keys.end(), [](std::uint64_t a, std::uint64_t b) {
+        return static_cast<std::int64_t>(a) < static_cast<std::int64_t>(b);
+      });
+    }
+    for (const std::uint64_t key : selection.keys) {
+      const std::string text = integer_key_text(key, input.signed_integers);
+      outcome.key_fields.push_back(text);
+      // A negative key beyond -2^53 has no exact JSON double: written as its decimal text.
+      const bool exact = !input.signed_integers || static_cast<std::int64_t>(key) >= -(std::int64_t{1} << 53);
+      outcome.keys.push_back(exact ? integer_key(key, input.signed_integers) : Scalar(text));
+    }
+    outcome.report = selection.report;
+  }
+  return outcome;
+}
+
+void add_rule(Record& out, const PartitionSelectionParams& params, const PartitionKeepRule& rule, double delta_float) {
+  Record& described = out.add_record("rule", "keep rule (public: a function of the parameters)");
+  described.add("key_epsilon", rule.key_epsilon, "epsilon of each key");
+  described.add("key_delta", rule.key_delta,
+                params.strategy == PartitionStrategy::truncated_geometric
+                    ? "delta of each key"
+                    : "probability that a key only one user holds is released");
+  if (params.strategy == PartitionStrategy::truncated_geometric) {
+    described.add("geometric_until", rule.geometric_until, "the keep probability grows geometrically up to here");
+    described.add("always_kept", rule.always_kept, "a key with this many users is released for certain");
+  } else {
+    described.add("noise_scale", rule.noise_scale,
+                  params.strategy == PartitionStrategy::laplace_threshold ? "Laplace b" : "Gaussian sigma");
+    described.add("threshold", rule.threshold, "a key is released when its noisy user count exceeds it");
+  }
+  out.add("delta_float", delta_float, "delta added by the 53-bit rounding of the keep probabilities");
+}
+
+Record run_keys(const KeysOptions& options) {
+  check_options(options);
+  (void)partition_keep_rule(options.params);  // every parameter checked before the file is read
+  const PairsInput input = read_pairs(options.data);
+  const std::vector<std::string_view> text_keys =
+      input.keys == IdKind::text ? input.key_views() : std::vector<std::string_view>();
+
+  // Progress is sized by public work only: none here (the number of pairs is private).
+  std::vector<KeysOutcome> outcomes = run_releases(options.release, 0, [&](ReleaseTarget& target) {
+    return release_once(target, input, text_keys, options.params);
+  });
+
+  Record report("dpselect keys: private partition selection, the keys of the data that may be released");
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    add_released_values(report, "keys", outcomes[i].key_fields, outcomes[i].key_fields, i > 0);
+  }
+  report.add("command", std::string("keys"));
+  Record& data = report.add_record("data");
+  data.add("format", std::string(to_string(input.format)));
+  if (!input.element_type.empty()) data.add("element_type", input.element_type);
+  data.add("user_ids", std::string(input.users == IdKind::text ? "text" : "integer"));
+  data.add("key_type", std::string(input.keys == IdKind::text ? "text" : "integer"));
+  const PartitionSelectionReport& first = outcomes.front().report;
+  report.add("strategy", std::string(strategy_name(options.params.strategy)), strategy_source(options.params.strategy));
+  report.add("epsilon", options.params.epsilon, "of each release");
+  report.add("delta", options.params.delta, "of each release");
+  report.add("max_partitions", options.params.max_partitions,
+             "keys one user contributes to at most; the others are dropped at random");
+  add_rule(report, options.params, first.rule, first.delta_float);
+  const auto releases = static_cast<double>(outcomes.size());
+  report.add("release_count", static_cast<std::uint64_t>(outcomes.size()));
+  // Basic composition of --repeat releases (Dwork & Roth 2014, Thm 3.16).
+  report.add("epsilon_total", releases * options.params.epsilon, "basic composition");
+  report.add("delta_total", releases * (options.params.delta + first.delta_float), "basic composition, delta_float included");
+  add_run_settings(report, options.release);
+  for (const KeysOutcome& outcome : outcomes) {
+    Record& item = report.add_list_item("releases", "release");
+    item.add_array("keys", outcome.keys, "ascending");
+    item.add("stream", outcome.report.stream);
+  }
+  if (options.release.diagnostics) {
+    Record& section = add_not_private_section(report, not_private_heading);
+    section.add("pairs", input.pairs, "(user, key) pairs read, repeats included");
+    for (const KeysOutcome& outcome : outcomes) {
+      Record& item = section.add_list_item("releases", "release");
+      item.add("keys_considered", outcome.report.keys_considered, "distinct keys after contribution bounding");
+      item.add("seconds", rounded_seconds(outcome.seconds));
+    }
+  }
+  return report;
+}
+
+constexpr const char* keys_examples = R"(Examples:
+  dpselect keys --data queries.csv --epsilon 1 --delta 1e-6
+  dpselect keys --data visits.csv --user-column visitor --key-column url --max-partitions 5 \
+      --epsilon 2 --delta 1e-8 --strategy gaussian --json
+  dpselect keys --data pairs.npy --epsilon 1 --delta 1e-6 --quiet > released_keys.txt
+
+Releases the keys of (user, key) contributions that may appear in a published histogram, from
+data whose keys are not known in advance (search queries, URLs, product ids). Each user keeps
+at most --max-partitions of its distinct keys (chosen at random), a key's users are counted, and
+the key is released with a probability that depends only on that count (--strategy): keys many
+users hold are released almost surely, keys few users hold almost never. The release is
+(epsilon, delta)-DP between datasets that add or remove one user with all of their pairs.
+Input: CSV with a header line (columns --user-column and --key-column, RFC 4180 quoting), the
+users integers (--user-ids text for others) and the keys text (--key-type integer for numbers);
+or a NumPy .npy integer array of shape (n, 2), a user and a key per row. Text output starts
+with the released keys ("keys none" when there is none), --quiet prints one key per line (a key
+holding a comma, a quote or a line end as a quoted CSV field). --diagnostics adds the number of
+pairs, of keys after bounding and the run times: computed from the data and NOT PRIVATE.)";
+
+}  // namespace
+
+void register_keys_command(CLI::App& app) {
+  auto options = std::make_shared<KeysOptions>();
+  CLI::App& command = *app.add_subcommand(
+      "keys", "private partition selection: the keys of (user, key) pairs that may be released");
+  add_file_option(command, "--data", options->data.path,
+                  "file of (user, key) pairs: CSV with a header line, or a .npy integer array of shape (n, 2)");
+  add_choice_option(command, "--format", options->data.format,
+                    Choices<PairsFormat>{{"csv", PairsFormat::csv}, {"npy", PairsFormat::npy}},
+                    "format of --data")
+      ->default_str("a .npy by its magic bytes or extension, else csv");
+  const auto column_given = [options](std::string& name, const std::string& typed) {
+    name = typed;
+    options->data.columns_given = true;
+  };
+  command
+      .add_option_function<std::string>(
+          "--user-column", [options, column_given](const std::string& typed) { column_given(options->data.user_column, typed); },
+          "CSV: the header name of the column of user ids")
+      ->default_str("user")
+      ->type_name("NAME");
+  command
+      .add_option_function<std::string>(
+          "--key-column", [options, column_given](const std::string& typed) { column_given(options->data.key_column, typed); },
+          "CSV: the header name of the column of keys")
+      ->default_str("key")
+      ->type_name("NAME");
+  add_choice_option(command, "--user-ids", options->data.users,
+                    Choices<IdKind>{{"integer", IdKind::integer}, {"text", IdKind::text}},
+                    "CSV: what the user ids are (integer: in the range of int64)")
+      ->default_str("integer");
+  add_choice_option(command, "--key-type", options->data.keys,
+                    Choices<IdKind>{{"text", IdKind::text}, {"integer", IdKind::integer}},
+                    "CSV: what the keys are; text keys are released as the file spells them")
+      ->default_str("text for CSV, integer for a .npy");
+  add_epsilon_option(command, options->params.epsilon, "privacy loss of each release")->required();
+  command.add_option("--delta", options->params.delta, "delta of each release (every strategy needs one > 0)")
+      ->required()
+      ->check(open_unit_interval());
+  command
+      .add_option("--max-partitions", options->params.max_partitions,
+                  "the most distinct keys one user contributes to; a user's others are dropped at random")
+      ->check(integer_at_least(1))
+      ->capture_default_str()
+      ->type_name("M");
+  add_choice_option(command, "--strategy", options->params.strategy,
+                    Choices<PartitionStrategy>{{"truncated-geometric", PartitionStrategy::truncated_geometric},
+                                               {"laplace", PartitionStrategy::laplace_threshold},
+                                               {"gaussian", PartitionStrategy::gaussian_threshold}},
+                    "the keep rule: truncated-geometric (the optimal one for (epsilon, delta)), laplace or "
+                    "gaussian (a noisy user count above a threshold)");
+  complete_release_command(command, options->release, keys_examples, [options] { return run_keys(*options); });
+}
+
+}  // namespace dpselect::cli
