@@ -286,7 +286,7 @@ AuditResult run_audit(const AuditTarget& target, const AuditOptions& options) {
 
 std::vector<AuditTarget> all_audits() {
   std::vector<AuditTarget> all = selection_audits();
-  for (std::vector<AuditTarget> part : {sparse_vector_audits(), noise_audits(), quantile_audits()}) {
+  for (std::vector<AuditTarget> part : {sparse_vector_audits(), noise_audits(), quantile_audits(), partition_selection_audits()}) {
     for (AuditTarget& target : part) all.push_back(std::move(target));
   }
   return all;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_error.hpp"
@@ -34,18 +35,6 @@ struct KeysOutcome {
   PartitionSelectionReport report;
   double seconds = 0.0;
 };
-
-std::string_view strategy_name(PartitionStrategy strategy) {
-  switch (strategy) {
-    case PartitionStrategy::truncated_geometric:
-      return "truncated-geometric";
-    case PartitionStrategy::laplace_threshold:
-      return "laplace";
-    case PartitionStrategy::gaussian_threshold:
-      return "gaussian";
-  }
-  return {};
-}
 
 std::string strategy_source(PartitionStrategy strategy) {
   switch (strategy) {
@@ -148,7 +137,7 @@ Record run_keys(const KeysOptions& options) {
   data.add("user_ids", std::string(input.users == IdKind::text ? "text" : "integer"));
   data.add("key_type", std::string(input.keys == IdKind::text ? "text" : "integer"));
   const PartitionSelectionReport& first = outcomes.front().report;
-  report.add("strategy", std::string(strategy_name(options.params.strategy)), strategy_source(options.params.strategy));
+  report.add("strategy", std::string(to_string(options.params.strategy)), strategy_source(options.params.strategy));
   report.add("epsilon", options.params.epsilon, "of each release");
   report.add("delta", options.params.delta, "of each release");
   report.add("max_partitions", options.params.max_partitions,
@@ -242,10 +231,11 @@ void register_keys_command(CLI::App& app) {
       ->check(integer_at_least(1))
       ->capture_default_str()
       ->type_name("M");
+  const auto named = [](PartitionStrategy strategy) { return std::pair{std::string(to_string(strategy)), strategy}; };
   add_choice_option(command, "--strategy", options->params.strategy,
-                    Choices<PartitionStrategy>{{"truncated-geometric", PartitionStrategy::truncated_geometric},
-                                               {"laplace", PartitionStrategy::laplace_threshold},
-                                               {"gaussian", PartitionStrategy::gaussian_threshold}},
+                    Choices<PartitionStrategy>{named(PartitionStrategy::truncated_geometric),
+                                               named(PartitionStrategy::laplace_threshold),
+                                               named(PartitionStrategy::gaussian_threshold)},
                     "the keep rule: truncated-geometric (the optimal one for (epsilon, delta)), laplace or "
                     "gaussian (a noisy user count above a threshold)");
   complete_release_command(command, options->release, keys_examples, [options] { return run_keys(*options); });

@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
@@ -124,6 +125,18 @@ PartitionKeepRule gaussian_rule(const PartitionSelectionParams& params) {
 }
 
 }  // namespace
+
+std::string_view to_string(PartitionStrategy strategy) {
+  switch (strategy) {
+    case PartitionStrategy::truncated_geometric:
+      return "truncated-geometric";
+    case PartitionStrategy::laplace_threshold:
+      return "laplace";
+    case PartitionStrategy::gaussian_threshold:
+      return "gaussian";
+  }
+  return "unknown";
+}
 
 void PartitionSelectionParams::validate() const {
   detail::validate_positive_finite("epsilon", epsilon);

@@ -204,8 +204,13 @@ std::vector<AuditTarget> noise_audits();
 /// releases under basic composition.
 /// @return The targets, each with its mechanism, neighbour pattern, claim and release function.
 std::vector<AuditTarget> quantile_audits();
-/// Every audit of the library: the four lists, in that order (selection_audits,
-/// sparse_vector_audits, noise_audits, quantile_audits).
+/// The library's partition selection audits: each strategy on a user with two keys nobody else holds
+/// (max_partitions 2) and on a user added to a key of a few users (max_partitions 1), claimed at
+/// (epsilon, delta + delta_float) and judged on delta.
+/// @return The targets, each with its mechanism, neighbour pattern, claim and release function.
+std::vector<AuditTarget> partition_selection_audits();
+/// Every audit of the library: the five lists, in that order (selection_audits,
+/// sparse_vector_audits, noise_audits, quantile_audits, partition_selection_audits).
 /// @return The concatenated targets.
 std::vector<AuditTarget> all_audits();
 

@@ -50,6 +50,12 @@ enum class PartitionStrategy : std::uint8_t {
   gaussian_threshold,   ///< a noisy count above a threshold, Gaussian noise (Wilson et al. 2020)
 };
 
+/// The strategy's name: "truncated-geometric", "laplace" or "gaussian" (the names `dpselect keys
+/// --strategy` takes); "unknown" for a value outside the enumeration.
+/// @param strategy Any value.
+/// @return A view of a static string.
+std::string_view to_string(PartitionStrategy strategy);
+
 /// The parameters of one partition selection.
 struct PartitionSelectionParams {
   /// The privacy loss of the whole selection; finite and > 0.

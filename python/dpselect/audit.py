@@ -50,6 +50,7 @@ Interval = _core.Interval
 RELEASES_PER_CALL: int = _core.RELEASES_PER_CALL
 clopper_pearson = _core.clopper_pearson
 noise_audits = _core.noise_audits
+partition_selection_audits = _core.partition_selection_audits
 privacy_loss_bounds = _core.privacy_loss_bounds
 quantile_audits = _core.quantile_audits
 regularized_incomplete_beta = _core.regularized_incomplete_beta
@@ -58,7 +59,8 @@ sparse_vector_audits = _core.sparse_vector_audits
 
 __all__ = [
     "AuditOptions", "AuditResult", "AuditTarget", "Bounds", "EventBound", "EventCounts", "Interval",
-    "RELEASES_PER_CALL", "clopper_pearson", "library_targets", "noise_audits", "privacy_loss_bounds",
+    "RELEASES_PER_CALL", "clopper_pearson", "library_targets", "noise_audits", "partition_selection_audits",
+    "privacy_loss_bounds",
     "quantile_audits", "regularized_incomplete_beta", "run", "selection_audits", "sparse_vector_audits",
 ]
 
@@ -69,9 +71,10 @@ def library_targets() -> list[AuditTarget]:
     Returns
     -------
     list of AuditTarget
-        selection_audits(), sparse_vector_audits(), noise_audits() and quantile_audits(), in that
-        order, at CI-friendly parameters (small ranges, epsilon around 1). Each claim is the
-        library's documented guarantee; every one should pass.
+        selection_audits(), sparse_vector_audits(), noise_audits(), quantile_audits() and
+        partition_selection_audits(), in that order, at CI-friendly parameters (small ranges,
+        epsilon around 1). Each claim is the library's documented guarantee; every one should
+        pass.
     """
     return _core.all_audits()
 

@@ -500,8 +500,22 @@ Returns
 list of AuditTarget
     The single quantile (both neighbour relations), JointExp, recursive splitting, independent
     releases under basic composition.)");
+  m.def("partition_selection_audits", &audit::partition_selection_audits,
+        R"(The library's audits of partition selection.
+
+Returns
+-------
+list of AuditTarget
+    Each strategy on a user with two keys nobody else holds and on a user added to a key of a few
+    users, claimed at (epsilon, delta) and judged on delta.)");
   m.def("all_audits", &audit::all_audits,
-        "selection_audits(), sparse_vector_audits(), noise_audits() and quantile_audits(), in order.");
+        R"(Every audit of the library.
+
+Returns
+-------
+list of AuditTarget
+    selection_audits(), sparse_vector_audits(), noise_audits(), quantile_audits() and
+    partition_selection_audits(), in order.)");
 }
 
 }  // namespace

@@ -144,7 +144,7 @@ def test_library_targets_are_the_commands_list(cli):
     listed = subprocess.run([cli, "audit", "--list"], check=True, capture_output=True, text=True).stdout
     assert [f"{t.mechanism}: {t.neighbours}" for t in targets] == listed.splitlines()
     parts = (audit.selection_audits() + audit.sparse_vector_audits() + audit.noise_audits() +
-             audit.quantile_audits())
+             audit.quantile_audits() + audit.partition_selection_audits())
     assert [t.mechanism for t in parts] == [t.mechanism for t in targets]
     first = targets[0]
     assert repr(first) == (f"AuditTarget(mechanism={first.mechanism!r}, neighbours={first.neighbours!r}, "
