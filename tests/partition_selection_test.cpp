@@ -9,6 +9,8 @@
 // thread count or the keys' representation as strings or their codes), and bad input is refused
 // before anything is charged or drawn.
 #include <algorithm>
+#include <map>
+#include <set>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -25,7 +27,9 @@
 #include "dpselect/context.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
+#include "dpselect/detail/partition_randomness.hpp"
 #include "dpselect/partition_selection.hpp"
+#include "dpselect/random_key.hpp"
 #include "support/frequencies.hpp"
 
 namespace {
@@ -304,6 +308,90 @@ TEST(SelectPartitions, TheReleaseDependsOnTheSetOfPairsAndTheSeedOnly) {
   EXPECT_EQ(dpselect::select_partitions(second, shuffled.users, shuffled.keys, params).keys, expected.keys);
   auto other_seed = dpselect::Context::with_fixed_seed(6);
   EXPECT_NE(dpselect::select_partitions(other_seed, data.users, data.keys, params).keys, expected.keys);
+}
+
+TEST(SelectPartitions, BoundingDrawsAreExactlyUniform) {
+  // Lemire's multiply-and-reject (uniform_below): j = floor(w r / 2^64), except that the 2^64 mod
+  // r words whose product's low half falls below 2^64 mod r are rejected, which leaves exactly
+  // floor(2^64 / r) words for every j.
+  using dpselect::detail::uniform_below;
+  std::uint64_t j = 0;
+  for (const std::uint64_t range : {1ull, 2ull, 3ull, 5ull, 7ull, 1000ull, 1ull << 40, (1ull << 63) + 1}) {
+    const std::uint64_t rejected = (0 - range) % range;  // 2^64 mod range
+    EXPECT_EQ(uniform_below(0, range, j), rejected == 0) << range;  // word 0: low half 0
+    std::mt19937_64 draw(range);
+    for (int i = 0; i < 10000; ++i) {
+      const std::uint64_t word = draw();
+      const unsigned __int128 product = static_cast<unsigned __int128>(word) * range;
+      const bool accepted = static_cast<std::uint64_t>(product) >= rejected;
+      ASSERT_EQ(uniform_below(word, range, j), accepted) << range;
+      if (accepted) ASSERT_EQ(j, static_cast<std::uint64_t>(product >> 64)) << range;
+      if (accepted) ASSERT_LT(j, range);
+    }
+  }
+  // Range 3: 2^64 mod 3 = 1 word is rejected, the one whose product's low half is 0: word 0.
+  EXPECT_FALSE(uniform_below(0, 3, j));
+  EXPECT_TRUE(uniform_below(1, 3, j));
+  EXPECT_EQ(j, 0u);
+  EXPECT_TRUE(uniform_below(~0ull, 3, j));
+  EXPECT_EQ(j, 2u);
+}
+
+TEST(SelectPartitions, EveryBitComesFromThePairOrTheKeyItself) {
+  // The release recomputed from the documented layout (dpselect/detail/partition_randomness.hpp)
+  // with random_block alone: each user over the bound keeps the first max_partitions keys of a
+  // partial Fisher-Yates shuffle of its ascending keys (step i: j uniform below c - i from the
+  // first 64 bits of block mix(u) + i 2^20 + attempt, Lemire's rejection), then each key is kept
+  // iff its coin (block k, top 53 of the last 64 bits) is below floor(p(n) 2^53). Both generators;
+  // users over and under the bound, keys with 1 to ~40 users.
+  std::mt19937_64 draw(5);
+  Contributions data;
+  for (std::uint64_t user = 0; user < 3000; ++user) {
+    const std::uint64_t held = 1 + draw() % 5;
+    for (std::uint64_t j = 0; j < held; ++j) {
+      data.users.push_back(user * 7919 + 3);
+      data.keys.push_back((draw() % 400) * 1000003);
+    }
+  }
+  const PartitionSelectionParams params{1.0, 1e-2, 2, PartitionStrategy::truncated_geometric};
+  for (const auto generator : {dpselect::Generator::chacha20, dpselect::Generator::philox}) {
+    auto context = dpselect::Context::with_fixed_seed(17, generator);
+    (void)dpselect::select_partitions(context, data.users, data.keys, params);  // stream 0 used up
+    const auto selection = dpselect::select_partitions(context, data.users, data.keys, params);
+    ASSERT_EQ(selection.report.stream, 1u);
+    const dpselect::RandomKey key = dpselect::RandomKey::from_seed(17, generator);
+    std::map<std::uint64_t, std::set<std::uint64_t>> keys_of_user;
+    for (std::size_t i = 0; i < data.users.size(); ++i) keys_of_user[data.users[i]].insert(data.keys[i]);
+    std::map<std::uint64_t, std::uint64_t> users_of_key;
+    for (const auto& [user, held] : keys_of_user) {
+      std::vector<std::uint64_t> order(held.begin(), held.end());  // ascending
+      const std::uint64_t c = order.size();
+      const std::uint64_t m = std::min<std::uint64_t>(c, params.max_partitions);
+      for (std::uint64_t step = 0; c > params.max_partitions && step < m; ++step) {
+        for (std::uint64_t attempt = 0;; ++attempt) {
+          const auto block =
+              dpselect::random_block(key, 1, dpselect::detail::partition_user_mix(user) + (step << 20) + attempt);
+          const unsigned __int128 product =
+              static_cast<unsigned __int128>(dpselect::detail::bounding_word(block)) * (c - step);
+          const auto low = static_cast<std::uint64_t>(product);
+          if (low >= c - step || low >= (0 - (c - step)) % (c - step)) {
+            std::swap(order[step], order[step + static_cast<std::uint64_t>(product >> 64)]);
+            break;
+          }
+        }
+      }
+      for (std::uint64_t j = 0; j < m; ++j) ++users_of_key[order[j]];
+    }
+    std::vector<std::uint64_t> expected;
+    for (const auto& [k, n] : users_of_key) {
+      const std::uint64_t coin = dpselect::detail::key_coin(dpselect::random_block(key, 1, k));
+      if (coin < static_cast<std::uint64_t>(std::ldexp(keep_probability(params, n), 53))) expected.push_back(k);
+    }
+    ASSERT_GT(expected.size(), 20u) << "a test that can fail: many keys released";
+    ASSERT_LT(expected.size(), users_of_key.size()) << "and some not";
+    EXPECT_EQ(selection.keys, expected);
+    EXPECT_EQ(selection.report.keys_considered, users_of_key.size());
+  }
 }
 
 TEST(SelectPartitions, TheReleaseDoesNotDependOnTheThreadCount) {

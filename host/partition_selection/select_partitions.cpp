@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Partition selection on the CPU: distinct (user, key) pairs, contribution bounding, users per
-// key, and one coin per key (positions and sources in <dpselect/partition_selection.hpp>). The
-// two sorts run on every core (libstdc++'s parallel mode, a multiway mergesort over OpenMP), the
-// bounding and the coins on contiguous shares of the sorted pairs and keys; what is released
-// never depends on the thread count.
+// key, and one coin per key (sources in <dpselect/partition_selection.hpp>, the bits of each pair
+// and key in dpselect/detail/partition_randomness.hpp). The two sorts run on every core
+// (libstdc++'s parallel mode, a multiway mergesort over OpenMP), the bounding and the coins on
+// contiguous shares of the sorted pairs and keys, their blocks eight at a time
+// (random_blocks_at); what is released never depends on the thread count.
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <exception>
+#include <stdexcept>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +24,7 @@
 #include "dpselect/accounting.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/detail/release_access.hpp"
+#include "dpselect/detail/partition_randomness.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/partition_selection.hpp"
 #include "dpselect/random_key.hpp"
@@ -28,9 +32,7 @@
 namespace dpselect {
 namespace {
 
-// Pairs take blocks [0, 2^62), keys [2^62, 2^63): disjoint.
-constexpr std::uint64_t kKeyCoinPositionOffset = std::uint64_t{1} << 62;
-constexpr std::uint64_t kPairLimit = kKeyCoinPositionOffset;
+using detail::kChaChaBatchBlocks;
 // Below this many elements a share of the work is not worth a thread.
 constexpr std::size_t kParallelMinimum = std::size_t{1} << 16;
 
@@ -47,10 +49,6 @@ void sort_on_every_core(Iterator first, Iterator last) {
 
 int threads_for(std::size_t elements) {
   return elements >= kParallelMinimum ? std::max(1, omp_get_max_threads()) : 1;
-}
-
-std::uint64_t first_64_bits(const RandomBlock& block) {
-  return std::uint64_t{block.word[0]} | (std::uint64_t{block.word[1]} << 32);
 }
 
 struct Contribution {
@@ -93,47 +91,102 @@ std::vector<std::size_t> run_aligned_shares(const std::vector<Value>& values, in
   return boundaries;
 }
 
-// One user's pairs [begin, end) of `pairs` bounded to max_partitions, appended to `kept`: all of
-// them when they are few enough, else the max_partitions of lowest 64-bit rank (pair j's rank is
-// the first 64 bits of block j; a tie, of probability about 2^-64 per pair, goes to the lower key).
-void keep_users_keys(const std::vector<Contribution>& pairs, std::size_t begin, std::size_t end,
-                     std::uint64_t max_partitions, detail::SequentialBlocks& blocks,
-                     std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranked, std::vector<std::uint64_t>& kept) {
-  if (end - begin <= max_partitions) {
-    for (std::size_t j = begin; j < end; ++j) kept.push_back(pairs[j].key);
-    return;
+// use(i, the block at position_of(i)) for i = 0 .. count - 1, in order, eight blocks at a time.
+template <class PositionOf, class Use>
+void for_each_block(const detail::ContextAccess::KeyedStream& drawn, std::size_t count, PositionOf position_of,
+                    Use use) {
+  std::uint64_t positions[kChaChaBatchBlocks];
+  RandomBlock blocks[kChaChaBatchBlocks];
+  for (std::size_t first = 0; first < count; first += kChaChaBatchBlocks) {
+    const std::size_t batch = std::min<std::size_t>(kChaChaBatchBlocks, count - first);
+    for (std::size_t j = 0; j < kChaChaBatchBlocks; ++j) positions[j] = position_of(first + std::min(j, batch - 1));
+    detail::random_blocks_at(drawn.key, drawn.stream, positions, blocks);
+    for (std::size_t j = 0; j < batch; ++j) use(first + j, blocks[j]);
   }
-  ranked.clear();
-  for (std::size_t j = begin; j < end; ++j) {
-    ranked.emplace_back(first_64_bits(blocks.at(j)), pairs[j].key);
-  }
-  std::nth_element(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(max_partitions), ranked.end());
-  for (std::uint64_t j = 0; j < max_partitions; ++j) kept.push_back(ranked[j].second);
 }
 
-// Each user's pairs beyond max_partitions dropped at random; the kept keys (one per kept pair),
-// in the order of the pairs. Each thread bounds the users of one contiguous share.
+// Users over the bound whose first draws are computed together (a few thousand at a time).
+constexpr std::size_t kBoundingBatchDraws = 4096;
+
+// The max_partitions keys one user over the bound keeps (its distinct keys are pairs[first, last),
+// ascending): the partial Fisher-Yates shuffle of partition_randomness.hpp, whose first attempts'
+// words are `first_words` (one per step).
+void keep_shuffled(const std::vector<Contribution>& pairs, std::size_t first, std::size_t last,
+                   std::uint64_t max_partitions, const std::uint64_t* first_words,
+                   const detail::ContextAccess::KeyedStream& drawn, std::vector<std::uint64_t>& scratch,
+                   std::vector<std::uint64_t>& kept) {
+  const std::uint64_t user = pairs[first].user;
+  const std::uint64_t held = last - first;
+  scratch.clear();
+  for (std::size_t j = first; j < last; ++j) scratch.push_back(pairs[j].key);
+  for (std::uint64_t step = 0; step < max_partitions; ++step) {
+    std::uint64_t word = first_words[step];
+    std::uint64_t offset = 0;
+    for (std::uint64_t attempt = 1; !detail::uniform_below(word, held - step, offset); ++attempt) {
+      if (attempt == detail::kBoundingAttempts) throw std::logic_error("dpselect: 2^20 rejections in a row");
+      word = detail::bounding_word(
+          random_block(drawn.key, drawn.stream, detail::bounding_draw_position(user, step, attempt)));
+    }
+    std::swap(scratch[step], scratch[step + offset]);
+    kept.push_back(scratch[step]);
+  }
+}
+
+// Each user's pairs beyond max_partitions dropped at random (keep_shuffled); the kept keys, one
+// per kept pair, in no particular order (they are sorted next). Each thread bounds the users of
+// one contiguous share.
 std::vector<std::uint64_t> bounded_keys(const std::vector<Contribution>& pairs, std::uint64_t max_partitions,
                                         const detail::ContextAccess::KeyedStream& drawn) {
   const int threads = threads_for(pairs.size());
   const auto user_of = [](const Contribution& pair) { return pair.user; };
   const std::vector<std::size_t> shares = run_aligned_shares(pairs, threads, user_of);
   std::vector<std::vector<std::uint64_t>> kept_by_share(static_cast<std::size_t>(threads));
+  std::exception_ptr failure;
 #pragma omp parallel num_threads(threads)
   {
     const auto share = static_cast<std::size_t>(omp_get_thread_num());
     std::vector<std::uint64_t>& kept = kept_by_share[share];
     kept.reserve(shares[share + 1] - shares[share]);
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranked;  // (rank, key) of one user's pairs
-    // The share's positions increase: blocks computed in SIMD batches, the bits of random_block.
-    detail::SequentialBlocks blocks(drawn.key, drawn.stream);
-    for (std::size_t begin = shares[share]; begin < shares[share + 1];) {
-      std::size_t end = begin + 1;
-      while (end < shares[share + 1] && pairs[end].user == pairs[begin].user) ++end;
-      keep_users_keys(pairs, begin, end, max_partitions, blocks, ranked, kept);
-      begin = end;
+    // Users over the bound wait here, as [first, last) of pairs, until their first draws are made.
+    std::vector<std::pair<std::size_t, std::size_t>> waiting;
+    std::vector<std::uint64_t> positions;  // of the waiting users' first attempts, step after step
+    std::vector<std::uint64_t> words;
+    std::vector<std::uint64_t> scratch;
+    const auto bound_waiting_users = [&] {
+      words.resize(positions.size());
+      for_each_block(
+          drawn, positions.size(), [&](std::size_t i) { return positions[i]; },
+          [&](std::size_t i, const RandomBlock& block) { words[i] = detail::bounding_word(block); });
+      const std::uint64_t* next_words = words.data();
+      for (const auto& [first, last] : waiting) {
+        keep_shuffled(pairs, first, last, max_partitions, next_words, drawn, scratch, kept);
+        next_words += max_partitions;
+      }
+      waiting.clear();
+      positions.clear();
+    };
+    try {
+      for (std::size_t begin = shares[share]; begin < shares[share + 1];) {
+        std::size_t end = begin + 1;
+        while (end < shares[share + 1] && pairs[end].user == pairs[begin].user) ++end;
+        if (end - begin <= max_partitions) {
+          for (std::size_t j = begin; j < end; ++j) kept.push_back(pairs[j].key);
+        } else {
+          waiting.emplace_back(begin, end);
+          for (std::uint64_t step = 0; step < max_partitions; ++step) {
+            positions.push_back(detail::bounding_draw_position(pairs[begin].user, step, 0));
+          }
+          if (positions.size() >= kBoundingBatchDraws) bound_waiting_users();
+        }
+        begin = end;
+      }
+      bound_waiting_users();
+    } catch (...) {
+#pragma omp critical(dpselect_partition_bounding_failure)
+      if (!failure) failure = std::current_exception();
     }
   }
+  if (failure) std::rethrow_exception(failure);
   if (threads == 1) return std::move(kept_by_share[0]);
   std::size_t total = 0;
   for (const auto& kept : kept_by_share) total += kept.size();
@@ -143,9 +196,8 @@ std::vector<std::uint64_t> bounded_keys(const std::vector<Contribution>& pairs, 
   return kept;
 }
 
-// The released keys among the sorted kept keys: the key of rank r among the distinct ones, held
-// by n users (its run's length), is kept iff the first 53 bits of block 2^62 + r fall below
-// floor(p(n) 2^53), which is never more likely than p(n). Returns them and the number of distinct
+// The released keys among the sorted kept keys: a key held by n users (its run's length) is kept
+// iff its coin (key_coin) falls below keep_cut(p(n)). Returns them and the number of distinct
 // keys. Each thread decides the keys of one contiguous share.
 std::pair<std::vector<std::uint64_t>, std::uint64_t> released_keys(const std::vector<std::uint64_t>& kept,
                                                                    const PartitionKeepRule& rule,
@@ -154,35 +206,32 @@ std::pair<std::vector<std::uint64_t>, std::uint64_t> released_keys(const std::ve
   const int threads = threads_for(kept.size());
   const auto itself = [](std::uint64_t key) { return key; };
   const std::vector<std::size_t> shares = run_aligned_shares(kept, threads, itself);
-  // Each share's distinct keys, counted first: the rank of a share's first key is the count of
-  // those before it.
-  std::vector<std::uint64_t> first_rank(static_cast<std::size_t>(threads) + 1, 0);
+  std::vector<std::uint64_t> distinct_by_share(static_cast<std::size_t>(threads), 0);
   std::vector<std::vector<std::uint64_t>> released_by_share(static_cast<std::size_t>(threads));
 #pragma omp parallel num_threads(threads)
   {
     const auto share = static_cast<std::size_t>(omp_get_thread_num());
-    std::uint64_t distinct = 0;
-    for (std::size_t i = shares[share]; i < shares[share + 1]; ++i) distinct += i == shares[share] || kept[i] != kept[i - 1];
-    first_rank[share + 1] = distinct;
-#pragma omp barrier
-#pragma omp single
-    for (std::size_t t = 1; t < first_rank.size(); ++t) first_rank[t] += first_rank[t - 1];
-    std::uint64_t rank = first_rank[share];
-    std::vector<std::uint64_t>& released = released_by_share[share];
-    detail::SequentialBlocks blocks(drawn.key, drawn.stream);
-    for (std::size_t begin = shares[share]; begin < shares[share + 1]; ++rank) {
-      std::size_t end = begin + 1;
-      while (end < shares[share + 1] && kept[end] == kept[begin]) ++end;
-      const double p = keep_probability(rule, strategy, end - begin);
-      const auto cut = static_cast<std::uint64_t>(std::ldexp(p, 53));
-      const std::uint64_t coin = first_64_bits(blocks.at(kKeyCoinPositionOffset + rank)) >> 11;
-      if (coin < cut) released.push_back(kept[begin]);
-      begin = end;
+    std::vector<std::size_t> run_starts;  // each distinct key's first index, and the share's end
+    for (std::size_t i = shares[share]; i < shares[share + 1]; ++i) {
+      if (i == shares[share] || kept[i] != kept[i - 1]) run_starts.push_back(i);
     }
+    distinct_by_share[share] = run_starts.size();
+    run_starts.push_back(shares[share + 1]);
+    std::vector<std::uint64_t>& released = released_by_share[share];
+    for_each_block(
+        drawn, run_starts.size() - 1, [&](std::size_t r) { return detail::key_coin_position(kept[run_starts[r]]); },
+        [&](std::size_t r, const RandomBlock& block) {
+          const double p = keep_probability(rule, strategy, run_starts[r + 1] - run_starts[r]);
+          if (detail::key_coin(block) < detail::keep_cut(p)) released.push_back(kept[run_starts[r]]);
+        });
   }
   std::vector<std::uint64_t> released;
-  for (const auto& share : released_by_share) released.insert(released.end(), share.begin(), share.end());
-  return {std::move(released), first_rank.back()};
+  std::uint64_t distinct = 0;
+  for (int t = 0; t < threads; ++t) {
+    released.insert(released.end(), released_by_share[t].begin(), released_by_share[t].end());
+    distinct += distinct_by_share[t];
+  }
+  return {std::move(released), distinct};
 }
 
 // Strings numbered by the rank of their value among the distinct values, in byte order.
@@ -224,10 +273,6 @@ PartitionSelection select_partitions(Context& context, std::span<const std::uint
   const PartitionKeepRule rule = partition_keep_rule(params);  // validates
   check_contributions(users.size(), keys.size());
   const std::vector<Contribution> pairs = distinct_pairs(users, keys);
-  if (pairs.size() >= kPairLimit) {
-    throw InvalidArgument("dpselect: contributions must hold fewer than 2^62 distinct (user, key) pairs (got " +
-                          std::to_string(pairs.size()) + ")");
-  }
 
   // The release: approximate at (epsilon, delta), charged before the stream is drawn.
   const PrivacyCharge charge{ReleaseKind::approximate, params.epsilon, params.delta, 1};

@@ -142,19 +142,20 @@ struct PartitionSelection {
 /// stream; each key's number of distinct users n is then counted, and the key is released with
 /// probability keep_probability(params, n).
 ///
-/// Randomness (counter-based, from the stream the selection draws): the distinct pairs sorted by
-/// (user, key) take, pair j, random block j, whose first 64 bits rank the user's pairs (the
-/// max_partitions lowest are kept); the distinct kept keys sorted ascending take, key r, random
-/// block 2^62 + r, whose first 53 bits decide it. So a fixed seed gives the same keys on every
-/// machine.
+/// Randomness (counter-based, from the stream the selection draws, by the identity of each pair
+/// and key rather than its place in any order): pair (u, k) is ranked by the first 64 bits of
+/// block k XOR mix(u) (mix a fixed bijection), the max_partitions lowest of a user's pairs kept;
+/// key k is decided by the top 53 bits of the last 64 of block k. So a fixed seed gives the same
+/// keys on every machine, at every thread count, and however the pairs are split among
+/// processes (dpselect/detail/partition_randomness.hpp).
 /// @param context The source of the selection's stream and its accountant.
 /// @param users The user of each contribution (any 64-bit ids).
 /// @param keys The key of each contribution (any 64-bit ids; the released set holds some of them).
 /// @param params The selection's parameters.
 /// @return The released keys and the report.
 /// @throws InvalidArgument before anything is charged or drawn: bad params (as
-///         PartitionSelectionParams::validate), users and keys of different lengths, no
-///         contributions, or 2^62 or more distinct pairs.
+///         PartitionSelectionParams::validate), users and keys of different lengths, or no
+///         contributions.
 /// @throws BudgetExceeded when the context's accountant refuses the release; nothing drawn.
 /// @par Privacy
 /// (epsilon, delta + report.delta_float)-DP between datasets that add or remove one user (with all

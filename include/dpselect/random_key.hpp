@@ -167,5 +167,27 @@ class SequentialBlocks {
   RandomBlock philox_blocks_[kPhiloxBatchBlocks];
 };
 
+/// Blocks at kChaChaBatchBlocks arbitrary positions of one (key, stream) at once: random_block's
+/// bits, for host loops whose positions follow the data rather than a counter (ChaCha20 computes
+/// the 64-byte blocks holding them in SIMD lanes, chacha20_blocks_of_streams; Philox one position
+/// at a time, which is as fast). Host loops only.
+inline void random_blocks_at(const RandomKey& key, std::uint64_t stream,
+                             const std::uint64_t (&positions)[kChaChaBatchBlocks],
+                             RandomBlock (&out)[kChaChaBatchBlocks]) {
+  if (key.generator == Generator::philox) {
+    for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) out[j] = philox_block(key.philox, stream, positions[j]);
+    return;
+  }
+  std::uint64_t streams[kChaChaBatchBlocks];
+  std::uint64_t blocks[kChaChaBatchBlocks];
+  for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) {
+    streams[j] = stream;
+    blocks[j] = positions[j] / 4;  // a 64-byte ChaCha20 block serves four positions
+  }
+  std::uint32_t words[kChaChaBatchBlocks][16];
+  chacha20_blocks_of_streams(key.chacha, streams, blocks, words);
+  for (unsigned j = 0; j < kChaChaBatchBlocks; ++j) out[j] = chacha20_quarter(words[j], static_cast<unsigned>(positions[j] % 4));
+}
+
 }  // namespace detail
 }  // namespace dpselect
