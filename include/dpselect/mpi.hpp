@@ -61,6 +61,7 @@
 #include "dpselect/accounting.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/errors.hpp"
+#include "dpselect/partition_selection.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/rows.hpp"
@@ -547,6 +548,35 @@ PriceSelection select_price(DistributedContext& context, const Bids& bids, const
 /// rank that holds the query.
 SparseVectorBatch sparse_vector_batch(DistributedContext& context, std::span<const double> values,
                                       std::uint64_t first_index, const SparseVectorParams& params);
+
+/// Collective: select_partitions (partition_selection.hpp) over (user, key) contributions split
+/// among the ranks in any way (each rank passes the pairs it holds; a user's pairs may lie on
+/// several ranks, and a rank may hold none). The pairs are sent to ranks by a hash of their user,
+/// where each user is bounded to max_partitions keys; the kept keys by a hash of the key, where
+/// each key's users are counted and its coin drawn; the released keys are then gathered on every
+/// rank. Every bit is drawn by the identity of a pair or key (partition_selection.hpp,
+/// "Randomness"), so every rank returns what select_partitions returns in one process over all the
+/// pairs with the same key and stream.
+/// @param context The distributed context (collective over its communicator).
+/// @param users The user of each of this rank's contributions; may be empty.
+/// @param keys The key of each (as long as `users`).
+/// @param params The selection's parameters, bit for bit the same on every rank.
+/// @return The same released keys (ascending) and report on every rank; keys_considered counts
+///         the distinct kept keys of all ranks.
+/// @throws InvalidArgument (every rank) before the charge for bad params or params that differ from
+///         rank 0's, users and keys of different lengths on a rank, no contributions on any rank, or
+///         more than 2^31 - 1 pairs or keys for one rank to send to another.
+/// @throws BudgetExceeded (every rank) when rank 0's ledger refuses the selection; no stream drawn.
+/// @par Synchronisation
+/// Collective: every rank calls it, in the same order as the other distributed calls; two
+/// MPI_Alltoallv exchanges (the pairs, then the kept keys) and one MPI_Allgatherv of the released
+/// keys.
+/// @par Privacy
+/// One selection, with the guarantee and sources of the one-process select_partitions: rank 0's
+/// ledger is charged one approximate release at (epsilon, delta), once, after every rank's checks
+/// and before any rank draws a stream. The pairs travel between ranks (the trust assumption above).
+PartitionSelection select_partitions(DistributedContext& context, std::span<const std::uint64_t> users,
+                                     std::span<const std::uint64_t> keys, const PartitionSelectionParams& params);
 
 /// One rank per GPU: the CUDA device this rank should use, its rank among the ranks on its node
 /// (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED) modulo the node's device count; -1 when the

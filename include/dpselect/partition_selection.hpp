@@ -142,12 +142,14 @@ struct PartitionSelection {
 /// stream; each key's number of distinct users n is then counted, and the key is released with
 /// probability keep_probability(params, n).
 ///
-/// Randomness (counter-based, from the stream the selection draws, by the identity of each pair
-/// and key rather than its place in any order): pair (u, k) is ranked by the first 64 bits of
-/// block k XOR mix(u) (mix a fixed bijection), the max_partitions lowest of a user's pairs kept;
-/// key k is decided by the top 53 bits of the last 64 of block k. So a fixed seed gives the same
-/// keys on every machine, at every thread count, and however the pairs are split among
-/// processes (dpselect/detail/partition_randomness.hpp).
+/// Randomness (counter-based, from the stream the selection draws, by the identity of each user
+/// and key rather than its place in any order): a user u over the bound keeps the first
+/// max_partitions keys of a partial Fisher-Yates shuffle of its distinct keys in ascending order,
+/// step i drawing its offset exactly (Lemire's multiply-and-reject) from the first 64 bits of
+/// block mix(u) + i 2^20 + attempt (mix the SplitMix64 finalizer, a bijection); key k is kept when
+/// the top 53 bits of the last 64 bits of block k fall below floor(p 2^53). So a fixed seed gives
+/// the same keys on every machine, at every thread count, and however the pairs are split among
+/// processes (mpi::select_partitions).
 /// @param context The source of the selection's stream and its accountant.
 /// @param users The user of each contribution (any 64-bit ids).
 /// @param keys The key of each contribution (any 64-bit ids; the released set holds some of them).

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+// dpselect::mpi: partition selection over (user, key) pairs split among the ranks in any way
+// (include/dpselect/mpi.hpp). The pairs go to the rank of their user's hash, which bounds its
+// users; the kept keys to the rank of their key's hash, which counts and decides them; the
+// released keys are gathered on every rank. The passes are one process's
+// (partition_passes.hpp), whose bits follow the pairs and keys themselves, so the release is one
+// process's whatever the split.
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <exception>
+#include <stdexcept>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "partition_selection/partition_randomness.hpp"
+#include "dpselect/detail/release_access.hpp"
+#include "dpselect/mpi.hpp"
+#include "dpselect/partition_selection.hpp"
+#include "mpi/collective.hpp"
+#include "partition_selection/partition_passes.hpp"
+
+namespace dpselect::mpi {
+namespace {
+
+using dpselect::detail::Contribution;
+
+// The params every rank must pass, in a form that compares bit for bit.
+struct PartitionParamsImage {
+  double epsilon;
+  double delta;
+  std::uint64_t max_partitions;
+  std::uint64_t strategy;
+};
+
+// The rank that owns a user or a key: a hash (the SplitMix64 finalizer) modulo the ranks. Keys
+// are offset first, so that a rank's keys are not its users' ids.
+int owner_of(std::uint64_t id, int ranks) {
+  return static_cast<int>(dpselect::detail::partition_user_mix(id) % static_cast<std::uint64_t>(ranks));
+}
+constexpr std::uint64_t kKeyHashOffset = 0x6a09e667f3bcc908ull;
+
+std::string count_error(const std::vector<std::uint64_t>& counts, const char* what, int rank) {
+  std::uint64_t total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    total += counts[r];
+    if (counts[r] > INT_MAX || total > INT_MAX) {
+      return "dpselect: rank " + std::to_string(rank) + " must send at most 2^31 - 1 " + what +
+             " in all (the MPI counts are int)";
+    }
+  }
+  return {};
+}
+
+// The all-to-all of `grouped` (sorted by destination, `counts` per destination, each sum within
+// int) as elements of `type`. Collective; a rank that would receive more than 2^31 - 1 elements
+// fails every rank alike (agree_on_pass) before anything is sent.
+template <class T>
+std::vector<T> all_to_all(DistributedContext& context, const std::vector<T>& grouped,
+                          const std::vector<std::uint64_t>& counts, MPI_Datatype type, const char* what) {
+  const DistributedContext::State& s = detail::Access::state(context);
+  std::vector<int> send_counts(s.size), send_offsets(s.size), receive_counts(s.size), receive_offsets(s.size);
+  int offset = 0;
+  for (int r = 0; r < s.size; ++r) {
+    send_counts[r] = static_cast<int>(counts[r]);
+    send_offsets[r] = offset;
+    offset += send_counts[r];
+  }
+  MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, s.comm);
+  std::uint64_t received = 0;
+  for (int r = 0; r < s.size; ++r) {
+    receive_offsets[r] = static_cast<int>(std::min<std::uint64_t>(received, INT_MAX));
+    received += static_cast<std::uint64_t>(receive_counts[r]);
+  }
+  detail::agree_on_pass(context, received <= INT_MAX ? nullptr
+                                                     : std::make_exception_ptr(std::runtime_error(
+                                                           "dpselect: rank " + std::to_string(s.rank) +
+                                                           " would receive more than 2^31 - 1 " + what)));
+  std::vector<T> out(received);
+  MPI_Alltoallv(grouped.data(), send_counts.data(), send_offsets.data(), type, out.data(), receive_counts.data(),
+                receive_offsets.data(), type, s.comm);
+  return out;
+}
+
+// `values` grouped by owner (a counting sort), and how many go to each rank.
+template <class T, class OwnerOf>
+std::vector<T> grouped_by_owner(const std::vector<T>& values, int ranks, OwnerOf owner_of_value,
+                                std::vector<std::uint64_t>& counts) {
+  counts.assign(static_cast<std::size_t>(ranks), 0);
+  for (const T& value : values) ++counts[owner_of_value(value)];
+  std::vector<std::uint64_t> next(static_cast<std::size_t>(ranks), 0);
+  for (int r = 1; r < ranks; ++r) next[r] = next[r - 1] + counts[r - 1];
+  std::vector<T> grouped(values.size());
+  for (const T& value : values) grouped[next[owner_of_value(value)]++] = value;
+  return grouped;
+}
+
+}  // namespace
+
+PartitionSelection select_partitions(DistributedContext& context, std::span<const std::uint64_t> users,
+                                     std::span<const std::uint64_t> keys, const PartitionSelectionParams& params) {
+  DistributedContext::State& s = detail::Access::state(context);
+  const PartitionParamsImage image{params.epsilon, params.delta, params.max_partitions,
+                                   static_cast<std::uint64_t>(params.strategy)};
+  detail::Finding finding =
+      detail::invalid_unless_empty(detail::differs_from_root(context, &image, sizeof image, "params"));
+  PartitionKeepRule rule;
+  if (finding.kind == detail::none) finding = detail::finding_of([&] { rule = partition_keep_rule(params); });
+  if (finding.kind == detail::none && users.size() != keys.size()) {
+    finding = detail::invalid_unless_empty("dpselect: keys must hold one key per user entry on rank " +
+                                           std::to_string(s.rank) + " (got " + std::to_string(keys.size()) +
+                                           " keys for " + std::to_string(users.size()) + " users)");
+  }
+  // The pairs grouped by their user's rank, and whether the counts fit MPI's int.
+  std::vector<Contribution> mine;
+  std::vector<std::uint64_t> pair_counts;
+  if (finding.kind == detail::none) {
+    mine = dpselect::detail::contributions_of(users, keys);
+    dpselect::detail::keep_distinct(mine);  // fewer to send; the owner removes repeats across ranks
+    mine = grouped_by_owner(mine, s.size, [&](const Contribution& pair) { return owner_of(pair.user, s.size); },
+                            pair_counts);
+    finding = detail::invalid_unless_empty(count_error(pair_counts, "pairs", s.rank));
+  }
+  // Every rank's pairs as one range [0, total), so that the preamble checks that some rank holds one.
+  std::uint64_t held = finding.kind == detail::none ? users.size() : 0;
+  std::uint64_t first = 0;
+  MPI_Exscan(&held, &first, 1, MPI_UINT64_T, MPI_SUM, s.comm);
+  if (s.rank == 0) first = 0;
+  detail::ShardRules rules;
+  rules.unit = "(user, key) pairs";
+  rules.from_zero = true;
+  const IndexRange shard = finding.kind == detail::none ? IndexRange{first, first + held} : IndexRange{};
+  const PrivacyCharge charge = dpselect::detail::partition_selection_charge(params);
+  const detail::AgreedShards agreed =
+      detail::agree_and_charge(context, nullptr, shard, std::move(finding), detail::ChargeRule{charge}, rules);
+  (void)agreed;
+  const dpselect::detail::ContextAccess::KeyedStream drawn = dpselect::detail::ContextAccess::draw_stream(s.local);
+
+  MPI_Datatype pair_type = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(2, MPI_UINT64_T, &pair_type);
+  MPI_Type_commit(&pair_type);
+  std::vector<Contribution> owned = all_to_all(context, mine, pair_counts, pair_type, "pairs");
+  MPI_Type_free(&pair_type);
+  mine = {};
+  // This rank's passes; a failure on one rank (an allocation, say) is agreed on before the next
+  // exchange, and the release stays charged, as in one process.
+  std::vector<std::uint64_t> kept;
+  std::vector<std::uint64_t> key_counts;
+  std::exception_ptr failure;
+  try {
+    dpselect::detail::keep_distinct(owned);
+    kept = dpselect::detail::bounded_keys(owned, params.max_partitions, drawn);
+    owned = {};
+    kept = grouped_by_owner(kept, s.size, [&](std::uint64_t key) { return owner_of(key ^ kKeyHashOffset, s.size); },
+                            key_counts);
+    const std::string too_many = count_error(key_counts, "kept keys", s.rank);
+    if (!too_many.empty()) throw std::runtime_error(too_many);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  detail::agree_on_pass(context, failure);
+  std::vector<std::uint64_t> counted = all_to_all(context, kept, key_counts, MPI_UINT64_T, "kept keys");
+  kept = {};
+  dpselect::detail::ReleasedKeys released = dpselect::detail::released_keys(counted, rule, params.strategy, drawn);
+
+  // Every rank's released keys, on every rank, ascending.
+  const int released_here = static_cast<int>(released.keys.size());
+  std::vector<int> released_counts(static_cast<std::size_t>(s.size)), offsets(static_cast<std::size_t>(s.size));
+  MPI_Allgather(&released_here, 1, MPI_INT, released_counts.data(), 1, MPI_INT, s.comm);
+  int total_released = 0;
+  for (int r = 0; r < s.size; ++r) {
+    offsets[r] = total_released;
+    total_released += released_counts[r];
+  }
+  PartitionSelection selection;
+  selection.keys.resize(static_cast<std::size_t>(total_released));
+  MPI_Allgatherv(released.keys.data(), released_here, MPI_UINT64_T, selection.keys.data(), released_counts.data(),
+                 offsets.data(), MPI_UINT64_T, s.comm);
+  std::sort(selection.keys.begin(), selection.keys.end());
+  std::uint64_t distinct = released.distinct;
+  MPI_Allreduce(MPI_IN_PLACE, &distinct, 1, MPI_UINT64_T, MPI_SUM, s.comm);
+  selection.report = dpselect::detail::partition_selection_report(params, rule, drawn, distinct);
+  return selection;
+}
+
+}  // namespace dpselect::mpi

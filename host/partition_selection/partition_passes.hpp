@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// The passes of partition selection over (user, key) pairs held in host memory, shared by the
+// one-process API (select_partitions.cpp) and the ranks of an MPI job (host/mpi/): the distinct
+// pairs, contribution bounding, and the coins of the kept keys. Every random bit comes from the
+// identity of a pair or key (partition_selection/partition_randomness.hpp), so any split of the pairs
+// among processes whose users (for the bounding) and keys (for the coins) are each whole in one of
+// them releases what one process releases. Each pass runs on every core.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+#if defined(__GLIBCXX__)
+#include <parallel/algorithm>
+#endif
+
+#include "dpselect/detail/release_access.hpp"
+#include "dpselect/partition_selection.hpp"
+
+namespace dpselect::detail {
+
+// Below this many elements a share of the work is not worth a thread.
+inline constexpr std::size_t kPartitionParallelMinimum = std::size_t{1} << 16;
+
+// The threads a pass over `elements` elements runs on: all of OpenMP's, or one for a small pass.
+inline int partition_threads(std::size_t elements) {
+  return elements >= kPartitionParallelMinimum ? std::max(1, omp_get_max_threads()) : 1;
+}
+
+// std::sort on every core (libstdc++'s parallel mode, a multiway mergesort over OpenMP) where the
+// range is large enough; the sorted sequence is the same either way.
+template <class Iterator>
+void sort_on_every_core(Iterator first, Iterator last) {
+#if defined(__GLIBCXX__)
+  if (static_cast<std::size_t>(last - first) >= kPartitionParallelMinimum) {
+    __gnu_parallel::sort(first, last);
+    return;
+  }
+#endif
+  std::sort(first, last);
+}
+
+struct Contribution {
+  std::uint64_t user;
+  std::uint64_t key;
+  friend bool operator<(const Contribution& a, const Contribution& b) {
+    return a.user != b.user ? a.user < b.user : a.key < b.key;
+  }
+  friend bool operator==(const Contribution& a, const Contribution& b) = default;
+};
+
+// The pairs (users[i], keys[i]), same lengths.
+std::vector<Contribution> contributions_of(std::span<const std::uint64_t> users, std::span<const std::uint64_t> keys);
+// Sorts `pairs` by (user, key) and drops the repeats.
+void keep_distinct(std::vector<Contribution>& pairs);
+
+// Each user's distinct pairs (sorted, distinct, every pair of a user present) bounded to
+// max_partitions keys; the kept keys, one per kept pair, in no particular order.
+std::vector<std::uint64_t> bounded_keys(const std::vector<Contribution>& pairs, std::uint64_t max_partitions,
+                                        const ContextAccess::KeyedStream& drawn);
+
+// The released keys among `kept` (every kept pair of each key present; sorted here), ascending,
+// and the number of distinct keys among them.
+struct ReleasedKeys {
+  std::vector<std::uint64_t> keys;
+  std::uint64_t distinct = 0;
+};
+ReleasedKeys released_keys(std::vector<std::uint64_t>& kept, const PartitionKeepRule& rule, PartitionStrategy strategy,
+                           const ContextAccess::KeyedStream& drawn);
+
+// The charge of one partition selection: approximate, at (epsilon, delta).
+inline PrivacyCharge partition_selection_charge(const PartitionSelectionParams& params) {
+  return PrivacyCharge{ReleaseKind::approximate, params.epsilon, params.delta, 1};
+}
+
+// The report of a selection at `params` that drew `drawn` and considered `distinct` keys.
+PartitionSelectionReport partition_selection_report(const PartitionSelectionParams& params,
+                                                    const PartitionKeepRule& rule,
+                                                    const ContextAccess::KeyedStream& drawn, std::uint64_t distinct);
+
+}  // namespace dpselect::detail
