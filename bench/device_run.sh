@@ -17,8 +17,9 @@
 #   device tool: run  command='bash bench/device_run.sh'  carry=['build/device']  timeout_s=560
 #
 # Limits (seconds): BENCH_LIMIT=150 TEST_LIMIT=300 SANITIZER_LIMIT=140 (per tool) AUDIT_RUNS=10^7.
-# Narrower calls: BENCH_FILTER / QUANTILE_BENCH_FILTER (run_gpu_bench.sh's; SKIP_SELECTION=1 skips
-# the selection benchmarks), ALONE_TESTS (a ctest -R regex run alone on the GPU after the
+# Narrower calls: BENCH_FILTER / QUANTILE_BENCH_FILTER / PARTITIONS_BENCH_FILTER (run_gpu_bench.sh's;
+# SKIP_SELECTION=1 and SKIP_PARTITIONS=1 skip the selection and the partition selection
+# benchmarks, DPSELECT_PARTITIONS_BENCH_LOG2N sizes the latter), ALONE_TESTS (a ctest -R regex run alone on the GPU after the
 # benchmarks), GPU_TESTS (ctest -R within label gpu), SANITIZER_FILTER / RACECHECK_FILTER (gtest
 # filters), SANITIZERS_APART=1 (the four tools at once), SKIP_OTHER_TESTS, SKIP_AUDIT and
 # SKIP_PYTHON (SKIP_PYTHON=1 also makes a dry run of this script on a machine without a GPU).

@@ -11,8 +11,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "bench_params.hpp"
 #include "dpselect/select.hpp"
@@ -283,6 +287,79 @@ inline void guarded(benchmark::State& state, Body&& body) {
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The programs measured against a CUB sort (quantile_gpu_bench.cu, partition_selection_gpu_bench.cu)
+
+// A device buffer for a baseline (freed at scope end; errors there cannot change a number).
+struct DeviceBuffer {
+  void* data = nullptr;
+  explicit DeviceBuffer(std::size_t bytes) { BENCH_CUDA_CHECK(cudaMalloc(&data, std::max<std::size_t>(bytes, 1))); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { static_cast<void>(cudaFree(data)); }
+};
+
+// Runs `sort_once()` (enqueue one sort on env().stream) timed by events after an L2 flush.
+template <class SortOnce>
+double timed_sort(const SortOnce& sort_once) {
+  flush_l2();
+  record_start();
+  sort_once();
+  return record_stop_seconds();
+}
+
+// The log2 sizes of a comma-separated list ("20,24,30"); `what` names the list in errors.
+inline std::vector<int> parse_log2_sizes(const std::string& text, const std::string& what) {
+  std::vector<int> sizes;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    char* rest = nullptr;
+    const long value = std::strtol(item.c_str(), &rest, 10);
+    if (item.empty() || *rest != '\0' || value < 1 || value > 34) {
+      throw std::invalid_argument(what + ": '" + item + "' is not a log2 size in [1, 34]");
+    }
+    sizes.push_back(static_cast<int>(value));
+    begin = end + 1;
+  }
+  return sizes;
+}
+
+// Takes `flag`... (e.g. "--quantile_log2n=") out of argv (Google Benchmark refuses flags it does
+// not know); its value, else the environment variable `variable`, else "20,24,27,30".
+inline std::string take_sizes_flag(int& argc, char** argv, const char* flag, const char* variable) {
+  const char* from_environment = std::getenv(variable);
+  std::string sizes = from_environment != nullptr ? from_environment : "20,24,27,30";
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], flag, std::strlen(flag)) == 0) {
+      sizes = argv[i] + std::strlen(flag);
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  return sizes;
+}
+
+// Sets the GPU up (every benchmark skips when it cannot be), says which on stderr as `program`,
+// and records it in the benchmark context.
+inline void begin_gpu_program(const char* program) {
+  try {
+    setup_gpu();
+  } catch (const std::exception& error) {
+    env().unusable_reason = std::string("GPU set-up failed: ") + error.what();
+    env().usable = false;
+  }
+  std::fprintf(stderr, "%s: %s\n", program,
+               env().usable ? env().properties.name
+                            : (env().unusable_reason + "; every benchmark will be skipped").c_str());
+  benchmark::AddCustomContext("dpselect_backend", "gpu");
+  benchmark::AddCustomContext("gpu_usable", env().usable ? "true" : "false");
+  if (env().usable) benchmark::AddCustomContext("gpu_name", env().properties.name);
 }
 
 // Registered by batched_gpu_bench.cu: rows, repeated releases and pricing.

@@ -65,15 +65,6 @@ using namespace dpselect_bench::gpu;
 
 constexpr dpselect::QuantileRange kRange{0.0, 1000.0};
 
-// A device buffer for the baseline (freed at scope end; errors there cannot change a number).
-struct DeviceBuffer {
-  void* data = nullptr;
-  explicit DeviceBuffer(std::size_t bytes) { BENCH_CUDA_CHECK(cudaMalloc(&data, std::max<std::size_t>(bytes, 1))); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { static_cast<void>(cudaFree(data)); }
-};
-
 // CUB's radix sort with 32-bit offsets where the count allows, as kernels/quantiles.cu sorts.
 template <class T>
 cudaError_t cub_sort(void* temp, std::size_t& temp_bytes, const T* in, T* out, std::uint64_t n, cudaStream_t stream) {
@@ -82,15 +73,6 @@ cudaError_t cub_sort(void* temp, std::size_t& temp_bytes, const T* in, T* out, s
                                           static_cast<int>(8 * sizeof(T)), stream);
   }
   return cub::DeviceRadixSort::SortKeys(temp, temp_bytes, in, out, n, 0, static_cast<int>(8 * sizeof(T)), stream);
-}
-
-// Runs `sort_once()` (enqueue one sort on env().stream) timed by events after an L2 flush.
-template <class SortOnce>
-double timed_sort(const SortOnce& sort_once) {
-  flush_l2();
-  record_start();
-  sort_once();
-  return record_stop_seconds();
 }
 
 // The median of 5 CUB sorts of the (type, n) array, measured once: the ratio's denominator.
@@ -235,40 +217,6 @@ void bm_total(benchmark::State& state, std::uint64_t n) {
 }
 
 // "20,24,30" -> {20, 24, 30}; each in [1, 34].
-std::vector<int> parse_log2_sizes(const std::string& text) {
-  std::vector<int> sizes;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find(',', begin), text.size());
-    const std::string item = text.substr(begin, end - begin);
-    char* rest = nullptr;
-    const long value = std::strtol(item.c_str(), &rest, 10);
-    if (item.empty() || *rest != '\0' || value < 1 || value > 34) {
-      throw std::invalid_argument("quantile sizes: '" + item + "' is not a log2 size in [1, 34]");
-    }
-    sizes.push_back(static_cast<int>(value));
-    begin = end + 1;
-  }
-  return sizes;
-}
-
-// Takes --quantile_log2n=... out of argv (Google Benchmark refuses flags it does not know).
-std::string take_sizes_flag(int& argc, char** argv) {
-  constexpr const char* kFlag = "--quantile_log2n=";
-  const char* from_environment = std::getenv("DPSELECT_QUANTILE_BENCH_LOG2N");
-  std::string sizes = from_environment != nullptr ? from_environment : "20,24,27,30";
-  int kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], kFlag, std::strlen(kFlag)) == 0) {
-      sizes = argv[i] + std::strlen(kFlag);
-    } else {
-      argv[kept++] = argv[i];
-    }
-  }
-  argc = kept;
-  return sizes;
-}
-
 template <class T>
 void register_type(const char* type_name, const std::vector<int>& log2_sizes) {
   // Registered in this order so that each (type, n) array is filled once (device_array keeps one).
@@ -303,24 +251,14 @@ void register_type(const char* type_name, const std::vector<int>& log2_sizes) {
 int main(int argc, char** argv) {
   std::vector<int> log2_sizes;
   try {
-    log2_sizes = parse_log2_sizes(take_sizes_flag(argc, argv));
+    log2_sizes = parse_log2_sizes(take_sizes_flag(argc, argv, "--quantile_log2n=", "DPSELECT_QUANTILE_BENCH_LOG2N"), "quantile sizes");
   } catch (const std::exception& error) {
     std::fprintf(stderr, "dpselect_bench_quantiles_gpu: %s\n", error.what());
     return 2;
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  try {
-    setup_gpu();
-  } catch (const std::exception& error) {
-    env().unusable_reason = std::string("GPU set-up failed: ") + error.what();
-    env().usable = false;
-  }
-  std::fprintf(stderr, "dpselect_bench_quantiles_gpu: %s\n",
-               env().usable ? env().properties.name : (env().unusable_reason + "; every benchmark will be skipped").c_str());
-  benchmark::AddCustomContext("dpselect_backend", "gpu");
-  benchmark::AddCustomContext("gpu_usable", env().usable ? "true" : "false");
-  if (env().usable) benchmark::AddCustomContext("gpu_name", env().properties.name);
+  begin_gpu_program("dpselect_bench_quantiles_gpu");
   register_type<float>("float", log2_sizes);
   register_type<double>("double", log2_sizes);
   benchmark::RunSpecifiedBenchmarks();

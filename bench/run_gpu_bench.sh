@@ -20,6 +20,10 @@
 #   QUANTILE_BENCH_FILTER=float/ bench/run_gpu_bench.sh
 #                                               # its own filter (BENCH_FILTER is the others')
 #   SKIP_SELECTION=1 bench/run_gpu_bench.sh     # without dpselect_bench_gpu
+#   SKIP_PARTITIONS=1 bench/run_gpu_bench.sh    # without dpselect_bench_partitions_gpu
+#   DPSELECT_PARTITIONS_BENCH_LOG2N=24,30 bench/run_gpu_bench.sh
+#                                               # its sizes (log2; default 20,24,27,30: 2^30 pairs
+#                                               # need ~64 GiB)
 #
 # Extra arguments are passed to every benchmark binary (e.g. --benchmark_repetitions=3).
 set -euo pipefail
@@ -86,8 +90,8 @@ else
   if [[ -n "${RUN_TESTS:-}" ]]; then
     cmake --build --preset default
   else
-    cmake --build --preset default --target dpselect_bench_gpu dpselect_bench_quantiles_gpu dpselect_bench_cpu \
-      dpselect_cli
+    cmake --build --preset default --target dpselect_bench_gpu dpselect_bench_quantiles_gpu \
+      dpselect_bench_partitions_gpu dpselect_bench_cpu dpselect_cli
   fi
 fi
 if [[ -n "${RUN_TESTS:-}" ]]; then
@@ -116,6 +120,10 @@ fi
 if [[ -z "${SKIP_QUANTILES:-}" ]]; then
   # QuantileData::from_device + select_quantile against a CUB sort of the same array (cub_sort_ratio).
   run_one dpselect_bench_quantiles_gpu quantiles_gpu "${QUANTILE_BENCH_FILTER:-.}" "$@"
+fi
+if [[ -z "${SKIP_PARTITIONS:-}" ]]; then
+  # select_partitions over device pairs against a CUB sort of the same pairs (cub_sort_ratio).
+  run_one dpselect_bench_partitions_gpu partitions_gpu "${PARTITIONS_BENCH_FILTER:-.}" "$@"
 fi
 if [[ -z "${SKIP_CPU:-}" ]]; then
   run_one dpselect_bench_cpu cpu "${BENCH_FILTER}" "$@"
@@ -152,7 +160,7 @@ def si(x):
         if abs(x) >= scale:
             return f"{x / scale:.3g} {unit}"
     return f"{x:.3g}"
-for name in ("gpu", "quantiles_gpu", "cpu"):
+for name in ("gpu", "quantiles_gpu", "partitions_gpu", "cpu"):
     path = os.path.join(out, name + ".json")
     if not os.path.exists(path):
         continue
@@ -163,7 +171,7 @@ for name in ("gpu", "quantiles_gpu", "cpu"):
         print(f"## {name}\n\n(no results in {name}.json)\n")
         continue
     # The quantile program's last column is its time over a CUB sort of the same array.
-    last, last_key = (("time / CUB sort", "cub_sort_ratio") if name == "quantiles_gpu"
+    last, last_key = (("time / CUB sort", "cub_sort_ratio") if name in ("quantiles_gpu", "partitions_gpu")
                       else ("fraction of copy bandwidth", "fraction_of_copy_bandwidth"))
     print(f"## {name}\n")
     print(f"| benchmark | time | unit | items/s | bytes/s | {last} |")

@@ -7,10 +7,13 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "dpselect/detail/cuda_check.cuh"
 #include "dpselect/detail/device_memory_pool.cuh"
+#include "dpselect/errors.hpp"
 
 namespace dpselect::detail {
 
@@ -19,6 +22,47 @@ namespace dpselect::detail {
 inline unsigned int grid_stride_blocks(std::uint64_t count, int block_threads, std::uint64_t max_blocks) {
   const auto threads = static_cast<std::uint64_t>(block_threads);
   return static_cast<unsigned int>(std::clamp<std::uint64_t>((count + threads - 1) / threads, 1, max_blocks));
+}
+
+// A buffer from the library's pool, freed in order on `stream` unless handed over with release().
+// A full device throws CudaError with `out_of_memory`, which must say nothing of the data's size
+// (a count of records can be private); any other failure a CudaError naming the call.
+class PoolBuffer {
+ public:
+  PoolBuffer(std::size_t bytes, cudaStream_t stream, const char* out_of_memory) : stream_(stream) {
+    const cudaError_t status = library_pool_malloc_async(&pointer_, bytes == 0 ? 1 : bytes, stream);
+    if (status == cudaErrorMemoryAllocation) throw CudaError(out_of_memory);  // the pool leaves no error behind
+    if (status != cudaSuccess) throw_cuda_error(status, "library_pool_malloc_async", __FILE__, __LINE__);
+  }
+  PoolBuffer(PoolBuffer&& other) noexcept : pointer_(other.release()), stream_(other.stream_) {}
+  PoolBuffer(const PoolBuffer&) = delete;
+  PoolBuffer& operator=(const PoolBuffer&) = delete;
+  PoolBuffer& operator=(PoolBuffer&&) = delete;
+  ~PoolBuffer() {
+    if (pointer_ != nullptr) static_cast<void>(cudaFreeAsync(pointer_, stream_));
+  }
+
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(pointer_);
+  }
+  void* release() {
+    void* pointer = pointer_;
+    pointer_ = nullptr;
+    return pointer;
+  }
+
+ private:
+  void* pointer_ = nullptr;
+  cudaStream_t stream_;
+};
+
+// A CUB device algorithm called with 32-bit item counts where the count allows (its faster
+// path), else 64-bit.
+template <class Call>
+cudaError_t with_item_count(std::uint64_t count, const Call& call) {
+  if (count <= std::numeric_limits<std::uint32_t>::max()) return call(static_cast<std::uint32_t>(count));
+  return call(count);
 }
 
 // *source (device memory) after the work queued on `stream`; synchronizes `stream`.

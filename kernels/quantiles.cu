@@ -75,41 +75,14 @@ class CurrentDevice {
 };
 
 // Says nothing of the number of values (private under add/remove neighbours).
-[[noreturn]] void throw_out_of_memory() {
-  throw CudaError("dpselect: the device has too little free memory to prepare quantile data (the sorted "
-                  "data take 4 bytes per float32 value and 8 per double and stay on the device; sorting needs "
-                  "up to 8 bytes per value more); free device memory, or prepare the data from host memory");
-}
+constexpr const char* kQuantileOutOfMemory =
+    "dpselect: the device has too little free memory to prepare quantile data (the sorted data take 4 bytes per "
+    "float32 value and 8 per double and stay on the device; sorting needs up to 8 bytes per value more); free "
+    "device memory, or prepare the data from host memory";
 
-// A buffer from the library's pool, freed in order on `stream` unless handed over with release().
-class PoolBuffer {
- public:
-  PoolBuffer(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
-    const cudaError_t status = library_pool_malloc_async(&pointer_, bytes == 0 ? 1 : bytes, stream);
-    if (status == cudaErrorMemoryAllocation) throw_out_of_memory();  // the pool leaves no error behind
-    if (status != cudaSuccess) throw_cuda_error(status, "library_pool_malloc_async", __FILE__, __LINE__);
-  }
-  PoolBuffer(PoolBuffer&& other) noexcept : pointer_(other.release()), stream_(other.stream_) {}
-  PoolBuffer(const PoolBuffer&) = delete;
-  PoolBuffer& operator=(const PoolBuffer&) = delete;
-  PoolBuffer& operator=(PoolBuffer&&) = delete;
-  ~PoolBuffer() {
-    if (pointer_ != nullptr) static_cast<void>(cudaFreeAsync(pointer_, stream_));
-  }
-
-  template <class T>
-  T* as() const {
-    return static_cast<T*>(pointer_);
-  }
-  void* release() {
-    void* pointer = pointer_;
-    pointer_ = nullptr;
-    return pointer;
-  }
-
- private:
-  void* pointer_ = nullptr;
-  cudaStream_t stream_;
+// The pool's buffers of quantile preparation, a full device reported in their own words.
+struct QuantileBuffer : PoolBuffer {
+  QuantileBuffer(std::size_t bytes, cudaStream_t stream) : PoolBuffer(bytes, stream, kQuantileOutOfMemory) {}
 };
 
 // The deleter of the positions a Storage owns: a stream-ordered free on the device they live on.
@@ -156,8 +129,8 @@ __global__ void __launch_bounds__(kBlockThreads) grid_positions_kernel(const T* 
 unsigned int blocks_for(std::uint64_t count) { return grid_stride_blocks(count, kBlockThreads, kMaxBlocks); }
 
 // A device word for the first NaN's index: all ones ("none") until a kernel records one.
-PoolBuffer no_nan_yet(cudaStream_t stream) {
-  PoolBuffer first_nan(sizeof(unsigned long long), stream);
+QuantileBuffer no_nan_yet(cudaStream_t stream) {
+  QuantileBuffer first_nan(sizeof(unsigned long long), stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(first_nan.as<void>(), 0xFF, sizeof(unsigned long long), stream));
   return first_nan;
 }
@@ -173,29 +146,22 @@ void refuse_first_nan(const T* values, std::uint64_t count, const unsigned long 
   throw_invalid("data[" + std::to_string(first) + "]", "a number (values outside the range are clipped)", value);
 }
 
-// CUB's radix sort with 32-bit offsets where the count allows (its faster path), else 64-bit.
-template <class Sort>
-cudaError_t with_item_count(std::uint64_t count, const Sort& sort) {
-  if (count <= std::numeric_limits<std::uint32_t>::max()) return sort(static_cast<std::uint32_t>(count));
-  return sort(count);
-}
-
 // float32: a scan for NaN and for values on grid points (slots computed, not stored), then CUB
 // sort of the values into a copy, which the data keep.
-PoolBuffer sorted_copy_of(const float* values, std::uint64_t count, const QuantileGrid& grid, unsigned int* on_points,
+QuantileBuffer sorted_copy_of(const float* values, std::uint64_t count, const QuantileGrid& grid, unsigned int* on_points,
                           cudaStream_t stream) {
-  const PoolBuffer first_nan = no_nan_yet(stream);
+  const QuantileBuffer first_nan = no_nan_yet(stream);
   grid_positions_kernel<float><<<blocks_for(count), kBlockThreads, 0, stream>>>(
       values, count, grid, nullptr, first_nan.as<unsigned long long>(), on_points);
   DPSELECT_CUDA_TRY(cudaGetLastError());
   refuse_first_nan(values, count, first_nan.as<unsigned long long>(), stream);
 
-  PoolBuffer sorted(count * sizeof(float), stream);
+  QuantileBuffer sorted(count * sizeof(float), stream);
   std::size_t temp_bytes = 0;
   DPSELECT_CUDA_TRY(with_item_count(count, [&](auto items) {
     return cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, values, sorted.as<float>(), items, 0, 32, stream);
   }));
-  PoolBuffer temp(temp_bytes, stream);  // holds CUB's alternate copy of the keys
+  QuantileBuffer temp(temp_bytes, stream);  // holds CUB's alternate copy of the keys
   DPSELECT_CUDA_TRY(with_item_count(count, [&](auto items) {
     return cub::DeviceRadixSort::SortKeys(temp.as<void>(), temp_bytes, values, sorted.as<float>(), items, 0, 32,
                                           stream);
@@ -204,23 +170,23 @@ PoolBuffer sorted_copy_of(const float* values, std::uint64_t count, const Quanti
 }
 
 // double: slots (and the first NaN) in one pass, then CUB sort of the slots' 42 bits.
-PoolBuffer sorted_positions_of(const double* values, std::uint64_t count, const QuantileGrid& grid,
+QuantileBuffer sorted_positions_of(const double* values, std::uint64_t count, const QuantileGrid& grid,
                                unsigned int* on_points, cudaStream_t stream) {
-  const PoolBuffer first_nan = no_nan_yet(stream);
-  PoolBuffer positions(count * sizeof(std::uint64_t), stream);
+  const QuantileBuffer first_nan = no_nan_yet(stream);
+  QuantileBuffer positions(count * sizeof(std::uint64_t), stream);
   grid_positions_kernel<double><<<blocks_for(count), kBlockThreads, 0, stream>>>(
       values, count, grid, positions.as<std::uint64_t>(), first_nan.as<unsigned long long>(), on_points);
   DPSELECT_CUDA_TRY(cudaGetLastError());
   refuse_first_nan(values, count, first_nan.as<unsigned long long>(), stream);
 
-  PoolBuffer alternate(count * sizeof(std::uint64_t), stream);
+  QuantileBuffer alternate(count * sizeof(std::uint64_t), stream);
   cub::DoubleBuffer<std::uint64_t> keys(positions.as<std::uint64_t>(), alternate.as<std::uint64_t>());
   std::size_t temp_bytes = 0;
   DPSELECT_CUDA_TRY(with_item_count(count, [&](auto items) {
     return cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, keys, items, 0, kPositionBits, stream);
   }));
   {
-    PoolBuffer temp(temp_bytes, stream);
+    QuantileBuffer temp(temp_bytes, stream);
     DPSELECT_CUDA_TRY(with_item_count(count, [&](auto items) {
       return cub::DeviceRadixSort::SortKeys(temp.as<void>(), temp_bytes, keys, items, 0, kPositionBits, stream);
     }));
@@ -239,9 +205,9 @@ std::shared_ptr<const QuantileData::Storage> prepare(const T* values, std::uint6
   storage->grid = range.grid();
   storage->count = count;
   DPSELECT_CUDA_TRY(cudaGetDevice(&storage->device_ordinal));
-  const PoolBuffer on_points(sizeof(unsigned int), stream);
+  const QuantileBuffer on_points(sizeof(unsigned int), stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(on_points.as<void>(), 0, sizeof(unsigned int), stream));
-  PoolBuffer sorted = [&] {
+  QuantileBuffer sorted = [&] {
     if constexpr (std::is_same_v<T, float>) {
       return sorted_copy_of(values, count, storage->grid, on_points.as<unsigned int>(), stream);
     } else {
@@ -475,7 +441,7 @@ std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Stora
   // Many: computed on the device (the preparation's kernel) in chunks of 128 MiB, each copied
   // out, so that reading all of them never needs 8 bytes a value on the device.
   constexpr std::uint64_t kChunkPositions = std::uint64_t{1} << 24;
-  const PoolBuffer chunk(std::min(count, kChunkPositions) * sizeof(std::uint64_t), stream.get());
+  const QuantileBuffer chunk(std::min(count, kChunkPositions) * sizeof(std::uint64_t), stream.get());
   for (std::uint64_t done = 0; done < count; done += kChunkPositions) {
     const std::uint64_t elements = std::min(kChunkPositions, count - done);
     grid_positions_kernel<float><<<blocks_for(elements), kBlockThreads, 0, stream.get()>>>(

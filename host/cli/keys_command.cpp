@@ -49,12 +49,8 @@ std::string strategy_source(PartitionStrategy strategy) {
   return {};
 }
 
-// Checks of the options together, before the file is read.
-void check_options(const KeysOptions& options) {
-  if (options.release.backend == Backend::Gpu) {
-    throw CliError("--backend gpu: dpselect keys runs on the CPU (every core); use --backend cpu or auto");
-  }
-  // Every rank would select from its own share of the pairs: refused before anything is read.
+// Every rank would select from its own share of the pairs: refused before anything is read.
+void refuse_a_distributed_job() {
   if (job_place().distributed) throw CliError("dpselect keys runs in one process: start it without an MPI launcher");
 }
 
@@ -115,15 +111,17 @@ void add_rule(Record& out, const PartitionSelectionParams& params, const Partiti
 }
 
 Record run_keys(const KeysOptions& options) {
-  check_options(options);
-  (void)partition_keep_rule(options.params);  // every parameter checked before the file is read
+  refuse_a_distributed_job();
+  PartitionSelectionParams params = options.params;
+  params.backend = options.release.backend;
+  (void)partition_keep_rule(params);  // every parameter checked before the file is read
   const PairsInput input = read_pairs(options.data);
   const std::vector<std::string_view> text_keys =
       input.keys == IdKind::text ? input.key_views() : std::vector<std::string_view>();
 
   // Progress is sized by public work only: none here (the number of pairs is private).
   std::vector<KeysOutcome> outcomes = run_releases(options.release, 0, [&](ReleaseTarget& target) {
-    return release_once(target, input, text_keys, options.params);
+    return release_once(target, input, text_keys, params);
   });
 
   Record report("dpselect keys: private partition selection, the keys of the data that may be released");
@@ -153,6 +151,7 @@ Record run_keys(const KeysOptions& options) {
     Record& item = report.add_list_item("releases", "release");
     item.add_array("keys", outcome.keys, "ascending");
     item.add("stream", outcome.report.stream);
+    item.add("executed_on", std::string(to_string(outcome.report.executed_on)));
   }
   if (options.release.diagnostics) {
     Record& section = add_not_private_section(report, not_private_heading);

@@ -3,6 +3,7 @@
 #include "dpselect/errors.hpp"
 #include "engine/gpu_backend.hpp"
 #include "engine/gpu_diagnosis.hpp"
+#include "partition_selection/partition_passes.hpp"
 #include "quantiles/quantiles_internal.hpp"
 
 namespace dpselect::detail {
@@ -111,6 +112,14 @@ ShardResult gpu_score_quantile_atoms(const SingleQuantilePlan&, const NoiseSpec&
   throw_unavailable();
 }
 std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Storage&, std::uint64_t, std::uint64_t) {
+  throw_unavailable();
+}
+
+// Partition selection (kernels/partition_selection.cu). Unreachable in practice: both entry points
+// resolve the backend first.
+ReleasedKeys gpu_select_partitions(const std::uint64_t*, const std::uint64_t*, std::uint64_t, bool, std::uint64_t,
+                                   const PartitionKeepRule&, PartitionStrategy, const ContextAccess::KeyedStream&,
+                                   cuda_stream_t) {
   throw_unavailable();
 }
 

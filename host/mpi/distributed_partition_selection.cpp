@@ -182,7 +182,7 @@ PartitionSelection select_partitions(DistributedContext& context, std::span<cons
   std::sort(selection.keys.begin(), selection.keys.end());
   std::uint64_t distinct = released.distinct;
   MPI_Allreduce(MPI_IN_PLACE, &distinct, 1, MPI_UINT64_T, MPI_SUM, s.comm);
-  selection.report = dpselect::detail::partition_selection_report(params, rule, drawn, distinct);
+  selection.report = dpselect::detail::partition_selection_report(params, rule, drawn, distinct, ExecutedOn::cpu);
   return selection;
 }
 

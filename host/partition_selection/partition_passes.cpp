@@ -198,9 +198,24 @@ ReleasedKeys released_keys(std::vector<std::uint64_t>& kept, const PartitionKeep
   return released;
 }
 
+KeepCuts keep_cut_table(const PartitionKeepRule& rule, PartitionStrategy strategy, std::uint64_t limit) {
+  KeepCuts table;
+  constexpr std::uint64_t kAlways = std::uint64_t{1} << 53;
+  for (std::uint64_t n = 0; n < limit; ++n) {
+    const std::uint64_t cut = keep_cut(keep_probability(rule, strategy, n));
+    if (cut >= kAlways) {
+      table.certain = true;
+      break;
+    }
+    table.cuts.push_back(cut);
+  }
+  return table;
+}
+
 PartitionSelectionReport partition_selection_report(const PartitionSelectionParams& params,
                                                     const PartitionKeepRule& rule,
-                                                    const ContextAccess::KeyedStream& drawn, std::uint64_t distinct) {
+                                                    const ContextAccess::KeyedStream& drawn, std::uint64_t distinct,
+                                                    ExecutedOn executed_on) {
   PartitionSelectionReport report;
   report.params = params;
   report.rule = rule;
@@ -208,6 +223,7 @@ PartitionSelectionReport partition_selection_report(const PartitionSelectionPara
   report.stream = drawn.stream;
   report.generator = drawn.key.generator;
   report.keys_considered = distinct;
+  report.executed_on = executed_on;
   return report;
 }
 

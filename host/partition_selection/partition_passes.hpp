@@ -71,14 +71,34 @@ struct ReleasedKeys {
 ReleasedKeys released_keys(std::vector<std::uint64_t>& kept, const PartitionKeepRule& rule, PartitionStrategy strategy,
                            const ContextAccess::KeyedStream& drawn);
 
+// The whole selection after the charge on the current GPU (kernels/partition_selection.cu; in a
+// CPU-only build it throws BackendUnavailable): `users` and `keys` are `count` ids in host memory
+// (copied in on `stream`) or in memory the device reads (`on_device`); every step ordered on
+// `stream`, synchronized before the return. The same keys as the CPU passes.
+ReleasedKeys gpu_select_partitions(const std::uint64_t* users, const std::uint64_t* keys, std::uint64_t count,
+                                   bool on_device, std::uint64_t max_partitions, const PartitionKeepRule& rule,
+                                   PartitionStrategy strategy, const ContextAccess::KeyedStream& drawn,
+                                   cuda_stream_t stream);
+
+// floor(p(n) 2^53) for n = 0, 1, ... up to the first n whose cut is 2^53 (every larger n's too,
+// since p is non-decreasing), or `limit` entries: the GPU's coins compare with this table, so that
+// the cuts are the host's own to the bit. certain: the table ends where every key is kept.
+struct KeepCuts {
+  std::vector<std::uint64_t> cuts;
+  bool certain = false;
+};
+KeepCuts keep_cut_table(const PartitionKeepRule& rule, PartitionStrategy strategy, std::uint64_t limit);
+
 // The charge of one partition selection: approximate, at (epsilon, delta).
 inline PrivacyCharge partition_selection_charge(const PartitionSelectionParams& params) {
   return PrivacyCharge{ReleaseKind::approximate, params.epsilon, params.delta, 1};
 }
 
-// The report of a selection at `params` that drew `drawn` and considered `distinct` keys.
+// The report of a selection at `params` that drew `drawn`, considered `distinct` keys and ran on
+// `executed_on`.
 PartitionSelectionReport partition_selection_report(const PartitionSelectionParams& params,
                                                     const PartitionKeepRule& rule,
-                                                    const ContextAccess::KeyedStream& drawn, std::uint64_t distinct);
+                                                    const ContextAccess::KeyedStream& drawn, std::uint64_t distinct,
+                                                    ExecutedOn executed_on);
 
 }  // namespace dpselect::detail

@@ -14,6 +14,7 @@
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/partition_selection.hpp"
+#include "engine/gpu_backend.hpp"
 #include "partition_selection/partition_passes.hpp"
 
 namespace dpselect {
@@ -57,18 +58,48 @@ PartitionSelection select_partitions(Context& context, std::span<const std::uint
                                      std::span<const std::uint64_t> keys, const PartitionSelectionParams& params) {
   const PartitionKeepRule rule = partition_keep_rule(params);  // validates
   check_contributions(users.size(), keys.size());
+  const PrivacyCharge charge = detail::partition_selection_charge(params);
+  if (detail::resolve_backend(params.backend) == Backend::Gpu) {
+    // The release: approximate at (epsilon, delta), charged before the stream is drawn.
+    detail::ContextAccess::charge(context, std::span(&charge, 1));
+    const detail::ContextAccess::KeyedStream drawn = detail::ContextAccess::draw_stream(context);
+    detail::ReleasedKeys released = detail::gpu_select_partitions(
+        users.data(), keys.data(), users.size(), false, params.max_partitions, rule, params.strategy, drawn, nullptr);
+    return {std::move(released.keys),
+            detail::partition_selection_report(params, rule, drawn, released.distinct, ExecutedOn::gpu)};
+  }
   std::vector<detail::Contribution> pairs = detail::contributions_of(users, keys);
   detail::keep_distinct(pairs);
 
-  // The release: approximate at (epsilon, delta), charged before the stream is drawn.
-  const PrivacyCharge charge = detail::partition_selection_charge(params);
   detail::ContextAccess::charge(context, std::span(&charge, 1));
   const detail::ContextAccess::KeyedStream drawn = detail::ContextAccess::draw_stream(context);
 
   std::vector<std::uint64_t> kept = detail::bounded_keys(pairs, params.max_partitions, drawn);
   pairs = {};
   detail::ReleasedKeys released = detail::released_keys(kept, rule, params.strategy, drawn);
-  return {std::move(released.keys), detail::partition_selection_report(params, rule, drawn, released.distinct)};
+  return {std::move(released.keys),
+          detail::partition_selection_report(params, rule, drawn, released.distinct, ExecutedOn::cpu)};
+}
+
+PartitionSelection select_partitions(Context& context, DeviceSpan<const std::uint64_t> users,
+                                     DeviceSpan<const std::uint64_t> keys, const PartitionSelectionParams& params,
+                                     cuda_stream_t stream) {
+  const PartitionKeepRule rule = partition_keep_rule(params);  // validates
+  check_contributions(users.size, keys.size);
+  if (params.backend == Backend::Cpu) {
+    throw InvalidArgument("dpselect: backend must be Auto or Gpu for pairs in device memory (got Cpu)");
+  }
+  detail::resolve_backend(Backend::Gpu);
+  detail::validate_device_pointer(users.data, "users");
+  detail::validate_device_pointer(keys.data, "keys");
+  const PrivacyCharge charge = detail::partition_selection_charge(params);
+  detail::ContextAccess::charge(context, std::span(&charge, 1));
+  const detail::ContextAccess::KeyedStream drawn = detail::ContextAccess::draw_stream(context);
+  detail::ReleasedKeys released = detail::gpu_select_partitions(users.data, keys.data, users.size, true,
+                                                                params.max_partitions, rule, params.strategy, drawn,
+                                                                stream);
+  return {std::move(released.keys),
+          detail::partition_selection_report(params, rule, drawn, released.distinct, ExecutedOn::gpu)};
 }
 
 StringPartitionSelection select_partitions(Context& context, std::span<const std::uint64_t> users,

@@ -554,9 +554,9 @@ SparseVectorBatch sparse_vector_batch(DistributedContext& context, std::span<con
 /// several ranks, and a rank may hold none). The pairs are sent to ranks by a hash of their user,
 /// where each user is bounded to max_partitions keys; the kept keys by a hash of the key, where
 /// each key's users are counted and its coin drawn; the released keys are then gathered on every
-/// rank. Every bit is drawn by the identity of a pair or key (partition_selection.hpp,
-/// "Randomness"), so every rank returns what select_partitions returns in one process over all the
-/// pairs with the same key and stream.
+/// rank. Each rank works on its CPU (params.backend is not read). Every bit is drawn by the
+/// identity of a pair or key (partition_selection.hpp, "Randomness"), so every rank returns what
+/// select_partitions returns in one process over all the pairs with the same key and stream.
 /// @param context The distributed context (collective over its communicator).
 /// @param users The user of each of this rank's contributions; may be empty.
 /// @param keys The key of each (as long as `users`).

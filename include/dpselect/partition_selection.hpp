@@ -37,11 +37,11 @@
 #include <string_view>
 #include <vector>
 
+#include "dpselect/context.hpp"
 #include "dpselect/random_key.hpp"
+#include "dpselect/types.hpp"
 
 namespace dpselect {
-
-class Context;
 
 /// How a key's number of users decides whether it is released (sources in the file comment).
 enum class PartitionStrategy : std::uint8_t {
@@ -67,6 +67,10 @@ struct PartitionSelectionParams {
   std::uint64_t max_partitions = 1;
   /// The keep rule.
   PartitionStrategy strategy = PartitionStrategy::truncated_geometric;
+  /// Where the pairs are sorted, bounded and decided: Auto (the GPU when one is usable), Cpu or
+  /// Gpu (BackendUnavailable without one). Every backend releases the same keys for the same key
+  /// and stream.
+  Backend backend = Backend::Auto;
 
   /// Checks every field.
   /// @throws InvalidArgument naming the first bad field and its value: epsilon not finite and
@@ -125,6 +129,7 @@ struct PartitionSelectionReport {
   double delta_float = 0.0;
   std::uint64_t stream = 0;      ///< the stream the selection drew from its context
   Generator generator = Generator::chacha20;  ///< the generator of that stream
+  ExecutedOn executed_on = ExecutedOn::cpu;   ///< where the pairs were sorted, bounded and decided
   /// The number of distinct keys after contribution bounding. NOT PRIVATE: a count of the data's
   /// keys; for diagnostics, never published with the release.
   std::uint64_t keys_considered = 0;
@@ -159,6 +164,9 @@ struct PartitionSelection {
 ///         PartitionSelectionParams::validate), users and keys of different lengths, or no
 ///         contributions.
 /// @throws BudgetExceeded when the context's accountant refuses the release; nothing drawn.
+/// @throws BackendUnavailable for Backend::Gpu without a usable CUDA device, before the charge.
+/// @throws CudaError when the GPU pass fails (too little device memory: it takes about 48 bytes a
+///         pair at its peak); the release stays charged.
 /// @par Privacy
 /// (epsilon, delta + report.delta_float)-DP between datasets that add or remove one user (with all
 /// of their contributions): the keep probability meets the per-key inequalities of the file
@@ -167,6 +175,27 @@ struct PartitionSelection {
 /// accountant is charged one approximate release at (epsilon, delta), before the stream is drawn.
 PartitionSelection select_partitions(Context& context, std::span<const std::uint64_t> users,
                                      std::span<const std::uint64_t> keys, const PartitionSelectionParams& params);
+
+/// select_partitions over pairs already in device memory (the current device's, or any memory it
+/// can read), ordered on `stream`, which is synchronized before the call returns: sorted, bounded
+/// and decided on the GPU, the same keys as over the same pairs in host memory. params.backend
+/// must be Auto or Gpu.
+/// @param context The source of the selection's stream and its accountant.
+/// @param users The user of each contribution, in device memory.
+/// @param keys The key of each contribution, in device memory, as many.
+/// @param params The selection's parameters.
+/// @param stream A stream of the current device (nullptr: the legacy default stream).
+/// @return The released keys (in host memory) and the report.
+/// @throws InvalidArgument as the host select_partitions, Backend::Cpu, or memory the device
+///         cannot read, before the charge.
+/// @throws BackendUnavailable without a usable CUDA device, before the charge.
+/// @throws BudgetExceeded when the context's accountant refuses the release; nothing drawn.
+/// @throws CudaError when the GPU pass fails; the release stays charged.
+/// @par Privacy
+/// As the host select_partitions.
+PartitionSelection select_partitions(Context& context, DeviceSpan<const std::uint64_t> users,
+                                     DeviceSpan<const std::uint64_t> keys, const PartitionSelectionParams& params,
+                                     cuda_stream_t stream = nullptr);
 
 /// The released keys of a selection over string keys (ascending in byte order) and the report.
 struct StringPartitionSelection {

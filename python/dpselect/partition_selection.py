@@ -30,6 +30,7 @@ import numpy as np
 from . import _dpselect as _core
 from ._arrays import params_of
 from ._dpselect import (
+    Backend,
     Context,
     PartitionKeepRule,
     PartitionSelectionParams,
@@ -112,6 +113,7 @@ def select_partitions(
     delta: float | None = None,
     max_partitions: int = 1,
     strategy: PartitionStrategy = PartitionStrategy.TRUNCATED_GEOMETRIC,
+    backend: Backend = Backend.AUTO,
 ) -> PartitionSelection:
     """The keys that may be released, from (user, key) contributions.
 
@@ -134,6 +136,9 @@ def select_partitions(
         The most distinct keys one user contributes to; a user's other keys are dropped at random.
     strategy : PartitionStrategy, default PartitionStrategy.TRUNCATED_GEOMETRIC
         The keep rule.
+    backend : Backend, default Backend.AUTO
+        Where the pairs are sorted, bounded and decided (AUTO: the GPU when one is usable); every
+        backend releases the same keys for the same seed.
 
     Returns
     -------
@@ -151,6 +156,8 @@ def select_partitions(
         keywords, or neither epsilon and delta nor ``params``.
     BudgetExceeded
         The context's accountant refuses the selection.
+    BackendUnavailable
+        ``Backend.GPU`` without a usable CUDA device.
 
     In every case nothing is charged or drawn.
 
@@ -158,10 +165,11 @@ def select_partitions(
     -----
     (epsilon, delta + report.delta_float)-DP between datasets that add or remove one user with
     all of their contributions (Desfontaines et al. 2022; Korolova et al. 2009; Wilson et al.
-    2020), charged once as an approximate release at (epsilon, delta). Runs on the CPU; the GIL is
-    released during the selection.
+    2020), charged once as an approximate release at (epsilon, delta). The GIL is released during
+    the selection.
     """
-    fields = {"epsilon": epsilon, "delta": delta, "max_partitions": max_partitions, "strategy": strategy}
+    fields = {"epsilon": epsilon, "delta": delta, "max_partitions": max_partitions, "strategy": strategy,
+              "backend": backend}
     params = params_of(PartitionSelectionParams, params, fields, select_partitions.__kwdefaults__,
                        ("epsilon", "delta"))
     params.validate()

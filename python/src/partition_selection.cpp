@@ -36,10 +36,22 @@ const char* strategy_name(PartitionStrategy strategy) {
   return "?";
 }
 
+const char* backend_name(Backend backend) {
+  switch (backend) {
+    case Backend::Auto:
+      return "AUTO";
+    case Backend::Cpu:
+      return "CPU";
+    case Backend::Gpu:
+      return "GPU";
+  }
+  return "?";
+}
+
 std::string repr_params(const PartitionSelectionParams& p) {
   return "PartitionSelectionParams(epsilon=" + repr_double(p.epsilon) + ", delta=" + repr_double(p.delta) +
          ", max_partitions=" + std::to_string(p.max_partitions) + ", strategy=PartitionStrategy." +
-         strategy_name(p.strategy) + ")";
+         strategy_name(p.strategy) + ", backend=Backend." + backend_name(p.backend) + ")";
 }
 
 std::span<const std::uint64_t> span_of(const HostVector<const std::uint64_t>& ids) {
@@ -68,19 +80,23 @@ delta : float
 max_partitions : int, default 1
     The most distinct keys one user contributes to (the rest are dropped at random), >= 1.
 strategy : PartitionStrategy, default PartitionStrategy.TRUNCATED_GEOMETRIC
-    The keep rule.)")
+    The keep rule.
+backend : Backend, default Backend.AUTO
+    Where the pairs are sorted, bounded and decided (AUTO: the GPU when one is usable); every
+    backend releases the same keys.)")
       .def(
           "__init__",
           [](PartitionSelectionParams* self, double epsilon, double delta, std::uint64_t max_partitions,
-             PartitionStrategy strategy) {
-            new (self) PartitionSelectionParams{epsilon, delta, max_partitions, strategy};
+             PartitionStrategy strategy, Backend backend) {
+            new (self) PartitionSelectionParams{epsilon, delta, max_partitions, strategy, backend};
           },
           nb::kw_only(), "epsilon"_a, "delta"_a, "max_partitions"_a = 1,
-          "strategy"_a = PartitionStrategy::truncated_geometric)
+          "strategy"_a = PartitionStrategy::truncated_geometric, "backend"_a = Backend::Auto)
       .def_rw("epsilon", &PartitionSelectionParams::epsilon)
       .def_rw("delta", &PartitionSelectionParams::delta)
       .def_rw("max_partitions", &PartitionSelectionParams::max_partitions)
       .def_rw("strategy", &PartitionSelectionParams::strategy)
+      .def_rw("backend", &PartitionSelectionParams::backend)
       .def("validate", &PartitionSelectionParams::validate,
            "Raises InvalidArgument naming the first bad field and its value.")
       .def("__repr__", &repr_params);
@@ -103,6 +119,8 @@ strategy : PartitionStrategy, default PartitionStrategy.TRUNCATED_GEOMETRIC
               "The delta the rounding of the keep probabilities may add: max_partitions * 2^-53.")
       .def_ro("stream", &PartitionSelectionReport::stream)
       .def_ro("generator", &PartitionSelectionReport::generator)
+      .def_ro("executed_on", &PartitionSelectionReport::executed_on,
+              "Where the pairs were sorted, bounded and decided.")
       .def_ro("keys_considered", &PartitionSelectionReport::keys_considered,
               "NOT PRIVATE: the number of distinct keys after contribution bounding.");
 
@@ -177,7 +195,9 @@ PartitionSelection
 Raises
 ------
 InvalidArgument
-    Bad parameters, arrays of different lengths or no contributions, before any charge.)");
+    Bad parameters, arrays of different lengths or no contributions, before any charge.
+BackendUnavailable
+    Backend.GPU without a usable CUDA device, before any charge.)");
 }
 
 }  // namespace dpselect::python

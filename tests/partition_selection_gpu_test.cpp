@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// Partition selection on the GPU gives the CPU's keys (GPU machines only): pairs in host memory
+// with Backend::Gpu against Backend::Cpu, and pairs in device memory against the same pairs in
+// host memory, for every strategy, both generators, users over and under the bound, CUB's
+// single-tile and multi-pass sorts, and a key whose count lies beyond the GPU's table of keep cuts
+// (decided on the host). Nothing here is statistical: every check is an equality. Compiled by nvcc
+// (as a .cu copy) in CUDA builds; in CPU-only builds the tests are registered and skip.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "dpselect/context.hpp"
+#include "dpselect/errors.hpp"
+#include "dpselect/partition_selection.hpp"
+#include "dpselect/select.hpp"
+
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+#endif
+
+namespace {
+
+#if !defined(__CUDACC__)
+TEST(PartitionSelectionGpu, HostPairsGiveTheCpuKeys) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
+TEST(PartitionSelectionGpu, DevicePairsGiveTheHostKeys) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
+TEST(PartitionSelectionGpu, CountsBeyondTheCutTableAreDecidedAlike) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
+TEST(PartitionSelectionGpu, BadDeviceInputIsRefusedBeforeTheCharge) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
+#else
+
+using dpselect::Backend;
+using dpselect::PartitionSelection;
+using dpselect::PartitionSelectionParams;
+using dpselect::PartitionStrategy;
+
+struct Pairs {
+  std::vector<std::uint64_t> users;
+  std::vector<std::uint64_t> keys;
+};
+
+// `users` users holding 1 to 6 keys each among `keys_range` keys (repeats included).
+Pairs pairs_of(std::uint64_t users, std::uint64_t keys_range, std::uint64_t seed) {
+  Pairs pairs;
+  std::mt19937_64 draw(seed);
+  for (std::uint64_t user = 0; user < users; ++user) {
+    const std::uint64_t held = 1 + draw() % 6;
+    for (std::uint64_t j = 0; j < held; ++j) {
+      pairs.users.push_back(user * 0x9e3779b97f4a7c15ull);
+      pairs.keys.push_back(draw() % keys_range);
+    }
+  }
+  return pairs;
+}
+
+class DeviceCopy {
+ public:
+  explicit DeviceCopy(const std::vector<std::uint64_t>& host) : size_(host.size()) {
+    if (cudaMalloc(&data_, size_ * sizeof(std::uint64_t)) != cudaSuccess ||
+        cudaMemcpy(data_, host.data(), size_ * sizeof(std::uint64_t), cudaMemcpyHostToDevice) != cudaSuccess) {
+      throw std::runtime_error("test: cannot copy the pairs to the device");
+    }
+  }
+  DeviceCopy(const DeviceCopy&) = delete;
+  DeviceCopy& operator=(const DeviceCopy&) = delete;
+  ~DeviceCopy() { cudaFree(data_); }
+  dpselect::DeviceSpan<const std::uint64_t> span() const { return {data_, size_}; }
+
+ private:
+  std::uint64_t* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+void expect_same(const PartitionSelection& gpu, const PartitionSelection& cpu) {
+  EXPECT_EQ(gpu.keys, cpu.keys);
+  EXPECT_EQ(gpu.report.keys_considered, cpu.report.keys_considered);
+  EXPECT_EQ(gpu.report.stream, cpu.report.stream);
+}
+
+TEST(PartitionSelectionGpu, HostPairsGiveTheCpuKeys) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  for (const std::uint64_t users : {std::uint64_t{3}, std::uint64_t{2000}, std::uint64_t{400000}}) {
+    const Pairs pairs = pairs_of(users, users / 2 + 5, users);
+    for (const auto generator : {dpselect::Generator::chacha20, dpselect::Generator::philox}) {
+      for (const auto strategy : {PartitionStrategy::truncated_geometric, PartitionStrategy::laplace_threshold,
+                                  PartitionStrategy::gaussian_threshold}) {
+        for (const std::uint64_t max_partitions : {1, 4}) {
+          PartitionSelectionParams params{1.0, 1e-2, max_partitions, strategy, Backend::Cpu};
+          auto cpu_context = dpselect::Context::with_fixed_seed(9, generator);
+          const PartitionSelection cpu = dpselect::select_partitions(cpu_context, pairs.users, pairs.keys, params);
+          params.backend = Backend::Gpu;
+          auto gpu_context = dpselect::Context::with_fixed_seed(9, generator);
+          expect_same(dpselect::select_partitions(gpu_context, pairs.users, pairs.keys, params), cpu);
+        }
+      }
+    }
+  }
+}
+
+TEST(PartitionSelectionGpu, DevicePairsGiveTheHostKeys) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  const Pairs pairs = pairs_of(300000, 40000, 3);
+  const DeviceCopy users(pairs.users), keys(pairs.keys);
+  const PartitionSelectionParams params{0.5, 1e-4, 2, PartitionStrategy::laplace_threshold, Backend::Cpu};
+  auto cpu_context = dpselect::Context::with_fixed_seed(4);
+  const PartitionSelection cpu = dpselect::select_partitions(cpu_context, pairs.users, pairs.keys, params);
+  ASSERT_GT(cpu.keys.size(), 10u) << "a test that can fail: many keys released";
+  PartitionSelectionParams on_device = params;
+  on_device.backend = Backend::Auto;
+  auto gpu_context = dpselect::Context::with_fixed_seed(4);
+  expect_same(dpselect::select_partitions(gpu_context, users.span(), keys.span(), on_device), cpu);
+}
+
+TEST(PartitionSelectionGpu, CountsBeyondTheCutTableAreDecidedAlike) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  // Laplace at epsilon 1e-6: b = 10^6, p(n) < 1 far beyond the GPU's table of 2^22 counts, so a key
+  // of 2^22 + 5 users is decided on the host; other keys have a few users each.
+  Pairs pairs;
+  for (std::uint64_t user = 0; user < (std::uint64_t{1} << 22) + 5; ++user) {
+    pairs.users.push_back(user);
+    pairs.keys.push_back(7);
+  }
+  for (std::uint64_t user = 0; user < 1000; ++user) {
+    pairs.users.push_back(user + (std::uint64_t{1} << 40));
+    pairs.keys.push_back(100 + user % 50);
+  }
+  const PartitionSelectionParams params{1e-6, 0.4, 1, PartitionStrategy::laplace_threshold, Backend::Cpu};
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    auto cpu_context = dpselect::Context::with_fixed_seed(seed);
+    const PartitionSelection cpu = dpselect::select_partitions(cpu_context, pairs.users, pairs.keys, params);
+    PartitionSelectionParams gpu_params = params;
+    gpu_params.backend = Backend::Gpu;
+    auto gpu_context = dpselect::Context::with_fixed_seed(seed);
+    expect_same(dpselect::select_partitions(gpu_context, pairs.users, pairs.keys, gpu_params), cpu);
+  }
+}
+
+TEST(PartitionSelectionGpu, BadDeviceInputIsRefusedBeforeTheCharge) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  const Pairs pairs = pairs_of(100, 50, 1);
+  const DeviceCopy users(pairs.users), keys(pairs.keys);
+  auto context = dpselect::Context::with_fixed_seed(1);
+  PartitionSelectionParams cpu_backend{1.0, 1e-6, 1, PartitionStrategy::truncated_geometric, Backend::Cpu};
+  EXPECT_THROW((void)dpselect::select_partitions(context, users.span(), keys.span(), cpu_backend),
+               dpselect::InvalidArgument);
+  PartitionSelectionParams good = cpu_backend;
+  good.backend = Backend::Gpu;
+  int device = 0, pageable = 0;
+  const bool reads_pageable = cudaGetDevice(&device) == cudaSuccess &&
+                              cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, device) == cudaSuccess &&
+                              pageable != 0;
+  if (!reads_pageable) {  // a host pointer passed as device memory, refused before any kernel
+    const dpselect::DeviceSpan<const std::uint64_t> host_memory{pairs.users.data(), pairs.users.size()};
+    EXPECT_THROW((void)dpselect::select_partitions(context, host_memory, keys.span(), good), dpselect::InvalidArgument);
+  }
+  const dpselect::DeviceSpan<const std::uint64_t> shorter{keys.span().data, keys.span().size - 1};
+  EXPECT_THROW((void)dpselect::select_partitions(context, users.span(), shorter, good), dpselect::InvalidArgument);
+  const PartitionSelection first = dpselect::select_partitions(context, users.span(), keys.span(), good);
+  EXPECT_EQ(first.report.stream, 0u) << "no stream drawn by the refused calls";
+}
+
+#endif
+
+}  // namespace
