@@ -141,7 +141,8 @@ struct PartitionSelection {
   PartitionSelectionReport report;  ///< what the selection did
 };
 
-/// One private partition selection on the CPU over (user, key) contributions: pair i says that
+/// One private partition selection over (user, key) contributions in host memory, on
+/// params.backend (the CPU's cores or the GPU, the same keys either way): pair i says that
 /// user `users[i]` contributes to key `keys[i]` (repeated pairs count once). Each user keeps at most
 /// params.max_partitions of its distinct keys, chosen uniformly at random with the release's
 /// stream; each key's number of distinct users n is then counted, and the key is released with
@@ -220,8 +221,9 @@ std::vector<std::uint64_t> dictionary_codes(std::span<const std::string_view> va
 /// @param keys The key of each contribution; read during the call only.
 /// @param params The selection's parameters.
 /// @return The released keys and the report.
-/// @throws InvalidArgument, BudgetExceeded as the integer select_partitions, before the keys are
-///         numbered where the parameters or the lengths are bad.
+/// @throws InvalidArgument as the integer select_partitions, before the keys are numbered where the
+///         parameters or the lengths are bad.
+/// @throws BudgetExceeded as the integer select_partitions.
 /// @par Privacy
 /// As the integer select_partitions.
 StringPartitionSelection select_partitions(Context& context, std::span<const std::uint64_t> users,

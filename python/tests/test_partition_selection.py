@@ -92,6 +92,23 @@ def test_a_user_with_many_keys_counts_for_max_partitions_of_them():
     assert chosen.report.keys_considered == 3 and len(chosen.keys) <= 3
 
 
+def test_every_backend_releases_the_same_keys():
+    users, keys = contributions(3000, 4)
+    p = dict(epsilon=1.0, delta=1e-3, max_partitions=2)
+    on_cpu = dpselect.select_partitions(dpselect.Context.fixed_seed(8), users, keys, backend=dpselect.Backend.CPU, **p)
+    automatic = dpselect.select_partitions(dpselect.Context.fixed_seed(8), users, keys, **p)
+    assert len(on_cpu.keys) > 0 and automatic.keys.tolist() == on_cpu.keys.tolist()
+    assert on_cpu.report.executed_on == dpselect.ExecutedOn.CPU
+    assert automatic.report.executed_on == (dpselect.ExecutedOn.GPU if dpselect.gpu_usable() else dpselect.ExecutedOn.CPU)
+    params = dpselect.PartitionSelectionParams(epsilon=1.0, delta=1e-3, backend=dpselect.Backend.CPU)
+    assert params.backend == dpselect.Backend.CPU and "backend=Backend.CPU" in repr(params)
+    if not dpselect.gpu_usable():
+        context, accountant = ledger_context(budget=dpselect.PrivacyBound(5.0, 0.1))
+        with pytest.raises(dpselect.BackendUnavailable):
+            dpselect.select_partitions(context, users, keys, backend=dpselect.Backend.GPU, **p)
+        assert accountant.release_count == 0
+
+
 def test_bad_ids_and_parameters_are_refused_before_anything_is_charged():
     context, accountant = ledger_context(budget=dpselect.PrivacyBound(5.0, 0.1))
     users, keys = contributions(10, 2)
