@@ -54,9 +54,13 @@ void refuse_a_distributed_job() {
   if (job_place().distributed) throw CliError("dpselect keys runs in one process: start it without an MPI launcher");
 }
 
-Scalar integer_key(std::uint64_t key, bool signed_integers) {
-  if (!signed_integers || static_cast<std::int64_t>(key) >= 0) return key;
-  return static_cast<double>(static_cast<std::int64_t>(key));  // never reached for |key| > 2^53 (see below)
+// A released integer key as the JSON holds it: a number, or, for a negative key beyond -2^53 (no
+// exact double), its decimal `text`.
+Scalar integer_key_value(std::uint64_t key, bool signed_integers, const std::string& text) {
+  const auto as_signed = static_cast<std::int64_t>(key);
+  if (!signed_integers || as_signed >= 0) return key;
+  if (as_signed >= -(std::int64_t{1} << 53)) return static_cast<double>(as_signed);
+  return text;
 }
 
 std::string integer_key_text(std::uint64_t key, bool signed_integers) {
@@ -82,10 +86,8 @@ KeysOutcome release_once(ReleaseTarget& target, const PairsInput& input, const s
     }
     for (const std::uint64_t key : selection.keys) {
       const std::string text = integer_key_text(key, input.signed_integers);
+      outcome.keys.push_back(integer_key_value(key, input.signed_integers, text));
       outcome.key_fields.push_back(text);
-      // A negative key beyond -2^53 has no exact JSON double: written as its decimal text.
-      const bool exact = !input.signed_integers || static_cast<std::int64_t>(key) >= -(std::int64_t{1} << 53);
-      outcome.keys.push_back(exact ? integer_key(key, input.signed_integers) : Scalar(text));
     }
     outcome.report = selection.report;
   }

@@ -208,23 +208,23 @@ PairsInput read_csv_pairs(InputBytes& bytes, const PairsOption& option) {
                      std::to_string(columns));
     }
     const std::string_view user = fields[user_column], key = fields[key_column];
-    if (input.users == IdKind::integer) {
-      const std::optional<std::uint64_t> id = parse_integer_id(user);
+    // An integer id, or the error naming where it is (never what it is: an id is personal data).
+    const auto integer_id = [&](std::string_view field, const char* what, const std::string& column,
+                                const char* text_option) {
+      const std::optional<std::uint64_t> id = parse_integer_id(field);
       if (!id) {
-        throw CliError(records.where() + ": the user id (column " + quoted_excerpt(option.user_column) +
-                       ") is not an integer in the range of int64 (--user-ids text takes any text)");
+        throw CliError(records.where() + ": " + what + " (column " + quoted_excerpt(column) +
+                       ") is not an integer in the range of int64 (" + text_option + " text takes any text)");
       }
-      input.user_ids.push_back(*id);
+      return *id;
+    };
+    if (input.users == IdKind::integer) {
+      input.user_ids.push_back(integer_id(user, "the user id", option.user_column, "--user-ids"));
     } else {
       append_text_id(user_bytes, user_ends, user);
     }
     if (input.keys == IdKind::integer) {
-      const std::optional<std::uint64_t> id = parse_integer_id(key);
-      if (!id) {
-        throw CliError(records.where() + ": the key (column " + quoted_excerpt(option.key_column) +
-                       ") is not an integer in the range of int64 (--key-type text takes any text)");
-      }
-      input.integer_keys.push_back(*id);
+      input.integer_keys.push_back(integer_id(key, "the key", option.key_column, "--key-type"));
     } else {
       if (!is_valid_utf8(key)) {
         throw CliError(records.where() + ": the key (column " + quoted_excerpt(option.key_column) +

@@ -134,9 +134,8 @@ PartitionSelection select_partitions(DistributedContext& context, std::span<cons
   rules.from_zero = true;
   const IndexRange shard = finding.kind == detail::none ? IndexRange{first, first + held} : IndexRange{};
   const PrivacyCharge charge = dpselect::detail::partition_selection_charge(params);
-  const detail::AgreedShards agreed =
-      detail::agree_and_charge(context, nullptr, shard, std::move(finding), detail::ChargeRule{charge}, rules);
-  (void)agreed;
+  // Throws on every rank unless every rank's checks passed and rank 0's ledger took the charge.
+  detail::agree_and_charge(context, nullptr, shard, std::move(finding), detail::ChargeRule{charge}, rules);
   const dpselect::detail::ContextAccess::KeyedStream drawn = dpselect::detail::ContextAccess::draw_stream(s.local);
 
   MPI_Datatype pair_type = MPI_DATATYPE_NULL;

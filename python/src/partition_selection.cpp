@@ -24,34 +24,10 @@ using namespace nb::literals;
 namespace dpselect::python {
 namespace {
 
-const char* strategy_name(PartitionStrategy strategy) {
-  switch (strategy) {
-    case PartitionStrategy::truncated_geometric:
-      return "TRUNCATED_GEOMETRIC";
-    case PartitionStrategy::laplace_threshold:
-      return "LAPLACE_THRESHOLD";
-    case PartitionStrategy::gaussian_threshold:
-      return "GAUSSIAN_THRESHOLD";
-  }
-  return "?";
-}
-
-const char* backend_name(Backend backend) {
-  switch (backend) {
-    case Backend::Auto:
-      return "AUTO";
-    case Backend::Cpu:
-      return "CPU";
-    case Backend::Gpu:
-      return "GPU";
-  }
-  return "?";
-}
-
 std::string repr_params(const PartitionSelectionParams& p) {
   return "PartitionSelectionParams(epsilon=" + repr_double(p.epsilon) + ", delta=" + repr_double(p.delta) +
-         ", max_partitions=" + std::to_string(p.max_partitions) + ", strategy=PartitionStrategy." +
-         strategy_name(p.strategy) + ", backend=Backend." + backend_name(p.backend) + ")";
+         ", max_partitions=" + std::to_string(p.max_partitions) + ", strategy=" + repr_enum(p.strategy) +
+         ", backend=" + repr_enum(p.backend) + ")";
 }
 
 std::span<const std::uint64_t> span_of(const HostVector<const std::uint64_t>& ids) {

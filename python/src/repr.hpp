@@ -17,6 +17,11 @@ inline std::string repr_double(double value) {
   return nanobind::cast<std::string>(nanobind::repr(nanobind::float_(value)));
 }
 inline std::string repr_bool(bool value) { return value ? "True" : "False"; }
+// A value of an enumeration bound with nb::enum_, as Python spells it ("Backend.AUTO").
+template <class Enum>
+std::string repr_enum(Enum value) {
+  return nanobind::cast<std::string>(nanobind::str(nanobind::cast(value)));
+}
 
 // A repr is what people print and log, so it shows no value computed from the data: a slack that
 // depends on the data (it reveals the largest |utility|, the best revenue, the largest query
