@@ -31,6 +31,7 @@
 #include "dpselect/partition_selection.hpp"
 #include "dpselect/random_key.hpp"
 #include "support/frequencies.hpp"
+#include "support/partition_reference.hpp"
 
 namespace {
 
@@ -200,11 +201,6 @@ TEST(SelectPartitions, KeysAreReleasedAtTheirKeepProbability) {
   }
 }
 
-// The upper 1e-6 quantile of the chi-square distribution with df = 1, 2, ..., 12 degrees of
-// freedom (computed from the regularized incomplete gamma function).
-constexpr double kChiSquareUpper1e6[] = {23.93, 27.63, 30.66, 33.38, 35.89, 38.26,
-                                         40.52, 42.70, 44.81, 46.86, 48.87, 50.83};
-
 TEST(SelectPartitions, KeepRatesOverManyReleasesMatchTheClosedFormChiSquare) {
   // Groups of kKeys keys held by n users each (users distinct per key), n over the whole rise of
   // p; kReleases releases at fixed seeds make T = kKeys * kReleases independent coins per group
@@ -240,25 +236,11 @@ TEST(SelectPartitions, KeepRatesOverManyReleasesMatchTheClosedFormChiSquare) {
           ++kept[key / kKeys];
         }
       }
-      double chi_square = 0.0;
-      int degrees = 0;
-      for (std::size_t g = 0; g < group_users.size(); ++g) {
-        const double p = keep_probability(params, group_users[g]);
-        const std::string where = "strategy " + std::to_string(static_cast<int>(strategy)) + " m " +
-                                  std::to_string(max_partitions) + " n " + std::to_string(group_users[g]);
-        if (p == 1.0) {
-          EXPECT_EQ(kept[g], static_cast<int>(kTrials)) << where;
-        } else if (kTrials * p * (1.0 - p) >= 25.0) {
-          chi_square += (kept[g] - kTrials * p) * (kept[g] - kTrials * p) / (kTrials * p * (1.0 - p));
-          ++degrees;
-        } else {
-          EXPECT_NEAR(kept[g], kTrials * p, dpselect::testing::frequency_tolerance(static_cast<int>(kTrials), p))
-              << where << " p " << p;
-        }
-      }
-      ASSERT_GE(degrees, 4) << "the statistic covers the rise of p";
-      EXPECT_LT(chi_square, kChiSquareUpper1e6[degrees - 1])
-          << "strategy " << static_cast<int>(strategy) << " m " << max_partitions << ", " << degrees << " groups";
+      std::vector<double> p;
+      for (const std::uint64_t n : group_users) p.push_back(keep_probability(params, n));
+      dpselect::testing::expect_binomial_groups(kept, p, static_cast<int>(kTrials), 4,
+                                                "strategy " + std::to_string(static_cast<int>(strategy)) + " m " +
+                                                    std::to_string(max_partitions));
     }
   }
 }
@@ -364,23 +346,9 @@ TEST(SelectPartitions, EveryBitComesFromThePairOrTheKeyItself) {
     for (std::size_t i = 0; i < data.users.size(); ++i) keys_of_user[data.users[i]].insert(data.keys[i]);
     std::map<std::uint64_t, std::uint64_t> users_of_key;
     for (const auto& [user, held] : keys_of_user) {
-      std::vector<std::uint64_t> order(held.begin(), held.end());  // ascending
-      const std::uint64_t c = order.size();
-      const std::uint64_t m = std::min<std::uint64_t>(c, params.max_partitions);
-      for (std::uint64_t step = 0; c > params.max_partitions && step < m; ++step) {
-        for (std::uint64_t attempt = 0;; ++attempt) {
-          const auto block =
-              dpselect::random_block(key, 1, dpselect::detail::partition_user_mix(user) + (step << 20) + attempt);
-          const unsigned __int128 product =
-              static_cast<unsigned __int128>(dpselect::detail::bounding_word(block)) * (c - step);
-          const auto low = static_cast<std::uint64_t>(product);
-          if (low >= c - step || low >= (0 - (c - step)) % (c - step)) {
-            std::swap(order[step], order[step + static_cast<std::uint64_t>(product >> 64)]);
-            break;
-          }
-        }
-      }
-      for (std::uint64_t j = 0; j < m; ++j) ++users_of_key[order[j]];
+      const std::vector<std::uint64_t> kept = dpselect::testing::reference_kept_keys(
+          key, 1, user, {held.begin(), held.end()}, params.max_partitions);
+      for (const std::uint64_t k : kept) ++users_of_key[k];
     }
     std::vector<std::uint64_t> expected;
     for (const auto& [k, n] : users_of_key) {
@@ -487,7 +455,9 @@ TEST(SelectPartitions, BadInputIsRefusedBeforeAnythingIsChargedOrDrawn) {
   const auto selection = dpselect::select_partitions(context, users, users, good);
   EXPECT_EQ(selection.report.stream, 0u) << "no stream drawn by the refused calls";
   EXPECT_EQ(accountant->release_count(), 1u);
-  EXPECT_EQ(selection.report.delta_float, std::ldexp(1.0, -53));
+  // One key's inequalities lose at most e^eps' 2^-53 (eps' = eps / m = 1).
+  EXPECT_EQ(selection.report.delta_float, std::exp(1.0) * std::ldexp(1.0, -53));
+  EXPECT_EQ(selection.report.streams, 1u);
 }
 
 }  // namespace

@@ -109,6 +109,11 @@ PartitionSelection select_partitions(DistributedContext& context, std::span<cons
       detail::invalid_unless_empty(detail::differs_from_root(context, &image, sizeof image, "params"));
   PartitionKeepRule rule;
   if (finding.kind == detail::none) finding = detail::finding_of([&] { rule = partition_keep_rule(params); });
+  if (finding.kind == detail::none && is_weighted(params.strategy)) {
+    finding = detail::invalid_unless_empty("dpselect: strategy must count users under MPI (got " +
+                                           std::string(to_string(params.strategy)) +
+                                           ", which runs in one process)");
+  }
   if (finding.kind == detail::none && users.size() != keys.size()) {
     finding = detail::invalid_unless_empty("dpselect: keys must hold one key per user entry on rank " +
                                            std::to_string(s.rank) + " (got " + std::to_string(keys.size()) +

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
@@ -124,7 +125,92 @@ PartitionKeepRule gaussian_rule(const PartitionSelectionParams& params) {
   return rule;
 }
 
+// The weighted rounds' threshold rho for sigma and delta_i: the least with which every t <= m keys
+// of weight 1/sqrt(t) (a user's keys nobody else holds) all stay below it with probability at
+// least 1 - delta_i, each key passing with weighted_keep_probability as the passes compute it.
+double weighted_threshold(double sigma, double round_delta, std::uint64_t max_partitions) {
+  double threshold = -HUGE_VAL;
+  for (std::uint64_t t = 1; t <= max_partitions; ++t) {
+    // Gopi et al. 2020 (Weighted Gaussian): rho >= 1/sqrt(t) + sigma Phi^-1((1 - delta_i)^(1/t)).
+    const double tail = independent_key_delta(round_delta, t);
+    threshold = std::fmax(threshold, 1.0 / std::sqrt(static_cast<double>(t)) + sigma * normal_upper_quantile(tail));
+  }
+  // Raised by ulps until the computed probabilities meet delta_i at every t.
+  const auto exceeds_delta = [&](double rho) {
+    const WeightedRound round{1.0, sigma, rho, round_delta};
+    for (std::uint64_t t = 1; t <= max_partitions; ++t) {
+      const double p = weighted_keep_probability(round, 1.0 / std::sqrt(static_cast<double>(t)));
+      if (-std::expm1(static_cast<double>(t) * std::log1p(-p)) > round_delta) return true;
+    }
+    return false;
+  };
+  for (int step = 0; exceeds_delta(threshold); ++step) {
+    if (step == 1024) throw std::logic_error("dpselect: weighted threshold did not converge (please report)");
+    threshold = std::nextafter(threshold, HUGE_VAL);
+  }
+  return threshold;
+}
+
+PartitionKeepRule weighted_rule(const PartitionSelectionParams& params) {
+  PartitionKeepRule rule;
+  const double half_delta = params.delta / 2.0;
+  // Gopi et al. 2020: half of delta for the Gaussian noise on weights of L2 sensitivity 1 (analytic
+  // sigma, Balle & Wang 2018), half for the threshold.
+  const double sigma = discrete::analytic_gaussian_sigma(params.epsilon, half_delta, 1.0);
+  rule.key_epsilon = params.epsilon;
+  rule.key_delta = half_delta;
+  rule.noise_scale = sigma;
+  const std::uint32_t rounds = params.strategy == PartitionStrategy::dp_sips ? params.rounds : 1;
+  // Swanberg et al. 2023: round i of R gets f_i proportional to ratio^(R - 1 - i); sigma_i = sigma /
+  // sqrt(f_i) composes to sigma (Dong, Roth & Su 2022, Cor. 3.3), delta_i = f_i delta / 2 adds up.
+  std::vector<double> shares(rounds);
+  double total = 0.0;
+  for (std::uint32_t i = 0; i < rounds; ++i) {
+    shares[i] = std::pow(params.round_budget_ratio, static_cast<double>(rounds - 1 - i));
+    total += shares[i];
+  }
+  double spent_delta = 0.0;
+  for (std::uint32_t i = 0; i < rounds; ++i) {
+    WeightedRound round;
+    round.budget_share = shares[i] / total;
+    round.noise_scale = rounds == 1 ? sigma : sigma / std::sqrt(round.budget_share);
+    // The last round takes what the others left of delta / 2, so that the sum never exceeds it.
+    round.key_delta = i + 1 == rounds ? half_delta - spent_delta : half_delta * round.budget_share;
+    spent_delta += round.key_delta;
+    round.threshold = weighted_threshold(round.noise_scale, round.key_delta, params.max_partitions);
+    rule.rounds.push_back(round);
+  }
+  if (rounds == 1) rule.threshold = rule.rounds[0].threshold;
+  if (params.strategy == PartitionStrategy::policy_gaussian) {
+    // Gopi et al. 2020 (Policy Gaussian): Gamma = rho + alpha sigma.
+    rule.policy_cutoff = rule.threshold + params.policy_cutoff_sigmas * sigma;
+  }
+  return rule;
+}
+
+// The keep probability of a key whose `users` users hold nothing else (keep_probability).
+double weighted_lone_users_keep(const PartitionKeepRule& rule, PartitionStrategy strategy, std::uint64_t users) {
+  if (users == 0) return 0.0;
+  double weight = static_cast<double>(users);
+  if (strategy == PartitionStrategy::policy_gaussian) weight = std::fmin(weight, rule.policy_cutoff);
+  // Each round's coin is independent: the key stays out of every round with the product.
+  double missed = 1.0;
+  for (const WeightedRound& round : rule.rounds) missed *= 1.0 - weighted_keep_probability(round, weight);
+  return 1.0 - missed;
+}
+
 }  // namespace
+
+bool is_weighted(PartitionStrategy strategy) {
+  return strategy == PartitionStrategy::weighted_gaussian || strategy == PartitionStrategy::policy_gaussian ||
+         strategy == PartitionStrategy::dp_sips;
+}
+
+double weighted_keep_probability(const WeightedRound& round, double weight) {
+  if (!(weight > 0.0)) return 0.0;
+  // P(w + N(0, sigma^2) > rho).
+  return normal_upper_tail((round.threshold - weight) / round.noise_scale);
+}
 
 std::string_view to_string(PartitionStrategy strategy) {
   switch (strategy) {
@@ -134,6 +220,12 @@ std::string_view to_string(PartitionStrategy strategy) {
       return "laplace";
     case PartitionStrategy::gaussian_threshold:
       return "gaussian";
+    case PartitionStrategy::weighted_gaussian:
+      return "weighted-gaussian";
+    case PartitionStrategy::policy_gaussian:
+      return "policy-gaussian";
+    case PartitionStrategy::dp_sips:
+      return "dp-sips";
   }
   return "unknown";
 }
@@ -146,10 +238,35 @@ void PartitionSelectionParams::validate() const {
                           delta);
   }
   if (max_partitions == 0) throw InvalidArgument("dpselect: max_partitions must be >= 1 (got 0)");
+  if (rounds == 0 || rounds > kMaxPartitionRounds) {
+    throw InvalidArgument("dpselect: rounds must be in [1, " + std::to_string(kMaxPartitionRounds) + "] (got " +
+                          std::to_string(rounds) + ")");
+  }
+  if (!(round_budget_ratio > 0.0 && round_budget_ratio <= 1.0)) {
+    detail::throw_invalid("round_budget_ratio", "in (0, 1]", round_budget_ratio);
+  }
+  if (!(std::isfinite(policy_cutoff_sigmas) && policy_cutoff_sigmas >= 0.0)) {
+    detail::throw_invalid("policy_cutoff_sigmas", "finite and >= 0", policy_cutoff_sigmas);
+  }
   switch (strategy) {
     case PartitionStrategy::truncated_geometric:
     case PartitionStrategy::laplace_threshold:
     case PartitionStrategy::gaussian_threshold:
+      return;
+    case PartitionStrategy::weighted_gaussian:
+    case PartitionStrategy::policy_gaussian:
+    case PartitionStrategy::dp_sips:
+      if (max_partitions > kMaxWeightedPartitions) {
+        throw InvalidArgument("dpselect: max_partitions must be <= " + std::to_string(kMaxWeightedPartitions) +
+                              " for the " + std::string(to_string(strategy)) + " strategy (got " +
+                              std::to_string(max_partitions) + ")");
+      }
+      if (backend != Backend::Auto && backend != Backend::Cpu) {
+        throw InvalidArgument("dpselect: backend must be Auto or Cpu for the " + std::string(to_string(strategy)) +
+                              " strategy, which runs on the CPU (got " +
+                              (backend == Backend::Gpu ? std::string("Gpu") : std::to_string(static_cast<int>(backend))) +
+                              ")");
+      }
       return;
   }
   throw InvalidArgument("dpselect: strategy must be a PartitionStrategy (got " +
@@ -165,6 +282,10 @@ PartitionKeepRule partition_keep_rule(const PartitionSelectionParams& params) {
       return laplace_rule(params);
     case PartitionStrategy::gaussian_threshold:
       return gaussian_rule(params);
+    case PartitionStrategy::weighted_gaussian:
+    case PartitionStrategy::policy_gaussian:
+    case PartitionStrategy::dp_sips:
+      return weighted_rule(params);
   }
   return {};  // unreachable: validate() refuses other values
 }
@@ -177,6 +298,10 @@ double keep_probability(const PartitionKeepRule& rule, PartitionStrategy strateg
       return laplace_keep(rule, users);
     case PartitionStrategy::gaussian_threshold:
       return gaussian_keep(rule, users);
+    case PartitionStrategy::weighted_gaussian:
+    case PartitionStrategy::policy_gaussian:
+    case PartitionStrategy::dp_sips:
+      return weighted_lone_users_keep(rule, strategy, users);
   }
   return 0.0;
 }

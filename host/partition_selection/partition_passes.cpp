@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The passes of partition selection on the CPU (partition_passes.hpp): the distinct pairs,
 // contribution bounding on contiguous shares of the users, and the coins of the kept keys on
-// contiguous shares of the keys, their blocks eight at a time (random_blocks_at); what is released
-// never depends on the thread count.
+// contiguous shares of the keys (partition_shares.hpp); what is released never depends on the
+// thread count.
 #include "partition_selection/partition_passes.hpp"
 
 #include <omp.h>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "partition_selection/partition_randomness.hpp"
+#include "partition_selection/partition_shares.hpp"
 #include "dpselect/random_key.hpp"
 
 namespace dpselect::detail {
@@ -36,50 +37,17 @@ void keep_distinct(std::vector<Contribution>& pairs) {
 
 namespace {
 
-// The first index of [0, size] at or after `index` that starts a run of equal `run_of` values.
-template <class Value, class RunOf>
-std::size_t run_start_at_or_after(const std::vector<Value>& values, std::size_t index, RunOf run_of) {
-  while (index > 0 && index < values.size() && run_of(values[index]) == run_of(values[index - 1])) ++index;
-  return index;
-}
-
-// Cuts `values` into `shares` contiguous shares that end where a run of equal `run_of` ends:
-// boundaries[t] to boundaries[t + 1] is share t.
-template <class Value, class RunOf>
-std::vector<std::size_t> run_aligned_shares(const std::vector<Value>& values, int shares, RunOf run_of) {
-  std::vector<std::size_t> boundaries(static_cast<std::size_t>(shares) + 1, values.size());
-  boundaries[0] = 0;
-  for (int t = 1; t < shares; ++t) {
-    const std::size_t even = values.size() * static_cast<std::size_t>(t) / static_cast<std::size_t>(shares);
-    boundaries[t] = std::max(boundaries[t - 1], run_start_at_or_after(values, even, run_of));
-  }
-  return boundaries;
-}
-
-// use(i, the block at position_of(i)) for i = 0 .. count - 1, in order, eight blocks at a time.
-template <class PositionOf, class Use>
-void for_each_block(const ContextAccess::KeyedStream& drawn, std::size_t count, PositionOf position_of,
-                    Use use) {
-  std::uint64_t positions[kChaChaBatchBlocks];
-  RandomBlock blocks[kChaChaBatchBlocks];
-  for (std::size_t first = 0; first < count; first += kChaChaBatchBlocks) {
-    const std::size_t batch = std::min<std::size_t>(kChaChaBatchBlocks, count - first);
-    for (std::size_t j = 0; j < kChaChaBatchBlocks; ++j) positions[j] = position_of(first + std::min(j, batch - 1));
-    random_blocks_at(drawn.key, drawn.stream, positions, blocks);
-    for (std::size_t j = 0; j < batch; ++j) use(first + j, blocks[j]);
-  }
-}
-
 // Users over the bound whose first draws are computed together (a few thousand at a time).
 constexpr std::size_t kBoundingBatchDraws = 4096;
 
 // The max_partitions keys one user over the bound keeps (its distinct keys are pairs[first, last),
 // ascending): the partial Fisher-Yates shuffle of partition_randomness.hpp, whose first attempts'
 // words are `first_words` (one per step).
+template <class Kept, class MakeKept>
 void keep_shuffled(const std::vector<Contribution>& pairs, std::size_t first, std::size_t last,
                    std::uint64_t max_partitions, const std::uint64_t* first_words,
                    const ContextAccess::KeyedStream& drawn, std::vector<std::uint64_t>& scratch,
-                   std::vector<std::uint64_t>& kept) {
+                   std::vector<Kept>& kept, MakeKept make_kept) {
   const std::uint64_t user = pairs[first].user;
   const std::uint64_t held = last - first;
   scratch.clear();
@@ -93,26 +61,25 @@ void keep_shuffled(const std::vector<Contribution>& pairs, std::size_t first, st
           random_block(drawn.key, drawn.stream, bounding_draw_position(user, step, attempt)));
     }
     std::swap(scratch[step], scratch[step + offset]);
-    kept.push_back(scratch[step]);
+    kept.push_back(make_kept(user, scratch[step], max_partitions));
   }
 }
 
-}  // namespace
-
-// Each user's pairs beyond max_partitions dropped at random (keep_shuffled); the kept keys, one
-// per kept pair, in no particular order (they are sorted next). Each thread bounds the users of
-// one contiguous share.
-std::vector<std::uint64_t> bounded_keys(const std::vector<Contribution>& pairs, std::uint64_t max_partitions,
-                                        const ContextAccess::KeyedStream& drawn) {
+// Each user's pairs beyond max_partitions dropped at random (keep_shuffled); make_kept(user, key,
+// the user's number of kept keys) for each kept pair, in no particular order. Each thread bounds
+// the users of one contiguous share.
+template <class Kept, class MakeKept>
+std::vector<Kept> bounded(const std::vector<Contribution>& pairs, std::uint64_t max_partitions,
+                          const ContextAccess::KeyedStream& drawn, MakeKept make_kept) {
   const int threads = partition_threads(pairs.size());
   const auto user_of = [](const Contribution& pair) { return pair.user; };
   const std::vector<std::size_t> shares = run_aligned_shares(pairs, threads, user_of);
-  std::vector<std::vector<std::uint64_t>> kept_by_share(static_cast<std::size_t>(threads));
+  std::vector<std::vector<Kept>> kept_by_share(static_cast<std::size_t>(threads));
   std::exception_ptr failure;
 #pragma omp parallel num_threads(threads)
   {
     const auto share = static_cast<std::size_t>(omp_get_thread_num());
-    std::vector<std::uint64_t>& kept = kept_by_share[share];
+    std::vector<Kept>& kept = kept_by_share[share];
     kept.reserve(shares[share + 1] - shares[share]);
     // Users over the bound wait here, as [first, last) of pairs, until their first draws are made.
     std::vector<std::pair<std::size_t, std::size_t>> waiting;
@@ -126,7 +93,7 @@ std::vector<std::uint64_t> bounded_keys(const std::vector<Contribution>& pairs, 
           [&](std::size_t i, const RandomBlock& block) { words[i] = bounding_word(block); });
       const std::uint64_t* next_words = words.data();
       for (const auto& [first, last] : waiting) {
-        keep_shuffled(pairs, first, last, max_partitions, next_words, drawn, scratch, kept);
+        keep_shuffled(pairs, first, last, max_partitions, next_words, drawn, scratch, kept, make_kept);
         next_words += max_partitions;
       }
       waiting.clear();
@@ -137,7 +104,7 @@ std::vector<std::uint64_t> bounded_keys(const std::vector<Contribution>& pairs, 
         std::size_t end = begin + 1;
         while (end < shares[share + 1] && pairs[end].user == pairs[begin].user) ++end;
         if (end - begin <= max_partitions) {
-          for (std::size_t j = begin; j < end; ++j) kept.push_back(pairs[j].key);
+          for (std::size_t j = begin; j < end; ++j) kept.push_back(make_kept(pairs[j].user, pairs[j].key, end - begin));
         } else {
           waiting.emplace_back(begin, end);
           for (std::uint64_t step = 0; step < max_partitions; ++step) {
@@ -157,45 +124,43 @@ std::vector<std::uint64_t> bounded_keys(const std::vector<Contribution>& pairs, 
   if (threads == 1) return std::move(kept_by_share[0]);
   std::size_t total = 0;
   for (const auto& kept : kept_by_share) total += kept.size();
-  std::vector<std::uint64_t> kept;
+  std::vector<Kept> kept;
   kept.reserve(total);
   for (const auto& share : kept_by_share) kept.insert(kept.end(), share.begin(), share.end());
   return kept;
 }
 
+}  // namespace
+
+std::vector<std::uint64_t> bounded_keys(const std::vector<Contribution>& pairs, std::uint64_t max_partitions,
+                                        const ContextAccess::KeyedStream& drawn) {
+  return bounded<std::uint64_t>(pairs, max_partitions, drawn,
+                                [](std::uint64_t, std::uint64_t key, std::uint64_t) { return key; });
+}
+
+std::vector<WeightedKey> bounded_weighted_keys(const std::vector<Contribution>& pairs, std::uint64_t max_partitions,
+                                               const ContextAccess::KeyedStream& drawn) {
+  return bounded<WeightedKey>(pairs, max_partitions, drawn, [](std::uint64_t, std::uint64_t key, std::uint64_t held) {
+    return WeightedKey{key, held};
+  });
+}
+
+std::vector<Contribution> bounded_pairs(const std::vector<Contribution>& pairs, std::uint64_t max_partitions,
+                                        const ContextAccess::KeyedStream& drawn) {
+  return bounded<Contribution>(pairs, max_partitions, drawn, [](std::uint64_t user, std::uint64_t key, std::uint64_t) {
+    return Contribution{user, key};
+  });
+}
+
 ReleasedKeys released_keys(std::vector<std::uint64_t>& kept, const PartitionKeepRule& rule, PartitionStrategy strategy,
                            const ContextAccess::KeyedStream& drawn) {
   sort_on_every_core(kept.begin(), kept.end());
-  // A key held by n users (its run's length) is kept iff its coin (key_coin) falls below
-  // keep_cut(p(n)). Each thread decides the keys of one contiguous share.
-  const int threads = partition_threads(kept.size());
-  const auto itself = [](std::uint64_t key) { return key; };
-  const std::vector<std::size_t> shares = run_aligned_shares(kept, threads, itself);
-  std::vector<std::uint64_t> distinct_by_share(static_cast<std::size_t>(threads), 0);
-  std::vector<std::vector<std::uint64_t>> released_by_share(static_cast<std::size_t>(threads));
-#pragma omp parallel num_threads(threads)
-  {
-    const auto share = static_cast<std::size_t>(omp_get_thread_num());
-    std::vector<std::size_t> run_starts;  // each distinct key's first index, and the share's end
-    for (std::size_t i = shares[share]; i < shares[share + 1]; ++i) {
-      if (i == shares[share] || kept[i] != kept[i - 1]) run_starts.push_back(i);
-    }
-    distinct_by_share[share] = run_starts.size();
-    run_starts.push_back(shares[share + 1]);
-    std::vector<std::uint64_t>& released = released_by_share[share];
-    for_each_block(
-        drawn, run_starts.size() - 1, [&](std::size_t r) { return key_coin_position(kept[run_starts[r]]); },
-        [&](std::size_t r, const RandomBlock& block) {
-          const double p = keep_probability(rule, strategy, run_starts[r + 1] - run_starts[r]);
-          if (key_coin(block) < keep_cut(p)) released.push_back(kept[run_starts[r]]);
-        });
-  }
-  ReleasedKeys released;
-  for (int t = 0; t < threads; ++t) {
-    released.keys.insert(released.keys.end(), released_by_share[t].begin(), released_by_share[t].end());
-    released.distinct += distinct_by_share[t];
-  }
-  return released;
+  // A key held by n users (its run's length) is kept iff its coin falls below keep_cut(p(n)).
+  return decide_key_runs(
+      kept, [](std::uint64_t key) { return key; }, drawn,
+      [&](std::size_t first, std::size_t last, const RandomBlock& block) {
+        return key_coin(block) < keep_cut(keep_probability(rule, strategy, last - first));
+      });
 }
 
 KeepCuts keep_cut_table(const PartitionKeepRule& rule, PartitionStrategy strategy, std::uint64_t limit) {
@@ -219,7 +184,21 @@ PartitionSelectionReport partition_selection_report(const PartitionSelectionPara
   PartitionSelectionReport report;
   report.params = params;
   report.rule = rule;
-  report.delta_float = std::ldexp(static_cast<double>(params.max_partitions), -53);
+  const double m = static_cast<double>(params.max_partitions);
+  switch (params.strategy) {
+    case PartitionStrategy::truncated_geometric:
+    case PartitionStrategy::laplace_threshold:
+      // Each key's two inequalities lose at most e^eps' 2^-53 (PartitionSelectionReport).
+      report.delta_float = m * std::exp(rule.key_epsilon) * 0x1p-53;
+      break;
+    case PartitionStrategy::gaussian_threshold:
+      // The user's keys move by at most m 2^-53 in total variation on either side.
+      report.delta_float = (1.0 + std::exp(params.epsilon)) * m * 0x1p-53;
+      break;
+    default:
+      report.delta_float = 0.0;  // exact coins (weighted_passes.cpp)
+  }
+  report.streams = partition_selection_streams(params);
   report.stream = drawn.stream;
   report.generator = drawn.key.generator;
   report.keys_considered = distinct;

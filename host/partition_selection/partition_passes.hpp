@@ -58,8 +58,26 @@ std::vector<Contribution> contributions_of(std::span<const std::uint64_t> users,
 void keep_distinct(std::vector<Contribution>& pairs);
 
 // Each user's distinct pairs (sorted, distinct, every pair of a user present) bounded to
-// max_partitions keys; the kept keys, one per kept pair, in no particular order.
+// max_partitions keys; the kept keys, one per kept pair, in no particular order (the order
+// depends on the thread count; what is kept does not).
 std::vector<std::uint64_t> bounded_keys(const std::vector<Contribution>& pairs, std::uint64_t max_partitions,
+                                        const ContextAccess::KeyedStream& drawn);
+
+// A kept pair of a weighted strategy: its key and the number of keys its user kept (the pair's
+// weight is 1/sqrt(held)). Sorted by key, then by held: the order a key's weight is summed in.
+struct WeightedKey {
+  std::uint64_t key;
+  std::uint64_t held;
+  friend bool operator<(const WeightedKey& a, const WeightedKey& b) {
+    return a.key != b.key ? a.key < b.key : a.held < b.held;
+  }
+};
+
+// bounded_keys with each kept key's user's number of kept keys, in no particular order.
+std::vector<WeightedKey> bounded_weighted_keys(const std::vector<Contribution>& pairs, std::uint64_t max_partitions,
+                                               const ContextAccess::KeyedStream& drawn);
+// bounded_keys as the kept pairs themselves, in no particular order.
+std::vector<Contribution> bounded_pairs(const std::vector<Contribution>& pairs, std::uint64_t max_partitions,
                                         const ContextAccess::KeyedStream& drawn);
 
 // The released keys among `kept` (every kept pair of each key present; sorted here), ascending,
@@ -70,6 +88,28 @@ struct ReleasedKeys {
 };
 ReleasedKeys released_keys(std::vector<std::uint64_t>& kept, const PartitionKeepRule& rule, PartitionStrategy strategy,
                            const ContextAccess::KeyedStream& drawn);
+
+// The streams one round of a weighted strategy draws: its own (bounding, order and coins), then
+// eight of tie bits for the coins (8 x 128 bits cover the 1021 bits below a double's 53 first).
+inline constexpr std::uint64_t kWeightedRoundStreams = 9;
+
+// The streams a selection at `params` draws.
+inline std::uint64_t partition_selection_streams(const PartitionSelectionParams& params) {
+  if (!is_weighted(params.strategy)) return 1;
+  return kWeightedRoundStreams * (params.strategy == PartitionStrategy::dp_sips ? params.rounds : 1);
+}
+
+// Whether U < p for the uniform U in [0, 1) whose first 53 bits are the coin of `block` (key_coin)
+// and whose next bits are the 64-bit words 0-1, then 2-3, of block `key` of the streams
+// round.stream + 1, + 2, ... (up to kWeightedRoundStreams - 1): probability exactly p for every
+// double p in [0, 1] (weighted_passes.cpp).
+bool exact_coin_below(const RandomBlock& block, double p, std::uint64_t key, const ContextAccess::KeyedStream& round);
+
+// A weighted strategy's whole selection over the distinct pairs (sorted by user, then key; dp_sips
+// removes the released keys' pairs as it goes), from the streams `first` on
+// (weighted_passes.cpp). distinct: the keys considered by the first round.
+ReleasedKeys weighted_released_keys(std::vector<Contribution>& pairs, const PartitionSelectionParams& params,
+                                    const PartitionKeepRule& rule, const ContextAccess::KeyedStream& first);
 
 // The whole selection after the charge on the current GPU (kernels/partition_selection.cu; in a
 // CPU-only build it throws BackendUnavailable): `users` and `keys` are `count` ids in host memory

@@ -16,6 +16,9 @@
 //       distinct (i < 2^44, t < 2^20), so its draws are independent;
 //   the coin of key k: the last 64 bits (words 2 and 3) of the block at position k, whose top 53
 //       bits u keep the key when u < floor(p 2^53).
+//   the weighted strategies: policy_gaussian orders its users by the first 64 bits of block
+//       user_order_position(u); a coin's ties (its 53 bits equal to those of p 2^53) are broken
+//       by block k of the round's next streams, all four words of each (weighted_passes.cpp).
 // The bounding's draws and the coins never share bits (words 0-1 against 2-3, whatever the
 // positions), so the coins are independent of the bounding, which the privacy argument needs
 // (Desfontaines et al. 2022, Sec. 3: given the bounded pairs, each key's release is an independent
@@ -47,6 +50,12 @@ inline constexpr std::uint64_t kBoundingAttempts = std::uint64_t{1} << 20;
 DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t bounding_draw_position(std::uint64_t user, std::uint64_t draw,
                                                                       std::uint64_t attempt) {
   return partition_user_mix(user) + (draw << 20) + attempt;
+}
+
+// policy_gaussian's order of the users: by the first 64 bits of the block just before user u's
+// first bounding draw, a position no draw of u's own uses.
+DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t user_order_position(std::uint64_t user) {
+  return partition_user_mix(user) - (std::uint64_t{1} << 20);
 }
 
 DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t bounding_word(const RandomBlock& block) {

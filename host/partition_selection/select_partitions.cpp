@@ -59,7 +59,7 @@ PartitionSelection select_partitions(Context& context, std::span<const std::uint
   const PartitionKeepRule rule = partition_keep_rule(params);  // validates
   check_contributions(users.size(), keys.size());
   const PrivacyCharge charge = detail::partition_selection_charge(params);
-  if (detail::resolve_backend(params.backend) == Backend::Gpu) {
+  if (!is_weighted(params.strategy) && detail::resolve_backend(params.backend) == Backend::Gpu) {
     // The release: approximate at (epsilon, delta), charged before the stream is drawn.
     detail::ContextAccess::charge(context, std::span(&charge, 1));
     const detail::ContextAccess::KeyedStream drawn = detail::ContextAccess::draw_stream(context);
@@ -72,7 +72,13 @@ PartitionSelection select_partitions(Context& context, std::span<const std::uint
   detail::keep_distinct(pairs);
 
   detail::ContextAccess::charge(context, std::span(&charge, 1));
-  const detail::ContextAccess::KeyedStream drawn = detail::ContextAccess::draw_stream(context);
+  const detail::ContextAccess::KeyedStream drawn =
+      detail::ContextAccess::draw_streams(context, detail::partition_selection_streams(params));
+  if (is_weighted(params.strategy)) {
+    detail::ReleasedKeys released = detail::weighted_released_keys(pairs, params, rule, drawn);
+    return {std::move(released.keys),
+            detail::partition_selection_report(params, rule, drawn, released.distinct, ExecutedOn::cpu)};
+  }
 
   std::vector<std::uint64_t> kept = detail::bounded_keys(pairs, params.max_partitions, drawn);
   pairs = {};
@@ -88,6 +94,10 @@ PartitionSelection select_partitions(Context& context, DeviceSpan<const std::uin
   check_contributions(users.size, keys.size);
   if (params.backend == Backend::Cpu) {
     throw InvalidArgument("dpselect: backend must be Auto or Gpu for pairs in device memory (got Cpu)");
+  }
+  if (is_weighted(params.strategy)) {
+    throw InvalidArgument("dpselect: strategy must count users for pairs in device memory (got " +
+                          std::string(to_string(params.strategy)) + ", which runs on the CPU: pass host arrays)");
   }
   detail::resolve_backend(Backend::Gpu);
   detail::validate_device_pointer(users.data, "users");

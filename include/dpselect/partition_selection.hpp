@@ -27,6 +27,33 @@
 ///   sigma Phi^-1(1 - delta_t) with delta_t = 1 - (1 - delta / 2)^(1 / max_partitions) for the
 ///   other half of delta (Wilson et al. 2020).
 ///
+///
+/// The weighted strategies give each key a weight rather than a count: a user keeping t keys adds
+/// at most 1 to the L2 norm of the weight vector, however it spreads it, so a user with one key
+/// pushes it as far as a count would and a user with many keys spends its budget where it helps.
+/// A key of weight w is released with probability P(w + N(0, sigma^2) > rho) (weighted_keep_probability).
+/// - weighted_gaussian: each of a user's t keys gets weight 1/sqrt(t); sigma the analytic Gaussian
+///   sigma at (eps, delta / 2) for L2 sensitivity 1 (Balle & Wang 2018), rho = max over t <= m of
+///   1/sqrt(t) + sigma Phi^-1((1 - delta / 2)^(1/t)), so that a user's keys nobody else holds (t
+///   of them, weight 1/sqrt(t) each) pass with probability at most delta / 2 (Gopi, Gulhane,
+///   Kulkarni, Shen, Shokouhi & Yekhanin 2020, "Differentially private set union", the Weighted
+///   Gaussian mechanism).
+/// - policy_gaussian: the users in a random order (by the release's stream), each spending an L2
+///   budget of 1 on its keys still below the cutoff Gamma = rho + policy_cutoff_sigmas sigma: the
+///   gaps g = Gamma - w of those keys grow their weights by min(1, |g|_2) g / |g|_2 (L2 descent);
+///   sigma and rho as for weighted_gaussian. The update is L2-contractive, so one user moves the
+///   weight vector by at most 1 in L2, and its keys nobody else holds share one gap each, so they
+///   get at most 1/sqrt(t) each (Gopi et al. 2020, the Policy Gaussian mechanism with L2 descent).
+/// - dp_sips: weighted_gaussian in `rounds` rounds, each on the pairs whose keys no earlier round
+///   released (every user bounded again to m of its remaining keys); round i of R gets the share
+///   f_i proportional to round_budget_ratio^(R - 1 - i) of the budget: sigma_i = sigma / sqrt(f_i)
+///   and a threshold for delta_i = f_i delta / 2, sigma the analytic Gaussian sigma at
+///   (eps, delta / 2). The rounds' Gaussian noises compose to one of sigma (Gaussian differential
+///   privacy composes as mu^2 = sum mu_i^2, Dong, Roth & Su 2022, Cor. 3.3; and sigma is
+///   (eps, delta / 2)-DP, Balle & Wang 2018, Thm 8) and the thresholds' delta_i add up to delta / 2
+///   (Swanberg, Desfontaines & Haney 2023, "DP-SIPS: a simpler, more scalable mechanism for
+///   differentially private partition selection").
+///
 /// Every strategy needs delta > 0: with delta = 0 a key only one user holds can never be
 /// released, and then no key can.
 #pragma once
@@ -48,10 +75,14 @@ enum class PartitionStrategy : std::uint8_t {
   truncated_geometric,  ///< the optimal keep probability for (eps, delta) (Desfontaines et al. 2022)
   laplace_threshold,    ///< a noisy count above a threshold, Laplace noise (Korolova et al. 2009)
   gaussian_threshold,   ///< a noisy count above a threshold, Gaussian noise (Wilson et al. 2020)
+  weighted_gaussian,    ///< a noisy weight above a threshold, weights 1/sqrt(t) (Gopi et al. 2020)
+  policy_gaussian,      ///< weights spent on the keys still below a cutoff (Gopi et al. 2020)
+  dp_sips,              ///< weighted_gaussian in rounds of growing budget (Swanberg et al. 2023)
 };
 
-/// The strategy's name: "truncated-geometric", "laplace" or "gaussian" (the names `dpselect keys
-/// --strategy` takes); "unknown" for a value outside the enumeration.
+/// The strategy's name: "truncated-geometric", "laplace", "gaussian", "weighted-gaussian",
+/// "policy-gaussian" or "dp-sips" (the names `dpselect keys --strategy` takes); "unknown" for a
+/// value outside the enumeration.
 /// @param strategy Any value.
 /// @return A view of a static string.
 std::string_view to_string(PartitionStrategy strategy);
@@ -71,11 +102,45 @@ struct PartitionSelectionParams {
   /// Gpu (BackendUnavailable without one). Every backend releases the same keys for the same key
   /// and stream.
   Backend backend = Backend::Auto;
+  /// dp_sips: the number of rounds, in [1, kMaxPartitionRounds].
+  std::uint32_t rounds = 3;
+  /// dp_sips: each round's share of the budget over the next round's, in (0, 1] (1: equal
+  /// shares; smaller: the later rounds, which see fewer keys, get more of the budget).
+  double round_budget_ratio = 0.3;
+  /// policy_gaussian: how many sigma above the threshold rho the cutoff Gamma lies, finite and
+  /// >= 0 (a user stops spending on a key whose weight reached Gamma).
+  double policy_cutoff_sigmas = 3.0;
 
   /// Checks every field.
   /// @throws InvalidArgument naming the first bad field and its value: epsilon not finite and
-  ///         > 0, delta not in (0, 1), max_partitions 0.
+  ///         > 0, delta not in (0, 1), max_partitions 0 (or above kMaxWeightedPartitions for a
+  ///         weighted strategy), rounds out of range, round_budget_ratio not in (0, 1],
+  ///         policy_cutoff_sigmas not finite and >= 0, a backend other than Auto or Cpu for a
+  ///         weighted strategy (they run on the CPU).
   void validate() const;
+};
+
+/// The most rounds of dp_sips.
+inline constexpr std::uint32_t kMaxPartitionRounds = 16;
+/// The largest max_partitions of the weighted strategies (their threshold is a maximum over every
+/// t <= max_partitions).
+inline constexpr std::uint64_t kMaxWeightedPartitions = std::uint64_t{1} << 16;
+
+/// Whether the strategy weighs keys (weighted_gaussian, policy_gaussian, dp_sips) rather than
+/// counting their users.
+/// @param strategy Any value.
+/// @return true for the weighted strategies.
+bool is_weighted(PartitionStrategy strategy);
+
+/// One round of a weighted strategy: a key of weight w is released with probability
+/// P(w + N(0, noise_scale^2) > threshold).
+struct WeightedRound {
+  double budget_share = 1.0;  ///< f_i, the round's share of the budget (1 for one round)
+  double noise_scale = 0.0;   ///< sigma_i
+  double threshold = 0.0;     ///< rho_i
+  /// delta_i: the most probability with which any of one user's keys that nobody else holds
+  /// passes this round's threshold.
+  double key_delta = 0.0;
 };
 
 /// What a strategy computes from its parameters alone (public): the per-key budget, the noise and
@@ -95,6 +160,12 @@ struct PartitionKeepRule {
   double geometric_until = 0.0;
   /// truncated_geometric: the least n with p(n) = 1; the thresholding strategies: 0 (never certain).
   std::uint64_t always_kept = 0;
+  /// The weighted strategies' rounds (one but for dp_sips; the count strategies: none). For
+  /// weighted_gaussian and policy_gaussian noise_scale, threshold and key_delta above are the
+  /// round's; for dp_sips they are sigma (the rounds' noises composed), 0 and delta / 2.
+  std::vector<WeightedRound> rounds;
+  /// policy_gaussian: the cutoff Gamma; 0 for the others.
+  double policy_cutoff = 0.0;
 };
 
 /// The strategy's rule for these parameters.
@@ -105,7 +176,9 @@ struct PartitionKeepRule {
 PartitionKeepRule partition_keep_rule(const PartitionSelectionParams& params);
 
 /// The probability that a key held by `users` distinct users (after contribution bounding) is
-/// released: 0 for 0 users, non-decreasing in `users`.
+/// released: 0 for 0 users, non-decreasing in `users`. For a weighted strategy, where the release
+/// depends on what else the users hold, the probability for users that hold no other key (weight
+/// `users`; policy_gaussian: min(users, Gamma); dp_sips: not released in any round before).
 /// @param params The selection's parameters (validated).
 /// @param users The key's number of distinct users.
 /// @return p(users), in [0, 1].
@@ -118,16 +191,30 @@ double keep_probability(const PartitionSelectionParams& params, std::uint64_t us
 /// @return p(users), in [0, 1].
 double keep_probability(const PartitionKeepRule& rule, PartitionStrategy strategy, std::uint64_t users);
 
+/// The probability that a key of weight `weight` is released in a weighted round:
+/// P(weight + N(0, sigma^2) > rho), 0 for a weight <= 0 (a key nobody holds).
+/// @param round A round of partition_keep_rule(params).rounds.
+/// @param weight The key's weight.
+/// @return The probability, in [0, 1], non-decreasing in the weight.
+double weighted_keep_probability(const WeightedRound& round, double weight);
+
 /// What a partition selection did.
 struct PartitionSelectionReport {
   PartitionSelectionParams params;  ///< the parameters it ran with
   PartitionKeepRule rule;           ///< the strategy's rule (public: a function of the parameters)
-  /// The delta the rounding of the keep probabilities may add to the guarantee: each key is kept
-  /// when a 53-bit uniform integer falls below floor(p 2^53), which is never more likely than p
-  /// and at most 2^-53 less likely, so each of a user's keys may lose 2^-53 on the second
-  /// inequality: max_partitions * 2^-53 in all.
+  /// The delta the rounding of the keep probabilities may add to the guarantee. The count
+  /// strategies keep a key when a 53-bit uniform integer falls below floor(p 2^53), which is never
+  /// more likely than p and at most 2^-53 less likely. truncated_geometric and laplace_threshold:
+  /// each of a user's keys may lose e^eps' 2^-53 on its inequalities, max_partitions e^eps' 2^-53
+  /// in all; gaussian_threshold: the release on the user's keys moves by at most
+  /// max_partitions 2^-53 in total variation on either side, (1 + e^eps) max_partitions 2^-53.
+  /// The weighted strategies break ties of the 53 bits with further bits (the streams after
+  /// `stream`), so each key is kept with exactly its computed probability: 0.
   double delta_float = 0.0;
-  std::uint64_t stream = 0;      ///< the stream the selection drew from its context
+  std::uint64_t stream = 0;      ///< the first stream the selection drew from its context
+  /// The consecutive streams drawn from `stream` on: 1 for the count strategies, 10 a round for
+  /// the weighted ones (the bounding and the coins, then the coins' tie bits).
+  std::uint64_t streams = 1;
   Generator generator = Generator::chacha20;  ///< the generator of that stream
   ExecutedOn executed_on = ExecutedOn::cpu;   ///< where the pairs were sorted, bounded and decided
   /// The number of distinct keys after contribution bounding. NOT PRIVATE: a count of the data's
@@ -156,6 +243,15 @@ struct PartitionSelection {
 /// the top 53 bits of the last 64 bits of block k fall below floor(p 2^53). So a fixed seed gives
 /// the same keys on every machine, at every thread count, and however the pairs are split among
 /// processes (mpi::select_partitions).
+///
+/// The weighted strategies run on the CPU, in the same layout, each round on its own ten streams
+/// (round r of dp_sips from stream + 10 r): the bounding and the coins on the first, the coin's
+/// 53 bits compared with p 2^53 and, on a tie (probability 2^-53), the fraction compared with the
+/// next 64-bit words of block k, words 0-1 then 2-3 of each of the other nine streams in turn,
+/// which is an exact Bernoulli(p) for every double p. Weights are summed in a fixed order (a
+/// key's users by ascending number of kept keys), so they too are the same at every thread count.
+/// policy_gaussian takes its users in ascending order of the first 64 bits of block mix(u) - 2^20
+/// (ties by id), a block no draw of u's own bounding uses, and updates them one after another.
 /// @param context The source of the selection's stream and its accountant.
 /// @param users The user of each contribution (any 64-bit ids).
 /// @param keys The key of each contribution (any 64-bit ids; the released set holds some of them).
@@ -172,8 +268,14 @@ struct PartitionSelection {
 /// (epsilon, delta + report.delta_float)-DP between datasets that add or remove one user (with all
 /// of their contributions): the keep probability meets the per-key inequalities of the file
 /// comment, and one user changes the user counts of at most max_partitions keys by one each
-/// (Desfontaines et al. 2022, Sec. 3; Korolova et al. 2009; Wilson et al. 2020). The context's
-/// accountant is charged one approximate release at (epsilon, delta), before the stream is drawn.
+/// (Desfontaines et al. 2022, Sec. 3; Korolova et al. 2009; Wilson et al. 2020). The weighted
+/// strategies: one user moves the weight vector of the keys others hold by at most 1 in L2, and
+/// its own keys pass with probability at most delta / 2 (Gopi et al. 2020; Swanberg et al. 2023).
+/// Their analysis is of exact weights and the exact Gaussian tail; the passes compute both in
+/// double precision (relative errors of a few units of 2^-53 each), as every floating-point
+/// implementation of these mechanisms does, and delta_float does not count that error (for
+/// policy_gaussian, whose contraction may move the weight of any key, it concerns every key). The context's accountant is charged
+/// one approximate release at (epsilon, delta), before the stream is drawn.
 PartitionSelection select_partitions(Context& context, std::span<const std::uint64_t> users,
                                      std::span<const std::uint64_t> keys, const PartitionSelectionParams& params);
 

@@ -31,4 +31,36 @@ inline void expect_frequencies_match(const std::vector<int>& counts, const std::
   }
 }
 
+// The upper 1e-6 quantile of the chi-square distribution with df = 1, 2, ..., 12 degrees of
+// freedom (computed from the regularized incomplete gamma function).
+inline constexpr double kChiSquareUpper1e6[] = {23.93, 27.63, 30.66, 33.38, 35.89, 38.26,
+                                                40.52, 42.70, 44.81, 46.86, 48.87, 50.83};
+
+// Groups of `trials` independent coins each, group g's of probability p[g], kept[g] of them won:
+// groups with trials p (1 - p) >= 25 enter the statistic sum (kept - T p)^2 / (T p (1 - p)),
+// refused above the chi-square's upper 1e-6 quantile (the normal approximation of each binomial);
+// the others are compared one by one within frequency_tolerance (binomial tail <= 1.1e-6 each),
+// and a group with p = 1 must win every coin. At least `min_degrees` groups must enter the
+// statistic (at most 12).
+inline void expect_binomial_groups(const std::vector<int>& kept, const std::vector<double>& p, int trials,
+                                   int min_degrees, const std::string& where) {
+  ASSERT_EQ(kept.size(), p.size());
+  const double t = trials;
+  double chi_square = 0.0;
+  int degrees = 0;
+  for (std::size_t g = 0; g < p.size(); ++g) {
+    if (p[g] == 1.0) {
+      EXPECT_EQ(kept[g], trials) << where << ", group " << g;
+    } else if (t * p[g] * (1.0 - p[g]) >= 25.0) {
+      chi_square += (kept[g] - t * p[g]) * (kept[g] - t * p[g]) / (t * p[g] * (1.0 - p[g]));
+      ++degrees;
+    } else {
+      EXPECT_NEAR(kept[g], t * p[g], frequency_tolerance(trials, p[g])) << where << ", group " << g << " p " << p[g];
+    }
+  }
+  ASSERT_GE(degrees, min_degrees) << where << ": the statistic covers the rise of p";
+  ASSERT_LE(degrees, 12) << where;
+  EXPECT_LT(chi_square, kChiSquareUpper1e6[degrees - 1]) << where << ", " << degrees << " groups";
+}
+
 }  // namespace dpselect::testing
