@@ -135,6 +135,16 @@ TEST(DistributedPartitionSelectionErrors, BadInputOnOneRankFailsEveryRankBeforeC
   {
     Ledger ledger;
     PartitionSelectionParams params = good;
+    params.strategy = PartitionStrategy::dp_sips;  // a weighted strategy runs in one process
+    expect_same_error<dpselect::InvalidArgument>(
+        [&] { dmpi::select_partitions(ledger.context, mine.users, mine.keys, params); },
+        "strategy must count users under MPI (got dp-sips, which runs in one process)");
+    EXPECT_EQ(ledger.charged(), 0u);
+    expect_next_release_on_stream_zero(ledger);
+  }
+  {
+    Ledger ledger;
+    PartitionSelectionParams params = good;
     params.delta = 0.0;  // on every rank: refused by every rank's own check
     expect_same_error<dpselect::InvalidArgument>(
         [&] { dmpi::select_partitions(ledger.context, mine.users, mine.keys, params); }, "delta must be in (0, 1)");

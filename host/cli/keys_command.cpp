@@ -45,6 +45,15 @@ std::string strategy_source(PartitionStrategy strategy) {
       return "a Laplace-noised user count above a threshold (Korolova et al. 2009; Wilson et al. 2020)";
     case PartitionStrategy::gaussian_threshold:
       return "a Gaussian-noised user count above a threshold (Wilson et al. 2020)";
+    case PartitionStrategy::weighted_gaussian:
+      return "a Gaussian-noised weight above a threshold, a user's t keys weighing 1/sqrt(t) each (Gopi et al. "
+             "2020, Weighted Gaussian)";
+    case PartitionStrategy::policy_gaussian:
+      return "weights that spend each user's L2 budget on its keys still below a cutoff (Gopi et al. 2020, Policy "
+             "Gaussian with L2 descent)";
+    case PartitionStrategy::dp_sips:
+      return "the weighted Gaussian in rounds of growing budget, released keys removed between rounds (Swanberg, "
+             "Desfontaines & Haney 2023)";
   }
   return {};
 }
@@ -96,6 +105,24 @@ KeysOutcome release_once(ReleaseTarget& target, const PairsInput& input, const s
 
 void add_rule(Record& out, const PartitionSelectionParams& params, const PartitionKeepRule& rule, double delta_float) {
   Record& described = out.add_record("rule", "keep rule (public: a function of the parameters)");
+  if (is_weighted(params.strategy)) {
+    described.add("noise_scale", rule.noise_scale, "Gaussian sigma of the noise on the weights (all rounds composed)");
+    if (params.strategy == PartitionStrategy::policy_gaussian) {
+      described.add("cutoff", rule.policy_cutoff, "a user stops spending on a key whose weight reached it");
+    }
+    for (std::size_t r = 0; r < rule.rounds.size(); ++r) {
+      const WeightedRound& round = rule.rounds[r];
+      Record& described_round =
+          described.add_record("round_" + std::to_string(r + 1), "round " + std::to_string(r + 1));
+      described_round.add("budget_share", round.budget_share, "share of the budget");
+      described_round.add("noise_scale", round.noise_scale, "Gaussian sigma");
+      described_round.add("threshold", round.threshold, "a key is released when its noisy weight exceeds it");
+      described_round.add("key_delta", round.key_delta,
+                          "probability that any of a user's keys nobody else holds is released");
+    }
+    out.add("delta_float", delta_float, "delta added by rounding (0: the coins are exact)");
+    return;
+  }
   described.add("key_epsilon", rule.key_epsilon, "epsilon of each key");
   described.add("key_delta", rule.key_delta,
                 params.strategy == PartitionStrategy::truncated_geometric
@@ -177,7 +204,9 @@ Releases the keys of (user, key) contributions that may appear in a published hi
 data whose keys are not known in advance (search queries, URLs, product ids). Each user keeps
 at most --max-partitions of its distinct keys (chosen at random), a key's users are counted, and
 the key is released with a probability that depends only on that count (--strategy): keys many
-users hold are released almost surely, keys few users hold almost never. The release is
+users hold are released almost surely, keys few users hold almost never. The weighted strategies
+(weighted-gaussian, policy-gaussian, dp-sips) spread each user's weight over its keys instead of
+counting it once per key, which releases more keys when users hold many (on the CPU). The release is
 (epsilon, delta)-DP between datasets that add or remove one user with all of their pairs.
 Input: CSV with a header line (columns --user-column and --key-column, RFC 4180 quoting), the
 users integers (--user-ids text for others) and the keys text (--key-type integer for numbers);
@@ -236,9 +265,27 @@ void register_keys_command(CLI::App& app) {
   add_choice_option(command, "--strategy", options->params.strategy,
                     Choices<PartitionStrategy>{named(PartitionStrategy::truncated_geometric),
                                                named(PartitionStrategy::laplace_threshold),
-                                               named(PartitionStrategy::gaussian_threshold)},
+                                               named(PartitionStrategy::gaussian_threshold),
+                                               named(PartitionStrategy::weighted_gaussian),
+                                               named(PartitionStrategy::policy_gaussian),
+                                               named(PartitionStrategy::dp_sips)},
                     "the keep rule: truncated-geometric (the optimal one for (epsilon, delta)), laplace or "
-                    "gaussian (a noisy user count above a threshold)");
+                    "gaussian (a noisy user count above a threshold); weighted-gaussian, policy-gaussian or "
+                    "dp-sips (a noisy weight above a threshold, each user's weight spread over its keys; on the CPU)");
+  command
+      .add_option("--rounds", options->params.rounds, "dp-sips: the number of rounds")
+      ->check(CLI::Range(1u, kMaxPartitionRounds))
+      ->capture_default_str();
+  command
+      .add_option("--round-budget-ratio", options->params.round_budget_ratio,
+                  "dp-sips: each round's share of the budget over the next round's, in (0, 1]")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  command
+      .add_option("--policy-cutoff", options->params.policy_cutoff_sigmas,
+                  "policy-gaussian: the cutoff's height above the threshold, in noise standard deviations")
+      ->check(finite_nonnegative())
+      ->capture_default_str();
   complete_release_command(command, options->release, keys_examples, [options] { return run_keys(*options); });
 }
 

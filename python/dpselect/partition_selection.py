@@ -12,6 +12,17 @@ key's number of distinct users n is counted, and the key is released with probab
   et al. 2020);
 * ``GAUSSIAN_THRESHOLD``: the same with Gaussian noise (Wilson et al. 2020).
 
+The weighted strategies weigh keys instead of counting their users: a user keeping t keys adds
+at most 1 to the L2 norm of the weights, and a key of weight w is released with probability
+``weighted_keep_probability(round, w)`` (they run on the CPU):
+
+* ``WEIGHTED_GAUSSIAN``: each of a user's t keys weighs 1/sqrt(t) (Gopi, Gulhane, Kulkarni, Shen,
+  Shokouhi & Yekhanin 2020, "Differentially private set union");
+* ``POLICY_GAUSSIAN``: the users one after another (in an order drawn from the stream) spend
+  their budget on their keys still below a cutoff (Gopi et al. 2020, L2 descent);
+* ``DP_SIPS``: the weighted Gaussian in ``rounds`` rounds of growing budget, each on the keys no
+  earlier round released (Swanberg, Desfontaines & Haney 2023).
+
 Example::
 
     import dpselect
@@ -36,13 +47,17 @@ from ._dpselect import (
     PartitionSelectionParams,
     PartitionSelectionReport,
     PartitionStrategy,
+    WeightedRound,
+    is_weighted,
     keep_probability,
     partition_keep_rule,
+    weighted_keep_probability,
 )
 
 __all__ = [
     "PartitionKeepRule", "PartitionSelection", "PartitionSelectionParams", "PartitionSelectionReport",
-    "PartitionStrategy", "keep_probability", "partition_keep_rule", "select_partitions",
+    "PartitionStrategy", "WeightedRound", "is_weighted", "keep_probability", "partition_keep_rule",
+    "select_partitions", "weighted_keep_probability",
 ]
 
 
@@ -114,6 +129,9 @@ def select_partitions(
     max_partitions: int = 1,
     strategy: PartitionStrategy = PartitionStrategy.TRUNCATED_GEOMETRIC,
     backend: Backend = Backend.AUTO,
+    rounds: int = 3,
+    round_budget_ratio: float = 0.3,
+    policy_cutoff_sigmas: float = 3.0,
 ) -> PartitionSelection:
     """The keys that may be released, from (user, key) contributions.
 
@@ -138,7 +156,13 @@ def select_partitions(
         The keep rule.
     backend : Backend, default Backend.AUTO
         Where the pairs are sorted, bounded and decided (AUTO: the GPU when one is usable); every
-        backend releases the same keys for the same seed.
+        backend releases the same keys for the same seed. The weighted strategies run on the CPU.
+    rounds : int, default 3
+        ``DP_SIPS``: the number of rounds, in [1, 16].
+    round_budget_ratio : float, default 0.3
+        ``DP_SIPS``: each round's share of the budget over the next round's, in (0, 1].
+    policy_cutoff_sigmas : float, default 3.0
+        ``POLICY_GAUSSIAN``: the cutoff's height above the threshold, in noise standard deviations.
 
     Returns
     -------
@@ -165,11 +189,12 @@ def select_partitions(
     -----
     (epsilon, delta + report.delta_float)-DP between datasets that add or remove one user with
     all of their contributions (Desfontaines et al. 2022; Korolova et al. 2009; Wilson et al.
-    2020), charged once as an approximate release at (epsilon, delta). The GIL is released during
-    the selection.
+    2020; Gopi et al. 2020; Swanberg et al. 2023), charged once as an approximate release at
+    (epsilon, delta). The GIL is released during the selection.
     """
     fields = {"epsilon": epsilon, "delta": delta, "max_partitions": max_partitions, "strategy": strategy,
-              "backend": backend}
+              "backend": backend, "rounds": rounds, "round_budget_ratio": round_budget_ratio,
+              "policy_cutoff_sigmas": policy_cutoff_sigmas}
     params = params_of(PartitionSelectionParams, params, fields, select_partitions.__kwdefaults__,
                        ("epsilon", "delta"))
     params.validate()

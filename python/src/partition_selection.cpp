@@ -27,7 +27,9 @@ namespace {
 std::string repr_params(const PartitionSelectionParams& p) {
   return "PartitionSelectionParams(epsilon=" + repr_double(p.epsilon) + ", delta=" + repr_double(p.delta) +
          ", max_partitions=" + std::to_string(p.max_partitions) + ", strategy=" + repr_enum(p.strategy) +
-         ", backend=" + repr_enum(p.backend) + ")";
+         ", backend=" + repr_enum(p.backend) + ", rounds=" + std::to_string(p.rounds) +
+         ", round_budget_ratio=" + repr_double(p.round_budget_ratio) +
+         ", policy_cutoff_sigmas=" + repr_double(p.policy_cutoff_sigmas) + ")";
 }
 
 std::span<const std::uint64_t> span_of(const HostVector<const std::uint64_t>& ids) {
@@ -43,7 +45,18 @@ void bind_partition_selection(nb::module_& m) {
       .value("LAPLACE_THRESHOLD", PartitionStrategy::laplace_threshold,
              "a Laplace-noised user count above a threshold (Korolova et al. 2009; Wilson et al. 2020)")
       .value("GAUSSIAN_THRESHOLD", PartitionStrategy::gaussian_threshold,
-             "a Gaussian-noised user count above a threshold (Wilson et al. 2020)");
+             "a Gaussian-noised user count above a threshold (Wilson et al. 2020)")
+      .value("WEIGHTED_GAUSSIAN", PartitionStrategy::weighted_gaussian,
+             "a Gaussian-noised weight above a threshold, a user's t keys weighing 1/sqrt(t) each (Gopi et al. "
+             "2020, Weighted Gaussian)")
+      .value("POLICY_GAUSSIAN", PartitionStrategy::policy_gaussian,
+             "weights that spend each user's L2 budget on its keys still below a cutoff (Gopi et al. 2020, Policy "
+             "Gaussian with L2 descent)")
+      .value("DP_SIPS", PartitionStrategy::dp_sips,
+             "the weighted Gaussian in rounds of growing budget, released keys removed between rounds (Swanberg, "
+             "Desfontaines & Haney 2023)");
+  m.def("is_weighted", &is_weighted, "strategy"_a,
+        "Whether the strategy weighs keys (WEIGHTED_GAUSSIAN, POLICY_GAUSSIAN, DP_SIPS) rather than counting users.");
 
   nb::class_<PartitionSelectionParams>(m, "PartitionSelectionParams", R"(The parameters of one partition selection.
 
@@ -59,20 +72,32 @@ strategy : PartitionStrategy, default PartitionStrategy.TRUNCATED_GEOMETRIC
     The keep rule.
 backend : Backend, default Backend.AUTO
     Where the pairs are sorted, bounded and decided (AUTO: the GPU when one is usable); every
-    backend releases the same keys.)")
+    backend releases the same keys. The weighted strategies run on the CPU (AUTO or CPU).
+rounds : int, default 3
+    DP_SIPS: the number of rounds, in [1, 16].
+round_budget_ratio : float, default 0.3
+    DP_SIPS: each round's share of the budget over the next round's, in (0, 1].
+policy_cutoff_sigmas : float, default 3.0
+    POLICY_GAUSSIAN: the cutoff's height above the threshold, in noise standard deviations.)")
       .def(
           "__init__",
           [](PartitionSelectionParams* self, double epsilon, double delta, std::uint64_t max_partitions,
-             PartitionStrategy strategy, Backend backend) {
-            new (self) PartitionSelectionParams{epsilon, delta, max_partitions, strategy, backend};
+             PartitionStrategy strategy, Backend backend, std::uint32_t rounds, double round_budget_ratio,
+             double policy_cutoff_sigmas) {
+            new (self) PartitionSelectionParams{epsilon,  delta,  max_partitions,     strategy,
+                                                backend, rounds, round_budget_ratio, policy_cutoff_sigmas};
           },
           nb::kw_only(), "epsilon"_a, "delta"_a, "max_partitions"_a = 1,
-          "strategy"_a = PartitionStrategy::truncated_geometric, "backend"_a = Backend::Auto)
+          "strategy"_a = PartitionStrategy::truncated_geometric, "backend"_a = Backend::Auto, "rounds"_a = 3u,
+          "round_budget_ratio"_a = 0.3, "policy_cutoff_sigmas"_a = 3.0)
       .def_rw("epsilon", &PartitionSelectionParams::epsilon)
       .def_rw("delta", &PartitionSelectionParams::delta)
       .def_rw("max_partitions", &PartitionSelectionParams::max_partitions)
       .def_rw("strategy", &PartitionSelectionParams::strategy)
       .def_rw("backend", &PartitionSelectionParams::backend)
+      .def_rw("rounds", &PartitionSelectionParams::rounds)
+      .def_rw("round_budget_ratio", &PartitionSelectionParams::round_budget_ratio)
+      .def_rw("policy_cutoff_sigmas", &PartitionSelectionParams::policy_cutoff_sigmas)
       .def("validate", &PartitionSelectionParams::validate,
            "Raises InvalidArgument naming the first bad field and its value.")
       .def("__repr__", &repr_params);
@@ -86,14 +111,28 @@ backend : Backend, default Backend.AUTO
       .def_ro("noise_scale", &PartitionKeepRule::noise_scale)
       .def_ro("threshold", &PartitionKeepRule::threshold)
       .def_ro("geometric_until", &PartitionKeepRule::geometric_until)
-      .def_ro("always_kept", &PartitionKeepRule::always_kept);
+      .def_ro("always_kept", &PartitionKeepRule::always_kept)
+      .def_ro("rounds", &PartitionKeepRule::rounds, "The weighted strategies' rounds (none for the count strategies).")
+      .def_ro("policy_cutoff", &PartitionKeepRule::policy_cutoff, "POLICY_GAUSSIAN: the cutoff Gamma; 0 otherwise.");
+
+  nb::class_<WeightedRound>(m, "WeightedRound",
+                            "One round of a weighted strategy: a key of weight w is released with probability "
+                            "P(w + N(0, noise_scale^2) > threshold).")
+      .def_ro("budget_share", &WeightedRound::budget_share, "The round's share of the budget.")
+      .def_ro("noise_scale", &WeightedRound::noise_scale, "The Gaussian noise's sigma.")
+      .def_ro("threshold", &WeightedRound::threshold, "rho.")
+      .def_ro("key_delta", &WeightedRound::key_delta,
+              "The most probability with which any of one user's keys that nobody else holds passes.");
 
   nb::class_<PartitionSelectionReport>(m, "PartitionSelectionReport", "What a partition selection did.")
       .def_ro("params", &PartitionSelectionReport::params)
       .def_ro("rule", &PartitionSelectionReport::rule)
       .def_ro("delta_float", &PartitionSelectionReport::delta_float,
-              "The delta the rounding of the keep probabilities may add: max_partitions * 2^-53.")
-      .def_ro("stream", &PartitionSelectionReport::stream)
+              "The delta the rounding of the keep probabilities may add (about max_partitions * 2^-53 for the "
+              "count strategies; 0 for the weighted ones, whose coins are exact).")
+      .def_ro("stream", &PartitionSelectionReport::stream, "The first stream drawn.")
+      .def_ro("streams", &PartitionSelectionReport::streams,
+              "The consecutive streams drawn from ``stream`` on (1; 9 a round for the weighted strategies).")
       .def_ro("generator", &PartitionSelectionReport::generator)
       .def_ro("executed_on", &PartitionSelectionReport::executed_on,
               "Where the pairs were sorted, bounded and decided.")
@@ -127,6 +166,9 @@ InvalidArgument
       [](const PartitionSelectionParams& params, std::uint64_t users) { return keep_probability(params, users); },
       "params"_a, "users"_a, R"(The probability that a key held by ``users`` distinct users is released.
 
+For a weighted strategy, whose release depends on what else the users hold: for users that
+hold no other key.
+
 Parameters
 ----------
 params : PartitionSelectionParams
@@ -143,6 +185,20 @@ Raises
 ------
 InvalidArgument
     A bad parameter, naming it and its value.)");
+  m.def("weighted_keep_probability", &weighted_keep_probability, "round"_a, "weight"_a,
+        R"(The probability that a key of weight ``weight`` is released in a weighted round.
+
+Parameters
+----------
+round : WeightedRound
+    A round of ``partition_keep_rule(params).rounds``.
+weight : float
+    The key's weight (the sum over its users of their spending on it).
+
+Returns
+-------
+float
+    P(weight + N(0, sigma^2) > rho), 0 for a weight <= 0.)");
   m.def(
       "select_partitions_ids",
       [](Context& context, const HostVector<const std::uint64_t>& users, const HostVector<const std::uint64_t>& keys,

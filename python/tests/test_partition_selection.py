@@ -163,3 +163,85 @@ def test_the_guide_example():
     # [/doc:python_partition_selection]
     assert 5 < len(kept.keys) < 1000 and accountant.release_count == 2
     assert 1 in kept.keys.tolist()  # the most popular query: held by about 40% of the users
+
+
+WEIGHTED = [dpselect.PartitionStrategy.WEIGHTED_GAUSSIAN, dpselect.PartitionStrategy.POLICY_GAUSSIAN,
+            dpselect.PartitionStrategy.DP_SIPS]
+
+
+def analytic_gaussian_sigma(epsilon, delta):
+    """Balle & Wang 2018, Thm 8, for L2 sensitivity 1: the sigma at which
+    Phi(1/(2 sigma) - eps sigma) - e^eps Phi(-1/(2 sigma) - eps sigma) = delta, solved by SciPy."""
+    stats = pytest.importorskip("scipy.stats")
+    optimize = pytest.importorskip("scipy.optimize")
+
+    def excess(sigma):
+        return (stats.norm.cdf(0.5 / sigma - epsilon * sigma)
+                - np.exp(epsilon) * stats.norm.cdf(-0.5 / sigma - epsilon * sigma) - delta)
+
+    return optimize.brentq(excess, 1e-3, 1e4, xtol=1e-15, rtol=1e-15)
+
+
+@pytest.mark.parametrize("epsilon,delta", BUDGETS)
+def test_the_weighted_rules_are_gopi_et_als_formulas_computed_by_scipy(epsilon, delta):
+    stats = pytest.importorskip("scipy.stats")
+    for m in (1, 5, 30):
+        for strategy in WEIGHTED[:2]:
+            rule = dpselect.partition_keep_rule(params(epsilon, delta, m, strategy))
+            sigma = analytic_gaussian_sigma(epsilon, delta / 2)
+            assert rule.noise_scale == pytest.approx(sigma, rel=1e-9)
+            # rho = max over t <= m of 1/sqrt(t) + sigma Phi^-1((1 - delta / 2)^(1/t)).
+            t = np.arange(1, m + 1)
+            tails = -np.expm1(np.log1p(-delta / 2) / t)
+            rho = np.max(1 / np.sqrt(t) + sigma * stats.norm.isf(tails))
+            assert rule.threshold == pytest.approx(rho, rel=1e-9)
+            (only_round,) = rule.rounds
+            assert only_round.threshold == rule.threshold
+            p = dpselect.weighted_keep_probability(only_round, 1.0)
+            assert p == pytest.approx(stats.norm.sf((rule.threshold - 1.0) / sigma), rel=1e-9)
+        policy = dpselect.partition_keep_rule(params(epsilon, delta, m, WEIGHTED[1]))
+        assert policy.policy_cutoff == pytest.approx(policy.threshold + 3 * policy.noise_scale, rel=1e-15)
+
+
+def test_dp_sips_rounds_grow_their_budget_and_compose_to_one_sigma():
+    chosen = dpselect.PartitionSelectionParams(epsilon=1.0, delta=1e-6, max_partitions=3,
+                                               strategy=dpselect.PartitionStrategy.DP_SIPS, rounds=4,
+                                               round_budget_ratio=0.5)
+    rule = dpselect.partition_keep_rule(chosen)
+    shares = [r.budget_share for r in rule.rounds]
+    assert shares == pytest.approx(np.array([1, 2, 4, 8]) / 15, rel=1e-12)
+    assert sum(1 / r.noise_scale**2 for r in rule.rounds) == pytest.approx(1 / rule.noise_scale**2, rel=1e-12)
+    assert sum(r.key_delta for r in rule.rounds) == pytest.approx(0.5e-6, rel=1e-12)
+    # A key whose users hold nothing else misses every round independently.
+    n = 30
+    missed = np.prod([1 - dpselect.weighted_keep_probability(r, n) for r in rule.rounds])
+    assert dpselect.keep_probability(chosen, n) == pytest.approx(1 - missed, rel=1e-12)
+    assert "rounds=4, round_budget_ratio=0.5" in repr(chosen)
+
+
+@pytest.mark.parametrize("strategy", WEIGHTED)
+def test_weighted_strategies_release_string_keys_on_the_cpu_with_exact_coins(strategy):
+    users = np.arange(600) % 300
+    keys = np.where(np.arange(600) < 300, "cats", "dogs, big").tolist() + ["rare"]
+    users = np.append(users, 1000)
+    chosen = dpselect.select_partitions(dpselect.Context.fixed_seed(4), users, keys, epsilon=1.0, delta=1e-6,
+                                        max_partitions=2, strategy=strategy)
+    assert chosen.keys == ["cats", "dogs, big"]  # weight 300 / sqrt(2) each; "rare": 1, far below
+    assert chosen.report.delta_float == 0.0
+    assert chosen.report.streams == (27 if strategy == dpselect.PartitionStrategy.DP_SIPS else 9)
+    assert chosen.report.executed_on == dpselect.ExecutedOn.CPU
+    assert dpselect.is_weighted(strategy) and not dpselect.is_weighted(GAUSSIAN)
+
+
+@pytest.mark.parametrize("strategy", WEIGHTED)
+def test_weighted_strategies_refuse_bad_parameters_before_any_charge(strategy):
+    context, ledger = ledger_context()
+    users, keys = [1, 2], [5, 5]
+    for bad, fragment in [({"rounds": 0}, "rounds"), ({"round_budget_ratio": 0.0}, "round_budget_ratio"),
+                          ({"policy_cutoff_sigmas": -1.0}, "policy_cutoff_sigmas"),
+                          ({"max_partitions": 65537}, "max_partitions"),
+                          ({"backend": dpselect.Backend.GPU}, "backend must be Auto or Cpu")]:
+        with pytest.raises(dpselect.InvalidArgument, match=fragment):
+            dpselect.select_partitions(context, users, keys, epsilon=1.0, delta=1e-6, strategy=strategy,
+                                       **{"max_partitions": 2, **bad})
+    assert ledger.release_count == 0
