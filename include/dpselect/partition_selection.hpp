@@ -212,7 +212,7 @@ struct PartitionSelectionReport {
   /// `stream`), so each key is kept with exactly its computed probability: 0.
   double delta_float = 0.0;
   std::uint64_t stream = 0;      ///< the first stream the selection drew from its context
-  /// The consecutive streams drawn from `stream` on: 1 for the count strategies, 10 a round for
+  /// The consecutive streams drawn from `stream` on: 1 for the count strategies, 9 a round for
   /// the weighted ones (the bounding and the coins, then the coins' tie bits).
   std::uint64_t streams = 1;
   Generator generator = Generator::chacha20;  ///< the generator of that stream
@@ -244,14 +244,15 @@ struct PartitionSelection {
 /// the same keys on every machine, at every thread count, and however the pairs are split among
 /// processes (mpi::select_partitions).
 ///
-/// The weighted strategies run on the CPU, in the same layout, each round on its own ten streams
-/// (round r of dp_sips from stream + 10 r): the bounding and the coins on the first, the coin's
+/// The weighted strategies run on the CPU, in the same layout, each round on its own nine streams
+/// (round r of dp_sips from stream + 9 r): the bounding and the coins on the first, the coin's
 /// 53 bits compared with p 2^53 and, on a tie (probability 2^-53), the fraction compared with the
-/// next 64-bit words of block k, words 0-1 then 2-3 of each of the other nine streams in turn,
+/// next 64-bit words of block k, words 0-1 then 2-3 of each of the other eight streams in turn,
 /// which is an exact Bernoulli(p) for every double p. Weights are summed in a fixed order (a
 /// key's users by ascending number of kept keys), so they too are the same at every thread count.
 /// policy_gaussian takes its users in ascending order of the first 64 bits of block mix(u) - 2^20
-/// (ties by id), a block no draw of u's own bounding uses, and updates them one after another.
+/// (ties by id), a block no draw of u's own bounding uses, and updates them one after another,
+/// each user's kept keys in ascending order.
 /// @param context The source of the selection's stream and its accountant.
 /// @param users The user of each contribution (any 64-bit ids).
 /// @param keys The key of each contribution (any 64-bit ids; the released set holds some of them).
