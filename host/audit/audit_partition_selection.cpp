@@ -16,6 +16,11 @@
 //   p(n + 1) = e^eps p(n) + delta exactly (n = 2 at these parameters), for the thresholds just
 //   below the threshold (n = 2, T = 3.3 for Laplace, 4.1 for Gaussian). Output key: whether key 1
 //   was released.
+// The weighted strategies on the same pairs: user 1's two lone keys weigh 1/sqrt(2) each (for
+// policy_gaussian too: both gaps are the cutoff), each passing rho with probability p where the
+// two together fail with probability delta / 2 (dp_sips: over its rounds, a key left alone
+// weighing 1 in the rounds after the other's release); the added user moves a key's weight from 2
+// to 3 (policy_gaussian: min(n, Gamma), the same here).
 // epsilon = 1, delta = 0.05: large, so that the events are frequent enough to be bounded closely.
 #include <cmath>
 #include <cstdint>
@@ -47,8 +52,12 @@ AuditTarget partition_target(std::string mechanism, std::string neighbours, cons
   target.mechanism = std::move(mechanism);
   target.neighbours = std::move(neighbours);
   target.claimed_epsilon = params.epsilon;
-  // The rounding of the keep probabilities adds max_partitions 2^-53 (PartitionSelectionReport).
-  target.claimed_delta = params.delta + std::ldexp(static_cast<double>(params.max_partitions), -53);
+  // The rounding of the count strategies' keep probabilities adds at most (1 + e^eps)
+  // max_partitions 2^-53 (PartitionSelectionReport::delta_float); the weighted ones' coins are exact.
+  target.claimed_delta =
+      params.delta + (is_weighted(params.strategy)
+                          ? 0.0
+                          : (1.0 + std::exp(params.epsilon)) * std::ldexp(static_cast<double>(params.max_partitions), -53));
   target.run = [params, d = std::move(d), d_prime = std::move(d_prime), key_of](
                    bool on_d_prime, Context& context, std::uint64_t runs, OutputCounts& counts) {
     const Contributions& data = on_d_prime ? d_prime : d;
@@ -95,9 +104,10 @@ AuditTarget added_user_target(PartitionStrategy strategy, std::uint64_t users_be
 
 std::vector<AuditTarget> partition_selection_audits() {
   std::vector<AuditTarget> targets;
-  for (const PartitionStrategy strategy : {PartitionStrategy::truncated_geometric,
-                                           PartitionStrategy::laplace_threshold,
-                                           PartitionStrategy::gaussian_threshold}) {
+  for (const PartitionStrategy strategy :
+       {PartitionStrategy::truncated_geometric, PartitionStrategy::laplace_threshold,
+        PartitionStrategy::gaussian_threshold, PartitionStrategy::weighted_gaussian,
+        PartitionStrategy::policy_gaussian, PartitionStrategy::dp_sips}) {
     targets.push_back(lone_keys_target(strategy));
     targets.push_back(added_user_target(strategy, 2));
   }
