@@ -68,6 +68,7 @@ void expect_same_selection(const PartitionSelection& distributed, const Partitio
   EXPECT_EQ(distributed.report.keys_considered, single.report.keys_considered);
   EXPECT_EQ(distributed.report.delta_float, single.report.delta_float);
   EXPECT_EQ(distributed.report.rule.threshold, single.report.rule.threshold);
+  EXPECT_EQ(distributed.report.streams, single.report.streams);
   // Every rank holds rank 0's keys.
   std::uint64_t digest = 0;
   for (const std::uint64_t key : distributed.keys) digest = digest * 1000003 + key;
@@ -84,7 +85,8 @@ TEST(DistributedPartitionSelection, AnySplitOfThePairsEqualsOneProcess) {
     dmpi::DistributedContext distributed = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed, generator);
     dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed, generator);
     for (const auto strategy : {PartitionStrategy::truncated_geometric, PartitionStrategy::laplace_threshold,
-                                PartitionStrategy::gaussian_threshold}) {
+                                PartitionStrategy::gaussian_threshold, PartitionStrategy::weighted_gaussian,
+                                PartitionStrategy::dp_sips}) {
       for (const std::uint64_t max_partitions : {1, 3}) {
         const PartitionSelectionParams params{1.0, 1e-3, max_partitions, strategy};
         const PartitionSelection expected = dpselect::select_partitions(single, all.users, all.keys, params);
@@ -135,10 +137,10 @@ TEST(DistributedPartitionSelectionErrors, BadInputOnOneRankFailsEveryRankBeforeC
   {
     Ledger ledger;
     PartitionSelectionParams params = good;
-    params.strategy = PartitionStrategy::dp_sips;  // a weighted strategy runs in one process
+    params.strategy = PartitionStrategy::policy_gaussian;  // its users one after another, in one process
     expect_same_error<dpselect::InvalidArgument>(
         [&] { dmpi::select_partitions(ledger.context, mine.users, mine.keys, params); },
-        "strategy must count users under MPI (got dp-sips, which runs in one process)");
+        "strategy must not be policy-gaussian under MPI");
     EXPECT_EQ(ledger.charged(), 0u);
     expect_next_release_on_stream_zero(ledger);
   }

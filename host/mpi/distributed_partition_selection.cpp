@@ -34,6 +34,9 @@ struct PartitionParamsImage {
   double delta;
   std::uint64_t max_partitions;
   std::uint64_t strategy;
+  std::uint64_t rounds;
+  double round_budget_ratio;
+  double policy_cutoff_sigmas;
 };
 
 // The rank that owns a user or a key: a hash (the SplitMix64 finalizer) modulo the ranks. Keys
@@ -98,21 +101,94 @@ std::vector<T> grouped_by_owner(const std::vector<T>& values, int ranks, OwnerOf
   return grouped;
 }
 
+// Every rank's released keys, on every rank, ascending.
+std::vector<std::uint64_t> gathered_keys(DistributedContext& context, const std::vector<std::uint64_t>& released) {
+  const DistributedContext::State& s = detail::Access::state(context);
+  const int released_here = static_cast<int>(released.size());
+  std::vector<int> released_counts(static_cast<std::size_t>(s.size)), offsets(static_cast<std::size_t>(s.size));
+  MPI_Allgather(&released_here, 1, MPI_INT, released_counts.data(), 1, MPI_INT, s.comm);
+  int total_released = 0;
+  for (int r = 0; r < s.size; ++r) {
+    offsets[r] = total_released;
+    total_released += released_counts[r];
+  }
+  std::vector<std::uint64_t> keys(static_cast<std::size_t>(total_released));
+  MPI_Allgatherv(released.data(), released_here, MPI_UINT64_T, keys.data(), released_counts.data(), offsets.data(),
+                 MPI_UINT64_T, s.comm);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+// weighted_gaussian and dp_sips over the pairs this rank owns by user (`owned`): each round bounds
+// them here, sends each kept key with its user's number of kept keys to the key's rank, which
+// sums and decides it; the round's released keys are gathered on every rank, which drops their
+// pairs before the next round. The same bits and sums as in one process.
+PartitionSelection weighted_selection(DistributedContext& context, std::vector<Contribution>& owned,
+                                      const PartitionSelectionParams& params, const PartitionKeepRule& rule,
+                                      const dpselect::detail::ContextAccess::KeyedStream& first,
+                                      MPI_Datatype pair_type) {
+  const DistributedContext::State& s = detail::Access::state(context);
+  PartitionSelection selection;
+  std::uint64_t distinct = 0;
+  std::exception_ptr failure;
+  try {
+    dpselect::detail::keep_distinct(owned);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  for (std::size_t r = 0; r < rule.rounds.size(); ++r) {
+    const dpselect::detail::ContextAccess::KeyedStream drawn{
+        first.key, first.stream + r * dpselect::detail::kWeightedRoundStreams};
+    std::vector<dpselect::detail::WeightedKey> kept;
+    std::vector<std::uint64_t> key_counts(static_cast<std::size_t>(s.size), 0);
+    try {
+      if (failure) std::rethrow_exception(failure);
+      kept = dpselect::detail::bounded_weighted_keys(owned, params.max_partitions, drawn);
+      kept = grouped_by_owner(
+          kept, s.size,
+          [&](const dpselect::detail::WeightedKey& entry) { return owner_of(entry.key ^ kKeyHashOffset, s.size); },
+          key_counts);
+      const std::string too_many = count_error(key_counts, "kept keys", s.rank);
+      if (!too_many.empty()) throw std::runtime_error(too_many);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    detail::agree_on_pass(context, failure);
+    std::vector<dpselect::detail::WeightedKey> counted = all_to_all(context, kept, key_counts, pair_type, "kept keys");
+    kept = {};
+    const dpselect::detail::ReleasedKeys released =
+        dpselect::detail::weighted_round_keys(counted, rule.rounds[r], params.max_partitions, drawn);
+    if (r == 0) distinct = released.distinct;
+    const std::vector<std::uint64_t> round_keys = gathered_keys(context, released.keys);
+    dpselect::detail::drop_released_pairs(owned, round_keys);
+    const std::size_t before = selection.keys.size();
+    selection.keys.insert(selection.keys.end(), round_keys.begin(), round_keys.end());
+    std::inplace_merge(selection.keys.begin(), selection.keys.begin() + static_cast<std::ptrdiff_t>(before),
+                       selection.keys.end());
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &distinct, 1, MPI_UINT64_T, MPI_SUM, s.comm);
+  selection.report = dpselect::detail::partition_selection_report(params, rule, first, distinct, ExecutedOn::cpu);
+  return selection;
+}
+
 }  // namespace
 
 PartitionSelection select_partitions(DistributedContext& context, std::span<const std::uint64_t> users,
                                      std::span<const std::uint64_t> keys, const PartitionSelectionParams& params) {
   DistributedContext::State& s = detail::Access::state(context);
-  const PartitionParamsImage image{params.epsilon, params.delta, params.max_partitions,
-                                   static_cast<std::uint64_t>(params.strategy)};
+  const PartitionParamsImage image{params.epsilon,        params.delta,
+                                   params.max_partitions,  static_cast<std::uint64_t>(params.strategy),
+                                   params.rounds,          params.round_budget_ratio,
+                                   params.policy_cutoff_sigmas};
   detail::Finding finding =
       detail::invalid_unless_empty(detail::differs_from_root(context, &image, sizeof image, "params"));
   PartitionKeepRule rule;
   if (finding.kind == detail::none) finding = detail::finding_of([&] { rule = partition_keep_rule(params); });
-  if (finding.kind == detail::none && is_weighted(params.strategy)) {
-    finding = detail::invalid_unless_empty("dpselect: strategy must count users under MPI (got " +
-                                           std::string(to_string(params.strategy)) +
-                                           ", which runs in one process)");
+  if (finding.kind == detail::none && params.strategy == PartitionStrategy::policy_gaussian) {
+    // Its users update the weights one after another, in one order over all of them.
+    finding = detail::invalid_unless_empty(
+        "dpselect: strategy must not be policy-gaussian under MPI (its users are taken one after another, in "
+        "one process)");
   }
   if (finding.kind == detail::none && users.size() != keys.size()) {
     finding = detail::invalid_unless_empty("dpselect: keys must hold one key per user entry on rank " +
@@ -141,14 +217,20 @@ PartitionSelection select_partitions(DistributedContext& context, std::span<cons
   const PrivacyCharge charge = dpselect::detail::partition_selection_charge(params);
   // Throws on every rank unless every rank's checks passed and rank 0's ledger took the charge.
   detail::agree_and_charge(context, nullptr, shard, std::move(finding), detail::ChargeRule{charge}, rules);
-  const dpselect::detail::ContextAccess::KeyedStream drawn = dpselect::detail::ContextAccess::draw_stream(s.local);
+  const dpselect::detail::ContextAccess::KeyedStream drawn =
+      dpselect::detail::ContextAccess::draw_streams(s.local, dpselect::detail::partition_selection_streams(params));
 
   MPI_Datatype pair_type = MPI_DATATYPE_NULL;
   MPI_Type_contiguous(2, MPI_UINT64_T, &pair_type);
   MPI_Type_commit(&pair_type);
   std::vector<Contribution> owned = all_to_all(context, mine, pair_counts, pair_type, "pairs");
-  MPI_Type_free(&pair_type);
   mine = {};
+  if (is_weighted(params.strategy)) {
+    PartitionSelection selection = weighted_selection(context, owned, params, rule, drawn, pair_type);
+    MPI_Type_free(&pair_type);
+    return selection;
+  }
+  MPI_Type_free(&pair_type);
   // This rank's passes; a failure on one rank (an allocation, say) is agreed on before the next
   // exchange, and the release stays charged, as in one process.
   std::vector<std::uint64_t> kept;
@@ -170,20 +252,8 @@ PartitionSelection select_partitions(DistributedContext& context, std::span<cons
   kept = {};
   dpselect::detail::ReleasedKeys released = dpselect::detail::released_keys(counted, rule, params.strategy, drawn);
 
-  // Every rank's released keys, on every rank, ascending.
-  const int released_here = static_cast<int>(released.keys.size());
-  std::vector<int> released_counts(static_cast<std::size_t>(s.size)), offsets(static_cast<std::size_t>(s.size));
-  MPI_Allgather(&released_here, 1, MPI_INT, released_counts.data(), 1, MPI_INT, s.comm);
-  int total_released = 0;
-  for (int r = 0; r < s.size; ++r) {
-    offsets[r] = total_released;
-    total_released += released_counts[r];
-  }
   PartitionSelection selection;
-  selection.keys.resize(static_cast<std::size_t>(total_released));
-  MPI_Allgatherv(released.keys.data(), released_here, MPI_UINT64_T, selection.keys.data(), released_counts.data(),
-                 offsets.data(), MPI_UINT64_T, s.comm);
-  std::sort(selection.keys.begin(), selection.keys.end());
+  selection.keys = gathered_keys(context, released.keys);
   std::uint64_t distinct = released.distinct;
   MPI_Allreduce(MPI_IN_PLACE, &distinct, 1, MPI_UINT64_T, MPI_SUM, s.comm);
   selection.report = dpselect::detail::partition_selection_report(params, rule, drawn, distinct, ExecutedOn::cpu);

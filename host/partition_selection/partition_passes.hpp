@@ -105,6 +105,16 @@ inline std::uint64_t partition_selection_streams(const PartitionSelectionParams&
 // double p in [0, 1] (weighted_passes.cpp).
 bool exact_coin_below(const RandomBlock& block, double p, std::uint64_t key, const ContextAccess::KeyedStream& round);
 
+// One round of weighted_gaussian (and of dp_sips) over the kept pairs of some whole keys (sorted
+// here): each key's weight summed over its users by ascending held, then its exact coin from the
+// round's streams `round` on.
+ReleasedKeys weighted_round_keys(std::vector<WeightedKey>& kept, const WeightedRound& round,
+                                 std::uint64_t max_partitions, const ContextAccess::KeyedStream& drawn);
+
+// The pairs (sorted by user, then key) of the keys not in `released` (ascending): what dp_sips's
+// next round sees.
+void drop_released_pairs(std::vector<Contribution>& pairs, const std::vector<std::uint64_t>& released);
+
 // A weighted strategy's whole selection over the distinct pairs (sorted by user, then key; dp_sips
 // removes the released keys' pairs as it goes), from the streams `first` on
 // (weighted_passes.cpp). distinct: the keys considered by the first round.

@@ -31,35 +31,17 @@ std::vector<double> inverse_roots(std::uint64_t max_partitions) {
   return roots;
 }
 
-// One round of weighted_gaussian (dp_sips's rounds too) over the kept pairs: each key's weight
-// summed over its users by ascending held, then its exact coin.
-ReleasedKeys weighted_round(std::vector<WeightedKey>& kept, const WeightedRound& round, const std::vector<double>& roots,
-                            const ContextAccess::KeyedStream& drawn) {
-  sort_on_every_core(kept.begin(), kept.end());
-  return decide_key_runs(
-      kept, [](const WeightedKey& entry) { return entry.key; }, drawn,
-      [&](std::size_t first, std::size_t last, const RandomBlock& block) {
-        double weight = 0.0;
-        for (std::size_t i = first; i < last; ++i) weight += roots[kept[i].held];
-        return exact_coin_below(block, weighted_keep_probability(round, weight), kept[first].key, drawn);
-      });
-}
-
 // dp_sips: the rounds, each on the pairs of the keys still unreleased.
 ReleasedKeys sips_released_keys(std::vector<Contribution>& pairs, const PartitionSelectionParams& params,
                                 const PartitionKeepRule& rule, const ContextAccess::KeyedStream& first) {
-  const std::vector<double> roots = inverse_roots(params.max_partitions);
   ReleasedKeys all;
   for (std::size_t r = 0; r < rule.rounds.size() && !pairs.empty(); ++r) {
     const ContextAccess::KeyedStream drawn{first.key, first.stream + r * kWeightedRoundStreams};
     std::vector<WeightedKey> kept = bounded_weighted_keys(pairs, params.max_partitions, drawn);
-    const ReleasedKeys released = weighted_round(kept, rule.rounds[r], roots, drawn);
+    const ReleasedKeys released = weighted_round_keys(kept, rule.rounds[r], params.max_partitions, drawn);
     if (r == 0) all.distinct = released.distinct;
     if (released.keys.empty()) continue;
-    // Swanberg et al. 2023: the next round sees only the pairs of keys not released yet.
-    std::erase_if(pairs, [&](const Contribution& pair) {
-      return std::binary_search(released.keys.begin(), released.keys.end(), pair.key);
-    });
+    drop_released_pairs(pairs, released.keys);
     const std::size_t before = all.keys.size();
     all.keys.insert(all.keys.end(), released.keys.begin(), released.keys.end());
     std::inplace_merge(all.keys.begin(), all.keys.begin() + static_cast<std::ptrdiff_t>(before), all.keys.end());
@@ -133,6 +115,27 @@ ReleasedKeys policy_released_keys(const std::vector<Contribution>& pairs, const 
 
 }  // namespace
 
+ReleasedKeys weighted_round_keys(std::vector<WeightedKey>& kept, const WeightedRound& round,
+                                 std::uint64_t max_partitions, const ContextAccess::KeyedStream& drawn) {
+  const std::vector<double> roots = inverse_roots(max_partitions);
+  sort_on_every_core(kept.begin(), kept.end());
+  return decide_key_runs(
+      kept, [](const WeightedKey& entry) { return entry.key; }, drawn,
+      [&](std::size_t first, std::size_t last, const RandomBlock& block) {
+        double weight = 0.0;
+        for (std::size_t i = first; i < last; ++i) weight += roots[kept[i].held];
+        return exact_coin_below(block, weighted_keep_probability(round, weight), kept[first].key, drawn);
+      });
+}
+
+void drop_released_pairs(std::vector<Contribution>& pairs, const std::vector<std::uint64_t>& released) {
+  // Swanberg et al. 2023: the next round sees only the pairs of keys not released yet.
+  if (released.empty()) return;
+  std::erase_if(pairs, [&](const Contribution& pair) {
+    return std::binary_search(released.begin(), released.end(), pair.key);
+  });
+}
+
 // A double's binary expansion ends by bit 1074, so the comparison is decided within the 53 +
 // 8 x 128 bits available.
 bool exact_coin_below(const RandomBlock& block, double p, std::uint64_t key, const ContextAccess::KeyedStream& round) {
@@ -166,7 +169,7 @@ ReleasedKeys weighted_released_keys(std::vector<Contribution>& pairs, const Part
       return sips_released_keys(pairs, params, rule, first);
     default: {
       std::vector<WeightedKey> kept = bounded_weighted_keys(pairs, params.max_partitions, first);
-      return weighted_round(kept, rule.rounds.front(), inverse_roots(params.max_partitions), first);
+      return weighted_round_keys(kept, rule.rounds.front(), params.max_partitions, first);
     }
   }
 }

@@ -554,9 +554,12 @@ SparseVectorBatch sparse_vector_batch(DistributedContext& context, std::span<con
 /// several ranks, and a rank may hold none). The pairs are sent to ranks by a hash of their user,
 /// where each user is bounded to max_partitions keys; the kept keys by a hash of the key, where
 /// each key's users are counted and its coin drawn; the released keys are then gathered on every
-/// rank. Each rank works on its CPU (params.backend is not read). Every bit is drawn by the
-/// identity of a pair or key (partition_selection.hpp, "Randomness"), so every rank returns what
-/// select_partitions returns in one process over all the pairs with the same key and stream.
+/// rank. weighted_gaussian and dp_sips send each kept key with its user's number of kept keys, so
+/// the key's rank sums its weight in the one-process order; dp_sips gathers each round's keys on
+/// every rank, which drops their pairs before the next round. Each rank works on its CPU
+/// (params.backend is not read). Every bit is drawn by the identity of a pair or key
+/// (partition_selection.hpp, "Randomness"), so every rank returns what select_partitions returns
+/// in one process over all the pairs with the same key and stream.
 /// @param context The distributed context (collective over its communicator).
 /// @param users The user of each of this rank's contributions; may be empty.
 /// @param keys The key of each (as long as `users`).
@@ -565,12 +568,13 @@ SparseVectorBatch sparse_vector_batch(DistributedContext& context, std::span<con
 ///         the distinct kept keys of all ranks.
 /// @throws InvalidArgument (every rank) before the charge for bad params or params that differ from
 ///         rank 0's, users and keys of different lengths on a rank, no contributions on any rank, or
-///         more than 2^31 - 1 pairs or keys for one rank to send to another.
+///         more than 2^31 - 1 pairs or keys for one rank to send to another, or policy_gaussian
+///         (its users update the weights one after another: one process).
 /// @throws BudgetExceeded (every rank) when rank 0's ledger refuses the selection; no stream drawn.
 /// @par Synchronisation
 /// Collective: every rank calls it, in the same order as the other distributed calls; two
 /// MPI_Alltoallv exchanges (the pairs, then the kept keys) and one MPI_Allgatherv of the released
-/// keys.
+/// keys (dp_sips: the kept keys' exchange and the gather once a round).
 /// @par Privacy
 /// One selection, with the guarantee and sources of the one-process select_partitions: rank 0's
 /// ledger is charged one approximate release at (epsilon, delta), once, after every rank's checks
