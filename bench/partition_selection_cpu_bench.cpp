@@ -9,6 +9,11 @@
 //   cpu_partitions/select/<shape>/n:<n>          select_partitions over the same pairs
 //                                                 (truncated geometric, epsilon 1, delta 1e-6,
 //                                                 max_partitions 1)
+//   cpu_partitions/select_<strategy>/<shape>/n:<n>
+//                                                 the weighted strategies (weighted_gaussian,
+//                                                 policy_gaussian, dp_sips with its default 3
+//                                                 rounds) over the same pairs, epsilon 1, delta
+//                                                 1e-6, max_partitions 4
 //
 // Shapes, from a fixed seed, generated once outside the timed loop:
 //   skewed          n / 4 users drawn at random, keys floor(10^6 u^4) (a few keys held by many
@@ -94,10 +99,10 @@ void bm_parallel_sort(benchmark::State& state, Shape shape, std::uint64_t n) {
   set_rate(state, n);
 }
 
-void bm_select(benchmark::State& state, Shape shape, std::uint64_t n) {
+void bm_select_with(benchmark::State& state, Shape shape, std::uint64_t n,
+                    const dpselect::PartitionSelectionParams& params) {
   try {
     const Pairs& pairs = pairs_of(shape, n);
-    const dpselect::PartitionSelectionParams params{1.0, 1e-6, 1, dpselect::PartitionStrategy::truncated_geometric};
     dpselect::Context context = dpselect::Context::with_fixed_seed(dpselect_bench::kContextSeed);
     std::uint64_t released = 0;
     for (auto _ : state) {
@@ -111,6 +116,15 @@ void bm_select(benchmark::State& state, Shape shape, std::uint64_t n) {
   }
 }
 
+void bm_select(benchmark::State& state, Shape shape, std::uint64_t n) {
+  bm_select_with(state, shape, n, {1.0, 1e-6, 1, dpselect::PartitionStrategy::truncated_geometric});
+}
+
+template <dpselect::PartitionStrategy strategy>
+void bm_select_weighted(benchmark::State& state, Shape shape, std::uint64_t n) {
+  bm_select_with(state, shape, n, {1.0, 1e-6, 4, strategy});
+}
+
 }  // namespace
 
 void register_partition_selection_benchmarks() {
@@ -119,8 +133,12 @@ void register_partition_selection_benchmarks() {
     for (const std::uint64_t n : {std::uint64_t{1000000}, std::uint64_t{10000000}, std::uint64_t{100000000}}) {
       const std::string size = n == 1000000 ? "1e6" : n == 10000000 ? "1e7" : "1e8";
       const int repetitions = n >= 100000000 ? 3 : 5;
+      using dpselect::PartitionStrategy;
       for (const auto& [kind, run] :
-           {std::pair{"parallel_sort", &bm_parallel_sort}, std::pair{"select", &bm_select}}) {
+           {std::pair{"parallel_sort", &bm_parallel_sort}, std::pair{"select", &bm_select},
+            std::pair{"select_weighted_gaussian", &bm_select_weighted<PartitionStrategy::weighted_gaussian>},
+            std::pair{"select_policy_gaussian", &bm_select_weighted<PartitionStrategy::policy_gaussian>},
+            std::pair{"select_dp_sips", &bm_select_weighted<PartitionStrategy::dp_sips>}}) {
         benchmark::RegisterBenchmark((std::string("cpu_partitions/") + kind + "/" + name + "/n:" + size).c_str(), run,
                                      shape, n)
             ->Unit(benchmark::kMillisecond)

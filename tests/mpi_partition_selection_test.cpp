@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // dpselect::mpi: partition selection over (user, key) pairs split among the ranks in any way
-// equals one process over all the pairs with the same key and stream, key for key; bad input on
+// equals one process over all the pairs with the same key and stream, key for key (string keys
+// too, numbered by the ranks together); bad input on
 // one rank fails every rank alike before any charge or stream.
 #include <mpi.h>
 
@@ -10,6 +11,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dpselect/dpselect.hpp"
@@ -98,6 +100,38 @@ TEST(DistributedPartitionSelection, AnySplitOfThePairsEqualsOneProcess) {
   }
 }
 
+TEST(DistributedPartitionSelection, StringKeysSplitInAnyWayEqualOneProcess) {
+  // The keys as strings whose byte order differs from their numbers' (a prefix and a suffix),
+  // the empty string and one with a NUL byte among them: every rank numbers them as one process.
+  const Pairs all = all_pairs();
+  const Pairs mine = my_pairs(all);
+  const auto spelled = [](std::uint64_t key) {
+    if (key % 11 == 0) return std::string();
+    std::string text = std::to_string(key % 977) + "/q" + std::to_string(key);
+    if (key % 13 == 0) text += std::string(1, '\0') + "tail";
+    return text;
+  };
+  std::vector<std::string> all_text, mine_text;
+  for (const std::uint64_t key : all.keys) all_text.push_back(spelled(key));
+  for (const std::uint64_t key : mine.keys) mine_text.push_back(spelled(key));
+  const std::vector<std::string_view> all_views(all_text.begin(), all_text.end());
+  const std::vector<std::string_view> mine_views(mine_text.begin(), mine_text.end());
+  dmpi::DistributedContext distributed = dmpi::DistributedContext::with_fixed_seed(MPI_COMM_WORLD, kSeed);
+  dpselect::Context single = dpselect::Context::with_fixed_seed(kSeed);
+  for (const auto strategy : {PartitionStrategy::truncated_geometric, PartitionStrategy::dp_sips}) {
+    const PartitionSelectionParams params{1.0, 1e-3, 2, strategy};
+    const dpselect::StringPartitionSelection expected =
+        dpselect::select_partitions(single, all.users, all_views, params);
+    ASSERT_GT(expected.keys.size(), 10u) << "a test that can fail: many keys released";
+    ASSERT_LT(expected.keys.size(), expected.report.keys_considered) << "and some not";
+    const dpselect::StringPartitionSelection got =
+        dmpi::select_partitions(distributed, mine.users, mine_views, params);
+    EXPECT_EQ(got.keys, expected.keys);
+    EXPECT_EQ(got.report.stream, expected.report.stream);
+    EXPECT_EQ(got.report.keys_considered, expected.report.keys_considered);
+  }
+}
+
 TEST(DistributedPartitionSelection, AllPairsOnOneRankEqualOneProcess) {
   const Pairs all = all_pairs();
   const bool holder = world_rank() == world_size() - 1;
@@ -130,6 +164,17 @@ TEST(DistributedPartitionSelectionErrors, BadInputOnOneRankFailsEveryRankBeforeC
     if (world_rank() == bad_rank()) keys = keys.first(keys.size() - 1);
     expect_same_error<dpselect::InvalidArgument>(
         [&] { dmpi::select_partitions(ledger.context, mine.users, keys, good); },
+        "keys must hold one key per user entry on rank " + std::to_string(bad_rank()));
+    EXPECT_EQ(ledger.charged(), 0u);
+    expect_next_release_on_stream_zero(ledger);
+  }
+  {
+    Ledger ledger;
+    std::vector<std::string> text(mine.keys.size(), "k");
+    std::vector<std::string_view> views(text.begin(), text.end());
+    if (world_rank() == bad_rank()) views.pop_back();
+    expect_same_error<dpselect::InvalidArgument>(
+        [&] { dmpi::select_partitions(ledger.context, mine.users, std::span<const std::string_view>(views), good); },
         "keys must hold one key per user entry on rank " + std::to_string(bad_rank()));
     EXPECT_EQ(ledger.charged(), 0u);
     expect_next_release_on_stream_zero(ledger);

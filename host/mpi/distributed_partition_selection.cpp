@@ -21,6 +21,7 @@
 #include "dpselect/mpi.hpp"
 #include "dpselect/partition_selection.hpp"
 #include "mpi/collective.hpp"
+#include "mpi/exchange.hpp"
 #include "partition_selection/partition_passes.hpp"
 
 namespace dpselect::mpi {
@@ -46,75 +47,10 @@ int owner_of(std::uint64_t id, int ranks) {
 }
 constexpr std::uint64_t kKeyHashOffset = 0x6a09e667f3bcc908ull;
 
-std::string count_error(const std::vector<std::uint64_t>& counts, const char* what, int rank) {
-  std::uint64_t total = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    total += counts[r];
-    if (counts[r] > INT_MAX || total > INT_MAX) {
-      return "dpselect: rank " + std::to_string(rank) + " must send at most 2^31 - 1 " + what +
-             " in all (the MPI counts are int)";
-    }
-  }
-  return {};
-}
-
-// The all-to-all of `grouped` (sorted by destination, `counts` per destination, each sum within
-// int) as elements of `type`. Collective; a rank that would receive more than 2^31 - 1 elements
-// fails every rank alike (agree_on_pass) before anything is sent.
-template <class T>
-std::vector<T> all_to_all(DistributedContext& context, const std::vector<T>& grouped,
-                          const std::vector<std::uint64_t>& counts, MPI_Datatype type, const char* what) {
-  const DistributedContext::State& s = detail::Access::state(context);
-  std::vector<int> send_counts(s.size), send_offsets(s.size), receive_counts(s.size), receive_offsets(s.size);
-  int offset = 0;
-  for (int r = 0; r < s.size; ++r) {
-    send_counts[r] = static_cast<int>(counts[r]);
-    send_offsets[r] = offset;
-    offset += send_counts[r];
-  }
-  MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, s.comm);
-  std::uint64_t received = 0;
-  for (int r = 0; r < s.size; ++r) {
-    receive_offsets[r] = static_cast<int>(std::min<std::uint64_t>(received, INT_MAX));
-    received += static_cast<std::uint64_t>(receive_counts[r]);
-  }
-  detail::agree_on_pass(context, received <= INT_MAX ? nullptr
-                                                     : std::make_exception_ptr(std::runtime_error(
-                                                           "dpselect: rank " + std::to_string(s.rank) +
-                                                           " would receive more than 2^31 - 1 " + what)));
-  std::vector<T> out(received);
-  MPI_Alltoallv(grouped.data(), send_counts.data(), send_offsets.data(), type, out.data(), receive_counts.data(),
-                receive_offsets.data(), type, s.comm);
-  return out;
-}
-
-// `values` grouped by owner (a counting sort), and how many go to each rank.
-template <class T, class OwnerOf>
-std::vector<T> grouped_by_owner(const std::vector<T>& values, int ranks, OwnerOf owner_of_value,
-                                std::vector<std::uint64_t>& counts) {
-  counts.assign(static_cast<std::size_t>(ranks), 0);
-  for (const T& value : values) ++counts[owner_of_value(value)];
-  std::vector<std::uint64_t> next(static_cast<std::size_t>(ranks), 0);
-  for (int r = 1; r < ranks; ++r) next[r] = next[r - 1] + counts[r - 1];
-  std::vector<T> grouped(values.size());
-  for (const T& value : values) grouped[next[owner_of_value(value)]++] = value;
-  return grouped;
-}
 
 // Every rank's released keys, on every rank, ascending.
 std::vector<std::uint64_t> gathered_keys(DistributedContext& context, const std::vector<std::uint64_t>& released) {
-  const DistributedContext::State& s = detail::Access::state(context);
-  const int released_here = static_cast<int>(released.size());
-  std::vector<int> released_counts(static_cast<std::size_t>(s.size)), offsets(static_cast<std::size_t>(s.size));
-  MPI_Allgather(&released_here, 1, MPI_INT, released_counts.data(), 1, MPI_INT, s.comm);
-  int total_released = 0;
-  for (int r = 0; r < s.size; ++r) {
-    offsets[r] = total_released;
-    total_released += released_counts[r];
-  }
-  std::vector<std::uint64_t> keys(static_cast<std::size_t>(total_released));
-  MPI_Allgatherv(released.data(), released_here, MPI_UINT64_T, keys.data(), released_counts.data(), offsets.data(),
-                 MPI_UINT64_T, s.comm);
+  std::vector<std::uint64_t> keys = detail::gathered(context, released, MPI_UINT64_T);
   std::sort(keys.begin(), keys.end());
   return keys;
 }
@@ -144,17 +80,17 @@ PartitionSelection weighted_selection(DistributedContext& context, std::vector<C
     try {
       if (failure) std::rethrow_exception(failure);
       kept = dpselect::detail::bounded_weighted_keys(owned, params.max_partitions, drawn);
-      kept = grouped_by_owner(
+      kept = detail::grouped_by_owner(
           kept, s.size,
           [&](const dpselect::detail::WeightedKey& entry) { return owner_of(entry.key ^ kKeyHashOffset, s.size); },
           key_counts);
-      const std::string too_many = count_error(key_counts, "kept keys", s.rank);
+      const std::string too_many = detail::count_error(key_counts, "kept keys", s.rank);
       if (!too_many.empty()) throw std::runtime_error(too_many);
     } catch (...) {
       failure = std::current_exception();
     }
     detail::agree_on_pass(context, failure);
-    std::vector<dpselect::detail::WeightedKey> counted = all_to_all(context, kept, key_counts, pair_type, "kept keys");
+    std::vector<dpselect::detail::WeightedKey> counted = detail::all_to_all(context, kept, key_counts, pair_type, "kept keys");
     kept = {};
     const dpselect::detail::ReleasedKeys released =
         dpselect::detail::weighted_round_keys(counted, rule.rounds[r], params.max_partitions, drawn);
@@ -201,9 +137,9 @@ PartitionSelection select_partitions(DistributedContext& context, std::span<cons
   if (finding.kind == detail::none) {
     mine = dpselect::detail::contributions_of(users, keys);
     dpselect::detail::keep_distinct(mine);  // fewer to send; the owner removes repeats across ranks
-    mine = grouped_by_owner(mine, s.size, [&](const Contribution& pair) { return owner_of(pair.user, s.size); },
+    mine = detail::grouped_by_owner(mine, s.size, [&](const Contribution& pair) { return owner_of(pair.user, s.size); },
                             pair_counts);
-    finding = detail::invalid_unless_empty(count_error(pair_counts, "pairs", s.rank));
+    finding = detail::invalid_unless_empty(detail::count_error(pair_counts, "pairs", s.rank));
   }
   // Every rank's pairs as one range [0, total), so that the preamble checks that some rank holds one.
   std::uint64_t held = finding.kind == detail::none ? users.size() : 0;
@@ -223,7 +159,7 @@ PartitionSelection select_partitions(DistributedContext& context, std::span<cons
   MPI_Datatype pair_type = MPI_DATATYPE_NULL;
   MPI_Type_contiguous(2, MPI_UINT64_T, &pair_type);
   MPI_Type_commit(&pair_type);
-  std::vector<Contribution> owned = all_to_all(context, mine, pair_counts, pair_type, "pairs");
+  std::vector<Contribution> owned = detail::all_to_all(context, mine, pair_counts, pair_type, "pairs");
   mine = {};
   if (is_weighted(params.strategy)) {
     PartitionSelection selection = weighted_selection(context, owned, params, rule, drawn, pair_type);
@@ -240,15 +176,15 @@ PartitionSelection select_partitions(DistributedContext& context, std::span<cons
     dpselect::detail::keep_distinct(owned);
     kept = dpselect::detail::bounded_keys(owned, params.max_partitions, drawn);
     owned = {};
-    kept = grouped_by_owner(kept, s.size, [&](std::uint64_t key) { return owner_of(key ^ kKeyHashOffset, s.size); },
+    kept = detail::grouped_by_owner(kept, s.size, [&](std::uint64_t key) { return owner_of(key ^ kKeyHashOffset, s.size); },
                             key_counts);
-    const std::string too_many = count_error(key_counts, "kept keys", s.rank);
+    const std::string too_many = detail::count_error(key_counts, "kept keys", s.rank);
     if (!too_many.empty()) throw std::runtime_error(too_many);
   } catch (...) {
     failure = std::current_exception();
   }
   detail::agree_on_pass(context, failure);
-  std::vector<std::uint64_t> counted = all_to_all(context, kept, key_counts, MPI_UINT64_T, "kept keys");
+  std::vector<std::uint64_t> counted = detail::all_to_all(context, kept, key_counts, MPI_UINT64_T, "kept keys");
   kept = {};
   dpselect::detail::ReleasedKeys released = dpselect::detail::released_keys(counted, rule, params.strategy, drawn);
 

@@ -57,6 +57,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "dpselect/accounting.hpp"
 #include "dpselect/context.hpp"
@@ -581,6 +582,35 @@ SparseVectorBatch sparse_vector_batch(DistributedContext& context, std::span<con
 /// and before any rank draws a stream. The pairs travel between ranks (the trust assumption above).
 PartitionSelection select_partitions(DistributedContext& context, std::span<const std::uint64_t> users,
                                      std::span<const std::uint64_t> keys, const PartitionSelectionParams& params);
+
+/// Collective: select_partitions over string keys (byte strings: search queries, URLs) split
+/// among the ranks in any way, releasing what the one-process string select_partitions releases
+/// over all the pairs with the same key and stream. One process numbers the keys by their rank in
+/// byte order among the distinct keys (dictionary_codes); the ranks compute the same numbers
+/// together by a sample sort of their distinct keys (64 samples a rank, gathered on every rank,
+/// give the splitters; each distinct key goes to the rank of its range, which numbers the range
+/// after the lower ranks' and answers each sender), then select over the numbers as the integer
+/// overload does, and gather the released keys' strings from the ranks that numbered them.
+/// @param context The distributed context (collective over its communicator).
+/// @param users The user of each of this rank's contributions; may be empty.
+/// @param keys The key of each (as long as `users`); read during the call only.
+/// @param params The selection's parameters, bit for bit the same on every rank.
+/// @return The same released keys (ascending in byte order, copies of keys of the data) and report
+///         on every rank.
+/// @throws InvalidArgument (every rank) as the integer overload, bad params and lengths that
+///         differ on a rank before the keys are numbered, or more than 2^31 - 1 distinct keys or
+///         bytes of keys for one rank to send.
+/// @throws BudgetExceeded (every rank) as the integer overload.
+/// @par Synchronisation
+/// Collective: the integer overload's exchanges, after an allgather of the samples, two
+/// MPI_Alltoallv of the distinct keys (lengths, bytes), one of their numbers back, and an
+/// allgather of the released keys' strings.
+/// @par Privacy
+/// As the integer overload: the numbering is a bijection of the keys that every rank computes
+/// alike and spends no budget; the keys' strings travel between ranks (the trust assumption above).
+StringPartitionSelection select_partitions(DistributedContext& context, std::span<const std::uint64_t> users,
+                                           std::span<const std::string_view> keys,
+                                           const PartitionSelectionParams& params);
 
 /// One rank per GPU: the CUDA device this rank should use, its rank among the ranks on its node
 /// (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED) modulo the node's device count; -1 when the
