@@ -2,7 +2,9 @@
 // dpselect keys: private partition selection, the keys of (user, key) contributions read from a
 // file that may be released (dpselect/partition_selection.hpp).
 #include <algorithm>
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,9 +60,18 @@ std::string strategy_source(PartitionStrategy strategy) {
   return {};
 }
 
-// Every rank would select from its own share of the pairs: refused before anything is read.
-void refuse_a_distributed_job() {
-  if (job_place().distributed) throw CliError("dpselect keys runs in one process: start it without an MPI launcher");
+// This process's share of the pairs: all of them in one process; in a distributed job, where
+// every rank reads the whole file, rank r of R holds pairs [n r / R, n (r + 1) / R).
+struct PairsShare {
+  std::size_t first = 0;
+  std::size_t count = 0;
+};
+PairsShare share_of(std::uint64_t pairs) {
+  const JobPlace& place = job_place();
+  const auto rank = static_cast<unsigned __int128>(place.rank), ranks = static_cast<unsigned __int128>(place.ranks);
+  const auto first = static_cast<std::size_t>(pairs * rank / ranks);
+  const auto end = static_cast<std::size_t>(pairs * (rank + 1) / ranks);
+  return {first, end - first};
 }
 
 // A released integer key as the JSON holds it: a number, or, for a negative key beyond -2^53 (no
@@ -79,15 +90,19 @@ std::string integer_key_text(std::uint64_t key, bool signed_integers) {
 KeysOutcome release_once(ReleaseTarget& target, const PairsInput& input, const std::vector<std::string_view>& text_keys,
                          const PartitionSelectionParams& params) {
   KeysOutcome outcome;
+  const PairsShare share = share_of(input.pairs);
+  const auto users = std::span<const std::uint64_t>(input.user_ids).subspan(share.first, share.count);
   if (input.keys == IdKind::text) {
-    StringPartitionSelection selection = target.partitions(input.user_ids, text_keys, params);
+    StringPartitionSelection selection =
+        target.partitions(users, std::span<const std::string_view>(text_keys).subspan(share.first, share.count), params);
     for (std::string& key : selection.keys) {
       outcome.key_fields.push_back(key_as_csv_field(key));
       outcome.keys.emplace_back(std::move(key));
     }
     outcome.report = selection.report;
   } else {
-    PartitionSelection selection = target.partitions(input.user_ids, input.integer_keys, params);
+    PartitionSelection selection = target.partitions(
+        users, std::span<const std::uint64_t>(input.integer_keys).subspan(share.first, share.count), params);
     if (input.signed_integers) {  // ascending as int64, not as the uint64 bits the library sorts
       std::sort(selection.keys.begin(), selection.keys.end(), [](std::uint64_t a, std::uint64_t b) {
         return static_cast<std::int64_t>(a) < static_cast<std::int64_t>(b);
@@ -140,11 +155,12 @@ void add_rule(Record& out, const PartitionSelectionParams& params, const Partiti
 }
 
 Record run_keys(const KeysOptions& options) {
-  refuse_a_distributed_job();
   PartitionSelectionParams params = options.params;
   params.backend = options.release.backend;
   (void)partition_keep_rule(params);  // every parameter checked before the file is read
-  const PairsInput input = read_pairs(options.data);
+  // In a distributed job every rank reads the whole file (its lines hold no fixed width to cut at)
+  // and passes its share of the pairs (share_of); a bad line fails every rank alike.
+  const PairsInput input = on_every_rank([&] { return read_pairs(options.data); });
   const std::vector<std::string_view> text_keys =
       input.keys == IdKind::text ? input.key_views() : std::vector<std::string_view>();
 
@@ -213,7 +229,9 @@ users integers (--user-ids text for others) and the keys text (--key-type intege
 or a NumPy .npy integer array of shape (n, 2), a user and a key per row. Text output starts
 with the released keys ("keys none" when there is none), --quiet prints one key per line (a key
 holding a comma, a quote or a line end as a quoted CSV field). --diagnostics adds the number of
-pairs, of keys after bounding and the run times: computed from the data and NOT PRIVATE.)";
+pairs, of keys after bounding and the run times: computed from the data and NOT PRIVATE.
+Under an MPI launcher every rank reads the whole file and the ranks select together over their
+shares of the pairs, printing what one process prints for the same --seed.)";
 
 }  // namespace
 

@@ -62,6 +62,14 @@ class DistributedTarget final : public ReleaseTarget {
                                   const SparseVectorParams& p) override {
     return mpi::sparse_vector_batch(context_, answers, first, p);
   }
+  PartitionSelection partitions(std::span<const std::uint64_t> users, std::span<const std::uint64_t> keys,
+                                const PartitionSelectionParams& p) override {
+    return mpi::select_partitions(context_, users, keys, p);
+  }
+  StringPartitionSelection partitions(std::span<const std::uint64_t> users, std::span<const std::string_view> keys,
+                                      const PartitionSelectionParams& p) override {
+    return mpi::select_partitions(context_, users, keys, p);
+  }
 
  private:
   mpi::DistributedContext context_;

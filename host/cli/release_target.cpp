@@ -71,16 +71,6 @@ QuantilesRelease ReleaseTarget::quantiles(const QuantileData&, std::span<const d
   throw CliError("quantile releases run in one process, not distributed");
 }
 
-PartitionSelection ReleaseTarget::partitions(std::span<const std::uint64_t>, std::span<const std::uint64_t>,
-                                             const PartitionSelectionParams&) {
-  throw CliError("partition selection runs in one process, not distributed");
-}
-
-StringPartitionSelection ReleaseTarget::partitions(std::span<const std::uint64_t>, std::span<const std::string_view>,
-                                                   const PartitionSelectionParams&) {
-  throw CliError("partition selection runs in one process, not distributed");
-}
-
 std::unique_ptr<ReleaseTarget> make_local_release_target(const ReleaseOptions& options) {
   return std::make_unique<LocalTarget>(options.seed ? Context::with_fixed_seed(*options.seed, options.generator)
                                                     : Context::from_os_entropy(options.generator));

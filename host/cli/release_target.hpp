@@ -42,13 +42,12 @@ class ReleaseTarget {
   virtual QuantileRelease quantile(const QuantileData& data, double q, const QuantileParams& params);
   virtual QuantilesRelease quantiles(const QuantileData& data, std::span<const double> qs,
                                      const QuantilesParams& params);
-  // All of the pairs are in this process: only a local target selects partitions (the default
-  // refuses, and dpselect keys refuses a distributed job before reading anything).
+  // This process's share of the (user, key) pairs (the whole file in one process).
   virtual PartitionSelection partitions(std::span<const std::uint64_t> users, std::span<const std::uint64_t> keys,
-                                        const PartitionSelectionParams& params);
+                                        const PartitionSelectionParams& params) = 0;
   virtual StringPartitionSelection partitions(std::span<const std::uint64_t> users,
                                               std::span<const std::string_view> keys,
-                                              const PartitionSelectionParams& params);
+                                              const PartitionSelectionParams& params) = 0;
 };
 
 // The target of one command's releases: a context keyed from options.seed (NOT PRIVATE) or from
