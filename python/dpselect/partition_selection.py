@@ -99,7 +99,9 @@ def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray,
     if array.dtype.kind in "iu":
         ids = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))  # native order, C-contiguous
         return ids.view(np.uint64) if ids.itemsize == 8 else ids.astype(np.int64).view(np.uint64), array.dtype
-    if array.dtype.kind in "USO" and len(array) > 0 and all(isinstance(v, (str, bytes)) for v in array.tolist()):
+    # NumPy string arrays hold strings by their dtype; an object array is checked value by value.
+    if len(array) > 0 and (array.dtype.kind in "US" or (
+            array.dtype.kind == "O" and all(isinstance(v, (str, bytes)) for v in array.tolist()))):
         distinct, codes = np.unique(array, return_inverse=True)
         return codes.astype(np.uint64), distinct
     if array.dtype.kind == "b":
