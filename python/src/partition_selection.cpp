@@ -56,7 +56,17 @@ void bind_partition_selection(nb::module_& m) {
              "the weighted Gaussian in rounds of growing budget, released keys removed between rounds (Swanberg, "
              "Desfontaines & Haney 2023)");
   m.def("is_weighted", &is_weighted, "strategy"_a,
-        "Whether the strategy weighs keys (WEIGHTED_GAUSSIAN, POLICY_GAUSSIAN, DP_SIPS) rather than counting users.");
+        R"(Whether the strategy weighs keys rather than counting their users.
+
+Parameters
+----------
+strategy : PartitionStrategy
+    Any strategy.
+
+Returns
+-------
+bool
+    True for WEIGHTED_GAUSSIAN, POLICY_GAUSSIAN and DP_SIPS.)");
 
   nb::class_<PartitionSelectionParams>(m, "PartitionSelectionParams", R"(The parameters of one partition selection.
 
