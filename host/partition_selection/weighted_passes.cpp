@@ -71,19 +71,27 @@ ReleasedKeys policy_released_keys(const std::vector<Contribution>& pairs, const 
   for_each_block(
       drawn, users.size(), [&](std::size_t g) { return user_order_position(users[g]); },
       [&](std::size_t g, const RandomBlock& block) { order[g] = {bounding_word(block), g}; });
-  std::sort(order.begin(), order.end());  // ties by group: ascending user
+  sort_on_every_core(order.begin(), order.end());  // ties by group: ascending user
 
-  // The distinct kept keys and each kept pair's index among them.
-  std::vector<std::uint64_t> keys(kept.size());
-  for (std::size_t i = 0; i < kept.size(); ++i) keys[i] = kept[i].key;
-  sort_on_every_core(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  std::vector<std::uint64_t> slot(kept.size());
+  // The distinct kept keys (ascending) and each kept pair's index among them, from one sort of
+  // (key, pair) records (a binary search per pair would miss the cache at every level).
+  struct KeyOfPair {
+    std::uint64_t key;
+    std::uint64_t pair;  // its index in `kept`
+    bool operator<(const KeyOfPair& other) const { return key != other.key ? key < other.key : pair < other.pair; }
+  };
+  std::vector<KeyOfPair> by_key(kept.size());
   const auto count = static_cast<std::ptrdiff_t>(kept.size());
 #pragma omp parallel for schedule(static) num_threads(partition_threads(kept.size()))
-  for (std::ptrdiff_t i = 0; i < count; ++i) {
-    slot[i] = static_cast<std::uint64_t>(std::lower_bound(keys.begin(), keys.end(), kept[i].key) - keys.begin());
+  for (std::ptrdiff_t i = 0; i < count; ++i) by_key[i] = {kept[i].key, static_cast<std::uint64_t>(i)};
+  sort_on_every_core(by_key.begin(), by_key.end());
+  std::vector<std::uint64_t> keys;
+  std::vector<std::uint64_t> slot(kept.size());
+  for (std::size_t i = 0; i < by_key.size(); ++i) {
+    if (i == 0 || by_key[i].key != by_key[i - 1].key) keys.push_back(by_key[i].key);
+    slot[by_key[i].pair] = keys.size() - 1;
   }
+  by_key = {};
 
   std::vector<double> weights(keys.size(), 0.0);
   std::vector<double> gaps;
