@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "partition_selection/partition_randomness.hpp"
@@ -55,6 +56,27 @@ std::vector<std::uint64_t> gathered_keys(DistributedContext& context, const std:
   return keys;
 }
 
+// `kept` (kept keys, or kept entries whose key is key_of(entry)) sent to the rank of their key's
+// hash, as elements of `type`. A failure of this rank's passes so far (`failure`) or a count
+// beyond MPI's int fails every rank alike before anything is sent. Collective.
+template <class T, class KeyOf>
+std::vector<T> sent_to_key_owners(DistributedContext& context, std::vector<T> kept, KeyOf key_of, MPI_Datatype type,
+                                  std::exception_ptr failure) {
+  const DistributedContext::State& s = detail::Access::state(context);
+  std::vector<std::uint64_t> key_counts(static_cast<std::size_t>(s.size), 0);
+  try {
+    if (failure) std::rethrow_exception(failure);
+    kept = detail::grouped_by_owner(
+        kept, s.size, [&](const T& entry) { return owner_of(key_of(entry) ^ kKeyHashOffset, s.size); }, key_counts);
+    const std::string too_many = detail::count_error(key_counts, "kept keys", s.rank);
+    if (!too_many.empty()) throw std::runtime_error(too_many);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  detail::agree_on_pass(context, failure);
+  return detail::all_to_all(context, kept, key_counts, type, "kept keys");
+}
+
 // weighted_gaussian and dp_sips over the pairs this rank owns by user (`owned`): each round bounds
 // them here, sends each kept key with its user's number of kept keys to the key's rank, which
 // sums and decides it; the round's released keys are gathered on every rank, which drops their
@@ -76,31 +98,21 @@ PartitionSelection weighted_selection(DistributedContext& context, std::vector<C
     const dpselect::detail::ContextAccess::KeyedStream drawn{
         first.key, first.stream + r * dpselect::detail::kWeightedRoundStreams};
     std::vector<dpselect::detail::WeightedKey> kept;
-    std::vector<std::uint64_t> key_counts(static_cast<std::size_t>(s.size), 0);
     try {
       if (failure) std::rethrow_exception(failure);
       kept = dpselect::detail::bounded_weighted_keys(owned, params.max_partitions, drawn);
-      kept = detail::grouped_by_owner(
-          kept, s.size,
-          [&](const dpselect::detail::WeightedKey& entry) { return owner_of(entry.key ^ kKeyHashOffset, s.size); },
-          key_counts);
-      const std::string too_many = detail::count_error(key_counts, "kept keys", s.rank);
-      if (!too_many.empty()) throw std::runtime_error(too_many);
     } catch (...) {
       failure = std::current_exception();
     }
-    detail::agree_on_pass(context, failure);
-    std::vector<dpselect::detail::WeightedKey> counted = detail::all_to_all(context, kept, key_counts, pair_type, "kept keys");
-    kept = {};
+    std::vector<dpselect::detail::WeightedKey> counted = sent_to_key_owners(
+        context, std::move(kept), [](const dpselect::detail::WeightedKey& entry) { return entry.key; }, pair_type,
+        failure);
     const dpselect::detail::ReleasedKeys released =
         dpselect::detail::weighted_round_keys(counted, rule.rounds[r], params.max_partitions, drawn);
     if (r == 0) distinct = released.distinct;
     const std::vector<std::uint64_t> round_keys = gathered_keys(context, released.keys);
     dpselect::detail::drop_released_pairs(owned, round_keys);
-    const std::size_t before = selection.keys.size();
-    selection.keys.insert(selection.keys.end(), round_keys.begin(), round_keys.end());
-    std::inplace_merge(selection.keys.begin(), selection.keys.begin() + static_cast<std::ptrdiff_t>(before),
-                       selection.keys.end());
+    dpselect::detail::add_released_round(selection.keys, round_keys);
   }
   MPI_Allreduce(MPI_IN_PLACE, &distinct, 1, MPI_UINT64_T, MPI_SUM, s.comm);
   selection.report = dpselect::detail::partition_selection_report(params, rule, first, distinct, ExecutedOn::cpu);
@@ -170,22 +182,16 @@ PartitionSelection select_partitions(DistributedContext& context, std::span<cons
   // This rank's passes; a failure on one rank (an allocation, say) is agreed on before the next
   // exchange, and the release stays charged, as in one process.
   std::vector<std::uint64_t> kept;
-  std::vector<std::uint64_t> key_counts;
   std::exception_ptr failure;
   try {
     dpselect::detail::keep_distinct(owned);
     kept = dpselect::detail::bounded_keys(owned, params.max_partitions, drawn);
     owned = {};
-    kept = detail::grouped_by_owner(kept, s.size, [&](std::uint64_t key) { return owner_of(key ^ kKeyHashOffset, s.size); },
-                            key_counts);
-    const std::string too_many = detail::count_error(key_counts, "kept keys", s.rank);
-    if (!too_many.empty()) throw std::runtime_error(too_many);
   } catch (...) {
     failure = std::current_exception();
   }
-  detail::agree_on_pass(context, failure);
-  std::vector<std::uint64_t> counted = detail::all_to_all(context, kept, key_counts, MPI_UINT64_T, "kept keys");
-  kept = {};
+  std::vector<std::uint64_t> counted =
+      sent_to_key_owners(context, std::move(kept), [](std::uint64_t key) { return key; }, MPI_UINT64_T, failure);
   dpselect::detail::ReleasedKeys released = dpselect::detail::released_keys(counted, rule, params.strategy, drawn);
 
   PartitionSelection selection;

@@ -115,6 +115,9 @@ ReleasedKeys weighted_round_keys(std::vector<WeightedKey>& kept, const WeightedR
 // next round sees.
 void drop_released_pairs(std::vector<Contribution>& pairs, const std::vector<std::uint64_t>& released);
 
+// `round` (ascending, disjoint from `all`) merged into `all` (ascending): dp_sips's released keys.
+void add_released_round(std::vector<std::uint64_t>& all, const std::vector<std::uint64_t>& round);
+
 // A weighted strategy's whole selection over the distinct pairs (sorted by user, then key; dp_sips
 // removes the released keys' pairs as it goes), from the streams `first` on
 // (weighted_passes.cpp). distinct: the keys considered by the first round.

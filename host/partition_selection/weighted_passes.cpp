@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -42,9 +41,7 @@ ReleasedKeys sips_released_keys(std::vector<Contribution>& pairs, const Partitio
     if (r == 0) all.distinct = released.distinct;
     if (released.keys.empty()) continue;
     drop_released_pairs(pairs, released.keys);
-    const std::size_t before = all.keys.size();
-    all.keys.insert(all.keys.end(), released.keys.begin(), released.keys.end());
-    std::inplace_merge(all.keys.begin(), all.keys.begin() + static_cast<std::ptrdiff_t>(before), all.keys.end());
+    add_released_round(all.keys, released.keys);
   }
   return all;
 }
@@ -142,6 +139,12 @@ void drop_released_pairs(std::vector<Contribution>& pairs, const std::vector<std
   std::erase_if(pairs, [&](const Contribution& pair) {
     return std::binary_search(released.begin(), released.end(), pair.key);
   });
+}
+
+void add_released_round(std::vector<std::uint64_t>& all, const std::vector<std::uint64_t>& round) {
+  const std::size_t before = all.size();
+  all.insert(all.end(), round.begin(), round.end());
+  std::inplace_merge(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(before), all.end());
 }
 
 // A double's binary expansion ends by bit 1074, so the comparison is decided within the 53 +
