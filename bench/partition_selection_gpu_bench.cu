@@ -10,6 +10,10 @@
 //   gpu_partitions_select/n:<n>     select_partitions over the DeviceSpan users and keys
 //                                   (truncated geometric, epsilon 1, delta 1e-6, max_partitions 1),
 //                                   the released keys read back to the host
+//   gpu_partitions_select_host/n:<n>    the same over the pairs in host memory (copied in)
+//   gpu_partitions_chunked/n:<n>    the same over the pairs in host memory in 4 chunks of whole
+//                                   users (the path of pairs beyond the device's free memory,
+//                                   forced here by the chunk test hook)
 //
 // Counters: items_per_second (pairs) and cub_sort_ratio = the mean time per iteration over the
 // CUB sort's time for the same n (the median of 5 sorts, measured once per size).
@@ -36,11 +40,13 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_params.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/partition_selection.hpp"
+#include "engine/gpu_backend.hpp"
 #include "gpu_bench_support.cuh"
 
 namespace {
@@ -141,21 +147,51 @@ void bm_cub_sort(benchmark::State& state, std::uint64_t n) {
   });
 }
 
-void bm_select(benchmark::State& state, std::uint64_t n) {
+// The pairs of size n in host memory (the device's, copied back once per size).
+struct HostPairs {
+  std::uint64_t n = 0;
+  std::vector<std::uint64_t> users;
+  std::vector<std::uint64_t> keys;
+};
+
+const HostPairs& host_pairs_of(std::uint64_t n) {
+  static HostPairs held;
+  if (held.n == n) return held;
+  const DevicePairs& data = pairs_of(n);
+  held.users.resize(n);
+  held.keys.resize(n);
+  BENCH_CUDA_CHECK(cudaMemcpy(held.users.data(), data.users, n * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
+  BENCH_CUDA_CHECK(cudaMemcpy(held.keys.data(), data.keys, n * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
+  held.n = n;
+  return held;
+}
+
+// Where the timed selections read their pairs.
+enum class PairsIn { device, host, host_in_chunks };
+
+void bm_select(benchmark::State& state, std::uint64_t n, PairsIn pairs_in) {
   guarded(state, [&](benchmark::State& st) {
     const double baseline = cub_sort_seconds(n);
     const DevicePairs& data = pairs_of(n);
     dpselect::Context context = dpselect::Context::with_fixed_seed(dpselect_bench::kContextSeed);
     const dpselect::PartitionSelectionParams params{1.0, 1e-6, 1, dpselect::PartitionStrategy::truncated_geometric,
                                                     dpselect::Backend::Gpu};
+    const HostPairs* host = pairs_in == PairsIn::device ? nullptr : &host_pairs_of(n);
+    const std::uint64_t chunk_pairs = pairs_in == PairsIn::host_in_chunks ? (n + 3) / 4 : 0;
+    dpselect::detail::set_partition_chunk_pairs_for_testing(chunk_pairs);
+    struct ChunksReset {
+      ~ChunksReset() { dpselect::detail::set_partition_chunk_pairs_for_testing(0); }
+    } reset_after;  // also after an exception
     double total = 0.0;
     std::uint64_t released = 0;
     for (auto _ : st) {
       const auto start = std::chrono::steady_clock::now();
-      released = dpselect::select_partitions(context, dpselect::DeviceSpan<const std::uint64_t>{data.users, n},
-                                             dpselect::DeviceSpan<const std::uint64_t>{data.keys, n}, params,
-                                             env().stream)
-                     .keys.size();
+      released = host != nullptr
+                     ? dpselect::select_partitions(context, host->users, host->keys, params).keys.size()
+                     : dpselect::select_partitions(context, dpselect::DeviceSpan<const std::uint64_t>{data.users, n},
+                                                   dpselect::DeviceSpan<const std::uint64_t>{data.keys, n}, params,
+                                                   env().stream)
+                           .keys.size();
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       st.SetIterationTime(seconds);
       total += seconds;
@@ -186,9 +222,14 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("gpu_partitions_cub_sort/" + size).c_str(), bm_cub_sort, n)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("gpu_partitions_select/" + size).c_str(), bm_select, n)
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond);
+    const std::pair<const char*, PairsIn> selections[] = {{"gpu_partitions_select/", PairsIn::device},
+                                                          {"gpu_partitions_select_host/", PairsIn::host},
+                                                          {"gpu_partitions_chunked/", PairsIn::host_in_chunks}};
+    for (const auto& [name, pairs_in] : selections) {
+      benchmark::RegisterBenchmark((name + size).c_str(), bm_select, n, pairs_in)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+    }
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

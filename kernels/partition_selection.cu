@@ -15,9 +15,10 @@
 //      certainty (extreme parameters) defers the key to the host, which decides it with the same
 //      bits;
 //   5. the released keys copied back.
-// Device memory at the peak: about 48 bytes a pair (the records, the sorted copy, CUB's alternate
-// buffer), from the library's pool; a device too small throws CudaError (the release stays
-// charged), which says nothing of the number of pairs.
+// Device memory at the peak: about 48 bytes a pair (the records, the sorted copy, CUB's
+// alternate buffer), from the library's pool. Pairs beyond what the device has free go in chunks
+// (partition_chunks.hpp): grouped by user on the host, each chunk's kept keys brought back, and
+// those grouped by key where they do not fit either; the keys released are the same.
 #include <cuda_runtime.h>
 
 #include <cub/device/device_radix_sort.cuh>
@@ -27,15 +28,20 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
 #include "dpselect/detail/cuda_check.cuh"
 #include "dpselect/errors.hpp"
 #include "dpselect/random_key.hpp"
+#include "engine/gpu_backend.hpp"
 #include "launch_helpers.cuh"
+#include "partition_selection/partition_chunks.hpp"
 #include "partition_selection/partition_passes.hpp"
 #include "partition_selection/partition_randomness.hpp"
 
@@ -46,6 +52,14 @@ constexpr int kBlockThreads = 256;
 constexpr std::uint64_t kMaxBlocks = 8192;
 // The host's table of keep cuts holds at most this many counts (32 MiB).
 constexpr std::uint64_t kCutTableLimit = std::uint64_t{1} << 22;
+
+// Device bytes at the peak: 48 a pair while the records sort (the records, the sorted copy, CUB's
+// alternate buffer), about 40 a kept key while the keys sort and are counted.
+constexpr std::uint64_t kPeakBytesPerPair = 48;
+constexpr std::uint64_t kPeakBytesPerKey = 40;
+
+// 0: the device's free memory decides (set_partition_chunk_pairs_for_testing).
+std::atomic<std::uint64_t> chunk_pairs_for_testing{0};
 
 constexpr const char* kOutOfMemory =
     "dpselect: the device has too little free memory for partition selection (about 48 bytes per (user, key) pair "
@@ -166,33 +180,66 @@ std::vector<T> copied_to_host(const T* device, std::uint64_t count, cudaStream_t
   return host;
 }
 
-}  // namespace
-
-ReleasedKeys gpu_select_partitions(const std::uint64_t* users, const std::uint64_t* keys, std::uint64_t count,
-                                   bool on_device, std::uint64_t max_partitions, const PartitionKeepRule& rule,
-                                   PartitionStrategy strategy, const ContextAccess::KeyedStream& drawn,
-                                   cuda_stream_t stream_handle) {
-  const auto stream = static_cast<cudaStream_t>(stream_handle);
-  // 1. The records, sorted, without repeats.
-  std::optional<PoolBuffer> pairs_buffer(std::in_place, count * sizeof(DevicePair), stream, kOutOfMemory);
-  DevicePair* const pairs = pairs_buffer->as<DevicePair>();
-  {
-    const std::uint64_t* device_users = users;
-    const std::uint64_t* device_keys = keys;
-    PoolBuffer staged_users(on_device ? 0 : count * sizeof(std::uint64_t), stream, kOutOfMemory);
-    PoolBuffer staged_keys(on_device ? 0 : count * sizeof(std::uint64_t), stream, kOutOfMemory);
-    if (!on_device) {
-      DPSELECT_CUDA_TRY(cudaMemcpyAsync(staged_users.as<void>(), users, count * sizeof(std::uint64_t),
+// floor(p(n) 2^53) for the counts n of the host's table (keep_cut_table), in device memory: made
+// once a selection, whatever the number of chunks.
+struct DeviceCuts {
+  DeviceCuts(const PartitionKeepRule& rule, PartitionStrategy strategy, cudaStream_t stream)
+      : table(keep_cut_table(rule, strategy, kCutTableLimit)),
+        cuts(table.cuts.size() * sizeof(std::uint64_t), stream, kOutOfMemory) {
+    if (!table.cuts.empty()) {
+      DPSELECT_CUDA_TRY(cudaMemcpyAsync(cuts.as<void>(), table.cuts.data(), table.cuts.size() * sizeof(std::uint64_t),
                                         cudaMemcpyHostToDevice, stream));
-      DPSELECT_CUDA_TRY(cudaMemcpyAsync(staged_keys.as<void>(), keys, count * sizeof(std::uint64_t),
-                                        cudaMemcpyHostToDevice, stream));
-      device_users = staged_users.as<std::uint64_t>();
-      device_keys = staged_keys.as<std::uint64_t>();
     }
-    interleave_kernel<<<blocks_for(count), kBlockThreads, 0, stream>>>(device_users, device_keys, count,
-                                                                      pairs);
-    DPSELECT_CUDA_TRY(cudaGetLastError());
   }
+  KeepCuts table;
+  PoolBuffer cuts;
+};
+
+// `count` 64-bit keys in device memory.
+struct DeviceKeys {
+  PoolBuffer keys;
+  std::uint64_t count = 0;
+};
+
+// Step 1's records from the caller's users and keys (host memory, copied in, or device memory).
+PoolBuffer pairs_from_arrays(const std::uint64_t* users, const std::uint64_t* keys, std::uint64_t count,
+                             bool on_device, cudaStream_t stream) {
+  PoolBuffer pairs(count * sizeof(DevicePair), stream, kOutOfMemory);
+  const std::uint64_t* device_users = users;
+  const std::uint64_t* device_keys = keys;
+  PoolBuffer staged_users(on_device ? 0 : count * sizeof(std::uint64_t), stream, kOutOfMemory);
+  PoolBuffer staged_keys(on_device ? 0 : count * sizeof(std::uint64_t), stream, kOutOfMemory);
+  if (!on_device) {
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(staged_users.as<void>(), users, count * sizeof(std::uint64_t),
+                                      cudaMemcpyHostToDevice, stream));
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(staged_keys.as<void>(), keys, count * sizeof(std::uint64_t),
+                                      cudaMemcpyHostToDevice, stream));
+    device_users = staged_users.as<std::uint64_t>();
+    device_keys = staged_keys.as<std::uint64_t>();
+  }
+  interleave_kernel<<<blocks_for(count), kBlockThreads, 0, stream>>>(device_users, device_keys, count,
+                                                                    pairs.as<DevicePair>());
+  DPSELECT_CUDA_TRY(cudaGetLastError());
+  return pairs;
+}
+
+// Step 1's records from a chunk of the host's (user, key) records, which have DevicePair's layout.
+static_assert(sizeof(Contribution) == sizeof(DevicePair) && offsetof(Contribution, user) == offsetof(DevicePair, user) &&
+              offsetof(Contribution, key) == offsetof(DevicePair, key));
+PoolBuffer pairs_from_records(std::span<const Contribution> records, cudaStream_t stream) {
+  PoolBuffer pairs(records.size() * sizeof(DevicePair), stream, kOutOfMemory);
+  // From pageable memory the copy returns once it has left the caller's buffer.
+  DPSELECT_CUDA_TRY(cudaMemcpyAsync(pairs.as<void>(), records.data(), records.size() * sizeof(DevicePair),
+                                    cudaMemcpyHostToDevice, stream));
+  return pairs;
+}
+
+// Steps 1 (the sort and the repeats dropped) and 2 over the `count` records of `pairs_buffer`
+// (consumed), and the kept keys compacted: one per kept pair, in device memory.
+DeviceKeys kept_keys_on_device(PoolBuffer pairs_buffer, std::uint64_t count, std::uint64_t max_partitions,
+                               const ContextAccess::KeyedStream& drawn, cudaStream_t stream) {
+  std::optional<PoolBuffer> pairs_holder(std::move(pairs_buffer));
+  DevicePair* const pairs = pairs_holder->as<DevicePair>();
   std::uint64_t distinct_pairs = 0;
   {
     const PoolBuffer sorted(count * sizeof(DevicePair), stream, kOutOfMemory);
@@ -238,67 +285,72 @@ ReleasedKeys gpu_select_partitions(const std::uint64_t* users, const std::uint64
       throw std::logic_error("dpselect: 2^20 rejections in a row");
     }
   }
-  pairs_buffer.reset();  // freed in stream order: nothing reads the records any more
+  pairs_holder.reset();  // freed in stream order: nothing reads the records any more
 
-  // 3. The kept keys, sorted and counted.
-  const PoolBuffer kept(distinct_pairs * sizeof(std::uint64_t), stream, kOutOfMemory);
-  const std::uint64_t kept_count = compact(candidate_keys.as<std::uint64_t>(), flags.as<unsigned char>(),
-                                           distinct_pairs, kept.as<std::uint64_t>(), stream);
+  // 3, first half: the kept keys compacted.
+  DeviceKeys kept{PoolBuffer(distinct_pairs * sizeof(std::uint64_t), stream, kOutOfMemory), 0};
+  kept.count = compact(candidate_keys.as<std::uint64_t>(), flags.as<unsigned char>(), distinct_pairs,
+                       kept.keys.as<std::uint64_t>(), stream);
+  return kept;
+}
+
+// Steps 3 (the kept keys sorted and counted), 4 and 5 over `kept` (every kept pair of each of its
+// keys; its buffer then holds the distinct keys): the released keys, ascending, on the host.
+ReleasedKeys released_on_device(DeviceKeys& kept, const DeviceCuts& cuts, const PartitionKeepRule& rule,
+                                PartitionStrategy strategy, const ContextAccess::KeyedStream& drawn,
+                                cudaStream_t stream) {
+  const std::uint64_t kept_count = kept.count;
   const PoolBuffer sorted_kept(kept_count * sizeof(std::uint64_t), stream, kOutOfMemory);
   {
     std::size_t temp_bytes = 0;
     DPSELECT_CUDA_TRY(with_item_count(kept_count, [&](auto items) {
-      return cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, kept.as<std::uint64_t>(),
+      return cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, kept.keys.as<std::uint64_t>(),
                                             sorted_kept.as<std::uint64_t>(), items, 0, 64, stream);
     }));
     const PoolBuffer temp(temp_bytes, stream, kOutOfMemory);
     DPSELECT_CUDA_TRY(with_item_count(kept_count, [&](auto items) {
-      return cub::DeviceRadixSort::SortKeys(temp.as<void>(), temp_bytes, kept.as<std::uint64_t>(),
+      return cub::DeviceRadixSort::SortKeys(temp.as<void>(), temp_bytes, kept.keys.as<std::uint64_t>(),
                                             sorted_kept.as<std::uint64_t>(), items, 0, 64, stream);
     }));
   }
-  // The distinct keys reuse `kept`, their counts `candidate_keys`.
+  // The distinct keys reuse `kept`.
+  std::uint64_t* const distinct = kept.keys.as<std::uint64_t>();
+  const PoolBuffer users_of_key(kept_count * sizeof(std::uint64_t), stream, kOutOfMemory);
   std::uint64_t distinct_keys = 0;
   {
     const PoolBuffer runs(sizeof(std::uint64_t), stream, kOutOfMemory);
     std::size_t temp_bytes = 0;
     DPSELECT_CUDA_TRY(cub::DeviceRunLengthEncode::Encode(nullptr, temp_bytes, sorted_kept.as<std::uint64_t>(),
-                                                         kept.as<std::uint64_t>(), candidate_keys.as<std::uint64_t>(),
+                                                         distinct, users_of_key.as<std::uint64_t>(),
                                                          runs.as<std::uint64_t>(), kept_count, stream));
     const PoolBuffer temp(temp_bytes, stream, kOutOfMemory);
     DPSELECT_CUDA_TRY(cub::DeviceRunLengthEncode::Encode(temp.as<void>(), temp_bytes, sorted_kept.as<std::uint64_t>(),
-                                                         kept.as<std::uint64_t>(), candidate_keys.as<std::uint64_t>(),
+                                                         distinct, users_of_key.as<std::uint64_t>(),
                                                          runs.as<std::uint64_t>(), kept_count, stream));
     distinct_keys = read_device_value(runs.as<std::uint64_t>(), stream);
   }
 
   // 4. The coins, against the host's cuts.
-  const KeepCuts table = keep_cut_table(rule, strategy, kCutTableLimit);
-  const PoolBuffer cuts(table.cuts.size() * sizeof(std::uint64_t), stream, kOutOfMemory);
-  if (!table.cuts.empty()) {
-    DPSELECT_CUDA_TRY(cudaMemcpyAsync(cuts.as<void>(), table.cuts.data(), table.cuts.size() * sizeof(std::uint64_t),
-                                      cudaMemcpyHostToDevice, stream));
-  }
+  const KeepCuts& table = cuts.table;
   const PoolBuffer released_flags(distinct_keys, stream, kOutOfMemory);
   const PoolBuffer deferred_flags(distinct_keys, stream, kOutOfMemory);
   decide_keys_kernel<<<blocks_for(distinct_keys), kBlockThreads, 0, stream>>>(
-      kept.as<std::uint64_t>(), candidate_keys.as<std::uint64_t>(), distinct_keys, cuts.as<std::uint64_t>(),
-      table.cuts.size(), table.certain, drawn.key, drawn.stream, released_flags.as<unsigned char>(),
-      deferred_flags.as<unsigned char>());
+      distinct, users_of_key.as<std::uint64_t>(), distinct_keys, cuts.cuts.as<std::uint64_t>(), table.cuts.size(),
+      table.certain, drawn.key, drawn.stream, released_flags.as<unsigned char>(), deferred_flags.as<unsigned char>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
 
   // 5. Back to the host: the released keys, and the deferred ones decided there.
   ReleasedKeys released;
   released.distinct = distinct_keys;
-  const std::uint64_t released_count = compact(kept.as<std::uint64_t>(), released_flags.as<unsigned char>(),
-                                               distinct_keys, sorted_kept.as<std::uint64_t>(), stream);
+  const std::uint64_t released_count = compact(distinct, released_flags.as<unsigned char>(), distinct_keys,
+                                               sorted_kept.as<std::uint64_t>(), stream);
   released.keys = copied_to_host(sorted_kept.as<std::uint64_t>(), released_count, stream);
   if (!table.certain) {
     const PoolBuffer deferred_keys(distinct_keys * sizeof(std::uint64_t), stream, kOutOfMemory);
     const PoolBuffer deferred_counts(distinct_keys * sizeof(std::uint64_t), stream, kOutOfMemory);
-    const std::uint64_t deferred = compact(kept.as<std::uint64_t>(), deferred_flags.as<unsigned char>(),
-                                           distinct_keys, deferred_keys.as<std::uint64_t>(), stream);
-    compact(candidate_keys.as<std::uint64_t>(), deferred_flags.as<unsigned char>(), distinct_keys,
+    const std::uint64_t deferred = compact(distinct, deferred_flags.as<unsigned char>(), distinct_keys,
+                                           deferred_keys.as<std::uint64_t>(), stream);
+    compact(users_of_key.as<std::uint64_t>(), deferred_flags.as<unsigned char>(), distinct_keys,
             deferred_counts.as<std::uint64_t>(), stream);
     const std::vector<std::uint64_t> keys_here = copied_to_host(deferred_keys.as<std::uint64_t>(), deferred, stream);
     const std::vector<std::uint64_t> counts_here =
@@ -310,6 +362,72 @@ ReleasedKeys gpu_select_partitions(const std::uint64_t* users, const std::uint64
     std::sort(released.keys.begin(), released.keys.end());
   }
   return released;
+}
+
+// The pairs one chunk may hold: what the device has free (its own free memory and what the
+// library's pool holds idle), less a margin for CUB's scratch and other users of the device, over
+// the peak bytes per pair; or what a test set.
+std::uint64_t pairs_per_chunk() {
+  if (const std::uint64_t for_testing = chunk_pairs_for_testing.load(std::memory_order_relaxed); for_testing != 0) {
+    return for_testing;
+  }
+  int device = 0;
+  DPSELECT_CUDA_TRY(cudaGetDevice(&device));
+  std::size_t free_bytes = 0, total_bytes = 0;
+  DPSELECT_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const DeviceMemoryUsage pool = gpu_pool_usage(device);
+  const std::uint64_t available = free_bytes + (pool.reserved_bytes - pool.used_bytes);
+  const std::uint64_t margin = std::max<std::uint64_t>(available / 10, std::uint64_t{256} << 20);
+  return available > margin ? std::max<std::uint64_t>(1, (available - margin) / kPeakBytesPerPair) : 1;
+}
+
+}  // namespace
+
+void set_partition_chunk_pairs_for_testing(std::uint64_t pairs) {
+  chunk_pairs_for_testing.store(pairs, std::memory_order_relaxed);
+}
+
+ReleasedKeys gpu_select_partitions(const std::uint64_t* users, const std::uint64_t* keys, std::uint64_t count,
+                                   bool on_device, std::uint64_t max_partitions, const PartitionKeepRule& rule,
+                                   PartitionStrategy strategy, const ContextAccess::KeyedStream& drawn,
+                                   cuda_stream_t stream_handle) {
+  const auto stream = static_cast<cudaStream_t>(stream_handle);
+  const DeviceCuts cuts(rule, strategy, stream);
+  const std::uint64_t chunk_pairs = pairs_per_chunk();
+  if (count <= chunk_pairs) {
+    DeviceKeys kept = kept_keys_on_device(pairs_from_arrays(users, keys, count, on_device, stream), count,
+                                                max_partitions, drawn, stream);
+    return released_on_device(kept, cuts, rule, strategy, drawn, stream);
+  }
+
+  // In chunks: the pairs grouped by user on the host (partition_chunks.hpp).
+  std::vector<Contribution> records;
+  if (on_device) {
+    const std::vector<std::uint64_t> host_users = copied_to_host(users, count, stream);
+    const std::vector<std::uint64_t> host_keys = copied_to_host(keys, count, stream);
+    records = contributions_of(host_users, host_keys);
+  } else {
+    records = contributions_of({users, count}, {keys, count});
+  }
+  const DevicePartitionPasses passes{
+      [&](std::span<const Contribution> chunk, std::vector<std::uint64_t>& kept) {
+        const DeviceKeys chunk_kept =
+            kept_keys_on_device(pairs_from_records(chunk, stream), chunk.size(), max_partitions, drawn, stream);
+        const std::size_t before = kept.size();
+        kept.resize(before + chunk_kept.count);
+        if (chunk_kept.count == 0) return;
+        DPSELECT_CUDA_TRY(cudaMemcpyAsync(kept.data() + before, chunk_kept.keys.as<void>(),
+                                          chunk_kept.count * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));
+        DPSELECT_CUDA_TRY(cudaStreamSynchronize(stream));
+      },
+      [&](std::span<const std::uint64_t> chunk) {
+        DeviceKeys kept{PoolBuffer(chunk.size() * sizeof(std::uint64_t), stream, kOutOfMemory), chunk.size()};
+        DPSELECT_CUDA_TRY(cudaMemcpyAsync(kept.keys.as<void>(), chunk.data(), chunk.size() * sizeof(std::uint64_t),
+                                          cudaMemcpyHostToDevice, stream));
+        return released_on_device(kept, cuts, rule, strategy, drawn, stream);
+      }};
+  const std::uint64_t chunk_keys = chunk_pairs * kPeakBytesPerPair / kPeakBytesPerKey;
+  return chunked_released_keys(records, chunk_pairs, chunk_keys, max_partitions, rule, strategy, drawn, passes);
 }
 
 }  // namespace dpselect::detail

@@ -2,9 +2,11 @@
 // Partition selection on the GPU gives the CPU's keys (GPU machines only): pairs in host memory
 // with Backend::Gpu against Backend::Cpu, and pairs in device memory against the same pairs in
 // host memory, for every strategy, both generators, users over and under the bound, CUB's
-// single-tile and multi-pass sorts, and a key whose count lies beyond the GPU's table of keep cuts
-// (decided on the host). Nothing here is statistical: every check is an equality. Compiled by nvcc
-// (as a .cu copy) in CUDA builds; in CPU-only builds the tests are registered and skip.
+// single-tile and multi-pass sorts, a key whose count lies beyond the GPU's table of keep cuts
+// (decided on the host), and pairs cut into chunks smaller than the input (host and device memory,
+// a user and a key each over a chunk on their own). Nothing here is statistical: every check is an
+// equality. Compiled by nvcc (as a .cu copy) in CUDA builds; in CPU-only builds the tests are
+// registered and skip.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include "dpselect/errors.hpp"
 #include "dpselect/partition_selection.hpp"
 #include "dpselect/select.hpp"
+#include "engine/gpu_backend.hpp"
 
 #if defined(__CUDACC__)
 #include <cuda_runtime.h>
@@ -28,6 +31,7 @@ TEST(PartitionSelectionGpu, HostPairsGiveTheCpuKeys) { GTEST_SKIP() << "CPU-only
 TEST(PartitionSelectionGpu, DevicePairsGiveTheHostKeys) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(PartitionSelectionGpu, CountsBeyondTheCutTableAreDecidedAlike) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(PartitionSelectionGpu, BadDeviceInputIsRefusedBeforeTheCharge) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
+TEST(PartitionSelectionGpu, ChunkedPairsGiveTheCpuKeys) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 #else
 
 using dpselect::Backend;
@@ -158,6 +162,46 @@ TEST(PartitionSelectionGpu, BadDeviceInputIsRefusedBeforeTheCharge) {
   EXPECT_THROW((void)dpselect::select_partitions(context, users.span(), shorter, good), dpselect::InvalidArgument);
   const PartitionSelection first = dpselect::select_partitions(context, users.span(), keys.span(), good);
   EXPECT_EQ(first.report.stream, 0u) << "no stream drawn by the refused calls";
+}
+
+// Sets the pairs of partition selection's GPU chunks for the life of the object.
+class PartitionChunkPairs {
+ public:
+  explicit PartitionChunkPairs(std::uint64_t pairs) { dpselect::detail::set_partition_chunk_pairs_for_testing(pairs); }
+  PartitionChunkPairs(const PartitionChunkPairs&) = delete;
+  PartitionChunkPairs& operator=(const PartitionChunkPairs&) = delete;
+  ~PartitionChunkPairs() { dpselect::detail::set_partition_chunk_pairs_for_testing(0); }
+};
+
+TEST(PartitionSelectionGpu, ChunkedPairsGiveTheCpuKeys) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  Pairs pairs = pairs_of(200000, 30000, 8);
+  // A user holding 50000 keys and a key held by 60000 more users: each over the smaller chunks
+  // alone, so those go to the CPU passes.
+  for (std::uint64_t j = 0; j < 50000; ++j) {
+    pairs.users.push_back(1);
+    pairs.keys.push_back(j * 3);
+  }
+  for (std::uint64_t j = 0; j < 60000; ++j) {
+    pairs.users.push_back((std::uint64_t{1} << 50) + j);
+    pairs.keys.push_back(12345);
+  }
+  const DeviceCopy users(pairs.users), keys(pairs.keys);
+  for (const auto strategy : {PartitionStrategy::truncated_geometric, PartitionStrategy::gaussian_threshold}) {
+    PartitionSelectionParams params{1.0, 1e-4, 3, strategy, Backend::Cpu};
+    auto cpu_context = dpselect::Context::with_fixed_seed(21);
+    const PartitionSelection cpu = dpselect::select_partitions(cpu_context, pairs.users, pairs.keys, params);
+    ASSERT_GT(cpu.keys.size(), 100u) << "a test that can fail: many keys released";
+    params.backend = Backend::Gpu;
+    // Many chunks, the heavy user's and key's buckets over them; a few chunks; and one chunk.
+    for (const std::uint64_t chunk_pairs : {std::uint64_t{20000}, std::uint64_t{400000}, std::uint64_t{0}}) {
+      const PartitionChunkPairs chunks(chunk_pairs);
+      auto host_context = dpselect::Context::with_fixed_seed(21);
+      expect_same(dpselect::select_partitions(host_context, pairs.users, pairs.keys, params), cpu);
+      auto device_context = dpselect::Context::with_fixed_seed(21);
+      expect_same(dpselect::select_partitions(device_context, users.span(), keys.span(), params), cpu);
+    }
+  }
 }
 
 #endif

@@ -52,6 +52,10 @@ DeviceMemoryUsage gpu_pool_usage(int device);
 // staging piece (0: the default) that host arrays stream through, so a test can force many chunks
 // over a small array. Not for production use: it applies to every later call of every thread.
 void set_host_streaming_bytes_for_testing(std::uint64_t chunk_bytes, std::uint64_t piece_bytes);
+// Test hook: the pairs each chunk of partition selection on the GPU holds (0: as many as the
+// device's free memory allows), so a test can run the chunked path (partition_chunks.hpp) over
+// small inputs. Not for production use: it applies to every later call of every thread.
+void set_partition_chunk_pairs_for_testing(std::uint64_t pairs);
 // How the rows pass (kernels/select_rows.cu) scores a batch of rows: a team of one thread, a warp
 // or a block per row, or each row cut into segments of a block each. `automatic` is the pass's own
 // choice from the shape and the device.

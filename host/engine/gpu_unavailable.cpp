@@ -32,6 +32,7 @@ int gpu_device_count() { return 0; }
 // Unreachable in practice: device_memory_usage has thrown BackendUnavailable before.
 DeviceMemoryUsage gpu_pool_usage(int) { throw_unavailable(); }
 void set_host_streaming_bytes_for_testing(std::uint64_t, std::uint64_t) {}
+void set_partition_chunk_pairs_for_testing(std::uint64_t) {}
 void set_rows_layout_for_testing(RowsLayout, unsigned) {}
 
 // Unreachable in practice: resolve_backend(Gpu) has thrown BackendUnavailable before.

@@ -263,8 +263,14 @@ struct PartitionSelection {
 ///         contributions.
 /// @throws BudgetExceeded when the context's accountant refuses the release; nothing drawn.
 /// @throws BackendUnavailable for Backend::Gpu without a usable CUDA device, before the charge.
-/// @throws CudaError when the GPU pass fails (too little device memory: it takes about 48 bytes a
-///         pair at its peak); the release stays charged.
+/// @throws CudaError when the GPU pass fails (a device error, or memory that other code took
+///         during the call: the pass sizes its chunks by the device's free memory at the start);
+///         the release stays charged.
+/// @par Memory (Backend::Gpu)
+/// About 48 bytes of device memory a pair at the peak. Pairs beyond what the device has free go in
+/// chunks of whole users (grouped by a hash of the user on the host, about 32 more bytes of host
+/// memory a pair), each chunk's kept keys brought back to the host and, where they do not fit the
+/// device either, decided in chunks of whole keys; the released keys are the same.
 /// @par Privacy
 /// (epsilon, delta + report.delta_float)-DP between datasets that add or remove one user (with all
 /// of their contributions): the keep probability meets the per-key inequalities of the file
@@ -295,6 +301,9 @@ PartitionSelection select_partitions(Context& context, std::span<const std::uint
 /// @throws BackendUnavailable without a usable CUDA device, before the charge.
 /// @throws BudgetExceeded when the context's accountant refuses the release; nothing drawn.
 /// @throws CudaError when the GPU pass fails; the release stays charged.
+/// @par Memory
+/// As the host select_partitions; pairs beyond what the device has free beside them are first
+/// copied to host memory, then go in chunks.
 /// @par Privacy
 /// As the host select_partitions.
 PartitionSelection select_partitions(Context& context, DeviceSpan<const std::uint64_t> users,
