@@ -87,7 +87,12 @@ def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray,
     Integers are viewed as uint64 (two's complement for negative ids: a bijection, reversed on the
     way back); strings and bytes are numbered by their sorted distinct values.
     """
-    if hasattr(values, "to_numpy"):  # pandas
+    if hasattr(values, "null_count") and hasattr(values, "is_null"):  # a pyarrow Array or ChunkedArray
+        if values.null_count > 0:
+            first = int(np.flatnonzero(np.asarray(values.is_null()))[0])
+            raise ValueError(f"{name} must hold no null (got a null at row {first})")
+        values = np.asarray(values)  # a dictionary-encoded column comes back decoded
+    elif hasattr(values, "to_numpy"):  # pandas
         if values.isna().any():
             raise ValueError(f"{name} must hold no null (got a null at row {int(np.flatnonzero(values.isna())[0])})")
         values = values.to_numpy()
@@ -141,9 +146,11 @@ def select_partitions(
     ----------
     context : Context
         The source of the selection's stream and its accountant.
-    users : array_like or pandas.Series
-        The user of each contribution: integer ids or strings, no null.
-    keys : array_like or pandas.Series
+    users : array_like, pandas.Series or pyarrow.Array
+        The user of each contribution: integer ids or strings, no null. A pyarrow ``Array`` or
+        ``ChunkedArray`` (a column of a table read with ``pyarrow.parquet.read_table``, dictionary
+        encoded or not) is taken as its values.
+    keys : array_like, pandas.Series or pyarrow.Array
         The key of each contribution (as long as ``users``): integer ids, strings or bytes, no
         null. Repeated (user, key) pairs count once.
     params : PartitionSelectionParams, optional

@@ -84,6 +84,42 @@ def test_integer_string_and_pandas_ids_release_the_inputs_own_keys():
     assert [k.decode() for k in as_bytes.keys] == named.keys
 
 
+def test_parquet_columns_read_by_pyarrow_go_in_as_they_are(tmp_path, monkeypatch):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    users, keys = contributions(3000, 5)
+    urls = np.array([f"https://example.org/{k}" for k in keys])
+    pq.write_table(pa.table({"visitor": users, "url": urls}), tmp_path / "visits.parquet")
+    monkeypatch.chdir(tmp_path)
+    # [doc:python_partition_parquet]
+    import pyarrow.parquet as pq
+    import dpselect
+
+    table = pq.read_table("visits.parquet", columns=["visitor", "url"])
+    kept = dpselect.select_partitions(dpselect.Context.fixed_seed(6), table["visitor"], table["url"],
+                                      epsilon=1.0, delta=1e-3, max_partitions=2)
+    # [/doc:python_partition_parquet]
+    expected = dpselect.select_partitions(dpselect.Context.fixed_seed(6), users, urls, epsilon=1.0, delta=1e-3,
+                                          max_partitions=2)
+    assert len(expected.keys) > 10 and kept.keys == expected.keys
+    # A dictionary-encoded column (Parquet's dictionary pages read as such) and one chunk per row group.
+    encoded = pq.read_table("visits.parquet", read_dictionary=["url"])
+    assert pa.types.is_dictionary(encoded["url"].type)
+    assert dpselect.select_partitions(dpselect.Context.fixed_seed(6), encoded["visitor"], encoded["url"], epsilon=1.0,
+                                      delta=1e-3, max_partitions=2).keys == expected.keys
+    integer = dpselect.select_partitions(dpselect.Context.fixed_seed(6), pa.chunked_array([users[:7], users[7:]]),
+                                         pa.array(keys), epsilon=1.0, delta=1e-3, max_partitions=2)
+    assert integer.keys.dtype == np.int64 and integer.keys.tolist() == dpselect.select_partitions(
+        dpselect.Context.fixed_seed(6), users, keys, epsilon=1.0, delta=1e-3, max_partitions=2).keys.tolist()
+    context, accountant = ledger_context(budget=dpselect.PrivacyBound(5.0, 0.1))
+    with pytest.raises(ValueError, match=r"users must hold no null \(got a null at row 2\)"):
+        dpselect.select_partitions(context, pa.chunked_array([[1, 2], [None, 4]]), pa.array([1, 2, 3, 4]),
+                                   epsilon=1.0, delta=1e-6)
+    with pytest.raises(TypeError, match=r"keys must be integer or string ids \(got dtype float64\)"):
+        dpselect.select_partitions(context, pa.array([1, 2]), pa.array([1.5, 2.5]), epsilon=1.0, delta=1e-6)
+    assert accountant.release_count == 0
+
+
 def test_a_user_with_many_keys_counts_for_max_partitions_of_them():
     users = np.full(1000, 7)
     keys = np.arange(1000)
