@@ -24,11 +24,24 @@
 #include "mpi/collective.hpp"
 #include "mpi/exchange.hpp"
 #include "partition_selection/partition_passes.hpp"
+#include "partition_selection/partition_shares.hpp"
 
 namespace dpselect::mpi {
 namespace {
 
 using dpselect::detail::Contribution;
+
+// `values` grouped by the rank that owns each (partition_shares.hpp's counting sort), and how many
+// go to each rank.
+template <class T, class OwnerOf>
+std::vector<T> grouped_by_owner(const std::vector<T>& values, int ranks, OwnerOf owner_of_value,
+                                std::vector<std::uint64_t>& counts) {
+  dpselect::detail::Bucketed<T> grouped =
+      dpselect::detail::bucketed(values, static_cast<std::size_t>(ranks), owner_of_value);
+  counts.resize(static_cast<std::size_t>(ranks));
+  for (std::size_t r = 0; r < counts.size(); ++r) counts[r] = grouped.starts[r + 1] - grouped.starts[r];
+  return std::move(grouped.values);
+}
 
 // The params every rank must pass, in a form that compares bit for bit.
 struct PartitionParamsImage {
@@ -66,7 +79,7 @@ std::vector<T> sent_to_key_owners(DistributedContext& context, std::vector<T> ke
   std::vector<std::uint64_t> key_counts(static_cast<std::size_t>(s.size), 0);
   try {
     if (failure) std::rethrow_exception(failure);
-    kept = detail::grouped_by_owner(
+    kept = grouped_by_owner(
         kept, s.size, [&](const T& entry) { return owner_of(key_of(entry) ^ kKeyHashOffset, s.size); }, key_counts);
     const std::string too_many = detail::count_error(key_counts, "kept keys", s.rank);
     if (!too_many.empty()) throw std::runtime_error(too_many);
@@ -149,7 +162,7 @@ PartitionSelection select_partitions(DistributedContext& context, std::span<cons
   if (finding.kind == detail::none) {
     mine = dpselect::detail::contributions_of(users, keys);
     dpselect::detail::keep_distinct(mine);  // fewer to send; the owner removes repeats across ranks
-    mine = detail::grouped_by_owner(mine, s.size, [&](const Contribution& pair) { return owner_of(pair.user, s.size); },
+    mine = grouped_by_owner(mine, s.size, [&](const Contribution& pair) { return owner_of(pair.user, s.size); },
                             pair_counts);
     finding = detail::invalid_unless_empty(detail::count_error(pair_counts, "pairs", s.rank));
   }

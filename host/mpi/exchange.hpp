@@ -63,19 +63,6 @@ std::vector<T> all_to_all(DistributedContext& context, const std::vector<T>& gro
   return out;
 }
 
-// `values` grouped by owner (a counting sort), and how many go to each rank.
-template <class T, class OwnerOf>
-std::vector<T> grouped_by_owner(const std::vector<T>& values, int ranks, OwnerOf owner_of_value,
-                                std::vector<std::uint64_t>& counts) {
-  counts.assign(static_cast<std::size_t>(ranks), 0);
-  for (const T& value : values) ++counts[owner_of_value(value)];
-  std::vector<std::uint64_t> next(static_cast<std::size_t>(ranks), 0);
-  for (int r = 1; r < ranks; ++r) next[r] = next[r - 1] + counts[r - 1];
-  std::vector<T> grouped(values.size());
-  for (const T& value : values) grouped[next[owner_of_value(value)]++] = value;
-  return grouped;
-}
-
 // Every rank's `values`, on every rank, in rank order, as elements of `type`. Collective.
 template <class T>
 std::vector<T> gathered(DistributedContext& context, const std::vector<T>& values, MPI_Datatype type) {

@@ -10,57 +10,16 @@
 #include <span>
 #include <vector>
 
+#include "partition_selection/partition_shares.hpp"
+
 namespace dpselect::detail {
-namespace {
-
-// A counting sort of `values` by bucket_of (in [0, kChunkBuckets)), stable: each of `threads`
-// contiguous shares counts its buckets, then writes each of its values after the same bucket's
-// values of the shares before it.
-template <class T, class BucketOf>
-Bucketed<T> bucketed(const std::vector<T>& values, BucketOf bucket_of) {
-  const std::size_t count = values.size();
-  const int threads = partition_threads(count);
-  const auto share_begin = [&](int share) {
-    return count * static_cast<std::size_t>(share) / static_cast<std::size_t>(threads);
-  };
-  std::vector<std::size_t> counts(static_cast<std::size_t>(threads) * kChunkBuckets, 0);  // [share][bucket]
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int share = 0; share < threads; ++share) {
-    std::size_t* const own = counts.data() + static_cast<std::size_t>(share) * kChunkBuckets;
-    for (std::size_t i = share_begin(share); i < share_begin(share + 1); ++i) ++own[bucket_of(values[i])];
-  }
-  Bucketed<T> grouped;
-  grouped.starts.resize(kChunkBuckets + 1);
-  std::size_t total = 0;
-  for (std::uint32_t bucket = 0; bucket < kChunkBuckets; ++bucket) {
-    grouped.starts[bucket] = total;
-    for (int share = 0; share < threads; ++share) {
-      std::size_t& slot = counts[static_cast<std::size_t>(share) * kChunkBuckets + bucket];
-      const std::size_t held = slot;
-      slot = total;  // now where the share's next value of this bucket goes
-      total += held;
-    }
-  }
-  grouped.starts[kChunkBuckets] = total;
-  grouped.values.resize(count);
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int share = 0; share < threads; ++share) {
-    std::size_t* const next = counts.data() + static_cast<std::size_t>(share) * kChunkBuckets;
-    for (std::size_t i = share_begin(share); i < share_begin(share + 1); ++i) {
-      grouped.values[next[bucket_of(values[i])]++] = values[i];
-    }
-  }
-  return grouped;
-}
-
-}  // namespace
 
 Bucketed<Contribution> bucketed_by_user(const std::vector<Contribution>& pairs) {
-  return bucketed(pairs, [](const Contribution& pair) { return chunk_bucket(pair.user); });
+  return bucketed(pairs, kChunkBuckets, [](const Contribution& pair) { return chunk_bucket(pair.user); });
 }
 
 Bucketed<std::uint64_t> bucketed_by_key(const std::vector<std::uint64_t>& keys) {
-  return bucketed(keys, [](std::uint64_t key) { return chunk_bucket(key); });
+  return bucketed(keys, kChunkBuckets, [](std::uint64_t key) { return chunk_bucket(key); });
 }
 
 std::vector<ChunkRange> chunk_ranges(const std::vector<std::size_t>& starts, std::uint64_t capacity) {

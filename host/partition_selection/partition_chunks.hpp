@@ -23,6 +23,7 @@
 #include "dpselect/partition_selection.hpp"
 #include "partition_selection/partition_passes.hpp"
 #include "partition_selection/partition_randomness.hpp"
+#include "partition_selection/partition_shares.hpp"
 
 namespace dpselect::detail {
 
@@ -34,14 +35,8 @@ inline std::uint32_t chunk_bucket(std::uint64_t id) {
   return static_cast<std::uint32_t>(partition_user_mix(id) >> (64 - kChunkBucketBits));
 }
 
-// The values reordered so that bucket b's are [starts[b], starts[b + 1]) (kChunkBuckets + 1
-// entries), each bucket's in their first order; every core takes a share of the counting and of
-// the scatter.
-template <class T>
-struct Bucketed {
-  std::vector<T> values;
-  std::vector<std::size_t> starts;
-};
+// The pairs, or the kept keys, in the buckets of their user or key (partition_shares.hpp's
+// bucketed over kChunkBuckets).
 Bucketed<Contribution> bucketed_by_user(const std::vector<Contribution>& pairs);
 Bucketed<std::uint64_t> bucketed_by_key(const std::vector<std::uint64_t>& keys);
 

@@ -2,8 +2,8 @@
 // How partition selection's CPU passes share their work among threads without changing a bit of
 // the result: contiguous shares cut where a run of equal users or keys ends, blocks of the
 // release's stream drawn eight at a time (random_blocks_at), and the coins of sorted keys decided
-// share by share and concatenated in order. Internal to partition_passes.cpp and
-// weighted_passes.cpp.
+// share by share and concatenated in order, and a counting sort into buckets on every core (the
+// chunks of a device, the ranks of an MPI job). Internal to the partition selection backends.
 #pragma once
 
 #include <omp.h>
@@ -38,6 +38,54 @@ std::vector<std::size_t> run_aligned_shares(const std::vector<Value>& values, in
     boundaries[t] = std::max(boundaries[t - 1], run_start_at_or_after(values, even, run_of));
   }
   return boundaries;
+}
+
+// `values` by bucket_of (in [0, buckets)) in a stable counting sort: bucket b's values are
+// [starts[b], starts[b + 1]) of `values` (buckets + 1 entries), in their first order.
+template <class T>
+struct Bucketed {
+  std::vector<T> values;
+  std::vector<std::size_t> starts;
+};
+
+// Each of the threads' contiguous shares counts its values' buckets, then writes each value after
+// those of the same bucket from the shares before it: the result does not depend on the thread
+// count.
+template <class T, class BucketOf>
+Bucketed<T> bucketed(const std::vector<T>& values, std::size_t buckets, BucketOf bucket_of) {
+  const std::size_t count = values.size();
+  const int threads = partition_threads(count);
+  const auto share_begin = [&](int share) {
+    return count * static_cast<std::size_t>(share) / static_cast<std::size_t>(threads);
+  };
+  std::vector<std::size_t> counts(static_cast<std::size_t>(threads) * buckets, 0);  // [share][bucket]
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int share = 0; share < threads; ++share) {
+    std::size_t* const own = counts.data() + static_cast<std::size_t>(share) * buckets;
+    for (std::size_t i = share_begin(share); i < share_begin(share + 1); ++i) ++own[bucket_of(values[i])];
+  }
+  Bucketed<T> grouped;
+  grouped.starts.resize(buckets + 1);
+  std::size_t total = 0;
+  for (std::size_t bucket = 0; bucket < buckets; ++bucket) {
+    grouped.starts[bucket] = total;
+    for (int share = 0; share < threads; ++share) {
+      std::size_t& slot = counts[static_cast<std::size_t>(share) * buckets + bucket];
+      const std::size_t held = slot;
+      slot = total;  // now where the share's next value of this bucket goes
+      total += held;
+    }
+  }
+  grouped.starts[buckets] = total;
+  grouped.values.resize(count);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int share = 0; share < threads; ++share) {
+    std::size_t* const next = counts.data() + static_cast<std::size_t>(share) * buckets;
+    for (std::size_t i = share_begin(share); i < share_begin(share + 1); ++i) {
+      grouped.values[next[bucket_of(values[i])]++] = values[i];
+    }
+  }
+  return grouped;
 }
 
 // use(i, the block at position_of(i)) for i = 0 .. count - 1, in order, eight blocks at a time.
