@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -13,6 +14,8 @@
 #include "commands.hpp"
 #include "common_options.hpp"
 #include "dpselect/partition_selection.hpp"
+#include "index_output.hpp"
+#include "input_files.hpp"
 #include "job.hpp"
 #include "numbers.hpp"
 #include "output.hpp"
@@ -28,12 +31,14 @@ struct KeysOptions {
   PairsOption data;
   PartitionSelectionParams params;
   ReleaseOptions release;
+  std::string output;  // --output FILE: the keys go there instead of into the report
 };
 
 // One release: the released keys as the command prints them, and the report.
 struct KeysOutcome {
   std::vector<Scalar> keys;             // JSON values: text, or integers as the data has them
   std::vector<std::string> key_fields;  // one line each (text keys as CSV fields)
+  std::vector<std::uint64_t> integer_keys;  // integer keys: their bits, in the printed order
   PartitionSelectionReport report;
   double seconds = 0.0;
 };
@@ -108,6 +113,7 @@ KeysOutcome release_once(ReleaseTarget& target, const PairsInput& input, const s
         return static_cast<std::int64_t>(a) < static_cast<std::int64_t>(b);
       });
     }
+    outcome.integer_keys = selection.keys;
     for (const std::uint64_t key : selection.keys) {
       const std::string text = integer_key_text(key, input.signed_integers);
       outcome.keys.push_back(integer_key_value(key, input.signed_integers, text));
@@ -158,9 +164,22 @@ Record run_keys(const KeysOptions& options) {
   PartitionSelectionParams params = options.params;
   params.backend = options.release.backend;
   (void)partition_keep_rule(params);  // every parameter checked before the file is read
+  std::optional<IndexFile> key_file;
+  if (!options.output.empty()) {
+    key_file = checked_index_file("--output", options.output);
+    if (key_file->format == IndexFileFormat::npy && options.release.repeat > 1) {
+      throw CliError("--output " + options.output + ": a .npy file holds the keys of one release (got --repeat " +
+                     format_number(options.release.repeat) + "): write them to a .txt file");
+    }
+  }
   // In a distributed job every rank reads the whole file (its lines hold no fixed width to cut at)
   // and passes its share of the pairs (share_of); a bad line fails every rank alike.
   const PairsInput input = on_every_rank([&] { return read_pairs(options.data); });
+  if (key_file && key_file->format == IndexFileFormat::npy && input.keys == IdKind::text) {
+    throw CliError("--output " + options.output + ": a .npy file holds integer keys, and the keys of " +
+                   std::string(display_path(options.data.path)) +
+                   " are text (--key-type integer reads numbers): write them to a .txt file");
+  }
   const std::vector<std::string_view> text_keys =
       input.keys == IdKind::text ? input.key_views() : std::vector<std::string_view>();
 
@@ -170,8 +189,12 @@ Record run_keys(const KeysOptions& options) {
   });
 
   Record report("dpselect keys: private partition selection, the keys of the data that may be released");
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    add_released_values(report, "keys", outcomes[i].key_fields, outcomes[i].key_fields, i > 0);
+  if (key_file) {  // the file's name is the answer: printing the keys too would defeat it
+    add_released_values(report, "keys written to", {key_file->path}, {key_file->path}, false);
+  } else {
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+      add_released_values(report, "keys", outcomes[i].key_fields, outcomes[i].key_fields, i > 0);
+    }
   }
   report.add("command", std::string("keys"));
   Record& data = report.add_record("data");
@@ -192,9 +215,27 @@ Record run_keys(const KeysOptions& options) {
   report.add("epsilon_total", releases * options.params.epsilon, "basic composition");
   report.add("delta_total", releases * (options.params.delta + first.delta_float), "basic composition, delta_float included");
   add_run_settings(report, options.release);
+  if (key_file) {
+    if (key_file->format == IndexFileFormat::npy) {
+      write_index_file(*key_file, {outcomes.front().integer_keys},
+                       input.signed_integers ? NpyElement::int64 : NpyElement::uint64);
+    } else {
+      std::vector<std::vector<std::string>> lines;
+      for (const KeysOutcome& outcome : outcomes) lines.push_back(outcome.key_fields);
+      write_lines_file(*key_file, lines);
+    }
+    report.add("keys_file", key_file->path,
+               key_file->format == IndexFileFormat::npy
+                   ? std::string(input.signed_integers ? "int64" : "uint64") + " array of the released keys, ascending"
+                   : "one key per line, ascending (text keys as CSV fields), releases apart by an empty line");
+  }
   for (const KeysOutcome& outcome : outcomes) {
     Record& item = report.add_list_item("releases", "release");
-    item.add_array("keys", outcome.keys, "ascending");
+    if (key_file) {
+      item.add("keys_released", static_cast<std::uint64_t>(outcome.key_fields.size()), "written to --output");
+    } else {
+      item.add_array("keys", outcome.keys, "ascending");
+    }
     item.add("stream", outcome.report.stream);
     item.add("executed_on", std::string(to_string(outcome.report.executed_on)));
   }
@@ -215,6 +256,7 @@ constexpr const char* keys_examples = R"(Examples:
   dpselect keys --data visits.csv --user-column visitor --key-column url --max-partitions 5 \
       --epsilon 2 --delta 1e-8 --strategy gaussian --json
   dpselect keys --data pairs.npy --epsilon 1 --delta 1e-6 --quiet > released_keys.txt
+  dpselect keys --data pairs.npy --epsilon 1 --delta 1e-6 --output released_keys.npy
 
 Releases the keys of (user, key) contributions that may appear in a published histogram, from
 data whose keys are not known in advance (search queries, URLs, product ids). Each user keeps
@@ -228,7 +270,8 @@ Input: CSV with a header line (columns --user-column and --key-column, RFC 4180 
 users integers (--user-ids text for others) and the keys text (--key-type integer for numbers);
 or a NumPy .npy integer array of shape (n, 2), a user and a key per row. Text output starts
 with the released keys ("keys none" when there is none), --quiet prints one key per line (a key
-holding a comma, a quote or a line end as a quoted CSV field). --diagnostics adds the number of
+holding a comma, a quote or a line end as a quoted CSV field), and --output FILE writes them
+to a new file instead (.txt as --quiet prints them, or .npy for integer keys). --diagnostics adds the number of
 pairs, of keys after bounding and the run times: computed from the data and NOT PRIVATE.
 Under an MPI launcher every rank reads the whole file and the ranks select together over their
 shares of the pairs, printing what one process prints for the same --seed.)";
@@ -304,6 +347,12 @@ void register_keys_command(CLI::App& app) {
                   "policy-gaussian: the cutoff's height above the threshold, in noise standard deviations")
       ->check(finite_nonnegative())
       ->capture_default_str();
+  command
+      .add_option("--output", options->output,
+                  "write the keys to FILE instead of the report: .txt (one per line, as --quiet prints them) "
+                  "or .npy (integer keys of one release: int64, or uint64 for a uint64 array); never "
+                  "overwrites an existing file")
+      ->type_name("FILE");
   complete_release_command(command, options->release, keys_examples, [options] { return run_keys(*options); });
 }
 
