@@ -11,7 +11,7 @@
 //                                   (truncated geometric, epsilon 1, delta 1e-6, max_partitions 1),
 //                                   the released keys read back to the host
 //   gpu_partitions_select_host/n:<n>    the same over the pairs in host memory (copied in)
-//   gpu_partitions_chunked/n:<n>    the same over the pairs in host memory in 4 chunks of whole
+//   gpu_partitions_chunked/n:<n>    the same over the pairs in host memory in about 4 chunks of whole
 //                                   users (the path of pairs beyond the device's free memory,
 //                                   forced here by the chunk test hook)
 //

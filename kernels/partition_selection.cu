@@ -54,9 +54,12 @@ constexpr std::uint64_t kMaxBlocks = 8192;
 constexpr std::uint64_t kCutTableLimit = std::uint64_t{1} << 22;
 
 // Device bytes at the peak: 48 a pair while the records sort (the records, the sorted copy, CUB's
-// alternate buffer), about 40 a kept key while the keys sort and are counted.
+// alternate buffer); 42 a kept key while the keys are decided (the keys, their sorted copy, the
+// distinct keys' counts, two flags, and the deferred keys and counts), and CUB's scratch besides.
 constexpr std::uint64_t kPeakBytesPerPair = 48;
-constexpr std::uint64_t kPeakBytesPerKey = 40;
+constexpr std::uint64_t kPeakBytesPerKey = 48;
+// The smallest chunk: below it a device pass is mostly launches and synchronizations.
+constexpr std::uint64_t kSmallestChunkPairs = std::uint64_t{1} << 16;
 
 // 0: the device's free memory decides (set_partition_chunk_pairs_for_testing).
 std::atomic<std::uint64_t> chunk_pairs_for_testing{0};
@@ -366,7 +369,8 @@ ReleasedKeys released_on_device(DeviceKeys& kept, const DeviceCuts& cuts, const 
 
 // The pairs one chunk may hold: what the device has free (its own free memory and what the
 // library's pool holds idle), less a margin for CUB's scratch and other users of the device, over
-// the peak bytes per pair; or what a test set.
+// the peak bytes per pair, and at least kSmallestChunkPairs (a device with less room than that
+// fails with kOutOfMemory); or what a test set.
 std::uint64_t pairs_per_chunk() {
   if (const std::uint64_t for_testing = chunk_pairs_for_testing.load(std::memory_order_relaxed); for_testing != 0) {
     return for_testing;
@@ -377,8 +381,8 @@ std::uint64_t pairs_per_chunk() {
   DPSELECT_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
   const DeviceMemoryUsage pool = gpu_pool_usage(device);
   const std::uint64_t available = free_bytes + (pool.reserved_bytes - pool.used_bytes);
-  const std::uint64_t margin = std::max<std::uint64_t>(available / 10, std::uint64_t{256} << 20);
-  return available > margin ? std::max<std::uint64_t>(1, (available - margin) / kPeakBytesPerPair) : 1;
+  const std::uint64_t margin = available / 10 + std::min<std::uint64_t>(available / 4, std::uint64_t{256} << 20);
+  return std::max(kSmallestChunkPairs, (available - margin) / kPeakBytesPerPair);
 }
 
 }  // namespace

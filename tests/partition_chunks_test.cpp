@@ -122,6 +122,7 @@ TEST(PartitionChunks, ChunkedSelectionReleasesTheKeysOfOnePass) {
       const dpselect::detail::DevicePartitionPasses passes{
           [&](std::span<const Contribution> chunk, std::vector<std::uint64_t>& kept) {
             ++keep_calls;
+            EXPECT_LE(chunk.size(), capacity) << "a chunk over the capacity went to the device";
             std::vector<Contribution> own(chunk.begin(), chunk.end());
             dpselect::detail::keep_distinct(own);
             const auto chunk_kept = dpselect::detail::bounded_keys(own, params.max_partitions, drawn);
@@ -129,6 +130,7 @@ TEST(PartitionChunks, ChunkedSelectionReleasesTheKeysOfOnePass) {
           },
           [&](std::span<const std::uint64_t> chunk) {
             ++release_calls;
+            EXPECT_LE(chunk.size(), std::max<std::uint64_t>(capacity, 1)) << "a chunk over the capacity went to the device";
             std::vector<std::uint64_t> own(chunk.begin(), chunk.end());
             return dpselect::detail::released_keys(own, rule, strategy, drawn);
           }};

@@ -32,6 +32,9 @@ TEST(PartitionSelectionGpu, DevicePairsGiveTheHostKeys) { GTEST_SKIP() << "CPU-o
 TEST(PartitionSelectionGpu, CountsBeyondTheCutTableAreDecidedAlike) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(PartitionSelectionGpu, BadDeviceInputIsRefusedBeforeTheCharge) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(PartitionSelectionGpu, ChunkedPairsGiveTheCpuKeys) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
+TEST(PartitionSelectionGpu, CountsBeyondTheCutTableAreDecidedAlikeInChunks) {
+  GTEST_SKIP() << "CPU-only build: no CUDA backend";
+}
 #else
 
 using dpselect::Backend;
@@ -81,6 +84,15 @@ void expect_same(const PartitionSelection& gpu, const PartitionSelection& cpu) {
   EXPECT_EQ(gpu.report.keys_considered, cpu.report.keys_considered);
   EXPECT_EQ(gpu.report.stream, cpu.report.stream);
 }
+
+// Sets the pairs of partition selection's GPU chunks for the life of the object.
+class PartitionChunkPairs {
+ public:
+  explicit PartitionChunkPairs(std::uint64_t pairs) { dpselect::detail::set_partition_chunk_pairs_for_testing(pairs); }
+  PartitionChunkPairs(const PartitionChunkPairs&) = delete;
+  PartitionChunkPairs& operator=(const PartitionChunkPairs&) = delete;
+  ~PartitionChunkPairs() { dpselect::detail::set_partition_chunk_pairs_for_testing(0); }
+};
 
 TEST(PartitionSelectionGpu, HostPairsGiveTheCpuKeys) {
   if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
@@ -140,6 +152,32 @@ TEST(PartitionSelectionGpu, CountsBeyondTheCutTableAreDecidedAlike) {
   }
 }
 
+TEST(PartitionSelectionGpu, CountsBeyondTheCutTableAreDecidedAlikeInChunks) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  // As above, with 2 x 10^6 pairs of their own keys besides: chunks of 5 x 10^6 pairs, so the
+  // pairs and the kept keys each go in two or more chunks, and the bucket of key 7 (2^22 + 5
+  // users) fits one, where the device defers it to the host.
+  Pairs pairs;
+  for (std::uint64_t user = 0; user < (std::uint64_t{1} << 22) + 5; ++user) {
+    pairs.users.push_back(user);
+    pairs.keys.push_back(7);
+  }
+  for (std::uint64_t j = 0; j < 2000000; ++j) {
+    pairs.users.push_back(j + (std::uint64_t{1} << 40));
+    pairs.keys.push_back(1000 + j);
+  }
+  const PartitionSelectionParams params{1e-6, 0.4, 1, PartitionStrategy::laplace_threshold, Backend::Cpu};
+  const PartitionChunkPairs chunks(5000000);
+  for (std::uint64_t seed = 0; seed < 2; ++seed) {
+    auto cpu_context = dpselect::Context::with_fixed_seed(seed);
+    const PartitionSelection cpu = dpselect::select_partitions(cpu_context, pairs.users, pairs.keys, params);
+    PartitionSelectionParams gpu_params = params;
+    gpu_params.backend = Backend::Gpu;
+    auto gpu_context = dpselect::Context::with_fixed_seed(seed);
+    expect_same(dpselect::select_partitions(gpu_context, pairs.users, pairs.keys, gpu_params), cpu);
+  }
+}
+
 TEST(PartitionSelectionGpu, BadDeviceInputIsRefusedBeforeTheCharge) {
   if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
   const Pairs pairs = pairs_of(100, 50, 1);
@@ -163,15 +201,6 @@ TEST(PartitionSelectionGpu, BadDeviceInputIsRefusedBeforeTheCharge) {
   const PartitionSelection first = dpselect::select_partitions(context, users.span(), keys.span(), good);
   EXPECT_EQ(first.report.stream, 0u) << "no stream drawn by the refused calls";
 }
-
-// Sets the pairs of partition selection's GPU chunks for the life of the object.
-class PartitionChunkPairs {
- public:
-  explicit PartitionChunkPairs(std::uint64_t pairs) { dpselect::detail::set_partition_chunk_pairs_for_testing(pairs); }
-  PartitionChunkPairs(const PartitionChunkPairs&) = delete;
-  PartitionChunkPairs& operator=(const PartitionChunkPairs&) = delete;
-  ~PartitionChunkPairs() { dpselect::detail::set_partition_chunk_pairs_for_testing(0); }
-};
 
 TEST(PartitionSelectionGpu, ChunkedPairsGiveTheCpuKeys) {
   if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";

@@ -350,7 +350,7 @@ void register_keys_command(CLI::App& app) {
   command
       .add_option("--output", options->output,
                   "write the keys to FILE instead of the report: .txt (one per line, as --quiet prints them) "
-                  "or .npy (integer keys of one release: int64, or uint64 for a uint64 array); never "
+                  "or .npy (integer keys of one release: int64, or uint64 for an unsigned array); never "
                   "overwrites an existing file")
       ->type_name("FILE");
   complete_release_command(command, options->release, keys_examples, [options] { return run_keys(*options); });

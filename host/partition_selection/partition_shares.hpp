@@ -58,10 +58,13 @@ Bucketed<T> bucketed(const std::vector<T>& values, std::size_t buckets, BucketOf
   const auto share_begin = [&](int share) {
     return count * static_cast<std::size_t>(share) / static_cast<std::size_t>(threads);
   };
-  std::vector<std::size_t> counts(static_cast<std::size_t>(threads) * buckets, 0);  // [share][bucket]
+  // [share][bucket], each share's row a whole number of 64-byte lines (no false sharing for a few
+  // buckets, as the ranks of a small job).
+  const std::size_t row = (buckets + 7) / 8 * 8;
+  std::vector<std::size_t> counts(static_cast<std::size_t>(threads) * row, 0);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int share = 0; share < threads; ++share) {
-    std::size_t* const own = counts.data() + static_cast<std::size_t>(share) * buckets;
+    std::size_t* const own = counts.data() + static_cast<std::size_t>(share) * row;
     for (std::size_t i = share_begin(share); i < share_begin(share + 1); ++i) ++own[bucket_of(values[i])];
   }
   Bucketed<T> grouped;
@@ -70,7 +73,7 @@ Bucketed<T> bucketed(const std::vector<T>& values, std::size_t buckets, BucketOf
   for (std::size_t bucket = 0; bucket < buckets; ++bucket) {
     grouped.starts[bucket] = total;
     for (int share = 0; share < threads; ++share) {
-      std::size_t& slot = counts[static_cast<std::size_t>(share) * buckets + bucket];
+      std::size_t& slot = counts[static_cast<std::size_t>(share) * row + bucket];
       const std::size_t held = slot;
       slot = total;  // now where the share's next value of this bucket goes
       total += held;
@@ -80,7 +83,7 @@ Bucketed<T> bucketed(const std::vector<T>& values, std::size_t buckets, BucketOf
   grouped.values.resize(count);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int share = 0; share < threads; ++share) {
-    std::size_t* const next = counts.data() + static_cast<std::size_t>(share) * buckets;
+    std::size_t* const next = counts.data() + static_cast<std::size_t>(share) * row;
     for (std::size_t i = share_begin(share); i < share_begin(share + 1); ++i) {
       grouped.values[next[bucket_of(values[i])]++] = values[i];
     }

@@ -87,7 +87,8 @@ def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray,
     Integers are viewed as uint64 (two's complement for negative ids: a bijection, reversed on the
     way back); strings and bytes are numbered by their sorted distinct values.
     """
-    if hasattr(values, "null_count") and hasattr(values, "is_null"):  # a pyarrow Array or ChunkedArray
+    # A pyarrow Array or ChunkedArray (whose null_count is a number, not a method as in other libraries).
+    if hasattr(values, "is_null") and isinstance(getattr(values, "null_count", None), int):
         if values.null_count > 0:
             first = int(np.flatnonzero(np.asarray(values.is_null()))[0])
             raise ValueError(f"{name} must hold no null (got a null at row {first})")
