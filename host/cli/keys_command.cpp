@@ -271,8 +271,9 @@ users integers (--user-ids text for others) and the keys text (--key-type intege
 or a NumPy .npy integer array of shape (n, 2), a user and a key per row. Text output starts
 with the released keys ("keys none" when there is none), --quiet prints one key per line (a key
 holding a comma, a quote or a line end as a quoted CSV field), and --output FILE writes them
-to a new file instead (.txt as --quiet prints them, or .npy for integer keys). --diagnostics adds the number of
-pairs, of keys after bounding and the run times: computed from the data and NOT PRIVATE.
+to a new file instead (.txt as --quiet prints them, or .npy for integer keys). --diagnostics
+adds the number of pairs, of keys after bounding and the run times: computed from the data and
+NOT PRIVATE.
 Under an MPI launcher every rank reads the whole file and the ranks select together over their
 shares of the pairs, printing what one process prints for the same --seed.)";
 
