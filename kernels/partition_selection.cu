@@ -400,7 +400,7 @@ ReleasedKeys gpu_select_partitions(const std::uint64_t* users, const std::uint64
   const std::uint64_t chunk_pairs = pairs_per_chunk();
   if (count <= chunk_pairs) {
     DeviceKeys kept = kept_keys_on_device(pairs_from_arrays(users, keys, count, on_device, stream), count,
-                                                max_partitions, drawn, stream);
+                                          max_partitions, drawn, stream);
     return released_on_device(kept, cuts, rule, strategy, drawn, stream);
   }
 
