@@ -32,7 +32,7 @@ inline constexpr std::uint32_t kChunkBuckets = std::uint32_t{1} << kChunkBucketB
 
 // The bucket of a user or key id: the top bits of its mix (a bijection, so equal ids share one).
 inline std::uint32_t chunk_bucket(std::uint64_t id) {
-  return static_cast<std::uint32_t>(partition_user_mix(id) >> (64 - kChunkBucketBits));
+  return static_cast<std::uint32_t>(hash_bucket(id, kChunkBucketBits));
 }
 
 // The pairs, or the kept keys, in the buckets of their user or key (partition_shares.hpp's

@@ -31,7 +31,8 @@ std::vector<Contribution> contributions_of(std::span<const std::uint64_t> users,
 }
 
 void keep_distinct(std::vector<Contribution>& pairs) {
-  sort_on_every_core(pairs.begin(), pairs.end());
+  // Equal pairs share a user, so they end up side by side.
+  pairs = sorted_in_hash_buckets(std::move(pairs), [](const Contribution& pair) { return pair.user; });
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
 }
 
@@ -154,13 +155,15 @@ std::vector<Contribution> bounded_pairs(const std::vector<Contribution>& pairs, 
 
 ReleasedKeys released_keys(std::vector<std::uint64_t>& kept, const PartitionKeepRule& rule, PartitionStrategy strategy,
                            const ContextAccess::KeyedStream& drawn) {
-  sort_on_every_core(kept.begin(), kept.end());
+  kept = sorted_in_hash_buckets(std::move(kept), [](std::uint64_t key) { return key; });
   // A key held by n users (its run's length) is kept iff its coin falls below keep_cut(p(n)).
-  return decide_key_runs(
+  ReleasedKeys released = decide_key_runs(
       kept, [](std::uint64_t key) { return key; }, drawn,
       [&](std::size_t first, std::size_t last, const RandomBlock& block) {
         return key_coin(block) < keep_cut(keep_probability(rule, strategy, last - first));
       });
+  sort_on_every_core(released.keys.begin(), released.keys.end());  // the runs came in their buckets' order
+  return released;
 }
 
 KeepCuts keep_cut_table(const PartitionKeepRule& rule, PartitionStrategy strategy, std::uint64_t limit) {

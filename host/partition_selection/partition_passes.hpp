@@ -54,12 +54,13 @@ struct Contribution {
 
 // The pairs (users[i], keys[i]), same lengths.
 std::vector<Contribution> contributions_of(std::span<const std::uint64_t> users, std::span<const std::uint64_t> keys);
-// Sorts `pairs` by (user, key) and drops the repeats.
+// Groups `pairs` by user, each user's pairs one run ascending by key (the users in the order of
+// partition_shares.hpp's hash buckets, not ascending), and drops the repeats.
 void keep_distinct(std::vector<Contribution>& pairs);
 
-// Each user's distinct pairs (sorted, distinct, every pair of a user present) bounded to
-// max_partitions keys; the kept keys, one per kept pair, in no particular order (the order
-// depends on the thread count; what is kept does not).
+// Each user's distinct pairs (as keep_distinct leaves them, every pair of a user present)
+// bounded to max_partitions keys; the kept keys, one per kept pair, in no particular order (the
+// order depends on the thread count; what is kept does not).
 std::vector<std::uint64_t> bounded_keys(const std::vector<Contribution>& pairs, std::uint64_t max_partitions,
                                         const ContextAccess::KeyedStream& drawn);
 
@@ -111,15 +112,15 @@ bool exact_coin_below(const RandomBlock& block, double p, std::uint64_t key, con
 ReleasedKeys weighted_round_keys(std::vector<WeightedKey>& kept, const WeightedRound& round,
                                  std::uint64_t max_partitions, const ContextAccess::KeyedStream& drawn);
 
-// The pairs (sorted by user, then key) of the keys not in `released` (ascending): what dp_sips's
-// next round sees.
+// The pairs (as keep_distinct leaves them, which they stay) of the keys not in `released`
+// (ascending): what dp_sips's next round sees.
 void drop_released_pairs(std::vector<Contribution>& pairs, const std::vector<std::uint64_t>& released);
 
 // `round` (ascending, disjoint from `all`) merged into `all` (ascending): dp_sips's released keys.
 void add_released_round(std::vector<std::uint64_t>& all, const std::vector<std::uint64_t>& round);
 
-// A weighted strategy's whole selection over the distinct pairs (sorted by user, then key; dp_sips
-// removes the released keys' pairs as it goes), from the streams `first` on
+// A weighted strategy's whole selection over the distinct pairs (as keep_distinct leaves them;
+// dp_sips removes the released keys' pairs as it goes), from the streams `first` on
 // (weighted_passes.cpp). distinct: the keys considered by the first round.
 ReleasedKeys weighted_released_keys(std::vector<Contribution>& pairs, const PartitionSelectionParams& params,
                                     const PartitionKeepRule& rule, const ContextAccess::KeyedStream& first);

@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -89,6 +90,37 @@ Bucketed<T> bucketed(const std::vector<T>& values, std::size_t buckets, BucketOf
     }
   }
   return grouped;
+}
+
+// The bucket of `id` among 2^bits (1 <= bits <= 63): the top bits of its SplitMix64 mix, so that
+// equal ids share one and the buckets of random-looking ids are close to equal.
+inline std::size_t hash_bucket(std::uint64_t id, int bits) {
+  return static_cast<std::size_t>(partition_user_mix(id) >> (64 - bits));
+}
+
+// `values` with each run of equal id_of(value) contiguous and ascending (T's operator<) inside it:
+// a plain sort for a small range; else a counting sort into buckets of a hash of the id (about
+// 2^14 values each, which sort in the cache; the bucket count a function of the size alone, so
+// the order never depends on the thread count), each bucket then sorted on its own, the buckets
+// shared among the cores. About half the time of sort_on_every_core on 10^8 16-byte records on 2
+// cores; the ids come out in the buckets' order, not ascending.
+template <class T, class IdOf>
+std::vector<T> sorted_in_hash_buckets(std::vector<T> values, IdOf id_of) {
+  if (values.size() < kPartitionParallelMinimum) {
+    std::sort(values.begin(), values.end());
+    return values;
+  }
+  const int bits = std::clamp(static_cast<int>(std::bit_width(values.size() >> 14)), 1, 16);
+  Bucketed<T> grouped =
+      bucketed(values, std::size_t{1} << bits, [&](const T& value) { return hash_bucket(id_of(value), bits); });
+  values = {};
+  const auto buckets = static_cast<std::ptrdiff_t>(grouped.starts.size() - 1);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(partition_threads(grouped.values.size()))
+  for (std::ptrdiff_t b = 0; b < buckets; ++b) {
+    std::sort(grouped.values.begin() + static_cast<std::ptrdiff_t>(grouped.starts[b]),
+              grouped.values.begin() + static_cast<std::ptrdiff_t>(grouped.starts[b + 1]));
+  }
+  return std::move(grouped.values);
 }
 
 // use(i, the block at position_of(i)) for i = 0 .. count - 1, in order, eight blocks at a time.

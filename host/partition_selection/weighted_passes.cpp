@@ -123,14 +123,16 @@ ReleasedKeys policy_released_keys(const std::vector<Contribution>& pairs, const 
 ReleasedKeys weighted_round_keys(std::vector<WeightedKey>& kept, const WeightedRound& round,
                                  std::uint64_t max_partitions, const ContextAccess::KeyedStream& drawn) {
   const std::vector<double> roots = inverse_roots(max_partitions);
-  sort_on_every_core(kept.begin(), kept.end());
-  return decide_key_runs(
+  kept = sorted_in_hash_buckets(std::move(kept), [](const WeightedKey& entry) { return entry.key; });
+  ReleasedKeys released = decide_key_runs(
       kept, [](const WeightedKey& entry) { return entry.key; }, drawn,
       [&](std::size_t first, std::size_t last, const RandomBlock& block) {
         double weight = 0.0;
         for (std::size_t i = first; i < last; ++i) weight += roots[kept[i].held];
         return exact_coin_below(block, weighted_keep_probability(round, weight), kept[first].key, drawn);
       });
+  sort_on_every_core(released.keys.begin(), released.keys.end());  // the runs came in their buckets' order
+  return released;
 }
 
 void drop_released_pairs(std::vector<Contribution>& pairs, const std::vector<std::uint64_t>& released) {
