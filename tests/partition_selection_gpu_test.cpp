@@ -128,21 +128,21 @@ TEST(PartitionSelectionGpu, DevicePairsGiveTheHostKeys) {
   expect_same(dpselect::select_partitions(gpu_context, users.span(), keys.span(), on_device), cpu);
 }
 
-TEST(PartitionSelectionGpu, CountsBeyondTheCutTableAreDecidedAlike) {
-  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
-  // Laplace at epsilon 1e-6: b = 10^6, p(n) < 1 far beyond the GPU's table of 2^22 counts, so a key
-  // of 2^22 + 5 users is decided on the host; other keys have a few users each.
+// Key 7 held by 2^22 + 5 users: at epsilon 1e-6 (Laplace: b = 10^6) p(n) < 1 far beyond the
+// GPU's table of 2^22 counts, so the key is decided on the host.
+Pairs key_beyond_the_cut_table() {
   Pairs pairs;
   for (std::uint64_t user = 0; user < (std::uint64_t{1} << 22) + 5; ++user) {
     pairs.users.push_back(user);
     pairs.keys.push_back(7);
   }
-  for (std::uint64_t user = 0; user < 1000; ++user) {
-    pairs.users.push_back(user + (std::uint64_t{1} << 40));
-    pairs.keys.push_back(100 + user % 50);
-  }
+  return pairs;
+}
+
+// Laplace thresholding at epsilon 1e-6 on the GPU gives the CPU's keys, for seeds 0 .. seeds - 1.
+void expect_the_cpu_keys_at_tiny_epsilon(const Pairs& pairs, std::uint64_t seeds) {
   const PartitionSelectionParams params{1e-6, 0.4, 1, PartitionStrategy::laplace_threshold, Backend::Cpu};
-  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+  for (std::uint64_t seed = 0; seed < seeds; ++seed) {
     auto cpu_context = dpselect::Context::with_fixed_seed(seed);
     const PartitionSelection cpu = dpselect::select_partitions(cpu_context, pairs.users, pairs.keys, params);
     PartitionSelectionParams gpu_params = params;
@@ -152,30 +152,29 @@ TEST(PartitionSelectionGpu, CountsBeyondTheCutTableAreDecidedAlike) {
   }
 }
 
+TEST(PartitionSelectionGpu, CountsBeyondTheCutTableAreDecidedAlike) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  // Key 7 decided on the host; other keys have a few users each.
+  Pairs pairs = key_beyond_the_cut_table();
+  for (std::uint64_t user = 0; user < 1000; ++user) {
+    pairs.users.push_back(user + (std::uint64_t{1} << 40));
+    pairs.keys.push_back(100 + user % 50);
+  }
+  expect_the_cpu_keys_at_tiny_epsilon(pairs, 4);
+}
+
 TEST(PartitionSelectionGpu, CountsBeyondTheCutTableAreDecidedAlikeInChunks) {
   if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
   // As above, with 2 x 10^6 pairs of their own keys besides: chunks of 5 x 10^6 pairs, so the
   // pairs and the kept keys each go in two or more chunks, and the bucket of key 7 (2^22 + 5
   // users) fits one, where the device defers it to the host.
-  Pairs pairs;
-  for (std::uint64_t user = 0; user < (std::uint64_t{1} << 22) + 5; ++user) {
-    pairs.users.push_back(user);
-    pairs.keys.push_back(7);
-  }
+  Pairs pairs = key_beyond_the_cut_table();
   for (std::uint64_t j = 0; j < 2000000; ++j) {
     pairs.users.push_back(j + (std::uint64_t{1} << 40));
     pairs.keys.push_back(1000 + j);
   }
-  const PartitionSelectionParams params{1e-6, 0.4, 1, PartitionStrategy::laplace_threshold, Backend::Cpu};
   const PartitionChunkPairs chunks(5000000);
-  for (std::uint64_t seed = 0; seed < 2; ++seed) {
-    auto cpu_context = dpselect::Context::with_fixed_seed(seed);
-    const PartitionSelection cpu = dpselect::select_partitions(cpu_context, pairs.users, pairs.keys, params);
-    PartitionSelectionParams gpu_params = params;
-    gpu_params.backend = Backend::Gpu;
-    auto gpu_context = dpselect::Context::with_fixed_seed(seed);
-    expect_same(dpselect::select_partitions(gpu_context, pairs.users, pairs.keys, gpu_params), cpu);
-  }
+  expect_the_cpu_keys_at_tiny_epsilon(pairs, 2);
 }
 
 TEST(PartitionSelectionGpu, BadDeviceInputIsRefusedBeforeTheCharge) {

@@ -9,7 +9,7 @@
 // any cut into chunks. A group of one hash value too large for the device (a few users holding
 // most of the pairs, or a key that most users hold) is done by the CPU passes, with the same bits.
 //
-// The hash groups are 2^12 buckets of the SplitMix64 finalizer's top bits (partition_user_mix):
+// The hash groups are 2^12 buckets of the SplitMix64 finalizer's top bits (hash_bucket):
 // the buckets of random-looking ids are close to equal, and a chunk is a run of whole buckets.
 // Internal to the partition selection backends.
 #pragma once
@@ -22,7 +22,6 @@
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/partition_selection.hpp"
 #include "partition_selection/partition_passes.hpp"
-#include "partition_selection/partition_randomness.hpp"
 #include "partition_selection/partition_shares.hpp"
 
 namespace dpselect::detail {
