@@ -7,21 +7,24 @@
 #      DPSELECT_QUANTILE_BENCH_LOG2N as there); meanwhile the Python package is built from source
 #      (pip, nanobind and scikit-build-core of the machine's image, CUDA backend);
 #   2. at once: the GPU tests (ctest -L gpu), every other test label except mpi and install,
-#      compute-sanitizer (memcheck, initcheck, synccheck, racecheck) over the GPU tests without
-#      the long statistical ones, the Python tests (CuPy and PyTorch CUDA tensors included) and
-#      the audit of the single-pick mechanisms at AUDIT_RUNS releases per input.
+#      compute-sanitizer (memcheck, racecheck, synccheck; SANITIZER_TOOLS) over every suite of the
+#      GPU test binary, one process per tool and suite (SANITIZER_JOBS at a time), the Python tests
+#      (CuPy and PyTorch CUDA tensors included) and the audit of the single-pick mechanisms at
+#      AUDIT_RUNS releases per input.
 #
 # Logs go to a folder that is packed into $OUT/results.tgz after every phase (what the device
 # tool brings back survives a timeout); $OUT/summary.txt holds the lines worth reading first.
 #
 #   device tool: run  command='bash bench/device_run.sh'  carry=['build/device']  timeout_s=560
 #
-# Limits (seconds): BENCH_LIMIT=150 TEST_LIMIT=300 SANITIZER_LIMIT=140 (per tool) AUDIT_RUNS=10^7.
+# Limits (seconds): BENCH_LIMIT=150 TEST_LIMIT=300 (phase 2, sanitizers included) SANITIZER_LIMIT=200
+# (one tool over one suite) SANITIZER_PARTIAL_LIMIT=90 (a suite of statistical tests alone)
+# AUDIT_RUNS=10^7.
 # Narrower calls: BENCH_FILTER / QUANTILE_BENCH_FILTER / PARTITIONS_BENCH_FILTER (run_gpu_bench.sh's;
 # SKIP_SELECTION=1 and SKIP_PARTITIONS=1 skip the selection and the partition selection
 # benchmarks, DPSELECT_PARTITIONS_BENCH_LOG2N sizes the latter), ALONE_TESTS (a ctest -R regex run alone on the GPU after the
-# benchmarks), GPU_TESTS (ctest -R within label gpu), SANITIZER_FILTER / RACECHECK_FILTER (gtest
-# filters), SANITIZERS_APART=1 (the four tools at once), SKIP_OTHER_TESTS, SKIP_AUDIT and
+# benchmarks), GPU_TESTS (ctest -R within label gpu), SANITIZER_SUITES (a regex of suite names),
+# SANITIZER_FILTER (one gtest filter for every job), SKIP_SANITIZERS, SKIP_OTHER_TESTS, SKIP_AUDIT and
 # SKIP_PYTHON (SKIP_PYTHON=1 also makes a dry run of this script on a machine without a GPU).
 set -uo pipefail
 T0=$(date +%s)
@@ -82,21 +85,23 @@ grep -E "NVIDIA|Build|Version|^3\." "${LOGS}/machine.txt" | head -6 | tee -a "${
 ) &
 PYTHON_BUILD=$!
 
-# The sizes that fill the chip, and the ones the H100 run of 2026-11-24 measured.
+# Each mechanism and generator over 2^24 and 2^30 float32 against one read, CUB ArgMax and a copy;
+# the data shapes that a screen finds hard at 2^30; rows, top-k, pricing and repeated releases; every
+# noise shape with both generators at 10^7 and 10^9 values.
 DEFAULT_FILTER='gpu_(select|cub_argmax|read|memcpy_d2d)/float/.*n:(16777216|1073741824)/|gpu_select/double/.*n:1073741824/'
-DEFAULT_FILTER+='|gpu_rows/float/rows:(32|4096)/|gpu_top_k/float/k:(16|1024)/n:1073741824/|gpu_functor/exponential/.*/n:68719476736/'
+DEFAULT_FILTER+='|gpu_select_shape/float/.*/n:1073741824/'
+DEFAULT_FILTER+='|gpu_rows/float/rows:(4096/cols:131072|32/cols:262144)/|gpu_top_k/float/k:(16|1024)/n:1073741824/'
 DEFAULT_FILTER+='|gpu_pricing/per_price/bids:1000000/prices:1000000000/|gpu_repeated/double/n:8/releases:65536/'
-# Every noise shape with both generators: Laplace at 10^9 values, the rejecting shapes at 10^7.
-DEFAULT_FILTER+='|gpu_noise_vector/laplace/.*n:1000000000|gpu_noise_vector/(gaussian|generalized_gaussian)/.*/n:10000000/'
-DEFAULT_FILTER+='|gpu_select_host/float/n:268435456|gpu_h2d_pinned/float/n:268435456'
+DEFAULT_FILTER+='|gpu_noise_vector/.*/n:(10000000|1000000000)/'
 note "phase 1: benchmarks"
 SKIP_BUILD=1 SKIP_CPU=1 BENCH_MIN_TIME="${BENCH_MIN_TIME:-0.2}" BENCH_FILTER="${BENCH_FILTER:-${DEFAULT_FILTER}}" \
-  QUANTILE_BENCH_FILTER="${QUANTILE_BENCH_FILTER:-float/}" DPSELECT_QUANTILE_BENCH_LOG2N="${DPSELECT_QUANTILE_BENCH_LOG2N:-24,27,30}" \
+  QUANTILE_BENCH_FILTER="${QUANTILE_BENCH_FILTER:-float/}" DPSELECT_QUANTILE_BENCH_LOG2N="${DPSELECT_QUANTILE_BENCH_LOG2N:-24,30}" \
+  DPSELECT_PARTITIONS_BENCH_LOG2N="${DPSELECT_PARTITIONS_BENCH_LOG2N:-24,30}" \
   timeout "${BENCH_LIMIT:-150}" bash bench/run_gpu_bench.sh > "${LOGS}/bench-log.txt" 2>&1
 note "benchmarks rc $?"
 RESULTS_DIR=$(ls -dt bench/results/*/ | head -n 1)
 cp -r "${RESULTS_DIR}" "${LOGS}/bench-results"
-grep -E "cub_sort_ratio|gpu_quantile_total|gpu_select/float/exponential" "${LOGS}/bench-log.txt" | head -12 >> "${SUMMARY}"
+grep -E "cub_sort_ratio|gpu_quantile_total|gpu_select/float/exponential|gpu_partitions_(chunked|cub)" "${LOGS}/bench-log.txt" | head -16 >> "${SUMMARY}"
 pack
 # Tests to time alone on the GPU, before phase 2 shares it out (ctest -R; none by default).
 if [[ -n "${ALONE_TESTS:-}" ]]; then
@@ -118,29 +123,43 @@ TEST_LIMIT="${TEST_LIMIT:-300}"
     --output-on-failure > "${LOGS}/ctest-other.txt" 2>&1
   echo "ctest other rc $?" >> "${LOGS}/ctest-other.txt"
 ) &
-# The statistical tests (10^5 to 10^6 releases each) would take the sanitizers' whole time.
+# compute-sanitizer over every suite of the GPU test binary, one process per (tool, suite), so that
+# no suite is left out when time runs short and the 16 cores share the work. The statistical tests
+# (10^5 to 10^6 releases each) would take a tool's whole time: a suite's job leaves them out, and a
+# suite made of them alone (SelectionDistribution, say) runs them until SANITIZER_PARTIAL_LIMIT, its
+# log marked "partial".
 STATISTICAL='*SelectionDistribution*:*Frequencies*:EmVersusPermuteAndFlip.*:CpuGpuEquality.TenThousandSeededReleases'
 STATISTICAL+=':Quantiles.SingleQuantileMatchesExactIntervalProbabilities:Quantiles.PointInsideTheIntervalIsUniform'
 STATISTICAL+=':Quantiles.RankError*:Quantiles.UnsortedAndSorted*:Pricing.AccuracyBoundHoldsEmpirically'
-SANITIZER_FILTER="${SANITIZER_FILTER:--${STATISTICAL}}"
-# racecheck runs far slower: also without the larger equality tests.
-RACECHECK_FILTER="${RACECHECK_FILTER:-${SANITIZER_FILTER}:Rows.BackendMemoryRowsEqualSingleReleases:ReleaseApi.ScreeningNeverChangesTheAnswer}"
-sanitize() {
-  for tool in "$@"; do
-    filter="${SANITIZER_FILTER}"
-    [[ "${tool}" == racecheck ]] && filter="${RACECHECK_FILTER}"
-    timeout "${SANITIZER_LIMIT:-140}" compute-sanitizer --tool "${tool}" --error-exitcode 9 --print-limit 50 \
-      build/default/tests/dpselect_gpu_tests --gtest_filter="${filter}" \
-      > "${LOGS}/sanitizer-${tool}.txt" 2>&1
-    echo "compute-sanitizer ${tool} rc $?" >> "${LOGS}/sanitizer-${tool}.txt"
-  done
+SANITIZER_TOOLS="${SANITIZER_TOOLS:-memcheck racecheck synccheck}"
+SANITIZER_DEADLINE=$(( $(date +%s) + TEST_LIMIT ))
+GPU_TEST_BINARY=build/default/tests/dpselect_gpu_tests
+sanitize_suite() {  # tool suite
+  local tool="$1" suite="$2" filter cap log
+  filter="${suite}.*-${STATISTICAL}"
+  cap="${SANITIZER_LIMIT:-200}"
+  log="${LOGS}/sanitizer-${tool}-${suite//\//_}.txt"
+  if ! "${GPU_TEST_BINARY}" --gtest_list_tests --gtest_filter="${SANITIZER_FILTER:-${filter}}" | grep -q '^  '; then
+    filter="${suite}.*"
+    cap="${SANITIZER_PARTIAL_LIMIT:-90}"
+    echo "partial: statistical tests only, run for at most ${cap} s" > "${log}"
+  fi
+  filter="${SANITIZER_FILTER:-${filter}}"
+  local left=$(( SANITIZER_DEADLINE - $(date +%s) ))
+  (( left < cap )) && cap="${left}"
+  if (( cap < 10 )); then echo "compute-sanitizer ${tool} ${suite} not started (no time left)" >> "${log}"; return; fi
+  timeout "${cap}" compute-sanitizer --tool "${tool}" --error-exitcode 9 --print-limit 50 \
+    "${GPU_TEST_BINARY}" --gtest_filter="${filter}" >> "${log}" 2>&1
+  echo "compute-sanitizer ${tool} ${suite} rc $?" >> "${log}"
 }
-if [[ -n "${SANITIZERS_APART:-}" ]]; then  # one process per tool (more GPU sharing, less wall time)
-  for tool in memcheck initcheck synccheck racecheck; do sanitize "${tool}" & done
-else
-  sanitize memcheck initcheck &
-  sanitize synccheck racecheck &
-fi
+export -f sanitize_suite
+export LOGS STATISTICAL SANITIZER_DEADLINE GPU_TEST_BINARY SANITIZER_LIMIT SANITIZER_PARTIAL_LIMIT SANITIZER_FILTER
+[[ -n "${SKIP_SANITIZERS:-}" ]] || (
+  suites=$("${GPU_TEST_BINARY}" --gtest_list_tests | grep -E '^[A-Za-z0-9_/]+\.' | sed 's/\..*//' |
+    grep -E "${SANITIZER_SUITES:-.}")
+  for tool in ${SANITIZER_TOOLS}; do for suite in ${suites}; do echo "${tool} ${suite}"; done; done |
+    xargs -P "${SANITIZER_JOBS:-10}" -L 1 bash -c 'sanitize_suite "$0" "$1"'
+) &
 [[ -n "${SKIP_PYTHON:-}" ]] || (
   wait_for=$(( T0 + 400 ))
   while kill -0 "${PYTHON_BUILD}" 2> /dev/null && (( $(date +%s) < wait_for )); do sleep 2; done
@@ -165,7 +184,10 @@ note "phase 2 done"
 {
   grep -h -E "tests passed|tests failed|rc [0-9]+$" "${LOGS}"/ctest-*.txt
   grep -h -A30 "The following tests FAILED" "${LOGS}"/ctest-*.txt | head -30
-  for f in "${LOGS}"/sanitizer-*.txt; do grep -E "ERROR SUMMARY|rc [0-9]+$|PASSED|FAILED" "$f" | tail -3; done
+  for f in "${LOGS}"/sanitizer-*.txt; do
+    echo "$(basename "$f" .txt): $(grep -c '\[       OK \]' "$f") passed, $(grep -c '\[  FAILED  \]' "$f") failed;" \
+      "$(grep -h -E 'ERROR SUMMARY|^partial|rc [0-9]+$' "$f" | tr '\n' ' ')"
+  done
   tail -n 4 "${LOGS}/pytest.txt"
   tail -n 1 "${LOGS}/python-build.log"
   grep -E "^\||rc [0-9]+$" "${LOGS}/audit.md" | tail -14

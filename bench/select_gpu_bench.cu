@@ -2,9 +2,9 @@
 // GPU benchmarks of dpselect (Google Benchmark, CUDA).
 //
 //   gpu_select/<type>/<mechanism>/<generator>/n:<n>   dpselect::select over a DeviceSpan<const T>
-//   gpu_select_shape/float/<shape>/<generator>/n:<n>  the same (exponential mechanism) over
-//                                         utilities in an order that a screen finds hard:
-//                                         steep_ascending, gentle_ascending, all_equal
+//   gpu_select_shape/float/<shape>/<mechanism>/<generator>/n:<n>  the same over utilities in
+//                                         an order that a screen finds hard: steep_ascending,
+//                                         linear_ascending, gentle_ascending, all_equal
 //   gpu_cub_argmax/<type>/n:<n>           cub::DeviceReduce::ArgMax over the same array, plus
 //                                         the 16-byte copy of its result to the host: the cost
 //                                         of a non-private arg-max (the lower bound to beat)
@@ -117,12 +117,14 @@ void bm_select_array(benchmark::State& state, dpselect::Mechanism mechanism, dps
 
 // Float utilities of a shape that a screen finds hard (docs/performance.md, "Data shapes"):
 // rising in index order, steeply (u(i) = i: each group of 32 beats the one before by 16 noise
-// scales at epsilon = 1) or gently (u(i) = i / 1024: a new best every few groups), or all equal
-// (every candidate ties: the noise alone decides).
-enum class Shape { steep_ascending, gentle_ascending, all_equal };
+// scales at epsilon = 1), linearly (u(i) = i / 32: each group beats the one before by half a
+// noise scale) or gently (u(i) = i / 1024: a new best every few groups), or all equal (every
+// candidate ties: the noise alone decides).
+enum class Shape { steep_ascending, linear_ascending, gentle_ascending, all_equal };
 const char* shape_name(Shape shape) {
   switch (shape) {
     case Shape::steep_ascending: return "steep_ascending";
+    case Shape::linear_ascending: return "linear_ascending";
     case Shape::gentle_ascending: return "gentle_ascending";
     case Shape::all_equal: return "all_equal";
   }
@@ -133,14 +135,16 @@ __global__ void fill_shape_kernel(float* data, std::uint64_t n, Shape shape) {
   for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const double x = static_cast<double>(i);
     data[i] = shape == Shape::steep_ascending    ? static_cast<float>(x)
+              : shape == Shape::linear_ascending ? static_cast<float>(x / 32)
               : shape == Shape::gentle_ascending ? static_cast<float>(x / 1024)
                                                  : 7.0f;
   }
 }
 
-// The exponential mechanism over n float utilities of `shape` in device memory: against the
-// uniform array of gpu_select/float at the same n (the same run), the cost of the data's order.
-void bm_select_shape(benchmark::State& state, Shape shape, dpselect::Generator generator, std::uint64_t n) {
+// A mechanism over n float utilities of `shape` in device memory: against the uniform array of
+// gpu_select/float at the same n (the same run), the cost of the data's order.
+void bm_select_shape(benchmark::State& state, Shape shape, dpselect::Mechanism mechanism,
+                     dpselect::Generator generator, std::uint64_t n) {
   guarded(state, [&](benchmark::State& st) {
     GpuEnvironment& e = env();
     float* data = nullptr;
@@ -152,7 +156,7 @@ void bm_select_shape(benchmark::State& state, Shape shape, dpselect::Generator g
     BENCH_CUDA_CHECK(cudaStreamSynchronize(e.stream));
     const dpselect::DeviceSpan<const float> span{data, n};
     try {
-      time_releases(st, dpselect::Mechanism::exponential, generator, n, n * sizeof(float),
+      time_releases(st, mechanism, generator, n, n * sizeof(float),
                     [&](dpselect::Context& ctx, const dpselect::SelectionParams& params) {
                       return dpselect::select(ctx, span, params, e.stream);
                     });
@@ -410,16 +414,20 @@ void register_all() {
   register_arrays<float>("float");
   register_arrays<double>("double");
   for (const std::uint64_t n : {std::uint64_t{1} << 24, std::uint64_t{1} << 30}) {
-    for (const Shape shape : {Shape::steep_ascending, Shape::gentle_ascending, Shape::all_equal}) {
-      for (const dpselect::Generator generator : kGenerators) {
-        benchmark::RegisterBenchmark((std::string("gpu_select_shape/float/") + shape_name(shape) + "/" +
-                                      std::string(dpselect::to_string(generator)) + "/" + size_label(n))
-                                         .c_str(),
-                                     [shape, generator, n](benchmark::State& state) {
-                                       bm_select_shape(state, shape, generator, n);
-                                     })
-            ->UseManualTime()
-            ->Unit(benchmark::kMicrosecond);
+    for (const Shape shape :
+         {Shape::steep_ascending, Shape::linear_ascending, Shape::gentle_ascending, Shape::all_equal}) {
+      for (const dpselect::Mechanism mechanism : kMechanisms) {
+        for (const dpselect::Generator generator : kGenerators) {
+          benchmark::RegisterBenchmark((std::string("gpu_select_shape/float/") + shape_name(shape) + "/" +
+                                        std::string(dpselect::to_string(mechanism)) + "/" +
+                                        std::string(dpselect::to_string(generator)) + "/" + size_label(n))
+                                           .c_str(),
+                                       [shape, mechanism, generator, n](benchmark::State& state) {
+                                         bm_select_shape(state, shape, mechanism, generator, n);
+                                       })
+              ->UseManualTime()
+              ->Unit(benchmark::kMicrosecond);
+        }
       }
     }
   }
