@@ -24,7 +24,7 @@
 # SKIP_SELECTION=1 and SKIP_PARTITIONS=1 skip the selection and the partition selection
 # benchmarks, DPSELECT_PARTITIONS_BENCH_LOG2N sizes the latter), ALONE_TESTS (a ctest -R regex run alone on the GPU after the
 # benchmarks), GPU_TESTS (ctest -R within label gpu), SANITIZER_SUITES (a regex of suite names),
-# SANITIZER_FILTER (one gtest filter for every job), SKIP_SANITIZERS, SKIP_OTHER_TESTS, SKIP_AUDIT and
+# SANITIZER_JOBS_FILE (lines "tool gtest-filter" instead of every suite), SKIP_SANITIZERS, SKIP_OTHER_TESTS, SKIP_AUDIT and
 # SKIP_PYTHON (SKIP_PYTHON=1 also makes a dry run of this script on a machine without a GPU).
 set -uo pipefail
 T0=$(date +%s)
@@ -127,38 +127,58 @@ TEST_LIMIT="${TEST_LIMIT:-300}"
 # no suite is left out when time runs short and the 16 cores share the work. The statistical tests
 # (10^5 to 10^6 releases each) would take a tool's whole time: a suite's job leaves them out, and a
 # suite made of them alone (SelectionDistribution, say) runs them until SANITIZER_PARTIAL_LIMIT, its
-# log marked "partial".
+# log marked "partial". Tests that provoke a CUDA error on purpose (an allocation larger than the
+# device) run in a job of their own with --report-api-errors no, every other check still on.
+# SANITIZER_JOBS_FILE: lines "tool gtest-filter" to run instead (a rerun of what a cut-off call left).
 STATISTICAL='*SelectionDistribution*:*Frequencies*:EmVersusPermuteAndFlip.*:CpuGpuEquality.TenThousandSeededReleases'
 STATISTICAL+=':Quantiles.SingleQuantileMatchesExactIntervalProbabilities:Quantiles.PointInsideTheIntervalIsUniform'
 STATISTICAL+=':Quantiles.RankError*:Quantiles.UnsortedAndSorted*:Pricing.AccuracyBoundHoldsEmpirically'
+DELIBERATE_API_ERRORS='DeviceMemoryGpu.AnAllocationTooLargeLeavesNoErrorBehind:DeviceMemoryGpu.ChunkHalvesUntilTheDeviceHoldsIt'
 SANITIZER_TOOLS="${SANITIZER_TOOLS:-memcheck racecheck synccheck}"
 SANITIZER_DEADLINE=$(( $(date +%s) + TEST_LIMIT ))
 GPU_TEST_BINARY=build/default/tests/dpselect_gpu_tests
-sanitize_suite() {  # tool suite
-  local tool="$1" suite="$2" filter cap log
-  filter="${suite}.*-${STATISTICAL}"
-  cap="${SANITIZER_LIMIT:-200}"
-  log="${LOGS}/sanitizer-${tool}-${suite//\//_}.txt"
-  if ! "${GPU_TEST_BINARY}" --gtest_list_tests --gtest_filter="${SANITIZER_FILTER:-${filter}}" | grep -q '^  '; then
-    filter="${suite}.*"
-    cap="${SANITIZER_PARTIAL_LIMIT:-90}"
-    echo "partial: statistical tests only, run for at most ${cap} s" > "${log}"
-  fi
-  filter="${SANITIZER_FILTER:-${filter}}"
+matches_tests() { "${GPU_TEST_BINARY}" --gtest_list_tests --gtest_filter="$1" | grep -q '^  '; }
+sanitize_job() {  # tool gtest-filter log-name cap [compute-sanitizer options]
+  local tool="$1" filter="$2" log="${LOGS}/sanitizer-${1}-${3//\//_}.txt" cap="$4"
+  shift 4
   local left=$(( SANITIZER_DEADLINE - $(date +%s) ))
   (( left < cap )) && cap="${left}"
-  if (( cap < 10 )); then echo "compute-sanitizer ${tool} ${suite} not started (no time left)" >> "${log}"; return; fi
-  timeout "${cap}" compute-sanitizer --tool "${tool}" --error-exitcode 9 --print-limit 50 \
+  if (( cap < 10 )); then echo "compute-sanitizer ${tool} ${filter} not started (no time left)" >> "${log}"; return; fi
+  timeout "${cap}" compute-sanitizer --tool "${tool}" --error-exitcode 9 --print-limit 50 "$@" \
     "${GPU_TEST_BINARY}" --gtest_filter="${filter}" >> "${log}" 2>&1
-  echo "compute-sanitizer ${tool} ${suite} rc $?" >> "${log}"
+  echo "compute-sanitizer ${tool} ${filter} rc $?" >> "${log}"
 }
-export -f sanitize_suite
-export LOGS STATISTICAL SANITIZER_DEADLINE GPU_TEST_BINARY SANITIZER_LIMIT SANITIZER_PARTIAL_LIMIT SANITIZER_FILTER
+sanitize_suite() {  # tool suite
+  local tool="$1" suite="$2" cap="${SANITIZER_LIMIT:-200}"
+  local filter="${suite}.*-${STATISTICAL}:${DELIBERATE_API_ERRORS}"
+  if ! matches_tests "${filter}"; then
+    filter="${suite}.*"
+    cap="${SANITIZER_PARTIAL_LIMIT:-90}"
+    echo "partial: statistical tests only, run for at most ${cap} s" > "${LOGS}/sanitizer-${tool}-${suite//\//_}.txt"
+  fi
+  sanitize_job "${tool}" "${filter}" "${suite}" "${cap}"
+  local deliberate="${DELIBERATE_API_ERRORS//:/$'\n'}"
+  deliberate=$(grep "^${suite}\." <<< "${deliberate}" | paste -sd:)
+  if [[ -n "${deliberate}" ]]; then
+    sanitize_job "${tool}" "${deliberate}" "${suite}-deliberate-api-errors" "${cap}" --report-api-errors no
+  fi
+}
+sanitize_line() {  # tool gtest-filter (one line of SANITIZER_JOBS_FILE)
+  local options=()
+  [[ ":${DELIBERATE_API_ERRORS}:" == *":$2:"* ]] && options=(--report-api-errors no)
+  sanitize_job "$1" "$2" "$2" "${SANITIZER_LIMIT:-200}" "${options[@]}"
+}
+export -f matches_tests sanitize_job sanitize_suite sanitize_line
+export LOGS STATISTICAL DELIBERATE_API_ERRORS SANITIZER_DEADLINE GPU_TEST_BINARY SANITIZER_LIMIT SANITIZER_PARTIAL_LIMIT
 [[ -n "${SKIP_SANITIZERS:-}" ]] || (
-  suites=$("${GPU_TEST_BINARY}" --gtest_list_tests | grep -E '^[A-Za-z0-9_/]+\.' | sed 's/\..*//' |
-    grep -E "${SANITIZER_SUITES:-.}")
-  for tool in ${SANITIZER_TOOLS}; do for suite in ${suites}; do echo "${tool} ${suite}"; done; done |
-    xargs -P "${SANITIZER_JOBS:-10}" -L 1 bash -c 'sanitize_suite "$0" "$1"'
+  if [[ -n "${SANITIZER_JOBS_FILE:-}" ]]; then
+    xargs -P "${SANITIZER_JOBS:-10}" -L 1 bash -c 'sanitize_line "$0" "$1"' < "${SANITIZER_JOBS_FILE}"
+  else
+    suites=$("${GPU_TEST_BINARY}" --gtest_list_tests | grep -E '^[A-Za-z0-9_/]+\.' | sed 's/\..*//' |
+      grep -E "${SANITIZER_SUITES:-.}")
+    for tool in ${SANITIZER_TOOLS}; do for suite in ${suites}; do echo "${tool} ${suite}"; done; done |
+      xargs -P "${SANITIZER_JOBS:-10}" -L 1 bash -c 'sanitize_suite "$0" "$1"'
+  fi
 ) &
 [[ -n "${SKIP_PYTHON:-}" ]] || (
   wait_for=$(( T0 + 400 ))
@@ -186,7 +206,7 @@ note "phase 2 done"
   grep -h -A30 "The following tests FAILED" "${LOGS}"/ctest-*.txt | head -30
   for f in "${LOGS}"/sanitizer-*.txt; do
     echo "$(basename "$f" .txt): $(grep -c '\[       OK \]' "$f") passed, $(grep -c '\[  FAILED  \]' "$f") failed;" \
-      "$(grep -h -E 'ERROR SUMMARY|^partial|rc [0-9]+$' "$f" | tr '\n' ' ')"
+      "$(grep -h -E 'ERROR SUMMARY|^partial|rc [0-9]+$|not started|before first instrumented' "$f" | tr '\n' ' ')"
   done
   tail -n 4 "${LOGS}/pytest.txt"
   tail -n 1 "${LOGS}/python-build.log"

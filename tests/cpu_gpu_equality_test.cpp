@@ -9,6 +9,7 @@
 // registered and reports itself skipped.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <optional>
 #include <span>
@@ -36,6 +37,9 @@ TEST(CpuGpuEquality, DataShapesThatChallengeTheScreen) {
 }
 TEST(CpuGpuEquality, RowsOfRisingUtilities) { GTEST_SKIP() << "CPU-only build: no CUDA backend to compare with"; }
 TEST(CpuGpuEquality, RowsInEveryLayout) { GTEST_SKIP() << "CPU-only build: no CUDA backend to compare with"; }
+TEST(CpuGpuEquality, ReferenceLoadedByTheKernel) {
+  GTEST_SKIP() << "CPU-only build: no CUDA backend to compare with";
+}
 #else
 
 // Utilities in [0, 4) from an integer hash of the index: exact integer arithmetic and a
@@ -217,6 +221,59 @@ TEST(CpuGpuEquality, DataShapesThatChallengeTheScreen) {
         expect_shape_equal<float>(shape, (std::uint64_t{1} << 24) + 4099, mechanism, generator, ++seed);
         expect_shape_equal<double>(shape, 300'007, mechanism, generator, ++seed);
       }
+    }
+  }
+}
+
+// select over device memory takes the scores' reference from the first utility in the kernel
+// (NoiseSpec::reference_on_device): the same index and the same data-dependent slack as select
+// over the same utilities on the CPU, bit for bit, at offsets where r = 0 would round the scores,
+// with a first utility of -inf (r = 0) and with a public reference (not read from the data).
+template <class T>
+void expect_reference_equal(double offset, T first, std::optional<double> public_reference,
+                            dpselect::Mechanism mechanism, dpselect::Generator generator, std::uint64_t seed) {
+  const std::uint64_t n = 70'001;
+  std::vector<T> host(n);
+  for (std::uint64_t i = 0; i < n; ++i) host[i] = static_cast<T>(offset + static_cast<double>((i * 7919) % 1024) / 8);
+  host[0] = first;
+  T* device = nullptr;
+  ASSERT_EQ(cudaMalloc(&device, n * sizeof(T)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(device, host.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  dpselect::SelectionParams params;
+  params.mechanism = mechanism;
+  params.epsilon = 2.0;
+  params.sensitivity = 1.0;
+  params.utility_reference = public_reference;
+  params.backend = dpselect::Backend::Cpu;
+  dpselect::Context cpu_context = dpselect::Context::with_fixed_seed(seed, generator);
+  const dpselect::Selection cpu = dpselect::select(cpu_context, std::span<const T>(host), params);
+  params.backend = dpselect::Backend::Gpu;
+  dpselect::Context gpu_context = dpselect::Context::with_fixed_seed(seed, generator);
+  const dpselect::Selection gpu =
+      dpselect::select(gpu_context, dpselect::DeviceSpan<const T>{device, n}, params, cudaStreamPerThread);
+  cudaFree(device);
+  const std::string label = "offset " + std::to_string(offset) + " first " + std::to_string(first) +
+                            (public_reference ? " public reference" : "") + " mechanism " +
+                            std::string(dpselect::to_string(mechanism)) + " seed " + std::to_string(seed);
+  EXPECT_EQ(gpu.index, cpu.index) << label;
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(gpu.report.slack.epsilon), std::bit_cast<std::uint64_t>(cpu.report.slack.epsilon))
+      << label;
+  EXPECT_EQ(gpu.report.executed_on, dpselect::ExecutedOn::gpu) << label;
+}
+
+TEST(CpuGpuEquality, ReferenceLoadedByTheKernel) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  std::uint64_t seed = 500;
+  for (const dpselect::Mechanism mechanism : {dpselect::Mechanism::exponential, dpselect::Mechanism::permute_and_flip,
+                                              dpselect::Mechanism::laplace_noisy_max}) {
+    for (const dpselect::Generator generator : {dpselect::Generator::chacha20, dpselect::Generator::philox}) {
+      for (const double offset : {0.0, 1e6, 1e12, 1e15, -1e15}) {
+        expect_reference_equal<double>(offset, offset + 3.5, std::nullopt, mechanism, generator, ++seed);
+        expect_reference_equal<double>(offset, -INFINITY, std::nullopt, mechanism, generator, ++seed);
+        expect_reference_equal<double>(offset, offset, offset - 7.0, mechanism, generator, ++seed);
+      }
+      expect_reference_equal<float>(1e6, 1e6f + 3.5f, std::nullopt, mechanism, generator, ++seed);
+      expect_reference_equal<float>(1e6, -INFINITY, std::nullopt, mechanism, generator, ++seed);
     }
   }
 }

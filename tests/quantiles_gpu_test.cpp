@@ -153,8 +153,10 @@ TEST(QuantilesGpu, FloatPositionsReadBackAcrossChunks) {
   const QuantileData host(std::span<const float>(floats), kRange);
   const DeviceCopy<float> device_floats(floats);
   const QuantileData device = QuantileData::from_device(device_floats.span(), kRange, nullptr);
-  const std::vector<std::uint64_t> expected = host.sorted_positions();
-  EXPECT_TRUE(device.sorted_positions() == expected);
+  EXPECT_TRUE(device.sorted_positions() == host.sorted_positions());
+  // The windows hold slots (a grid position, and whether the value sits on the point), as the
+  // host's sorted slots.
+  const std::vector<std::uint64_t> expected = dpselect::detail::sorted_slots(host);
   const std::uint64_t first = (std::uint64_t{1} << 24) - 2;
   for (const std::uint64_t count : {std::uint64_t{5}, (std::uint64_t{1} << 16) - 1, std::uint64_t{1} << 16}) {
     const std::vector<std::uint64_t> window =
@@ -274,15 +276,23 @@ TEST(QuantilesGpu, AtomPassEqualsCpuScoreForScore) {
   }
 }
 
+// Where a release over host data with Backend::Gpu runs: the intervals on the GPU, and the atoms
+// (values that sit on grid points) on the CPU.
+dpselect::ExecutedOn host_data_on_gpu(const QuantileData& host) {
+  return host.storage().has_values_on_points ? dpselect::ExecutedOn::cpu_and_gpu : dpselect::ExecutedOn::gpu;
+}
+
+// executed_on: gpu, or cpu_and_gpu for host data that hold values on grid points (their atoms are
+// scored on the CPU, the intervals on the GPU).
 void expect_same_release(const dpselect::QuantileRelease& cpu, const dpselect::QuantileRelease& gpu,
-                         const std::string& what) {
+                         const std::string& what, dpselect::ExecutedOn executed_on = dpselect::ExecutedOn::gpu) {
   EXPECT_EQ(gpu.grid_index, cpu.grid_index) << what;
   EXPECT_EQ(std::bit_cast<std::uint64_t>(gpu.value), std::bit_cast<std::uint64_t>(cpu.value)) << what;
   EXPECT_EQ(gpu.report.stream, cpu.report.stream) << what;
   EXPECT_EQ(gpu.report.candidates, cpu.report.candidates) << what;
   EXPECT_EQ(gpu.report.epsilon_spent, cpu.report.epsilon_spent) << what;
   EXPECT_EQ(gpu.report.slack.epsilon, cpu.report.slack.epsilon) << what;
-  EXPECT_EQ(gpu.report.executed_on, dpselect::ExecutedOn::gpu) << what;
+  EXPECT_EQ(gpu.report.executed_on, executed_on) << what;
   EXPECT_EQ(cpu.report.executed_on, dpselect::ExecutedOn::cpu) << what;
 }
 
@@ -319,7 +329,8 @@ TEST(QuantilesGpu, SameReleaseOnCpuAndGpu) {
                                      std::string(dpselect::to_string(generator)) + ", release " +
                                      std::to_string(release);
             const dpselect::QuantileRelease cpu = dpselect::select_quantile(cpu_context, host, q, on_cpu);
-            expect_same_release(cpu, dpselect::select_quantile(host_gpu_context, host, q, on_gpu), what + ", host");
+            expect_same_release(cpu, dpselect::select_quantile(host_gpu_context, host, q, on_gpu), what + ", host",
+                                host_data_on_gpu(host));
             expect_same_release(cpu, dpselect::select_quantile(device_context, device, q, automatic),
                                 what + ", device");
             expect_same_release(dpselect::select_quantile(float_cpu_context, host_from_floats, q, on_cpu),
@@ -356,7 +367,8 @@ TEST(QuantilesGpu, SameReleaseOnCpuAndGpuOverAResolutionGrid) {
     for (const double q : {0.1, 0.5, 0.9}) {
       const std::string what = "epsilon " + std::to_string(epsilon) + ", q " + std::to_string(q);
       const dpselect::QuantileRelease cpu = dpselect::select_quantile(cpu_context, host, q, on_cpu);
-      expect_same_release(cpu, dpselect::select_quantile(host_gpu_context, host, q, on_gpu), what + ", host");
+      expect_same_release(cpu, dpselect::select_quantile(host_gpu_context, host, q, on_gpu), what + ", host",
+                                host_data_on_gpu(host));
       expect_same_release(cpu, dpselect::select_quantile(device_context, device, q, automatic), what + ", device");
       expect_same_release(cpu, dpselect::select_quantile(float_context, device_from_floats, q, automatic),
                           what + ", float device");

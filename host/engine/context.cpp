@@ -139,7 +139,41 @@ void ReleaseAccess::fix_reference_from_data(Release& release, double first_utili
   if (release_state.reference_fixed || !takes_reference_from_data(release)) return;
   release_state.reference_fixed = true;
   release_state.reference = UtilityReference::from_data;
-  release_state.spec.utility_reference = std::isfinite(first_utility) ? first_utility : 0.0;
+  release_state.spec.utility_reference = reference_from_first_utility(first_utility);
+}
+
+namespace {
+
+template <class T>
+ShardResult evaluate_whole_device_array(Release& release, DeviceSpan<const T> utilities, cuda_stream_t stream) {
+  validate_device_utilities(utilities.data, utilities.size, 0, release.params().backend);
+  const IndexRange range{0, utilities.size};
+  ReleaseAccess::claim(release, range);
+  const bool reference_from_data = ReleaseAccess::takes_reference_from_data(release);
+  NoiseSpec spec;
+  {
+    ReleaseState& release_state = ReleaseAccess::state(release);
+    std::lock_guard lock(release_state.mutex);
+    spec = release_state.spec;
+    if (!release_state.reference_fixed && reference_from_data) {
+      // The value stays on the device: nothing on the host reads it once the range is claimed whole.
+      release_state.reference = UtilityReference::from_data;
+      spec.reference_on_device = true;
+    }
+    release_state.reference_fixed = true;
+  }
+  return ReleaseAccess::stamped(release, range, gpu_evaluate_device(spec, utilities.data, range, stream));
+}
+
+}  // namespace
+
+ShardResult ReleaseAccess::evaluate_whole_device_array(Release& release, DeviceSpan<const float> utilities,
+                                                       cuda_stream_t stream) {
+  return detail::evaluate_whole_device_array(release, utilities, stream);
+}
+ShardResult ReleaseAccess::evaluate_whole_device_array(Release& release, DeviceSpan<const double> utilities,
+                                                       cuda_stream_t stream) {
+  return detail::evaluate_whole_device_array(release, utilities, stream);
 }
 
 void ReleaseAccess::claim(Release& release, IndexRange range) {
@@ -208,7 +242,7 @@ ReleaseTicket ReleaseAccess::issue_ticket(Release& release, IndexRange range, st
     state.spent = std::make_shared<std::atomic<bool>>(false);
     if (!state.reference_fixed && first_utility.has_value() && takes_reference_from_data(release)) {
       state.reference = UtilityReference::from_data;
-      state.spec.utility_reference = std::isfinite(*first_utility) ? *first_utility : 0.0;
+      state.spec.utility_reference = reference_from_first_utility(*first_utility);
     }
     state.reference_fixed = true;  // r = 0 where nothing fixed it, as for evaluate
   }

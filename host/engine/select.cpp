@@ -20,15 +20,16 @@ Selection select_all(Context& context, Utilities utilities, const SelectionParam
     detail::validate_device_utilities(utilities.data, utilities.size, 0, params.backend);
   }
   Release release = context.begin_release(params);
-  // The scores are computed relative to the first utility (SelectionParams::utility_reference).
-  if (detail::ReleaseAccess::takes_reference_from_data(release)) {
-    if constexpr (requires { utilities.size(); }) {
+  // The scores are computed relative to the first utility (SelectionParams::utility_reference):
+  // over device memory the kernel loads it itself.
+  if constexpr (requires { utilities.size(); }) {
+    if (detail::ReleaseAccess::takes_reference_from_data(release)) {
       detail::ReleaseAccess::fix_reference_from_data(release, static_cast<double>(utilities.front()));
-    } else {
-      detail::ReleaseAccess::fix_reference_from_data(release, detail::gpu_read_value(utilities.data, 0, stream...));
     }
+    return release.finish(release.evaluate(utilities, 0));
+  } else {
+    return release.finish(detail::ReleaseAccess::evaluate_whole_device_array(release, utilities, stream...));
   }
-  return release.finish(release.evaluate(utilities, 0, stream...));
 }
 
 }  // namespace

@@ -49,6 +49,8 @@ template <class Source, Generator G, int BlockThreads>
 __global__ void __launch_bounds__(BlockThreads, kSelectMinBlocksPerMultiprocessor<G>)
     fused_select_kernel(Source source, GroupRange groups, NoiseSpec spec, ShardResult* block_results,
                         unsigned long long* published, double known_score) {
+  // r from the pass's first utility (NoiseSpec::reference_on_device): one broadcast load per warp.
+  if (spec.reference_on_device) spec.utility_reference = reference_from_first_utility(source(groups.begin));
   ShardAccumulator accumulator;
   // No index: a candidate here that ties it is kept (its index is below kNoIndex), as in one pass.
   accumulator.result.best_score = known_score;

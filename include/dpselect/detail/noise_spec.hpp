@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "dpselect/detail/host_device.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/types.hpp"
 
@@ -29,6 +30,17 @@ struct NoiseSpec {
   // (utilities 10^15 + (2, 1, 0) lose their differences at r = 0 but keep them at r = 10^15).
   // 0 leaves every utility as it is.
   double utility_reference = 0.0;
+  // Set for a release over one array in device memory whose r comes from the data (select over a
+  // DeviceSpan): the fused kernel loads the utility at its pass's first index, the range's first,
+  // and takes r from it (reference_from_first_utility below), so that the host does not read it
+  // back before the launch. Only the single-launch device-array pass reads it.
+  bool reference_on_device = false;
 };
+
+// r taken from the range's first utility: that utility where finite, else 0 (a NaN or an infinity
+// there is refused by finish() all the same, and no finite r changes the distribution).
+DPSELECT_HD DPSELECT_FORCEINLINE double reference_from_first_utility(double first_utility) {
+  return first_utility - first_utility == 0.0 ? first_utility : 0.0;  // false for NaN and +-inf
+}
 
 }  // namespace dpselect::detail

@@ -25,6 +25,13 @@ struct ReleaseAccess {
   // fixes the release's utility reference at the utility of the range's first candidate (0 if it
   // is not finite), unless the params or an earlier use fixed it.
   static void fix_reference_from_data(Release& release, double first_utility);
+  // select over one array in device memory: evaluates the whole range [0, size) in one pass. Where
+  // fix_reference_from_data would take r from the first utility, the kernel loads it itself
+  // (NoiseSpec::reference_on_device): the same scores without a read back before the launch.
+  static ShardResult evaluate_whole_device_array(Release& release, DeviceSpan<const float> utilities,
+                                                 cuda_stream_t stream);
+  static ShardResult evaluate_whole_device_array(Release& release, DeviceSpan<const double> utilities,
+                                                 cuda_stream_t stream);
   // Records that `range` is being evaluated; throws UsageError if any index in it already was
   // or the release is finished, InvalidArgument if the range is empty or reversed.
   static void claim(Release& release, IndexRange range);
