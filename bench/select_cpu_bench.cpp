@@ -248,6 +248,20 @@ void register_all() {
       }
     }
   }
+  // 2^30 float32 (4 GiB): the GPU benchmarks' headline size, for the GPU against the CPU.
+  for (const dpselect::Mechanism mechanism : kMechanisms) {
+    for (const dpselect::Generator generator : kGenerators) {
+      const std::uint64_t n = std::uint64_t{1} << 30;
+      benchmark::RegisterBenchmark(("cpu_select/float/" + std::string(dpselect::to_string(mechanism)) + "/" +
+                                    std::string(dpselect::to_string(generator)) + "/" + size_label(n))
+                                       .c_str(),
+                                   [mechanism, generator, n](benchmark::State& state) {
+                                     bm_select_array<float>(state, mechanism, generator, n);
+                                   })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
   // One candidate: what a call costs beyond its candidates. bench/python_overhead.py compares it
   // (and n = 2^16) with the same release called from Python.
   benchmark::RegisterBenchmark("cpu_select/double/exponential/chacha20/n:1",

@@ -165,7 +165,10 @@ TEST(DeviceMemoryGpu, ChunkHalvesUntilTheDeviceHoldsIt) {
     const dpselect::detail::DeviceChunk<float> chunk(wanted, stream, "test chunk", granule, 2);
     EXPECT_LT(chunk.elements(), wanted);
     EXPECT_EQ(chunk.elements() % granule, 0u);
-    EXPECT_LE(2 * chunk.elements() * sizeof(float), free_bytes);
+    // Against the device's total, not the free bytes read above: on a shared device other
+    // processes free memory between that reading and the allocation (seen on an H200, 2026-12-04,
+    // beside compute-sanitizer processes: 75 GB held where 27 GB had been free).
+    EXPECT_LE(2 * chunk.elements() * sizeof(float), total_bytes);
     EXPECT_GT(2 * chunk.elements() * sizeof(float), free_bytes / 4);  // halved no further than needed, with slack
     EXPECT_EQ(cudaMemsetAsync(chunk.buffer(1), 0, chunk.elements() * sizeof(float), stream), cudaSuccess);
     EXPECT_EQ(cudaGetLastError(), cudaSuccess);
