@@ -13,6 +13,7 @@
 #include <set>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -27,6 +28,7 @@
 #include "dpselect/context.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
+#include "partition_selection/partition_passes.hpp"
 #include "partition_selection/partition_randomness.hpp"
 #include "dpselect/partition_selection.hpp"
 #include "dpselect/random_key.hpp"
@@ -126,6 +128,121 @@ TEST(PartitionKeepProbability, ThresholdsReleaseALoneUsersKeyWithThePerKeyDelta)
   const auto rule = partition_keep_rule(laplace);
   EXPECT_NEAR(rule.threshold, 1.0 - std::log(2e-5), 1e-12);
   EXPECT_NEAR(keep_probability(laplace, 12), 1.0 - 0.5 * std::exp(-(12.0 - rule.threshold)), 1e-15);
+}
+
+// Every strategy at the edges that validation lets through (epsilon to the largest double, delta
+// down to the denormals, max_partitions to 2^64 - 1 (16 for the weighted strategies), the policy
+// cutoff to 1e300): the rule is
+// refused with InvalidArgument, or it is computed without NaN or overflow, a lone user's key passes
+// with probability at most the per-key delta, p rises from p(0) = 0 and stays in [0, 1], the
+// truncated geometric and Laplace rules meet both per-key inequalities (up to the rounding that
+// delta_float counts), and the total delta stays below 1. Run under UBSan in the asan-ubsan preset.
+TEST(PartitionKeepProbability, EveryRuleHoldsOrIsRefusedAtTheEdges) {
+  const double epsilons[] = {1e-300, 1e-12, 1.0, 36.0, 40.0, 700.0, 709.79, 710.0, 1e300,
+                             std::numeric_limits<double>::max()};
+  const double deltas[] = {std::numeric_limits<double>::denorm_min(), 1e-320, 1e-300, 1e-9, 0.5, 1.0 - 0x1p-53};
+  const std::uint64_t partitions[] = {1, 16, std::uint64_t{1} << 32, ~std::uint64_t{0}};
+  int accepted = 0, refused = 0;
+  for (const auto strategy : {PartitionStrategy::truncated_geometric, PartitionStrategy::laplace_threshold,
+                              PartitionStrategy::gaussian_threshold, PartitionStrategy::weighted_gaussian,
+                              PartitionStrategy::policy_gaussian, PartitionStrategy::dp_sips}) {
+    for (const double epsilon : epsilons) {
+      for (const double delta : deltas) {
+        for (std::uint64_t m : partitions) {
+          // The weighted rules search a threshold over every t <= m (seconds at m = 2^16): small m.
+          if (dpselect::is_weighted(strategy) && m > 16) continue;
+          for (const double cutoff : {3.0, 1e300}) {
+            if (cutoff != 3.0 && strategy != PartitionStrategy::policy_gaussian) continue;
+            PartitionSelectionParams params{epsilon, delta, m, strategy};
+            params.policy_cutoff_sigmas = cutoff;
+            const std::string label = std::string(dpselect::to_string(strategy)) + " eps " + std::to_string(epsilon) +
+                                      " delta " + std::to_string(delta) + " m " + std::to_string(m) + " cutoff " +
+                                      std::to_string(cutoff);
+            dpselect::PartitionKeepRule rule;
+            try {
+              rule = partition_keep_rule(params);
+            } catch (const dpselect::InvalidArgument&) {
+              ++refused;
+              continue;
+            }
+            ++accepted;
+            ASSERT_EQ(dpselect::keep_probability(rule, strategy, 0), 0.0) << label;
+            const double lone = dpselect::keep_probability(rule, strategy, 1);
+            ASSERT_LE(lone, rule.key_delta) << label;
+            const long double grow = std::exp(static_cast<long double>(rule.key_epsilon));
+            const long double rounding = grow * 0x1p-53L;
+            const bool per_key_inequalities =
+                strategy == PartitionStrategy::truncated_geometric || strategy == PartitionStrategy::laplace_threshold;
+            double previous = 0.0;
+            for (const std::uint64_t n : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{3}, std::uint64_t{10},
+                                          std::uint64_t{1000}, std::uint64_t{1} << 40, ~std::uint64_t{0}}) {
+              const double p = dpselect::keep_probability(rule, strategy, n);
+              ASSERT_TRUE(p >= 0.0 && p <= 1.0) << label << " n " << n << " p " << p;
+              ASSERT_GE(p, previous) << label << " n " << n;
+              previous = p;
+            }
+            if (per_key_inequalities) {
+              for (std::uint64_t n = 1; n <= 2000; ++n) {
+                const long double before = dpselect::keep_probability(rule, strategy, n - 1);
+                const long double now = dpselect::keep_probability(rule, strategy, n);
+                ASSERT_LE(now, grow * before + rule.key_delta + rounding) << label << " n " << n;
+                ASSERT_LE(1.0L - before, grow * (1.0L - now) + rule.key_delta + rounding) << label << " n " << n;
+              }
+            }
+            const double delta_float = dpselect::detail::partition_delta_float(params, rule);
+            ASSERT_LT(delta + delta_float, 1.0) << label;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(accepted, 100);
+  EXPECT_GT(refused, 100);
+}
+
+// The probe's cases, each of which once released a lone user's key with probability 1 or a total
+// delta of 26 or more: refused before anything is charged.
+TEST(PartitionKeepProbability, ExtremeParametersOfTheProbeAreRefusedBeforeTheCharge) {
+  const auto refused = [](PartitionSelectionParams params, const std::string& name) {
+    auto accountant = std::make_shared<dpselect::PrivacyAccountant>(dpselect::PrivacyBound{1e308, 0.5});
+    dpselect::Context context = dpselect::Context::with_fixed_seed(3);
+    context.charge_to(accountant);
+    const std::vector<std::uint64_t> users = {1, 2, 3};
+    const std::vector<std::uint64_t> keys = {7, 8, 9};
+    try {
+      (void)dpselect::select_partitions(context, users, keys, params);
+      ADD_FAILURE() << "accepted, " << name;
+    } catch (const dpselect::InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find(name), std::string::npos) << error.what();
+    }
+    EXPECT_EQ(accountant->release_count(), 0u) << name;
+  };
+  refused({709.79, 1e-6, 1, PartitionStrategy::truncated_geometric}, "epsilon");
+  refused({710.0, 1e-6, 1, PartitionStrategy::truncated_geometric}, "epsilon");
+  refused({40.0, 1e-9, 1, PartitionStrategy::truncated_geometric}, "total delta");
+  refused({1e300, 1e-9, 1, PartitionStrategy::laplace_threshold}, "epsilon");
+  refused({1.0, 1e-6, ~std::uint64_t{0}, PartitionStrategy::truncated_geometric}, "max_partitions");
+  refused({1.0, 1e-320, 1, PartitionStrategy::truncated_geometric}, "delta");
+  PartitionSelectionParams policy{1.0, 1e-6, 4, PartitionStrategy::policy_gaussian};
+  policy.policy_cutoff_sigmas = 1e308;
+  refused(policy, "policy_cutoff_sigmas");
+}
+
+// A cutoff of 1e300 noise scales (squared gaps beyond every double) still moves every key below
+// it by the L2 descent: a user's one key gains weight 1, as with the default cutoff.
+TEST(PartitionKeepProbability, APolicyCutoffFarAboveEveryWeightStillDescends) {
+  std::vector<std::uint64_t> users, keys;
+  for (std::uint64_t u = 0; u < 2000; ++u) {
+    users.push_back(u);
+    keys.push_back(42);
+  }
+  for (const double cutoff : {3.0, 1e300}) {
+    PartitionSelectionParams params{1.0, 1e-6, 1, PartitionStrategy::policy_gaussian};
+    params.policy_cutoff_sigmas = cutoff;
+    dpselect::Context context = dpselect::Context::with_fixed_seed(11);
+    const auto selection = dpselect::select_partitions(context, users, keys, params);
+    EXPECT_EQ(selection.keys, std::vector<std::uint64_t>{42}) << "cutoff " << cutoff;
+  }
 }
 
 TEST(PartitionKeepProbability, BadParametersAreRefusedByName) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dpselect/dpselect.hpp"
+#include "engine/release_tags.hpp"
 #include "support/expect_invalid.hpp"
 #include "support/test_backend.hpp"
 
@@ -260,18 +261,46 @@ TEST_F(TicketTest, TheDriverIsChargedOnceAndTheWorkersNothing) {
 
 // Byte offsets of the fields of the serialized ticket (release_ticket.cpp).
 constexpr std::size_t kGeneratorAt = 8, kMechanismAt = 9, kBackendAt = 10, kFlagsAt = 11, kKeyAt = 12,
-                      kEpsilonAt = 52, kReferenceAt = 84, kBeginAt = 92;
+                      kStreamAt = 44, kEpsilonAt = 52, kReferenceAt = 84, kBeginAt = 92, kReleaseTagAt = 108,
+                      kBytesTagAt = 116, kTicketBytes = 124;
+
+std::uint64_t u64_at(const std::vector<std::uint8_t>& bytes, std::size_t at) {
+  std::uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value |= std::uint64_t{bytes[at + i]} << (8 * i);
+  return value;
+}
+
+std::vector<std::uint8_t> with_u64_at(std::vector<std::uint8_t> bytes, std::size_t at, std::uint64_t value) {
+  for (int i = 0; i < 8; ++i) bytes[at + i] = static_cast<std::uint8_t>(value >> (8 * i));
+  return bytes;
+}
 
 std::vector<std::uint8_t> with_double_at(std::vector<std::uint8_t> bytes, std::size_t at, double value) {
   std::uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof bits);
-  for (int i = 0; i < 8; ++i) bytes[at + i] = static_cast<std::uint8_t>(bits >> (8 * i));
-  return bytes;
+  return with_u64_at(std::move(bytes), at, bits);
 }
 
 std::vector<std::uint8_t> with_byte_at(std::vector<std::uint8_t> bytes, std::size_t at, std::uint8_t value) {
   bytes[at] = value;
   return bytes;
+}
+
+// The ChaCha20 key a ticket's bytes carry (the tests' releases use ChaCha20).
+dpselect::RandomKey key_in(const std::vector<std::uint8_t>& bytes) {
+  dpselect::ChaChaKey key;
+  for (int w = 0; w < 8; ++w) {
+    key.word[w] = static_cast<std::uint32_t>(u64_at(bytes, kKeyAt + 4 * w) & 0xFFFFFFFFu);
+  }
+  return dpselect::RandomKey(key);
+}
+
+// `bytes` with the tag over them recomputed, as whoever holds the ticket (and so its key) can.
+std::vector<std::uint8_t> retagged(std::vector<std::uint8_t> bytes) {
+  const std::uint64_t tag = dpselect::detail::keyed_tag(
+      key_in(bytes), u64_at(bytes, kStreamAt), dpselect::detail::TagDomain::ticket_bytes,
+      std::span<const std::uint8_t>(bytes).first(kBytesTagAt));
+  return with_u64_at(std::move(bytes), kBytesTagAt, tag);
 }
 
 TEST(ReleaseTicketBytes, BadBytesAreRefusedNamingWhatIsWrong) {
@@ -281,26 +310,89 @@ TEST(ReleaseTicketBytes, BadBytesAreRefusedNamingWhatIsWrong) {
   params.sensitivity = 1.0;
   Release release = context.begin_release(params);
   const std::vector<std::uint8_t> good = release.ticket({0, 100}).to_bytes();
-  ASSERT_EQ(good.size(), 116u);
+  ASSERT_EQ(good.size(), kTicketBytes);
   EXPECT_NO_THROW(ReleaseTicket::from_bytes(good));
   const auto refused = [](const std::vector<std::uint8_t>& bytes, std::initializer_list<std::string> fragments) {
     expect_invalid_message([&] { ReleaseTicket::from_bytes(bytes); }, fragments);
   };
-  refused(std::vector<std::uint8_t>(good.begin(), good.end() - 1), {"of 116 bytes; got 115"});
+  refused(std::vector<std::uint8_t>(good.begin(), good.end() - 1), {"of 124 bytes; got 123"});
   refused({}, {"got 0"});
   refused(with_byte_at(good, 0, 'x'), {"do not begin with its mark"});
-  refused(with_byte_at(good, 4, 2), {"got version 2"});
+  refused(with_byte_at(good, 4, 1), {"got version 1"});
   refused(with_byte_at(good, kGeneratorAt, 2), {"generator code", "got 2"});
   refused(with_byte_at(good, kMechanismAt, 3), {"mechanism code", "got 3"});
   refused(with_byte_at(good, kBackendAt, 7), {"backend code", "got 7"});
   refused(with_byte_at(good, kFlagsAt, 4), {"flags", "got 4"});
-  refused(with_double_at(good, kEpsilonAt, 0.0), {"their parameters", "epsilon"});
-  refused(with_double_at(good, kEpsilonAt, dpselect::testing::kNaN), {"their parameters", "epsilon"});
-  refused(with_double_at(good, kReferenceAt, dpselect::testing::kInf), {"finite utility reference"});
-  std::vector<std::uint8_t> empty_range = good;
-  for (int i = 0; i < 8; ++i) empty_range[kBeginAt + i] = empty_range[kBeginAt + 8 + i];  // begin = end
-  refused(empty_range, {"their parameters", "empty range"});
-  refused(with_byte_at(good, kKeyAt, static_cast<std::uint8_t>(good[kKeyAt] ^ 1)), {"release tag", "corrupted"});
+  // A changed field is refused by the tag over the bytes, before its value is looked at.
+  refused(with_double_at(good, kEpsilonAt, 0.02), {"their tag does not match their contents"});
+  refused(with_byte_at(good, kKeyAt, static_cast<std::uint8_t>(good[kKeyAt] ^ 1)), {"their tag does not match"});
+  // With that tag recomputed (the ticket holds the key), each field's own check.
+  refused(retagged(with_double_at(good, kEpsilonAt, 0.0)), {"their parameters", "epsilon"});
+  refused(retagged(with_double_at(good, kEpsilonAt, dpselect::testing::kNaN)), {"their parameters", "epsilon"});
+  refused(retagged(with_double_at(good, kReferenceAt, dpselect::testing::kInf)), {"finite utility reference"});
+  refused(retagged(with_u64_at(good, kBeginAt, u64_at(good, kBeginAt + 8))), {"their parameters", "empty range"});
+  refused(retagged(with_double_at(good, kEpsilonAt, 2.0)), {"release tag does not match their parameters"});
+}
+
+// Each of a ticket's 992 single-bit flips is refused, and so is every flip of a top-k ticket (140
+// bytes), and a ticket with 16 bytes appended read as a top-k ticket.
+TEST(ReleaseTicketBytes, EverySingleBitFlipIsRefused) {
+  Context context = Context::with_fixed_seed(6);
+  Release release = context.begin_release(params_for(Mechanism::permute_and_flip, 0.01, 1.0));
+  const std::vector<std::uint8_t> good = release.ticket({3, 1003}, 0.5).to_bytes();
+  ASSERT_EQ(good.size(), kTicketBytes);
+  std::size_t refused = 0;
+  for (std::size_t bit = 0; bit < 8 * good.size(); ++bit) {
+    std::vector<std::uint8_t> flipped = good;
+    flipped[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
+    try {
+      ReleaseTicket::from_bytes(flipped);
+      ADD_FAILURE() << "bit " << bit << " of byte " << bit / 8 << " flipped was accepted";
+    } catch (const dpselect::InvalidArgument&) {
+      ++refused;
+    }
+  }
+  EXPECT_EQ(refused, 8 * kTicketBytes);
+
+  dpselect::TopKParams top_k;
+  top_k.per_pick = params_for(Mechanism::exponential, 0.1, 1.0);
+  top_k.per_pick.backend = dpselect::Backend::Cpu;  // a top-k ticket's shards run on the CPU
+  top_k.k = 1;
+  dpselect::TopKRelease top_k_release = dpselect::begin_top_k_release(context, top_k, {0, 100});
+  const std::vector<std::uint8_t> top_k_good = top_k_release.ticket().to_bytes();
+  ASSERT_EQ(top_k_good.size(), kTicketBytes + 16);
+  EXPECT_NO_THROW(dpselect::TopKTicket::from_bytes(top_k_good));
+  for (std::size_t bit = 0; bit < 8 * top_k_good.size(); ++bit) {
+    std::vector<std::uint8_t> flipped = top_k_good;
+    flipped[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
+    EXPECT_THROW(dpselect::TopKTicket::from_bytes(flipped), dpselect::InvalidArgument) << "bit " << bit;
+  }
+  std::vector<std::uint8_t> padded = good;
+  padded.insert(padded.end(), 16, std::uint8_t{0});
+  padded[kTicketBytes] = 1;  // k = 1
+  expect_invalid_message([&] { dpselect::TopKTicket::from_bytes(padded); }, {"their tag does not match"});
+}
+
+// A worker that holds the key can change epsilon and recompute both of a ticket's tags: from_bytes
+// then accepts the ticket, but the shards it scores carry the tag of the changed parameters, and
+// the driver, which never takes the parameters from its workers, refuses them.
+TEST_F(TicketTest, ShardsScoredUnderChangedParametersAreRefusedByFinish) {
+  const std::vector<double> u = ticket_utilities<double>(100, 0.0);
+  const BackendUtilities<double> staged(u);
+  Context context = Context::with_fixed_seed(8);
+  const SelectionParams params = params_for(Mechanism::exponential, 0.01, 1.0);
+  Release release = context.begin_release(params);
+  const ReleaseTicket ticket = release.ticket({0, 100});
+  SelectionParams changed = params;
+  changed.epsilon = 1e6;
+  std::vector<std::uint8_t> forged = with_double_at(ticket.to_bytes(), kEpsilonAt, changed.epsilon);
+  forged = with_u64_at(std::move(forged), kReleaseTagAt,
+                       dpselect::detail::release_tag(key_in(forged), ticket.stream(), changed,
+                                                     ticket.utility_reference()));
+  const ReleaseTicket worker = ReleaseTicket::from_bytes(retagged(std::move(forged)));
+  EXPECT_EQ(worker.params().epsilon, 1e6);
+  const ShardResult shard = staged.evaluate_with(worker, 0, 100);
+  expect_usage_error([&] { release.finish(shard); }, "scored under other parameters");
 }
 
 }  // namespace

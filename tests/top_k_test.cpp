@@ -190,7 +190,7 @@ TEST(TopKSharded, BadInputIsRefusedBeforeTheCharge) {
   EXPECT_EQ(release.stream(), 0u);              // nothing refused drew a stream
   std::vector<std::uint8_t> bytes = release.ticket().to_bytes();
   EXPECT_THROW(TopKTicket::from_bytes(std::span<const std::uint8_t>(bytes).first(7)), InvalidArgument);
-  bytes[bytes.size() - 8] = 11;  // k = 11 > the range's 10 candidates
+  bytes[bytes.size() - 16] = 11;  // k = 11 > the range's 10 candidates: refused by the bytes' tag first
   EXPECT_THROW(TopKTicket::from_bytes(bytes), InvalidArgument);
 }
 

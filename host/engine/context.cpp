@@ -17,6 +17,7 @@
 #include "engine/floating_point_slack.hpp"
 #include "engine/gpu_backend.hpp"
 #include "engine/release_steps.hpp"
+#include "engine/release_tags.hpp"
 #include "random/os_entropy.hpp"
 #include "engine/validation.hpp"
 
@@ -69,10 +70,17 @@ std::uint64_t coverage_fingerprint(IndexRange range) {
   return hash(range.end) - hash(range.begin);
 }
 
-std::uint64_t release_tag(const RandomKey& key, std::uint64_t stream) {
-  const RandomBlock tag = random_block(key, stream, kReleaseTagPosition);
-  return (std::uint64_t{tag.word[0]} << 32) | tag.word[1];
+namespace {
+
+// Fixes the release's reference where nothing fixed it yet (at spec.utility_reference, 0 unless an
+// entry point set it) and tags the parameters and reference its shards are scored under.
+void fix_reference_locked(ReleaseState& state) {
+  if (state.reference_fixed) return;
+  state.reference_fixed = true;
+  state.release_tag = release_tag(state.spec.key, state.spec.stream, state.params, state.spec.utility_reference);
 }
+
+}  // namespace
 
 Backend resolve_backend(Backend requested) {
   if (requested == Backend::Cpu) return Backend::Cpu;
@@ -124,7 +132,7 @@ ReleaseState& ReleaseAccess::state(const Release& release) {
 NoiseSpec ReleaseAccess::noise_spec(const Release& release) {
   ReleaseState& release_state = state(release);
   std::lock_guard lock(release_state.mutex);
-  release_state.reference_fixed = true;  // r = 0 where nothing fixed it first
+  fix_reference_locked(release_state);  // r = 0 where nothing fixed it first
   return release_state.spec;
 }
 
@@ -137,9 +145,9 @@ void ReleaseAccess::fix_reference_from_data(Release& release, double first_utili
   ReleaseState& release_state = state(release);
   std::lock_guard lock(release_state.mutex);
   if (release_state.reference_fixed || !takes_reference_from_data(release)) return;
-  release_state.reference_fixed = true;
   release_state.reference = UtilityReference::from_data;
   release_state.spec.utility_reference = reference_from_first_utility(first_utility);
+  fix_reference_locked(release_state);
 }
 
 namespace {
@@ -156,11 +164,12 @@ ShardResult evaluate_whole_device_array(Release& release, DeviceSpan<const T> ut
     std::lock_guard lock(release_state.mutex);
     spec = release_state.spec;
     if (!release_state.reference_fixed && reference_from_data) {
-      // The value stays on the device: nothing on the host reads it once the range is claimed whole.
+      // The value stays on the device: nothing on the host reads it once the range is claimed whole
+      // (the release's tag covers r = 0 then; its one shard is stamped and finished here).
       release_state.reference = UtilityReference::from_data;
       spec.reference_on_device = true;
     }
-    release_state.reference_fixed = true;
+    fix_reference_locked(release_state);
   }
   return ReleaseAccess::stamped(release, range, gpu_evaluate_device(spec, utilities.data, range, stream));
 }
@@ -244,7 +253,7 @@ ReleaseTicket ReleaseAccess::issue_ticket(Release& release, IndexRange range, st
       state.reference = UtilityReference::from_data;
       state.spec.utility_reference = reference_from_first_utility(*first_utility);
     }
-    state.reference_fixed = true;  // r = 0 where nothing fixed it, as for evaluate
+    fix_reference_locked(state);  // r = 0 where nothing fixed it, as for evaluate
   }
   ReleaseTicket ticket;
   ticket.key_ = state.spec.key;
@@ -377,8 +386,7 @@ Release Context::start_release(const SelectionParams& params, bool charge) {
   release->spec = detail::release_noise_spec(params, context.key,
                                              context.next_stream.fetch_add(1, std::memory_order_relaxed),
                                              release->reference);
-  release->reference_fixed = params.utility_reference.has_value();
-  release->release_tag = detail::release_tag(context.key, release->spec.stream);
+  if (params.utility_reference.has_value()) detail::fix_reference_locked(*release);
   release->shared_key = context.shared_key;
   return Release(std::move(release));
 }
@@ -461,8 +469,10 @@ Selection Release::finish(const ShardResult& merged) {
   if (state.finished) throw UsageError("dpselect: release already finished; begin a new release");
   state.finished = true;  // whatever happens below, this release's noise is never used again
   if (state.spent) state.spent->store(true, std::memory_order_release);
+  detail::fix_reference_locked(state);
   if (merged.from_several_releases || (merged.candidates != 0 && merged.release_tag != state.release_tag)) {
-    throw UsageError("dpselect: the ShardResult passed to finish() comes from another release");
+    throw UsageError("dpselect: the ShardResult passed to finish() comes from another release, or was scored "
+                     "under other parameters (a ticket's bytes changed, say)");
   }
   if (state.ticket_range) {
     const IndexRange range = *state.ticket_range;

@@ -14,21 +14,26 @@
 #include "engine/cpu_backend.hpp"
 #include "engine/gpu_backend.hpp"
 #include "engine/release_steps.hpp"
+#include "engine/release_tags.hpp"
 #include "engine/top_k_steps.hpp"
 #include "engine/validation.hpp"
 
 namespace dpselect {
 namespace {
 
-// The layout of to_bytes, version 1 (every integer and double little-endian):
+// The layout of to_bytes, version 2 (every integer and double little-endian):
 //   magic "dpsT" | u32 version | u8 generator | u8 mechanism | u8 backend | u8 flags (1: monotone,
 //   2: a utility_reference in the params) | 32 key bytes (ChaCha20: its 8 words; Philox: lo, hi,
 //   then zeros) | u64 stream | f64 epsilon | f64 sensitivity | f64 utility_bound | f64 params'
 //   utility_reference (0 without one) | f64 the release's utility reference | u64 range begin |
-//   u64 range end | u64 release tag
+//   u64 range end | u64 release tag (release_tags.hpp: the parameters and reference shards are
+//   scored under) | u64 the tag of every byte before it (TagDomain::ticket_bytes)
+// A TopKTicket's: a ReleaseTicket's bytes | u64 k | u64 the tag of every byte before it
+// (TagDomain::top_k_ticket_bytes). Version 1 (before the bytes' tag) is refused.
 constexpr char kMagic[4] = {'d', 'p', 's', 'T'};
-constexpr std::uint32_t kVersion = 1;
-constexpr std::size_t kSerializedSize = 4 + 4 + 4 + 32 + 8 * 9;
+constexpr std::uint32_t kVersion = 2;
+constexpr std::size_t kSerializedSize = 4 + 4 + 4 + 32 + 8 * 10;
+constexpr std::size_t kTopKSerializedSize = kSerializedSize + 16;
 constexpr std::uint8_t kMonotoneFlag = 1;
 constexpr std::uint8_t kReferenceFlag = 2;
 
@@ -170,7 +175,10 @@ std::vector<std::uint8_t> ReleaseTicket::to_bytes() const {
   w.u64(range_.begin);
   w.u64(range_.end);
   w.u64(release_tag_);
-  return w.take();
+  std::vector<std::uint8_t> bytes = w.take();
+  const std::uint64_t tag = detail::keyed_tag(key_, stream_, detail::TagDomain::ticket_bytes, bytes);
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(tag >> (8 * i)));
+  return bytes;
 }
 
 ReleaseTicket ReleaseTicket::from_bytes(std::span<const std::uint8_t> bytes) {
@@ -201,6 +209,10 @@ ReleaseTicket ReleaseTicket::from_bytes(std::span<const std::uint8_t> bytes) {
   std::uint32_t words[8];
   for (std::uint32_t& word : words) word = r.u32();
   if (generator == static_cast<std::uint8_t>(Generator::philox)) {
+    // One encoding per ticket: the words a Philox key does not use are zero.
+    for (int i = 2; i < 8; ++i) {
+      if (words[i] != 0) refuse_bytes("zeros after a Philox key's two words");
+    }
     ticket.key_ = RandomKey(PhiloxKey{words[0], words[1]});
   } else {
     ChaChaKey chacha;
@@ -215,11 +227,21 @@ ReleaseTicket ReleaseTicket::from_bytes(std::span<const std::uint8_t> bytes) {
   ticket.params_.sensitivity = r.f64();
   ticket.params_.utility_bound = r.f64();
   const double params_reference = r.f64();
-  if ((flags & kReferenceFlag) != 0) ticket.params_.utility_reference = params_reference;
+  if ((flags & kReferenceFlag) != 0) {
+    ticket.params_.utility_reference = params_reference;
+  } else if (detail::double_bits(params_reference) != 0) {
+    refuse_bytes("a params' utility reference of 0 where the params give none");
+  }
   ticket.utility_reference_ = r.f64();
   ticket.range_.begin = r.u64();
   ticket.range_.end = r.u64();
   ticket.release_tag_ = r.u64();
+  // Every byte is covered: a changed or corrupted field (epsilon, say) is refused here, before its
+  // value is looked at, and not only when a shard scored under it reaches finish().
+  if (r.u64() != detail::keyed_tag(ticket.key_, ticket.stream_, detail::TagDomain::ticket_bytes,
+                                   bytes.first(kSerializedSize - 8))) {
+    refuse_bytes("their tag does not match their contents: corrupted or changed");
+  }
   try {
     detail::validate_release_params(ticket.params_);
     detail::validate_range(ticket.range_);
@@ -227,8 +249,8 @@ ReleaseTicket ReleaseTicket::from_bytes(std::span<const std::uint8_t> bytes) {
     refuse_bytes(std::string("their parameters: ") + e.what());
   }
   if (!std::isfinite(ticket.utility_reference_)) refuse_bytes("a finite utility reference");
-  if (ticket.release_tag_ != detail::release_tag(ticket.key_, ticket.stream_)) {
-    refuse_bytes("their release tag does not match their key and stream: corrupted");
+  if (ticket.release_tag_ != detail::release_tag(ticket.key_, ticket.stream_, ticket.params_, ticket.utility_reference_)) {
+    refuse_bytes("their release tag does not match their parameters: corrupted or changed");
   }
   return ticket;
 }
@@ -238,16 +260,26 @@ std::vector<std::uint8_t> TopKTicket::to_bytes() const {
   const std::vector<std::uint8_t> ticket = ticket_.to_bytes();
   w.bytes(ticket.data(), ticket.size());
   w.u64(k_);
-  return w.take();
+  std::vector<std::uint8_t> bytes = w.take();
+  const std::uint64_t tag =
+      detail::keyed_tag(ticket_.key_, ticket_.stream_, detail::TagDomain::top_k_ticket_bytes, bytes);
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(tag >> (8 * i)));
+  return bytes;
 }
 
 TopKTicket TopKTicket::from_bytes(std::span<const std::uint8_t> bytes) {
-  if (bytes.size() != kSerializedSize + 8) {
+  if (bytes.size() != kTopKSerializedSize) {
     throw InvalidArgument("dpselect: bytes must be a TopKTicket written by TopKTicket::to_bytes (of " +
-                          std::to_string(kSerializedSize + 8) + " bytes; got " + std::to_string(bytes.size()) + ")");
+                          std::to_string(kTopKSerializedSize) + " bytes; got " + std::to_string(bytes.size()) + ")");
   }
   ReleaseTicket ticket = ReleaseTicket::from_bytes(bytes.first(kSerializedSize));
-  const std::uint64_t k = Reader(bytes.subspan(kSerializedSize)).u64();
+  Reader r(bytes.subspan(kSerializedSize));
+  const std::uint64_t k = r.u64();
+  if (r.u64() != detail::keyed_tag(ticket.key_, ticket.stream_, detail::TagDomain::top_k_ticket_bytes,
+                                   bytes.first(kSerializedSize + 8))) {
+    throw InvalidArgument("dpselect: bytes must be a TopKTicket written by TopKTicket::to_bytes (their tag does "
+                          "not match their contents: corrupted or changed)");
+  }
   try {
     detail::validate_top_k(TopKParams{ticket.params(), k}, ticket.range().size());
   } catch (const InvalidArgument& e) {

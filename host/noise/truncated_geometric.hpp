@@ -66,7 +66,7 @@ namespace dpselect::detail {
 // Random positions of the within-interval stage: [2^60, 2^60 + 4 * kMaxGeometricAttempts) of the
 // release's stream, which its first stage (the selection engine over the intervals) never reads:
 // noise_positions.hpp's screen blocks lie below 2^55, race blocks in [2^61, 2^61 + 2^58), the
-// release tag at 2^62 and candidate blocks at 2^63 and above (static_asserts below).
+// release's tag key at 2^62 and 2^62 + 1 and candidate blocks at 2^63 and above (static_asserts below).
 inline constexpr std::uint64_t kGeometricPositionOffset = std::uint64_t{1} << 60;
 inline constexpr int kGeometricDigitsPerAttempt = 4;  // 16-bit digits: lengths up to 2^64
 // Each attempt is accepted with probability >= 1/2, so 128 rejections in a row have

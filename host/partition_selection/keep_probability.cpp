@@ -13,6 +13,7 @@
 #include "dpselect/errors.hpp"
 #include "dpselect/partition_selection.hpp"
 #include "engine/validation.hpp"
+#include "partition_selection/partition_passes.hpp"
 
 namespace dpselect {
 namespace {
@@ -62,6 +63,26 @@ void raise_threshold_to_key_delta(PartitionKeepRule& rule, Keep keep) {
   }
 }
 
+// log(1 + e^x) without overflow.
+double log1p_exp(double x) { return x > 0.0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+
+// The smallest per-key delta a rule takes. The truncated geometric rule: with delta / m >= 1e-300
+// every e^{(n - 1) eps} it computes below its cut n1 is at most about 1e300, a finite double. The
+// weighted rounds: their thresholds' normal tails stay normal doubles.
+constexpr double kSmallestKeyDelta = 1e-300;
+
+// delta (e^{n eps} - 1) / (e^eps - 1), the geometric part of the rule for n <= n1. Where e^{n eps}
+// exceeds every double (eps above 18 with a small delta, or above 709.78) it is written as
+// delta e^{(n - 1) eps} (1 - e^{-n eps}) / (1 - e^-eps), which has no ratio of two infinities and
+// is delta at n = 1.
+double geometric_part(double delta, double eps, double n) {
+  if (n == 1.0) return delta;  // exactly: delta g / g can round above delta
+  const double growth = std::expm1(n * eps);
+  // The ratio first: delta times a growth of 1e-300 would underflow.
+  if (std::isfinite(growth)) return delta * (growth / std::expm1(eps));
+  return delta * (std::exp((n - 1.0) * eps) * (-std::expm1(-n * eps)) / (-std::expm1(-eps)));
+}
+
 PartitionKeepRule truncated_geometric_rule(const PartitionSelectionParams& params) {
   // Desfontaines, Voss, Gipson & Mandayam 2022, Thm 1, per key at eps / m and delta / m (basic
   // composition over a user's m keys, Dwork & Roth 2014, Thm 3.16).
@@ -70,13 +91,27 @@ PartitionKeepRule truncated_geometric_rule(const PartitionSelectionParams& param
   rule.key_epsilon = params.epsilon / m;
   rule.key_delta = params.delta / m;
   const double eps = rule.key_epsilon, delta = rule.key_delta;
-  // n1: the last n at which p(n) = e^eps p(n - 1) + delta binds (the geometric part).
-  const double n1 = 1.0 + std::floor(std::log1p(std::tanh(eps / 2.0) * (1.0 / delta - 1.0)) / eps);
-  const double p1 = delta * std::expm1(n1 * eps) / std::expm1(eps);
-  // n2: after it p(n) = 1; before it 1 - p(n) = e^-eps (1 - p(n - 1) - delta) binds.
-  const double n2 = n1 + std::floor(std::log1p(std::expm1(eps) / delta * (1.0 - p1)) / eps);
-  rule.always_kept = n2 + 1.0 >= 0x1p64 ? std::numeric_limits<std::uint64_t>::max()
-                                        : static_cast<std::uint64_t>(n2) + 1;
+  if (!(eps > 0.0)) {
+    // Per key it would round to 0 (a tiny epsilon over many keys): no rule exists.
+    detail::throw_invalid("epsilon", "large enough that epsilon / max_partitions stays above 0", params.epsilon);
+  }
+  if (!(delta >= kSmallestKeyDelta)) {
+    detail::throw_invalid("delta", "at least 1e-300 times max_partitions, so that the truncated geometric rule "
+                                   "is computed without overflow",
+                          params.delta);
+  }
+  // In log space, so that neither 1 / delta nor e^eps overflows (delta of 1e-320, eps of 710):
+  // n1, the last n at which p(n) = e^eps p(n - 1) + delta binds (the geometric part), is
+  // 1 + floor(log(1 + tanh(eps / 2) (1 / delta - 1)) / eps).
+  const double log_x = std::log(std::tanh(eps / 2.0)) + std::log1p(-delta) - std::log(delta);
+  const double n1 = 1.0 + std::floor(log1p_exp(log_x) / eps);
+  const double p1 = std::fmin(geometric_part(delta, eps, n1), 1.0);
+  // n2: after it p(n) = 1; before it 1 - p(n) = e^-eps (1 - p(n - 1) - delta) binds:
+  // n1 + floor(log(1 + (e^eps - 1) / delta (1 - p1)) / eps).
+  const double log_y = eps + std::log(-std::expm1(-eps)) - std::log(delta) + std::log1p(-p1);
+  const double n2 = n1 + std::floor(log1p_exp(log_y) / eps);
+  rule.always_kept = !(n2 + 1.0 < 0x1p64) ? std::numeric_limits<std::uint64_t>::max()
+                                           : static_cast<std::uint64_t>(n2) + 1;
   rule.geometric_until = n1;
   return rule;
 }
@@ -86,11 +121,14 @@ double truncated_geometric_keep(const PartitionKeepRule& rule, std::uint64_t use
   if (users >= rule.always_kept) return 1.0;
   const double eps = rule.key_epsilon, delta = rule.key_delta, n1 = rule.geometric_until;
   const double n = static_cast<double>(users);
-  if (n <= n1) return std::fmin(delta * std::expm1(n * eps) / std::expm1(eps), 1.0);
-  const double p1 = delta * std::expm1(n1 * eps) / std::expm1(eps);
-  const double fixed_point = delta / std::expm1(eps);
-  // 1 - p(n) + d = e^{-(n - n1) eps} (1 - p1 + d), d = delta / (e^eps - 1): the recursion's fixed point.
-  return std::fmin(1.0 + fixed_point - std::exp(-(n - n1) * eps) * (1.0 - p1 + fixed_point), 1.0);
+  if (n <= n1) return std::fmin(geometric_part(delta, eps, n), 1.0);
+  const double p1 = std::fmin(geometric_part(delta, eps, n1), 1.0);
+  // 1 - p(n) + d = e^{-k eps} (1 - p1 + d), k = n - n1, d = delta / (e^eps - 1) the recursion's fixed
+  // point; written as 1 - p(n) = (1 - p1) e^{-k eps} + delta (e^{-k eps} - 1) / (e^eps - 1), without
+  // d itself, which at a tiny eps (d of 1e300) would cancel every digit of 1 - p(n).
+  const double k = n - n1;
+  const double missed = (1.0 - p1) * std::exp(-k * eps) + delta * (std::expm1(-k * eps) / std::expm1(eps));
+  return std::fmin(std::fmax(1.0 - missed, 0.0), 1.0);
 }
 
 PartitionKeepRule laplace_rule(const PartitionSelectionParams& params) {
@@ -177,6 +215,12 @@ PartitionKeepRule weighted_rule(const PartitionSelectionParams& params) {
     // The last round takes what the others left of delta / 2, so that the sum never exceeds it.
     round.key_delta = i + 1 == rounds ? half_delta - spent_delta : half_delta * round.budget_share;
     spent_delta += round.key_delta;
+    if (!(independent_key_delta(round.key_delta, params.max_partitions) >= kSmallestKeyDelta)) {
+      // Below it the threshold's normal tails leave the doubles and its search cannot settle.
+      detail::throw_invalid("delta", "large enough that each round's share of delta / 2 over max_partitions keys is "
+                                     "at least 1e-300 (fewer rounds or a round_budget_ratio nearer 1 help)",
+                            params.delta);
+    }
     round.threshold = weighted_threshold(round.noise_scale, round.key_delta, params.max_partitions);
     rule.rounds.push_back(round);
   }
@@ -184,6 +228,11 @@ PartitionKeepRule weighted_rule(const PartitionSelectionParams& params) {
   if (params.strategy == PartitionStrategy::policy_gaussian) {
     // Gopi et al. 2020 (Policy Gaussian): Gamma = rho + alpha sigma.
     rule.policy_cutoff = rule.threshold + params.policy_cutoff_sigmas * sigma;
+    if (!std::isfinite(rule.policy_cutoff)) {
+      detail::throw_invalid("policy_cutoff_sigmas", "small enough that the cutoff rho + policy_cutoff_sigmas sigma is "
+                                                    "finite",
+                            params.policy_cutoff_sigmas);
+    }
   }
   return rule;
 }
@@ -193,10 +242,11 @@ double weighted_lone_users_keep(const PartitionKeepRule& rule, PartitionStrategy
   if (users == 0) return 0.0;
   double weight = static_cast<double>(users);
   if (strategy == PartitionStrategy::policy_gaussian) weight = std::fmin(weight, rule.policy_cutoff);
-  // Each round's coin is independent: the key stays out of every round with the product.
-  double missed = 1.0;
-  for (const WeightedRound& round : rule.rounds) missed *= 1.0 - weighted_keep_probability(round, weight);
-  return 1.0 - missed;
+  // Each round's coin is independent: the key stays out of every round with the product, summed
+  // in log space (1 - (1 - p) would round a p of 1e-10 by 1e-7 of itself).
+  double log_missed = 0.0;
+  for (const WeightedRound& round : rule.rounds) log_missed += std::log1p(-weighted_keep_probability(round, weight));
+  return -std::expm1(log_missed);
 }
 
 }  // namespace
@@ -273,8 +323,24 @@ void PartitionSelectionParams::validate() const {
                         std::to_string(static_cast<int>(strategy)) + ")");
 }
 
-PartitionKeepRule partition_keep_rule(const PartitionSelectionParams& params) {
-  params.validate();
+double detail::partition_delta_float(const PartitionSelectionParams& params, const PartitionKeepRule& rule) {
+  const double m = static_cast<double>(params.max_partitions);
+  switch (params.strategy) {
+    case PartitionStrategy::truncated_geometric:
+    case PartitionStrategy::laplace_threshold:
+      // Each key's two inequalities lose at most e^eps' 2^-53 (PartitionSelectionReport).
+      return m * std::exp(rule.key_epsilon) * 0x1p-53;
+    case PartitionStrategy::gaussian_threshold:
+      // The user's keys move by at most m 2^-53 in total variation on either side.
+      return (1.0 + std::exp(params.epsilon)) * m * 0x1p-53;
+    default:
+      return 0.0;  // exact coins (weighted_passes.cpp)
+  }
+}
+
+namespace {
+
+PartitionKeepRule rule_of_strategy(const PartitionSelectionParams& params) {
   switch (params.strategy) {
     case PartitionStrategy::truncated_geometric:
       return truncated_geometric_rule(params);
@@ -288,6 +354,23 @@ PartitionKeepRule partition_keep_rule(const PartitionSelectionParams& params) {
       return weighted_rule(params);
   }
   return {};  // unreachable: validate() refuses other values
+}
+
+}  // namespace
+
+PartitionKeepRule partition_keep_rule(const PartitionSelectionParams& params) {
+  params.validate();
+  const PartitionKeepRule rule = rule_of_strategy(params);
+  // A release whose total delta reaches 1 guarantees nothing: refused before anything is charged.
+  const double delta_float = detail::partition_delta_float(params, rule);
+  if (!(params.delta + delta_float < 1.0)) {
+    throw InvalidArgument("dpselect: epsilon and max_partitions must leave the total delta below 1 (got epsilon " +
+                          detail::format_value(params.epsilon) + " and max_partitions " +
+                          std::to_string(params.max_partitions) + ": delta " + detail::format_value(params.delta) +
+                          " plus the keep probabilities' rounding, delta_float " + detail::format_value(delta_float) +
+                          ")");
+  }
+  return rule;
 }
 
 double keep_probability(const PartitionKeepRule& rule, PartitionStrategy strategy, std::uint64_t users) {

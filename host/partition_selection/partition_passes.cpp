@@ -187,20 +187,7 @@ PartitionSelectionReport partition_selection_report(const PartitionSelectionPara
   PartitionSelectionReport report;
   report.params = params;
   report.rule = rule;
-  const double m = static_cast<double>(params.max_partitions);
-  switch (params.strategy) {
-    case PartitionStrategy::truncated_geometric:
-    case PartitionStrategy::laplace_threshold:
-      // Each key's two inequalities lose at most e^eps' 2^-53 (PartitionSelectionReport).
-      report.delta_float = m * std::exp(rule.key_epsilon) * 0x1p-53;
-      break;
-    case PartitionStrategy::gaussian_threshold:
-      // The user's keys move by at most m 2^-53 in total variation on either side.
-      report.delta_float = (1.0 + std::exp(params.epsilon)) * m * 0x1p-53;
-      break;
-    default:
-      report.delta_float = 0.0;  // exact coins (weighted_passes.cpp)
-  }
+  report.delta_float = partition_delta_float(params, rule);
   report.streams = partition_selection_streams(params);
   report.stream = drawn.stream;
   report.generator = drawn.key.generator;

@@ -148,6 +148,10 @@ inline PrivacyCharge partition_selection_charge(const PartitionSelectionParams& 
   return PrivacyCharge{ReleaseKind::approximate, params.epsilon, params.delta, 1};
 }
 
+// PartitionSelectionReport::delta_float of a selection at `params` under `rule`: what the keep
+// probabilities' rounding adds to delta (+inf where it exceeds every double).
+double partition_delta_float(const PartitionSelectionParams& params, const PartitionKeepRule& rule);
+
 // The report of a selection at `params` that drew `drawn`, considered `distinct` keys and ran on
 // `executed_on`.
 PartitionSelectionReport partition_selection_report(const PartitionSelectionParams& params,

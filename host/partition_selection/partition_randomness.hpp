@@ -24,8 +24,8 @@
 // (Desfontaines et al. 2022, Sec. 3: given the bounded pairs, each key's release is an independent
 // coin of probability p(n)). Draws of different users may share a block: the argument holds for
 // any joint law of the bounding, since it holds for every fixed outcome of it and the coins' law
-// is the same on neighbouring datasets. A partition selection's stream is never tagged (ShardResult::
-// release_tag reads position 2^62 of selection streams only).
+// is the same on neighbouring datasets. A partition selection's stream is never tagged (a release's
+// tags read positions 2^62 and 2^62 + 1 of selection streams only).
 #pragma once
 
 #include <cmath>

@@ -103,6 +103,21 @@ ReleasedKeys policy_released_keys(const std::vector<Contribution>& pairs, const 
     }
     if (!(squares > 0.0)) continue;
     // Gopi et al. 2020 (L2 descent): w += min(1, |g|_2) g / |g|_2 over the keys below the cutoff.
+    if (std::isinf(squares)) {
+      // Gaps beyond 1e154 (a cutoff far above any weight): |g|_2 > 1, so each step is g / |g|_2,
+      // taken from the gaps scaled by the largest, whose squares cannot overflow.
+      double largest = 0.0;
+      for (const double gap : gaps) largest = std::fmax(largest, gap);
+      double scaled_squares = 0.0;
+      for (const double gap : gaps) {
+        if (gap > 0.0) scaled_squares += (gap / largest) * (gap / largest);
+      }
+      const double scaled_norm = std::sqrt(scaled_squares);
+      for (std::size_t i = group_starts[g], j = 0; i < group_starts[g + 1]; ++i, ++j) {
+        if (gaps[j] > 0.0) weights[slot[i]] += gaps[j] / largest / scaled_norm;
+      }
+      continue;
+    }
     const double norm = std::sqrt(squares);
     const double step = std::fmin(1.0, norm) / norm;
     for (std::size_t i = group_starts[g], j = 0; i < group_starts[g + 1]; ++i, ++j) {

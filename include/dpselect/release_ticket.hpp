@@ -94,9 +94,10 @@ class ReleaseTicket {
   /// machine. SECRET: it holds the key.
   /// @return The serialized ticket.
   std::vector<std::uint8_t> to_bytes() const;
-  /// A ticket read back from to_bytes' output. Checks the layout, the version, every field (the
-  /// parameters as begin_release checks them) and the release tag against the key and stream, so
-  /// a corrupted or foreign byte string is refused rather than evaluated.
+  /// A ticket read back from to_bytes' output. Checks the layout, the version, the tag over every
+  /// byte (keyed by the release's key and stream), every field (the parameters as begin_release
+  /// checks them) and the release tag against the parameters, so a corrupted or changed byte
+  /// string is refused rather than evaluated (docs/sharded_releases.md, "Trust model").
   /// @param bytes The output of to_bytes.
   /// @return The ticket. It does not know whether its release has been finished (evaluate cannot
   ///         refuse); the release's finish() refuses results that do not belong to it.

@@ -194,7 +194,7 @@ def select(
     -----
     The guarantee is :func:`dpselect.select`'s (Dwork & Roth 2014, Thm 3.10 for the exponential
     mechanism; McKenna & Sheldon 2020; Dwork & Roth 2014, Claim 3.9), charged once on the driver.
-    What travels: 116 bytes of ticket to each task, one ShardResult (10 numbers) and one look (4
+    What travels: 124 bytes of ticket to each task, one ShardResult (10 numbers) and one look (4
     numbers, one of them the partition's first score: the driver is trusted with it) back. Labels
     are public (post-processing, Dwork & Roth 2014, Prop 2.1).
     """

@@ -348,7 +348,7 @@ def select(
     The guarantee is :func:`dpselect.select`'s (Dwork & Roth 2014, Thm 3.10 for the exponential
     mechanism; McKenna & Sheldon 2020; Dwork & Roth 2014, Claim 3.9), charged once on the driver.
     What travels: back from Spark's look, each partition's length, first score and first bad value
-    (the driver is trusted with them); the ticket (116 bytes) in each pass task's closure; back,
+    (the driver is trusted with them); the ticket (124 bytes) in each pass task's closure; back,
     one ShardResult per partition.
     Labels are public (post-processing, Dwork & Roth 2014, Prop 2.1).
     """

@@ -177,7 +177,7 @@ def test_bad_arguments_are_refused_naming_the_parameter_and_value():
         ticket.evaluate(np.zeros(3), -3)
     with pytest.raises(dpselect.InvalidArgument, match=r"must lie in its range \[0, 10\).*first_index 8 and 3"):
         ticket.evaluate(np.zeros(3), 8)
-    with pytest.raises(dpselect.InvalidArgument, match="of 116 bytes; got 3"):
+    with pytest.raises(dpselect.InvalidArgument, match="of 124 bytes; got 3"):
         dpselect.ReleaseTicket.from_bytes(b"abc")
     with pytest.raises(TypeError, match="data must be bytes"):
         dpselect.ReleaseTicket.from_bytes("abc")

@@ -35,10 +35,13 @@ inline constexpr std::uint64_t kGroupsPerScreenBlock = 8;
 inline constexpr std::uint64_t kRacePositionOffset = std::uint64_t{1} << 61;
 inline constexpr std::uint64_t kDetailPositionOffset = std::uint64_t{1} << 63;
 // Screen blocks use positions below 2^55, race blocks [2^61, 2^61 + 2^58) and candidate blocks
-// 2^63 and above; position 2^62 of a release's stream gives the release's tag
-// (ShardResult::release_tag), never noise, and a bid-interval pricing release draws its
+// 2^63 and above; positions 2^62 and 2^62 + 1 of a release's stream key the release's tags
+// (ShardResult::release_tag, a ticket's bytes: host/engine/release_tags.hpp), never noise, and a bid-interval pricing release draws its
 // within-interval stage from positions 2^60 + (0 .. 511) (host/noise/truncated_geometric.hpp).
 inline constexpr std::uint64_t kReleaseTagPosition = std::uint64_t{1} << 62;
+static_assert(kRacePositionOffset + (std::uint64_t{1} << 58) <= kReleaseTagPosition &&
+                  kReleaseTagPosition + 2 <= kDetailPositionOffset,
+              "the tags' key positions must lie between the race blocks and the candidate blocks");
 
 // Bounds of the race's noise (the selection engine's), for the floating-point slack: every
 // transform of a race time is within 2^-39 + 2^-44 < 2^-38 of its exact value outside the bad

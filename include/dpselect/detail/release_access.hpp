@@ -71,10 +71,6 @@ void validate_range(IndexRange range);
 // computes what the merge of all ranks' shards must hold).
 std::uint64_t coverage_fingerprint(IndexRange range);
 
-// The tag of the release on `stream` of `key` (ShardResult::release_tag): what a Release stamps its
-// shards with and what ReleaseTicket::from_bytes checks its bytes against.
-std::uint64_t release_tag(const RandomKey& key, std::uint64_t stream);
-
 // `requested` with Auto resolved against this machine; throws BackendUnavailable for Gpu when no
 // usable device (or no CUDA backend) exists. Entry points call it before drawing a stream.
 Backend resolve_backend(Backend requested);
