@@ -53,9 +53,6 @@ constexpr double kPublish = 10.0;
 // its utility and follower test (8), and the warp arg-max of the scores (40), at 32 lanes.
 constexpr double kWarpWideRaceExtra = 52.0;
 
-// The H200 (bench/results/2026-11-26-nvidia-h200/): the same 132 SMs at the same clock, so the same
-// issue time; one read of the same array: 0.976 ms.
-constexpr double kReadH200Ms = 0.976;
 constexpr double kCubArgMaxMs = 1.477;       // gpu_cub_argmax/float/n:2^30
 
 // ---------------------------------------------------------------------------------------------
@@ -445,9 +442,12 @@ void print_row(Policy p, Generator g, const Shape& s, const Tally& t, const Grid
   // The pass's warp instructions for the whole grid: per tile times tiles (the once-per-warp part
   // is inside per_tile, spread over the sampled warps' tiles).
   const double total = per_tile * static_cast<double>(grid.tiles);
-  // Issue time at the measured kernel's issue rate (Executed Ipc Elapsed / 4 per scheduler), and
-  // at one instruction per scheduler per cycle (x_read1, the bound a converged kernel approaches).
-  const double efficiency = m.ipc_elapsed / 4.0;
+  // Issue time at the measured issue rate (the per-lane kernel's Executed Ipc Elapsed / 4 per
+  // scheduler; the implemented kernel's own, from its H200 times), and at one instruction per
+  // scheduler per cycle (x_read1, the bound a converged kernel approaches).
+  const double efficiency = p == Policy::implemented
+                                ? (g == Generator::chacha20 ? kChaChaImplementedIssueRate : kPhiloxImplementedIssueRate)
+                                : m.ipc_elapsed / 4.0;
   const double issue_ms = total / (kMultiprocessors * 4.0 * efficiency * kClockHz) * 1e3;
   const double issue1_ms = total / (kMultiprocessors * 4.0 * kClockHz) * 1e3;
   const double read_ms = kReadMs * static_cast<double>(grid.tiles) / kBenchmarkTiles;
@@ -473,9 +473,9 @@ void run_generator(const Options& opt, const std::vector<Shape>& shapes, const S
   const RegionCosts& costs = G == Generator::chacha20 ? kChaChaCosts : kPhiloxCosts;
   const WarpCosts& warp_costs = G == Generator::chacha20 ? kChaChaWarpCosts : kPhiloxWarpCosts;
   for (const Shape& shape : shapes) {
-    const detail::NoiseSpec spec = benchmark_spec(G, shape.epsilon, kStream);
+    const detail::NoiseSpec spec = benchmark_spec(G, shape.epsilon, kStream, opt.mechanism);
     double bounds[detail::kScreenBoundSlots];
-    fill_screen_bounds(bounds);
+    fill_screen_bounds(bounds, opt.mechanism);
     const Data data{&shape, sorted};
     const std::uint64_t stride = is_expensive(shape) ? opt.steep_warp_stride : opt.warp_stride;
     std::vector<std::uint64_t> warps;
@@ -541,6 +541,10 @@ void print_calibration_inputs() {
   }
   std::printf("# one read of 2^30 float32: %.3f ms (CUB ArgMax: %.3f ms), H100, same run; H200: %.3f ms\n", kReadMs,
               kCubArgMaxMs, kReadH200Ms);
+  std::printf("# issue rate (per scheduler per cycle): per-lane, shared, warp-wide the per-lane kernel's (H100 ncu: "
+              "%.3f chacha20, %.3f philox); implemented its own (H200 times of the ascending shapes: %.3f, %.3f)\n",
+              kChaChaMeasured.ipc_elapsed / 4.0, kPhiloxMeasured.ipc_elapsed / 4.0, kChaChaImplementedIssueRate,
+              kPhiloxImplementedIssueRate);
   std::printf("# shared / warp-wide bookkeeping (estimated): %.0f per tile, %.0f after the first race, %.0f per "
               "publish, warp-wide %.0f per race\n",
               kSharedTileExtra, kSharedSecondMax, kPublish, kWarpWideRaceExtra);
@@ -560,15 +564,18 @@ void run_fused_pass(const Options& opt, const std::vector<Shape>& shapes) {
   if (std::any_of(shapes.begin(), shapes.end(), [](const Shape& s) { return s.kind == ShapeKind::sorted; })) {
     sorted = std::make_unique<SortedBench>(std::uint64_t{1} << opt.log2_n);
   }
-  std::printf("# schedule model: n = 2^%d candidates, %d threads\n", opt.log2_n, omp_get_max_threads());
+  std::printf("# schedule model: n = 2^%d candidates, %s mechanism%s, %d threads\n", opt.log2_n,
+              mechanism_name(opt.mechanism),
+              opt.mechanism == Mechanism::exponential ? "" : " (its races and draws; priced by the exponential's SASS)",
+              omp_get_max_threads());
   print_calibration_inputs();
   std::printf("# columns: warps replayed; pass%% groups passing the screen; races/t and draws/t per tile;\n"
               "# rtile%% tiles with a race region; lanes_r active lanes in race regions; lanes over the whole\n"
               "# pass; winst/t warp instructions per tile, of which wi_race in races (race block, leader,\n"
-              "# follower loop, offers) and wi_draw in follower draws; issue_ms at the measured issue rate;\n"
+              "# follower loop, offers) and wi_draw in follower draws; issue_ms at the measured issue rate (above);\n"
               "# pass_ms = max(read, issue); x_read = pass_ms / read (read: 1.399 ms for 2^30 float32, H100);\n"
               "# x_read1 the same at 1 instruction per scheduler per cycle; x_h200 = max(H200 read, issue) / H200\n"
-              "# read (0.976 ms; same SMs and clock, so the same issue time)\n");
+              "# read (0.956 ms; same SMs and clock, so the same issue time)\n");
   print_header();
   for (const Generator g : opt.generators) {
     if (g == Generator::chacha20) {

@@ -30,9 +30,27 @@ inline constexpr WarpCosts kPhiloxWarpCosts{511.0, 42.0, 223.0, 223.0, 13.0, 901
 inline constexpr WarpCosts kChaChaWarpCostsBlockPerRace{551.2, 20.0, 1256.1, 1119.8, 13.0, 921.0, 0.0};
 inline constexpr WarpCosts kPhiloxWarpCostsBlockPerRace{513.0, 20.0, 375.0, 222.0, 13.0, 902.0, 0.0};
 
-// Measured (H100 80GB HBM3, 2026-11-24, ncu --clock-control none; the files say how).
+// Measured (H100 80GB HBM3, 2026-11-24, ncu --clock-control none; the files say how): the per-lane
+// kernel, whose Executed Ipc Elapsed / 4 is the issue rate of the per-lane, shared and warp-wide
+// rows.
 inline constexpr Measured kChaChaMeasured{1.92, 1.81, 22239432.79, 11.91, 4.64};
 inline constexpr Measured kPhiloxMeasured{2.57, 2.49, 6846260.36, 3.57, 8.60};
+
+// The implemented kernel's issue rate, warp instructions per scheduler per cycle (H200, 2026-12-04,
+// bench/results/2026-12-04-nvidia-h200, gpu.txt): its whole-call times over the three ascending
+// shapes, where the pass is issue-bound (gpu_select_shape/float/{linear,gentle,steep}_ascending/
+// exponential/G/n:2^30: ChaCha20 4,195, 3,846 and 3,663 us; Philox 1,892, 1,875 and 1,860 us),
+// against the replay's warp instructions per tile for the same shapes (ChaCha20 3,108, 2,971,
+// 2,973; Philox 1,197, 1,158, 1,152; every 32nd warp): the rate at which the three predicted times
+// sum to the three measured (each shape within 5 %). The H200 has the H100's 132 SMs at the same
+// clock, so the rate is the H100's too. (The per-lane kernel's 0.45 with ChaCha20 spent 43 % of its
+// cycles waiting for instruction fetches over 61 KB of loop code; this kernel's loop without a
+// race is 8 KB. Philox: 0.62 before, 0.63 now.) The calls' fixed costs are inside these times,
+// which biases the rates low by up to 1.5 % (ChaCha20) and 3 % (Philox). Where the issue time is
+// below the read (uniform, all-equal data) max(read, issue) is a lower bound: the kernel measured
+// 1.14-1.28x one read there. bench/results/2026-12-04-schedule-model-h200/.
+inline constexpr double kChaChaImplementedIssueRate = 0.776;
+inline constexpr double kPhiloxImplementedIssueRate = 0.625;
 
 // The warps replayed together and the tiles they share: warp w of `warps` takes tiles w, w + warps,
 // ... below `tiles` (the single pass's grid; a rows-kernel row's team of 8 warps).

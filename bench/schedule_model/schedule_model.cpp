@@ -70,7 +70,8 @@ void check_screens() {
   std::fprintf(stderr,
                "usage: schedule_model [--policy POLICY[,POLICY...]|all] [--generator chacha20|philox|all]\n"
                "                      [--shape NAME[,NAME...]|all] [--log2-n N] [--warp-stride S]\n"
-               "                      [--steep-warp-stride S] [--check]\n"
+               "                      [--steep-warp-stride S] [--mechanism exponential|permute-and-flip|laplace-noisy-max]\n"
+               "                      [--check]\n"
                "       schedule_model --kernel rows [--rows R] [--cols C] [--row-stride S] [--policy per-lane,implemented]\n"
                "                      [--generator ...] [--shape bench|bench-eps0.01|bench-eps100] [--check]\n"
                "policies: per-lane shared warp-wide implemented (rows: per-lane implemented)\n"
@@ -137,6 +138,12 @@ int main(int argc, char** argv) {
       opt.warp_stride = std::strtoull(value().c_str(), nullptr, 10);
     } else if (a == "--steep-warp-stride") {
       opt.steep_warp_stride = std::strtoull(value().c_str(), nullptr, 10);
+    } else if (a == "--mechanism") {
+      const std::string v = value();
+      if (v == "exponential") opt.mechanism = Mechanism::exponential;
+      else if (v == "permute-and-flip") opt.mechanism = Mechanism::permute_and_flip;
+      else if (v == "laplace-noisy-max") opt.mechanism = Mechanism::laplace_noisy_max;
+      else usage();
     } else if (a == "--check") {
       opt.check = true;
     } else if (a == "--kernel") {
@@ -166,7 +173,8 @@ int main(int argc, char** argv) {
     }
   }
   if (opt.log2_n < 10 || opt.log2_n > 32 || opt.warp_stride == 0 || opt.steep_warp_stride == 0 ||
-      rows_opt.row_stride == 0 || (!whatifs.empty() && !rows_kernel)) {
+      rows_opt.row_stride == 0 || (!whatifs.empty() && !rows_kernel) ||
+      (opt.mechanism != Mechanism::exponential && (rows_kernel || top_k_kernel))) {  // their benchmarks: EM
     usage();
   }
   std::vector<Shape> shapes;

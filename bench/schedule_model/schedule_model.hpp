@@ -40,11 +40,14 @@ constexpr std::uint64_t kContextSeed = 20240601;
 constexpr std::uint64_t kDataSeed = 0x5eedda7a2024ull;
 constexpr std::uint64_t kStream = 0;
 
-// The benchmark's noise: the exponential mechanism over utilities of sensitivity 1, score_scale
-// = epsilon / (2 sensitivity) (Dwork & Roth 2014, Thm 3.10), on `stream` of the benchmark's key.
-inline detail::NoiseSpec benchmark_spec(Generator g, double epsilon, std::uint64_t stream) {
+// The benchmark's noise: the exponential mechanism (or `mechanism`: the single pass's --mechanism)
+// over utilities of sensitivity 1, score_scale = epsilon / (2 sensitivity) for all three
+// mechanisms (Dwork & Roth 2014, Thm 3.10; McKenna & Sheldon 2020; Claim 3.9), on `stream` of
+// the benchmark's key.
+inline detail::NoiseSpec benchmark_spec(Generator g, double epsilon, std::uint64_t stream,
+                                        Mechanism mechanism = Mechanism::exponential) {
   detail::NoiseSpec spec{};
-  spec.mechanism = Mechanism::exponential;
+  spec.mechanism = mechanism;
   spec.score_scale = epsilon / 2.0;
   spec.key = dpselect::RandomKey::from_seed(kContextSeed, g);
   spec.stream = stream;
@@ -52,11 +55,19 @@ inline detail::NoiseSpec benchmark_spec(Generator g, double epsilon, std::uint64
   return spec;
 }
 
-// The kernels' table of group-noise bounds, one per screen slot (the exponential mechanism's).
-inline void fill_screen_bounds(double (&bounds)[detail::kScreenBoundSlots]) {
+// The kernels' table of group-noise bounds, one per screen slot (the exponential mechanism's, or
+// `mechanism`'s).
+inline void fill_screen_bounds(double (&bounds)[detail::kScreenBoundSlots],
+                               Mechanism mechanism = Mechanism::exponential) {
   for (unsigned slot = 0; slot < detail::kScreenBoundSlots; ++slot) {
-    bounds[slot] = detail::group_noise_upper_bound(Mechanism::exponential, detail::screen_of_bound_slot(slot));
+    bounds[slot] = detail::group_noise_upper_bound(mechanism, detail::screen_of_bound_slot(slot));
   }
+}
+
+inline const char* mechanism_name(Mechanism m) {
+  return m == Mechanism::exponential ? "exponential"
+         : m == Mechanism::permute_and_flip ? "permute-and-flip"
+                                            : "laplace-noisy-max";
 }
 
 // The H100 of the measurements (bench/results/2026-11-24-nvidia-h100-80gb-hbm3/): 132 SMs,
@@ -134,6 +145,10 @@ struct Measured {
 };
 constexpr double kClockHz = 1.98e9;          // SM frequency under load (ncu)
 constexpr double kReadMs = 1.399;            // gpu_read/float/n:2^30 (gpu.txt, same machine)
+// The H200: the same 132 SMs at the same clock, so the same issue time; one read of the same array
+// (gpu_read/float/n:2^30): 0.956 ms (H200, 2026-12-04, bench/results/2026-12-04-nvidia-h200,
+// 4.23 TB/s; 0.976 ms in bench/results/2026-11-26-nvidia-h200/).
+constexpr double kReadH200Ms = 0.956;
 constexpr double kBenchmarkTiles = 1 << 20;  // 2^30 candidates
 
 // ---------------------------------------------------------------------------------------------
@@ -455,6 +470,10 @@ struct Options {
   std::uint64_t warp_stride = 8;  // replay warps 0, s, 2s, ...
   std::uint64_t steep_warp_stride = 32;
   bool check = false;
+  // The single pass's mechanism (--mechanism): the replay's races, draws and bounds are that
+  // mechanism's (the library's group_race, follower_time and race_noise); the prices stay the
+  // exponential mechanism's SASS costs (sass_regions.py never takes the other noise branches).
+  Mechanism mechanism = Mechanism::exponential;
 };
 
 // Every shape --shape names, in the order of the tables.

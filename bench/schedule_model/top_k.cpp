@@ -40,6 +40,7 @@
 // The measured kernel's prediction is set against the H100's gpu_top_k times (ChaCha20).
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 #include "fused_pass.hpp"
 #include "top_k.hpp"
@@ -85,6 +86,11 @@ struct TopKMeasured {
   double ms;
 };
 constexpr TopKMeasured kTopKMeasured[] = {{1, 18.239}, {16, 13.319}, {128, 17.280}, {1024, 22.294}};
+// The implemented kernel, measured (H200, 2026-12-04, bench/results/2026-12-04-nvidia-h200, gpu.txt):
+// gpu_top_k/float/k:K/n:2^30, ChaCha20, whole calls (both passes, the result's copy): the implemented
+// schedule's check, uncalibrated (the H200 has the H100's SMs and clock: the same issue and chain
+// terms, its own read).
+constexpr TopKMeasured kTopKMeasuredH200[] = {{16, 4.141}, {1024, 17.045}};
 constexpr double kEmPassMs = 12.124;
 constexpr double kEmPassPhiloxMs = 3.650;
 
@@ -456,13 +462,24 @@ void run_top_k(const Options& opt, const TopKOptions& top_k, const Shape& shape)
     const double per_tile = static_cast<double>(tiles);
     // The measured schedule's row comes first for each k: its error calibrates the others'
     // (time x measured / modelled, at least the read: "cal", and its ratio to the EM pass).
-    char measured[64] = "-";
+    char measured[128] = "-";
     if (measured_ms != 0) {
       calibration = measured_ms / time_ms;
       std::snprintf(measured, sizeof measured, "%.2f (model %+.0f %%)", measured_ms, (time_ms / measured_ms - 1) * 100);
     } else if (schedule != Schedule::measured && calibration != 0) {
       const double calibrated_ms = std::max(read_ms, time_ms * calibration);
       std::snprintf(measured, sizeof measured, "cal %.2f ms = %.2f x_em", calibrated_ms, calibrated_ms / em_ms);
+    }
+    double h200_ms = 0;
+    if (G == Generator::chacha20 && schedule == Schedule::implemented && opt.log2_n == 30 && shape.epsilon == 1.0) {
+      for (const TopKMeasured& m : kTopKMeasuredH200) h200_ms = m.k == k ? m.ms : h200_ms;
+    }
+    if (h200_ms != 0) {
+      const double h200_time_ms =
+          std::max({kReadH200Ms * static_cast<double>(tiles) / kBenchmarkTiles, issue_ms, chain_ms});
+      const std::size_t used = std::strlen(measured);
+      std::snprintf(measured + used, sizeof measured - used, "; H200 %.2f (model %.2f, %+.0f %%)", h200_ms,
+                    h200_time_ms, (h200_time_ms / h200_ms - 1) * 100);
     }
     if (schedule == Schedule::measured && measured_ms == 0) calibration = 0;
     std::printf("%-11s %-8s %-13s %5llu %7.3f %7.3f %6.2f %7.3f %7.2f %6.3f %6.2f %8.0f %7.0f %7.0f %8.3f %8.3f %8.3f %6.2f %6.2f %s\n",
@@ -495,13 +512,17 @@ void run_top_k_kernel(const Options& opt, const TopKOptions& top_k, const std::v
   std::printf("# measured (H100, gpu.txt, ChaCha20): top-k 2^30 k = 1: 18.24 ms, 16: 13.32, 128: 17.28, 1024: 22.29; "
               "one EM pass %.3f ms (Philox %.3f); one read %.3f ms\n",
               kEmPassMs, kEmPassPhiloxMs, kReadMs);
+  std::printf("# measured (H200, 2026-12-04, ChaCha20, the implemented kernel): top-k 2^30 k = 16: 4.14 ms, 1024: "
+              "17.05; one read %.3f ms\n",
+              kReadH200Ms);
   std::printf("# columns: races/t warp-level race issues per tile; rblk/t race blocks drawn per tile; lanes_r active\n"
               "# lanes per race issue; draws/t follower blocks; app/t entries appended; bar/s block barriers per\n"
               "# tile step of a block (8 tiles; outside keeps); keeps per block; winst/t warp instructions per tile, of which wi_race in\n"
               "# races and wi_keep in keeps; issue_ms (busiest SM at the measured issue rate), chain_ms (a\n"
               "# block's barrier-bound path), time_ms the largest of those and the read; x_read, x_em = time /\n"
               "# one EM pass of the same array (measured, same generator); measured: the H100's time (the model's\n"
-              "# error), and below it each schedule calibrated by that error\n");
+              "# error), and below it each schedule calibrated by that error; H200: the implemented kernel's time\n"
+              "# against the uncalibrated model's at the H200's read\n");
   std::printf("%-11s %-8s %-13s %5s %7s %7s %6s %7s %7s %6s %6s %8s %7s %7s %8s %8s %8s %6s %6s %s\n", "schedule",
               "gen", "shape", "k", "races/t", "rblk/t", "lanes_r", "draws/t", "app/t", "bar/s", "keeps", "winst/t",
               "wi_race", "wi_keep", "issue_ms", "chain_ms", "time_ms", "x_read", "x_em", "measured");
