@@ -126,6 +126,21 @@ CLI::Validator integer_at_least(std::uint64_t least) {
       "");
 }
 
+CLI::Validator integer_between(std::uint64_t least, std::uint64_t most) {
+  return CLI::Validator(
+      [least, most](std::string& text) -> std::string {
+        std::optional<std::uint64_t> value = parse_uint64(text);
+        if (value && *value >= least && *value <= most) return {};
+        return "must be an integer >= " + format_number(least) + " and <= " + format_number(most) +
+               " (got '" + text + "')";
+      },
+      "");
+}
+
+CLI::Validator share_of_one() {
+  return number_check("a number > 0 and <= 1", [](double value) { return value > 0 && value <= 1; });
+}
+
 void complete_release_command(CLI::App& command, ReleaseOptions& options, std::string examples,
                               std::function<Record()> run, CommandData data) {
   command
@@ -140,9 +155,9 @@ void complete_release_command(CLI::App& command, ReleaseOptions& options, std::s
       "NOT cryptographically secure)");
   command
       .add_option("--repeat", options.repeat,
-                  "make N independent releases; they spend N * epsilon in total (basic "
-                  "composition)")
-      ->check(integer_at_least(1))
+                  "make N independent releases, at most " + format_number(kMaxRepeat) +
+                      "; they spend N * epsilon in total (basic composition)")
+      ->check(integer_between(1, kMaxRepeat))
       ->capture_default_str();
   CLI::Option* json = command.add_flag("--json", options.json, "print the result as JSON");
   // Quiet JSON has no meaning worth guessing (only the values? valid JSON?): refused.
@@ -163,12 +178,10 @@ void complete_release_command(CLI::App& command, ReleaseOptions& options, std::s
       "where to compute (auto: the GPU when one is usable)");
   add_progress_flag(command, options.progress);
   command.footer(std::move(examples) + "\n\n" + epsilon_meaning);
-  // The warnings go out once the releases succeeded, so that an error stays the only line.
+  // time_releases() prints the warnings before the first release (releases.hpp).
   command.callback([&command, &options, run = std::move(run)] {
+    options.warnings = setting_warnings(command, options);
     const Record report = run();
-    for (const std::string& warning : setting_warnings(command, options)) {
-      std::fprintf(stderr, "dpselect: warning: %s\n", warning.c_str());
-    }
     print(report, options.json    ? OutputMode::json
                   : options.quiet ? OutputMode::quiet
                                   : OutputMode::text);

@@ -35,7 +35,16 @@ struct ReleaseOptions {
   Generator generator = Generator::chacha20;
   // --progress: show progress on stderr even when it is not a terminal (progress.hpp).
   bool progress = false;
+  // The setting_warnings() of the command line, set before the command runs; time_releases()
+  // prints them (and the --seed warning) once the input is read and checked, before the first
+  // release, so that a run which fails later has still shown them.
+  std::vector<std::string> warnings;
 };
+
+// The most releases one run makes (--repeat). Every release's outcome is kept for the report
+// (about 2 GB for 10^6 selections), and 10^6 releases spend 10^6 epsilon: far beyond any use,
+// while a typo such as 2^64 - 1 would run without end and exhaust memory.
+constexpr std::uint64_t kMaxRepeat = 1'000'000;
 
 // Whether a command releases from the user's data (whose diagnostics are NOT PRIVATE and shown only
 // on request) or from synthetic data (diagnostics always shown, and no --diagnostics option).
@@ -100,6 +109,8 @@ CLI::Validator finite_number();       // any finite number (NaN and +-inf refuse
 CLI::Validator open_unit_interval();  // > 0 and < 1 (a delta)
 CLI::Validator half_open_unit_interval();  // >= 0 and < 1 (a delta that may be 0: pure DP)
 CLI::Validator integer_at_least(std::uint64_t least);  // digits only, so "-1" is refused
+CLI::Validator integer_between(std::uint64_t least, std::uint64_t most);  // least..most, digits only
+CLI::Validator share_of_one();        // > 0 and <= 1 (a ratio of budgets)
 
 template <class Enum>
 using Choices = std::vector<std::pair<std::string, Enum>>;

@@ -116,7 +116,8 @@ struct InputValues {
 //
 // Text: one number per line (a leading '+' allowed), blank lines and # comments skipped, a
 // UTF-8 byte-order mark and CRLF line ends accepted. Data with a NUL byte, or a control byte
-// on a number line, is refused as looking binary, without echoing its bytes.
+// on a number line, is refused as looking binary, and a CR that ends no CRLF (CR-only line
+// ends) is refused as such. No message quotes the data: it names the line and the column.
 InputValues read_values(const InputOption& input, ValueKind kind);
 
 }  // namespace dpselect::cli

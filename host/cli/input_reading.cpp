@@ -145,6 +145,16 @@ void require_values(std::size_t count, const std::string& label) {
   if (count == 0) throw CliError(label + ": no values in the file");
 }
 
+std::string dtype_in_message(std::string_view descr) {
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  const auto is_letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  // (std::strchr finds the terminating NUL too: hence the test of descr[0] against it.)
+  const bool numpy_shaped = descr.size() >= 2 && descr.size() <= 4 && descr[0] != '\0' &&
+                            std::strchr("<>|=", descr[0]) != nullptr && (is_letter(descr[1]) || descr[1] == '?') &&
+                            std::all_of(descr.begin() + 2, descr.end(), is_digit);
+  return numpy_shaped ? " '" + std::string(descr) + "'" : std::string();
+}
+
 std::string_view trim(std::string_view text) {
   constexpr std::string_view blanks = " \t\r\v\f";
   std::size_t first = text.find_first_not_of(blanks);

@@ -82,10 +82,16 @@ void check_elements(const std::vector<T>& values, const std::string& label, Valu
   }
 }
 
+// A .npy dtype as an error message names it: " '<f2'" when `descr` is shaped like a dtype NumPy
+// writes (a byte order, a kind letter, a size), else nothing: the header is the file's, and
+// arbitrary text there is not quoted.
+std::string dtype_in_message(std::string_view descr);
+
 // `text` without leading and trailing blanks (a CR of a CRLF line end included).
 std::string_view trim(std::string_view text);
-// The offending text as it goes into a one-line message: quoted, bounded, and every byte that is
-// not printable ASCII written as \xNN.
+// Text the user typed (an option's value, a column name) as it goes into a one-line message:
+// quoted, bounded, and every byte that is not printable ASCII written as \xNN. Never for the
+// contents of an input: messages name a line, a column or an element instead.
 std::string quoted_excerpt(std::string_view text);
 
 // text_input.cpp: the numbers of text data, one a line.

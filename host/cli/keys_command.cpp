@@ -32,6 +32,10 @@ struct KeysOptions {
   PartitionSelectionParams params;
   ReleaseOptions release;
   std::string output;  // --output FILE: the keys go there instead of into the report
+  // Options of one strategy only, refused with the others (check_strategy_options).
+  const CLI::Option* rounds_option = nullptr;
+  const CLI::Option* round_budget_ratio_option = nullptr;
+  const CLI::Option* policy_cutoff_option = nullptr;
 };
 
 // One release: the released keys as the command prints them, and the report.
@@ -160,7 +164,21 @@ void add_rule(Record& out, const PartitionSelectionParams& params, const Partiti
   out.add("delta_float", delta_float, "delta added by the 53-bit rounding of the keep probabilities");
 }
 
+// An option that tunes one strategy would be ignored by the others without a word: refused.
+void check_strategy_options(const KeysOptions& options) {
+  const PartitionStrategy strategy = options.params.strategy;
+  const auto refuse_unless = [&](const CLI::Option* option, PartitionStrategy its_strategy) {
+    if (option->count() == 0 || strategy == its_strategy) return;
+    throw CliError(option->get_name() + " applies to --strategy " + std::string(to_string(its_strategy)) +
+                   " only (got --strategy " + std::string(to_string(strategy)) + ")");
+  };
+  refuse_unless(options.rounds_option, PartitionStrategy::dp_sips);
+  refuse_unless(options.round_budget_ratio_option, PartitionStrategy::dp_sips);
+  refuse_unless(options.policy_cutoff_option, PartitionStrategy::policy_gaussian);
+}
+
 Record run_keys(const KeysOptions& options) {
+  check_strategy_options(options);
   PartitionSelectionParams params = options.params;
   params.backend = options.release.backend;
   (void)partition_keep_rule(params);  // every parameter checked before the file is read
@@ -183,8 +201,9 @@ Record run_keys(const KeysOptions& options) {
   const std::vector<std::string_view> text_keys =
       input.keys == IdKind::text ? input.key_views() : std::vector<std::string_view>();
 
-  // Progress is sized by public work only: none here (the number of pairs is private).
-  std::vector<KeysOutcome> outcomes = run_releases(options.release, 0, [&](ReleaseTarget& target) {
+  // Progress names no size: the numbers of pairs and of distinct keys (the candidates) are private.
+  const ReleaseWork work{"partition selection", 0};
+  std::vector<KeysOutcome> outcomes = run_releases(options.release, work, [&](ReleaseTarget& target) {
     return release_once(target, input, text_keys, params);
   });
 
@@ -269,9 +288,10 @@ counting it once per key, which releases more keys when users hold many (on the 
 Input: CSV with a header line (columns --user-column and --key-column, RFC 4180 quoting), the
 users integers (--user-ids text for others) and the keys text (--key-type integer for numbers);
 or a NumPy .npy integer array of shape (n, 2), a user and a key per row. Text output starts
-with the released keys ("keys none" when there is none), --quiet prints one key per line (a key
-holding a comma, a quote or a line end as a quoted CSV field), and --output FILE writes them
-to a new file instead (.txt as --quiet prints them, or .npy for integer keys). --diagnostics
+with the released keys ("keys none" when there is none; control characters written as \xNN and
+a backslash doubled, so that no key can act on the terminal), --quiet prints one key per line
+(a key holding a comma, a quote or a line end as a quoted CSV field, its bytes as they are), and
+--output FILE writes them to a new file instead (.txt as --quiet prints them, or .npy for integer keys). --diagnostics
 adds the number of pairs, of keys after bounding and the run times: computed from the data and
 NOT PRIVATE.
 Under an MPI launcher every rank reads the whole file and the ranks select together over their
@@ -334,18 +354,18 @@ void register_keys_command(CLI::App& app) {
                     "the keep rule: truncated-geometric (the optimal one for (epsilon, delta)), laplace or "
                     "gaussian (a noisy user count above a threshold); weighted-gaussian, policy-gaussian or "
                     "dp-sips (a noisy weight above a threshold, each user's weight spread over its keys; on the CPU)");
-  command
-      .add_option("--rounds", options->params.rounds, "dp-sips: the number of rounds")
+  options->rounds_option = command
+      .add_option("--rounds", options->params.rounds, "dp-sips only: the number of rounds")
       ->check(CLI::Range(1u, kMaxPartitionRounds))
       ->capture_default_str();
-  command
+  options->round_budget_ratio_option = command
       .add_option("--round-budget-ratio", options->params.round_budget_ratio,
-                  "dp-sips: each round's share of the budget over the next round's, in (0, 1]")
-      ->check(CLI::Range(0.0, 1.0))
+                  "dp-sips only: each round's share of the budget over the next round's, in (0, 1]")
+      ->check(share_of_one())
       ->capture_default_str();
-  command
+  options->policy_cutoff_option = command
       .add_option("--policy-cutoff", options->params.policy_cutoff_sigmas,
-                  "policy-gaussian: the cutoff's height above the threshold, in noise standard deviations")
+                  "policy-gaussian only: the cutoff's height above the threshold, in noise standard deviations")
       ->check(finite_nonnegative())
       ->capture_default_str();
   command

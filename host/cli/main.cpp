@@ -2,6 +2,7 @@
 // dpselect: the command-line tool. The command line itself is command_line.cpp; this is the
 // process around it: the MPI job (job.hpp) and the final check of standard output. Exit status 2
 // for bad input or usage (nothing was released), 1 when the computation itself could not run.
+#include <csignal>
 #include <optional>
 
 #include "cli_error.hpp"
@@ -10,6 +11,9 @@
 
 int main(int argc, char** argv) {
   using namespace dpselect::cli;
+  // A write beyond the file-size limit (ulimit -f) then fails with EFBIG and is reported, and an
+  // --output file's temporary file is removed, instead of the signal killing the process midway.
+  std::signal(SIGXFSZ, SIG_IGN);
   const std::unique_ptr<CLI::App> app = make_command_line();
 
   std::optional<Job> job;

@@ -125,7 +125,7 @@ InputValues read_npy_data(InputBytes& bytes, const NpyHeader& header, ValueKind 
   const bool supported = header.descr == "<f4" || header.descr == "<f8" || header.descr == "<i4" ||
                          header.descr == "<i8";
   if (!supported) {
-    throw CliError(label + ": unsupported .npy dtype " + quoted_excerpt(header.descr) +
+    throw CliError(label + ": unsupported .npy dtype" + dtype_in_message(header.descr) +
                    " (expected '<f4', '<f8', '<i4' or '<i8')");
   }
   const std::uint64_t element_size = static_cast<std::uint64_t>(header.descr.back() - '0');

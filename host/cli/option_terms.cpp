@@ -105,6 +105,8 @@ const Terms& quantile_terms() {
 const Terms& keys_terms() {
   static const Terms terms{
       {"max_partitions", "--max-partitions"},
+      {"round_budget_ratio", "--round-budget-ratio"},
+      {"policy_cutoff_sigmas", "--policy-cutoff"},
       {"epsilon", "--epsilon"},
       {"delta", "--delta"},
   };

@@ -23,6 +23,7 @@ struct Record::Field {
   std::string note;
   std::vector<std::unique_ptr<Record>> records;
   std::vector<Scalar> values;  // array
+  std::vector<std::string> text_values;  // array: the values as text output writes them, if given
   std::string item_label;      // array, one line per value: "item_label i: value_label v"
   std::string value_label;
 };
@@ -51,6 +52,14 @@ Record& Record::add_array(std::string key, std::vector<Scalar> values, std::stri
   field.values = std::move(values);
   field.item_label = std::move(item_label);
   field.value_label = std::move(value_label);
+  return *this;
+}
+
+Record& Record::add_array_with_text(std::string key, std::vector<Scalar> values,
+                                    std::vector<std::string> text_values, std::string note) {
+  Field& field = new_field(std::move(key), FieldKind::array, std::move(note));
+  field.values = std::move(values);
+  field.text_values = std::move(text_values);
   return *this;
 }
 
@@ -85,6 +94,39 @@ std::string text_value(const Scalar& value) {
   return std::visit(Formatter{}, value);
 }
 
+// A scalar as the text output writes it: strings escaped for the terminal.
+std::string text_output_value(const Scalar& value) {
+  if (const auto* text = std::get_if<std::string>(&value)) return escaped_for_terminal(*text);
+  return text_value(value);
+}
+
+// The length of the UTF-8 sequence at the start of `bytes` that encodes a code point other than a
+// C1 control, or 0 when there is none (an invalid or truncated sequence, an overlong form, a
+// surrogate, a code point beyond U+10FFFF, U+0080 to U+009F).
+std::size_t printable_utf8_length(std::string_view bytes) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(bytes[i]); };
+  const unsigned char lead = byte(0);
+  std::size_t length = 0;
+  std::uint32_t code = 0;
+  if ((lead & 0xE0) == 0xC0) {
+    length = 2, code = lead & 0x1F;
+  } else if ((lead & 0xF0) == 0xE0) {
+    length = 3, code = lead & 0x0F;
+  } else if ((lead & 0xF8) == 0xF0) {
+    length = 4, code = lead & 0x07;
+  } else {
+    return 0;
+  }
+  if (length > bytes.size()) return 0;
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (byte(i) & 0x3F);
+  }
+  constexpr std::uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+  const bool valid = code >= least[length] && !(code >= 0xD800 && code <= 0xDFFF) && code <= 0x10FFFF;
+  return valid && code > 0x9F ? length : 0;
+}
+
 void append_json_string(std::string& out, const std::string& text) {
   out += '"';
   for (char c : text) {
@@ -117,12 +159,44 @@ void indent(std::string& out, int depth) { out.append(2 * static_cast<std::size_
 
 }  // namespace
 
+std::string escaped_for_terminal(std::string_view text) {
+  constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  const auto append_escaped = [&](unsigned char byte) {
+    out.append("\\x").append(1, hex[byte >> 4]).append(1, hex[byte & 0xf]);
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte == '\\') {
+      out.append("\\\\");
+      ++i;
+    } else if (byte < 0x20 || byte == 0x7f) {
+      append_escaped(byte);
+      ++i;
+    } else if (byte < 0x80) {
+      out.push_back(text[i++]);
+    } else if (const std::size_t length = printable_utf8_length(text.substr(i)); length > 0) {
+      out.append(text.substr(i, length));
+      i += length;
+    } else if (byte == 0xC2 && i + 1 < text.size() && (static_cast<unsigned char>(text[i + 1]) & 0xE0) == 0x80) {
+      append_escaped(byte);  // a C1 control, U+0080 to U+009F: both of its bytes
+      append_escaped(static_cast<unsigned char>(text[i + 1]));
+      i += 2;
+    } else {
+      append_escaped(byte);
+      ++i;
+    }
+  }
+  return out;
+}
+
 void Record::write_text(std::string& out, int depth) const {
   for (const Field& field : fields_) {
     switch (field.kind) {
       case FieldKind::scalar:
         indent(out, depth);
-        out += text_label(field.key) + ": " + text_value(field.value);
+        out += text_label(field.key) + ": " + text_output_value(field.value);
         if (!field.note.empty()) out += "  (" + field.note + ")";
         out += '\n';
         break;
@@ -149,14 +223,15 @@ void Record::write_text_array(std::string& out, int depth, const Field& field) {
     for (std::size_t i = 0; i < field.values.size(); ++i) {
       indent(out, depth);
       out += field.item_label + " " + format_number(i) + ": " + value_label +
-             text_value(field.values[i]) + "\n";
+             text_output_value(field.values[i]) + "\n";
     }
     return;
   }
   indent(out, depth);
   out += text_label(field.key) + ":";
   for (std::size_t i = 0; i < field.values.size(); ++i) {
-    out += (i == 0 ? " " : ", ") + text_value(field.values[i]);
+    out += (i == 0 ? " " : ", ") +
+           (field.text_values.empty() ? text_output_value(field.values[i]) : field.text_values[i]);
   }
   if (!field.note.empty()) out += "  (" + field.note + ")";
   out += '\n';
@@ -207,7 +282,7 @@ void Record::add_answer(std::string text_line, std::vector<std::string> quiet_li
 
 std::string Record::to_text() const {
   std::string out;
-  for (const std::string& line : answer_lines_) out += line + "\n";
+  for (const std::string& line : answer_lines_) out += escaped_for_terminal(line) + "\n";
   if (!answer_lines_.empty()) out += "\n";
   if (!title_.empty()) out += title_ + "\n";
   write_text(out, 0);

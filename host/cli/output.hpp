@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -36,6 +37,10 @@ class Record {
   // `value_label` v" with i counting from 0.
   Record& add_array(std::string key, std::vector<Scalar> values, std::string note = {},
                     std::string item_label = {}, std::string value_label = {});
+  // A list of numbers under `key`, exact in JSON and written as `text_values` (one each: the same
+  // numbers in a shorter spelling that reads back to them) in text output.
+  Record& add_array_with_text(std::string key, std::vector<Scalar> values,
+                              std::vector<std::string> text_values, std::string note = {});
 
   // A released value (or one release's values) as the command's answer: `text_line` comes
   // before the title in text output, `quiet_lines` are all that --quiet prints (one value a line).
@@ -58,6 +63,14 @@ class Record {
   std::vector<std::string> quiet_lines_;
   std::vector<Field> fields_;
 };
+
+// A string of the text output as it is written (a released key, a file name): a backslash
+// doubled, and as \xNN every byte a terminal could act on: control bytes (below 0x20, and 0x7f),
+// C1 controls (U+0080 to U+009F, both bytes) and bytes that are not part of valid UTF-8. A key
+// holding ESC [ 2 J cannot clear the screen or rewrite the lines of the report around it, and
+// the escaping is unambiguous. JSON escapes strings by its own rules; --quiet writes values as
+// they are, for pipelines.
+std::string escaped_for_terminal(std::string_view text);
 
 enum class OutputMode {
   text,   // the answer first, then the details

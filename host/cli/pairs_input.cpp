@@ -79,6 +79,7 @@ class CsvRecords {
     if (position_ >= text_.size()) return false;
     record_line_ = line_;
     for (;;) {
+      column_ = fields.size() + 1;
       fields.push_back(next_field());
       if (position_ >= text_.size()) return true;
       const char separator = text_[position_++];
@@ -95,15 +96,33 @@ class CsvRecords {
   std::string where() const { return label_ + ":" + std::to_string(record_line_); }
 
  private:
+  // Where the field being read is: the line it is on, and its column (1-based).
+  std::string field_where(std::uint64_t line) const {
+    return label_ + ":" + std::to_string(line) + ": column " + std::to_string(column_);
+  }
+
+  // A CR that ends no CRLF, outside quotes: most likely a file with CR-only line ends (classic Mac
+  // OS), which read as one long line would be refused later with a misleading message.
+  [[noreturn]] void refuse_bare_carriage_return() const {
+    throw CliError(field_where(line_) +
+                   ": a carriage return (CR) not followed by a line feed outside quotes; CSV lines end with LF or "
+                   "CRLF (convert CR-only line ends), and a field holding a CR must be quoted");
+  }
+
   std::string_view next_field() {
     if (position_ < text_.size() && text_[position_] == '"') return quoted_field();
     const std::size_t begin = position_;
     while (position_ < text_.size() && text_[position_] != ',' && text_[position_] != '\n') {
-      if (text_[position_] == '"') throw CliError(where() + ": a double quote inside a field that is not quoted");
+      if (text_[position_] == '"') {
+        throw CliError(field_where(line_) + ": a double quote inside a field that is not quoted");
+      }
+      if (text_[position_] == '\r' && position_ + 1 < text_.size() && text_[position_ + 1] != '\n') {
+        refuse_bare_carriage_return();
+      }
       ++position_;
     }
     std::string_view field = text_.substr(begin, position_ - begin);
-    if (field.ends_with('\r') && (position_ >= text_.size() || text_[position_] == '\n')) field.remove_suffix(1);
+    if (field.ends_with('\r')) field.remove_suffix(1);  // the CR of a CRLF, or one that ends the text
     return field;
   }
 
@@ -114,7 +133,7 @@ class CsvRecords {
     for (;;) {
       const std::size_t quote = text_.find('"', position_);
       if (quote == std::string_view::npos) {
-        throw CliError(label_ + ":" + std::to_string(opened) + ": a quoted field is not closed");
+        throw CliError(field_where(opened) + ": a quoted field is not closed");
       }
       for (std::size_t i = position_; i < quote; ++i) line_ += text_[i] == '\n';
       if (quote + 1 < text_.size() && text_[quote + 1] == '"') {
@@ -124,9 +143,10 @@ class CsvRecords {
       }
       position_ = quote + 1;
       std::string_view rest = text_.substr(position_);
-      if (rest.starts_with("\r\n")) ++position_;
+      if (rest.starts_with("\r\n") || rest == "\r") ++position_;
       if (position_ < text_.size() && text_[position_] != ',' && text_[position_] != '\n') {
-        throw CliError(where() + ": text after the closing quote of a field");
+        if (text_[position_] == '\r') refuse_bare_carriage_return();
+        throw CliError(field_where(line_) + ": text after the closing quote of a field");
       }
       const std::string_view inside = text_.substr(begin, quote - begin);
       if (!doubled_quotes) return inside;
@@ -144,23 +164,29 @@ class CsvRecords {
   std::size_t position_ = 0;
   std::uint64_t line_ = 1;
   std::uint64_t record_line_ = 1;
+  std::size_t column_ = 1;  // of the field being read
   std::deque<std::string> unescaped_;  // stable references
 };
 
-// The position of the column `name` (the option that named it: `option`) in the header.
+// The position of the column `name` (the option that named it: `option`) in the header. The
+// header's own names are not quoted: a file without a header line has its first record of data
+// there (a user id and a key).
 std::size_t column_of(const std::vector<std::string_view>& header, const std::string& name, const std::string& option,
-                      const std::string& where) {
+                      const std::string& where, const PairsOption& pairs) {
   std::optional<std::size_t> found;
   for (std::size_t i = 0; i < header.size(); ++i) {
     if (trim(header[i]) != name) continue;
-    if (found) throw CliError(where + ": the header names the column " + quoted_excerpt(name) + " twice (" + option + ")");
+    if (found) {
+      throw CliError(where + ": the header names the column " + quoted_excerpt(name) + " twice (" + option +
+                     "), as columns " + std::to_string(*found + 1) + " and " + std::to_string(i + 1));
+    }
     found = i;
   }
   if (!found) {
-    std::string columns;
-    for (std::size_t i = 0; i < header.size(); ++i) columns += (i ? ", " : "") + quoted_excerpt(trim(header[i]));
-    throw CliError(where + ": no column " + quoted_excerpt(name) + " (" + option + ") in the header; its columns: " +
-                   columns);
+    throw CliError(where + ": no column " + quoted_excerpt(name) + " (" + option + ") among the " +
+                   std::to_string(header.size()) + (header.size() == 1 ? " column" : " columns") +
+                   " of the header line; the first line must name the columns " + quoted_excerpt(pairs.user_column) +
+                   " and " + quoted_excerpt(pairs.key_column) + " (--user-column, --key-column)");
   }
   return *found;
 }
@@ -194,8 +220,8 @@ PairsInput read_csv_pairs(InputBytes& bytes, const PairsOption& option) {
   std::vector<std::string_view> fields;
   if (!records.next(fields)) throw CliError(label + ": no header line (CSV needs one naming its columns)");
   const std::string header_where = records.where();
-  const std::size_t user_column = column_of(fields, option.user_column, "--user-column", header_where);
-  const std::size_t key_column = column_of(fields, option.key_column, "--key-column", header_where);
+  const std::size_t user_column = column_of(fields, option.user_column, "--user-column", header_where, option);
+  const std::size_t key_column = column_of(fields, option.key_column, "--key-column", header_where, option);
   if (user_column == key_column) {
     throw CliError("--user-column and --key-column name the same column " + quoted_excerpt(option.user_column));
   }
@@ -281,7 +307,7 @@ PairsInput read_npy_pairs(InputBytes& bytes, const PairsOption& option) {
   const std::string& descr = header.descr;
   static constexpr std::string_view integer_dtypes[] = {"<i8", "<u8", "<i4", "<u4", "<i2", "<u2", "|i1", "|u1"};
   if (std::find(std::begin(integer_dtypes), std::end(integer_dtypes), descr) == std::end(integer_dtypes)) {
-    throw CliError(label + ": unsupported .npy dtype " + quoted_excerpt(descr) +
+    throw CliError(label + ": unsupported .npy dtype" + dtype_in_message(descr) +
                    " for pairs (expected a little-endian integer dtype: '<i8', '<u8', '<i4', '<u4', '<i2', '<u2', "
                    "'|i1' or '|u1')");
   }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // dpselect quantile: private quantiles of values read from a file, over a public range
 // (dpselect/quantiles.hpp).
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -193,8 +195,67 @@ std::string method_note(const QuantileOptions& options) {
 
 std::vector<Scalar> scalars(const std::vector<double>& values) { return std::vector<Scalar>(values.begin(), values.end()); }
 
-void add_quantile_release(Record& item, const QuantileOutcome& outcome) {
-  item.add_array("values", scalars(outcome.values), "one per --q, in order");
+// `value` with `places` digits after the point, without trailing zeros ("0.30" -> "0.3").
+std::string fixed_decimal(double value, int places) {
+  char buffer[400];  // |value| <= 2^960 (QuantileRange), about 290 digits before the point
+  std::string text(buffer, std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, places).ptr);
+  if (text.find('.') != std::string::npos) {
+    text.erase(text.find_last_not_of('0') + 1);
+    if (text.back() == '.') text.pop_back();
+  }
+  return text == "-0" ? "0" : text;
+}
+
+// The places after the decimal point of `value` when it is a short decimal (0.1: 1, 2.5e-3: 4,
+// 5: 0): the fewest whose fixed text reads back to it; nullopt for none up to 30.
+std::optional<int> decimal_places(double value) {
+  constexpr int most_places = 30;
+  for (int places = 0; places <= most_places; ++places) {
+    if (parse_double(fixed_decimal(value, places)) == value) return places;
+  }
+  return std::nullopt;
+}
+
+// How text output writes the released grid points. On the grid of a decimal --resolution from a
+// decimal lower end every point is a decimal, but the double lower + k r often is not the one
+// nearest to it (3 x 0.1 gives 0.30000000000000004). So a point is written with the places of
+// the resolution and the lower end (0.3) when that text, read as data, rounds to the same grid
+// point, and is not longer than the shortest text of the double; otherwise as that shortest text.
+// JSON keeps the doubles.
+class GridValueText {
+ public:
+  explicit GridValueText(const QuantileRange& range) : grid_(range.grid()) {
+    if (!range.resolution || !grid_.rounds_to_points) return;
+    const std::optional<int> resolution_places = decimal_places(*range.resolution);
+    const std::optional<int> lower_places = decimal_places(range.lower);
+    if (resolution_places && lower_places) places_ = std::max(*resolution_places, *lower_places);
+  }
+
+  // `value`, released as the grid point `grid_index`.
+  std::string operator()(double value, std::uint64_t grid_index) const {
+    const std::string shortest = format_number(value);
+    if (!places_) return shortest;
+    const std::string decimal = fixed_decimal(value, *places_);
+    const std::optional<double> read = parse_double(decimal);
+    const bool same_point = read && grid_.slot(*read) == 2 * grid_index + 1;
+    return same_point && decimal.size() <= shortest.size() ? decimal : shortest;
+  }
+
+  std::vector<std::string> operator()(const QuantileOutcome& outcome) const {
+    std::vector<std::string> texts;
+    for (std::size_t j = 0; j < outcome.values.size(); ++j) {
+      texts.push_back((*this)(outcome.values[j], outcome.grid_indices[j]));
+    }
+    return texts;
+  }
+
+ private:
+  QuantileGrid grid_;
+  std::optional<int> places_;
+};
+
+void add_quantile_release(Record& item, const QuantileOutcome& outcome, const GridValueText& value_text) {
+  item.add_array_with_text("values", scalars(outcome.values), value_text(outcome), "one per --q, in order");
   item.add_array("grid_indices", index_values(outcome.grid_indices), "their indices on the grid");
   if (outcome.single) item.add("executed_on", std::string(to_string(outcome.single->executed_on)));
   item.add("epsilon_spent", outcome.epsilon_spent);
@@ -255,19 +316,23 @@ Record run_quantile(const QuantileOptions& options) {
   input.values = std::vector<double>();  // the prepared positions are all the releases read
 
   // Progress is sized by the work, the n + 1 data intervals of stage 1: by n where it is public,
-  // else by --max-points (0 without it: the private n must not decide what stderr shows).
-  const std::uint64_t public_work = params.neighbours == RecordNeighbours::replace_one_record ? input.total
-                                                                                             : params.max_points;
-  std::vector<QuantileOutcome> outcomes = run_releases(options.release, public_work, [&](ReleaseTarget& target) {
+  // else by --max-points (no size without it: the private n must not decide what stderr shows).
+  ReleaseWork work{"quantile releases", 0};
+  if (params.neighbours == RecordNeighbours::replace_one_record) {
+    work = {"quantile releases over " + format_number(input.total) + " values", input.total};
+  } else if (params.max_points != 0) {
+    work = {"quantile releases over at most " + format_number(params.max_points) + " values", params.max_points};
+  }
+  std::vector<QuantileOutcome> outcomes = run_releases(options.release, work, [&](ReleaseTarget& target) {
     return single ? quantile_outcome_of(target.quantile(data, options.qs.front(), params))
                   : quantile_outcome_of(target.quantiles(data, options.qs, several));
   });
 
   Record report("dpselect quantile: private quantiles of values read from a file");
   const std::string label = options.qs.size() == 1 ? "quantile" : "quantiles";
+  const GridValueText value_text(range);
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    std::vector<std::string> values;
-    for (const double value : outcomes[i].values) values.push_back(format_number(value));
+    const std::vector<std::string> values = value_text(outcomes[i]);
     add_released_values(report, label, values, values, options.qs.size() > 1 && i > 0);
   }
   report.add("command", std::string("quantile"));
@@ -314,7 +379,7 @@ Record run_quantile(const QuantileOptions& options) {
                "2014, Thm 3.11");
   add_run_settings(report, options.release);
   for (const QuantileOutcome& outcome : outcomes) {
-    add_quantile_release(report.add_list_item("releases", "release"), outcome);
+    add_quantile_release(report.add_list_item("releases", "release"), outcome, value_text);
   }
   if (options.release.diagnostics) add_not_private(report, data, options.qs, outcomes, preparation_seconds);
   return report;

@@ -23,32 +23,39 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::vector<double> time_releases(const ReleaseOptions& options, std::uint64_t candidates,
+ReleaseWork over_candidates(std::uint64_t candidates) {
+  return {"releases over " + format_number(candidates) + " candidates", candidates};
+}
+
+std::vector<double> time_releases(const ReleaseOptions& options, const ReleaseWork& work,
                                   const std::function<void(ReleaseTarget&)>& release_once) {
   const std::unique_ptr<ReleaseTarget> target = make_release_target(options);
-  const bool prints = job_place().rank == 0;  // one progress line and one warning per job
-  // Work that can last more than about 2 s (a few hundred million candidates per second per
-  // core): progress on a terminal. Public sizes only.
-  constexpr std::uint64_t long_work_candidates = 100'000'000;
-  std::uint64_t work = 0;
-  const bool long_work = __builtin_mul_overflow(candidates, options.repeat, &work) ||
-                         work >= long_work_candidates;
-  std::vector<double> seconds;
-  {  // the progress line is cleared before the warning below
-    Progress progress("releases over " + format_number(candidates) + " candidates",
-                      options.repeat, "releases", options.progress && prints, long_work && prints);
-    for (std::uint64_t number = 1; number <= options.repeat; ++number) {
-      const auto start = std::chrono::steady_clock::now();
-      release_once(*target);
-      seconds.push_back(seconds_since(start));
-      progress.update(number);
+  const bool prints = job_place().rank == 0;  // one progress line and one of each warning per job
+  if (prints) {
+    for (const std::string& warning : options.warnings) {
+      std::fprintf(stderr, "dpselect: warning: %s\n", warning.c_str());
+    }
+    if (options.seed) {
+      std::fputs(
+          "dpselect: warning: --seed makes the noise reproducible and predictable; never use it "
+          "for a real release\n",
+          stderr);
     }
   }
-  if (options.seed && prints) {
-    std::fputs(
-        "dpselect: warning: --seed makes the noise reproducible and predictable; never use it "
-        "for a real release\n",
-        stderr);
+  // Work that can last more than about 2 s (a few hundred million candidates per second per
+  // core): progress on a terminal. Public sizes only.
+  constexpr std::uint64_t long_work_size = 100'000'000;
+  std::uint64_t total_work = 0;
+  const bool long_work = __builtin_mul_overflow(work.size, options.repeat, &total_work) ||
+                         total_work >= long_work_size;
+  std::vector<double> seconds;
+  seconds.reserve(options.repeat);  // at most kMaxRepeat (common_options.hpp)
+  Progress progress(work.what, options.repeat, "releases", options.progress && prints, long_work && prints);
+  for (std::uint64_t number = 1; number <= options.repeat; ++number) {
+    const auto start = std::chrono::steady_clock::now();
+    release_once(*target);
+    seconds.push_back(seconds_since(start));
+    progress.update(number);
   }
   return seconds;
 }

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common_options.hpp"
@@ -30,24 +32,42 @@ struct ReleaseOutcome {
 ReleaseOutcome outcome_of(const Selection& selection);
 ReleaseOutcome outcome_of(const PriceSelection& selection);
 
-// Makes options.repeat independent releases of `release_once` (over `candidates` candidates)
-// on one release target (release_target.hpp: this process, or every rank of an MPI job): its
-// context fixed-seed when options.seed is set (a warning goes to stderr once the releases
-// succeeded, so an error stays the only stderr line), else keyed from the OS. Returns the wall
-// time of each release.
-std::vector<double> time_releases(const ReleaseOptions& options, std::uint64_t candidates,
+// What one command's releases work over, as its progress line says it: `what` ("releases over
+// 16 candidates") and the public size of one release's work, which decides whether a run is
+// long enough to show progress on a terminal (0: no public size, shown only with --progress).
+// Neither may come from private data (the number of bids, of distinct keys, of values under
+// add/remove neighbours).
+struct ReleaseWork {
+  std::string what;
+  std::uint64_t size = 0;
+};
+// "releases over N candidates", of size N.
+ReleaseWork over_candidates(std::uint64_t candidates);
+
+// Makes options.repeat independent releases of `release_once` on one release target
+// (release_target.hpp: this process, or every rank of an MPI job): its context fixed-seed when
+// options.seed is set, else keyed from the OS. Before the first release it prints
+// options.warnings and, with --seed, the warning that the noise is predictable (the input is
+// read and checked by then, so a bad input still gets its error as the only line; a refusal by
+// the library when a release starts follows them). Returns the wall time of each release.
+std::vector<double> time_releases(const ReleaseOptions& options, const ReleaseWork& work,
                                   const std::function<void(ReleaseTarget&)>& release_once);
 
 // time_releases() collecting what `release_once` returns: ReleaseOutcome, or any outcome type
 // with a `seconds` member, which is set to the wall time of its release.
 template <class ReleaseOnce>
-auto run_releases(const ReleaseOptions& options, std::uint64_t candidates,
-                  ReleaseOnce&& release_once) {
+auto run_releases(const ReleaseOptions& options, const ReleaseWork& work, ReleaseOnce&& release_once) {
   std::vector<std::invoke_result_t<ReleaseOnce&, ReleaseTarget&>> outcomes;
   const std::vector<double> seconds = time_releases(
-      options, candidates, [&](ReleaseTarget& target) { outcomes.push_back(release_once(target)); });
+      options, work, [&](ReleaseTarget& target) { outcomes.push_back(release_once(target)); });
   for (std::size_t i = 0; i < outcomes.size(); ++i) outcomes[i].seconds = seconds[i];
   return outcomes;
+}
+
+// run_releases() over `candidates` candidates (over_candidates).
+template <class ReleaseOnce>
+auto run_releases(const ReleaseOptions& options, std::uint64_t candidates, ReleaseOnce&& release_once) {
+  return run_releases(options, over_candidates(candidates), std::forward<ReleaseOnce>(release_once));
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start);

@@ -52,11 +52,27 @@ std::vector<double> parse_text(std::string_view text, const std::string& label, 
   values.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
   std::uint64_t line_number = 0;
   for (std::size_t start = 0; start < text.size();) {
-    std::size_t end = std::min(text.find('\n', start), text.size());
-    std::string_view line = trim(text.substr(start, end - start));
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view whole_line = text.substr(start, end - start);
+    const std::string_view line = trim(whole_line);
     start = end + 1;
     ++line_number;
-    if (line.empty() || line.front() == '#') continue;
+    const auto location = [&] { return label + ":" + std::to_string(line_number) + ": "; };
+    // The line is never quoted: it is the user's data. Its column (1-based, in bytes) says where.
+    const auto column = [&](const char* at) { return std::to_string(at - whole_line.data() + 1); };
+    // A CR inside a line: CR-only line ends (classic Mac OS) make the file one line, which would
+    // be refused as not a number, or, after a comment, skipped whole.
+    const auto refuse_bare_carriage_return = [&] {
+      if (const std::size_t at = line.find('\r'); at != std::string_view::npos) {
+        throw CliError(location() + "a carriage return (CR) not followed by a line feed at column " +
+                       column(line.data() + at) + "; lines end with LF or CRLF (convert CR-only line ends)");
+      }
+    };
+    if (line.empty()) continue;
+    if (line.front() == '#') {
+      refuse_bare_carriage_return();
+      continue;
+    }
 
     double value = 0.0;
     auto [parsed_end, error] = parse_number(line, value);
@@ -66,15 +82,17 @@ std::vector<double> parse_text(std::string_view text, const std::string& label, 
         values.push_back(value);
         continue;
       }
-      throw CliError(label + ":" + std::to_string(line_number) + ": " + problem +
-                     quoted_if_not_finite(value, quoted_excerpt(line)));
+      // Only NaN and +-inf are named, as the command writes them (never the line's own spelling).
+      throw CliError(location() + problem + quoted_if_not_finite(value, "'" + format_number(value) + "'"));
     }
-    const std::string location = label + ":" + std::to_string(line_number) + ": ";
-    if (std::any_of(line.begin(), line.end(), is_control_byte)) refuse_binary(location);
+    if (std::any_of(line.begin(), line.end(), is_control_byte)) refuse_binary(location());
+    refuse_bare_carriage_return();
     if (error == std::errc::result_out_of_range) {
-      throw CliError(location + "number out of the range of double: " + quoted_excerpt(line));
+      throw CliError(location() + "number out of the range of double at column " + column(line.data()));
     }
-    throw CliError(location + "not a number: " + quoted_excerpt(line));
+    const char* stop = error == std::errc() ? parsed_end : line.data();
+    throw CliError(location() + "not a number at column " + column(stop) +
+                   "; a line holds one number (such as 12, -0.5 or 1e3), a # comment, or nothing");
   }
   require_values(values.size(), label);
   return values;

@@ -34,15 +34,17 @@ Example::
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 
 from . import _dpselect as _core
-from ._arrays import params_of
+from ._arrays import _type_name, params_of
 from ._dpselect import (
     Backend,
     Context,
+    InvalidArgument,
     PartitionKeepRule,
     PartitionSelectionParams,
     PartitionSelectionReport,
@@ -81,39 +83,178 @@ class PartitionSelection:
         return f"PartitionSelection(keys={self.keys!r})"
 
 
-def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray, Any]:
-    """(uint64 ids in host memory, how to map ids back to the values) for integer or string ids.
+_ID_KINDS = "integers, str or bytes"
+_INT64_MIN, _INT64_END, _UINT64_END = -(2**63), 2**63, 2**64
 
+
+def _id_kind_of_type(kind: type) -> str | None:
+    """"int", "str" or "bytes" for the types of ids, None for any other type. A bool is no id: True
+    equals 1 and would count as the same user or key."""
+    if issubclass(kind, (bool, np.bool_)):
+        return None
+    if issubclass(kind, (int, np.integer)):
+        return "int"
+    if issubclass(kind, str):
+        return "str"
+    if issubclass(kind, bytes):
+        return "bytes"
+    return None
+
+
+def _is_null(value: Any) -> bool:
+    """None, a NaN or a pandas null (pandas.NA, pandas.NaT)."""
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(value != value)
+    pandas = sys.modules.get("pandas")  # a pandas null exists only once pandas is imported
+    return pandas is not None and (value is pandas.NA or value is pandas.NaT)
+
+
+def _described(value: Any) -> str:
+    """What a value is, by its type alone (an id's value is the data's and never goes in a message)."""
+    if _is_null(value):
+        return "a null"
+    kind = _id_kind_of_type(type(value))
+    if kind is not None:
+        return "an int" if kind == "int" else f"a {kind}"
+    if isinstance(value, (bool, np.bool_)):
+        return "a bool"
+    if isinstance(value, (float, np.floating)):
+        return "a float"
+    return f"a {_type_name(value)}"
+
+
+def _refuse_null(name: str, row: int) -> InvalidArgument:
+    return InvalidArgument(f"{name}[{row}] is a null: a column of ids holds no null (None, NaN, or a pandas or "
+                           f"pyarrow null); drop or fill such rows first")
+
+
+def _refuse_row(items: list, row: int, name: str) -> Exception:
+    """The refusal of the first row that breaks the rule: one kind of id per column, no null."""
+    value = items[row]
+    if _is_null(value):
+        return _refuse_null(name, row)
+    if row > 0 and _id_kind_of_type(type(value)) is not None:
+        return TypeError(f"{name}[{row}] is {_described(value)}, but {name}[0] is {_described(items[0])}: a column "
+                         f"holds one kind of id ({_ID_KINDS})")
+    if isinstance(value, (bool, np.bool_)):
+        why = "; a bool is no id, since True equals 1 and False equals 0"
+    elif isinstance(value, (float, np.floating)):
+        why = f"; floats are not ids: convert {name} to integers first"
+    else:
+        why = ""
+    return TypeError(f"{name}[{row}] is {_described(value)}: ids are {_ID_KINDS}{why}")
+
+
+def _kind_of_column(items: list, name: str) -> str | None:
+    """The one kind of id in items ("int", "str" or "bytes"; None when there are none), or the
+    refusal of the first row that is not an id of the first row's kind."""
+    kinds = {_id_kind_of_type(kind) for kind in set(map(type, items))}  # no Python loop over the rows
+    if len(kinds) == 1 and None not in kinds:
+        return kinds.pop()
+    if not items:
+        return None
+    first = _id_kind_of_type(type(items[0]))
+    row = next(i for i, value in enumerate(items) if first is None or _id_kind_of_type(type(value)) != first)
+    raise _refuse_row(items, row, name)
+
+
+def _integer_array(items: list, name: str) -> np.ndarray:
+    """Python or NumPy integers as int64 (or uint64 when one is beyond int64 and none is negative).
+    They go through int(): NumPy would turn a mix of int64 and uint64 scalars into float64."""
+    ints = list(map(int, items))
+    low, high = min(ints), max(ints)
+    if _INT64_MIN <= low and high < _INT64_END:
+        return np.array(ints, dtype=np.int64)
+    if 0 <= low and high < _UINT64_END:
+        return np.array(ints, dtype=np.uint64)
+    outside = [i for i, v in enumerate(ints) if not _INT64_MIN <= v < _UINT64_END]
+    if outside:
+        raise InvalidArgument(f"{name}[{outside[0]}] is an integer beyond 64 bits: integer ids are int64 or uint64")
+    row = next(i for i, v in enumerate(ints) if v >= _INT64_END)
+    negative = next(i for i, v in enumerate(ints) if v < 0)
+    raise InvalidArgument(f"{name}[{row}] is an integer beyond int64, but {name}[{negative}] is negative: integer ids "
+                          f"are all int64 or all uint64")
+
+
+def _arrow_id_kind(arrow_type: Any) -> str | None:
+    """"str" or "bytes" when a pyarrow column's type fixes the kind of its values, else None."""
+    import pyarrow as pa  # importable: the column is a pyarrow one
+
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+
+    def is_any(*checks: str) -> bool:  # the view types came with pyarrow 16
+        return any(getattr(pa.types, check, lambda _: False)(arrow_type) for check in checks)
+
+    if is_any("is_string", "is_large_string", "is_string_view"):
+        return "str"
+    if is_any("is_binary", "is_large_binary", "is_fixed_size_binary", "is_binary_view"):
+        return "bytes"
+    return None
+
+
+def _numbered(items: list) -> tuple[np.ndarray, list]:
+    """(each item's rank among the distinct items, the distinct items ascending) for str or bytes
+    of one kind. Not through a NumPy string array, which drops trailing NULs ("a\\0" would become
+    "a") and pads every item to the longest."""
+    distinct = sorted(set(items))
+    rank = dict(zip(distinct, range(len(distinct))))
+    return np.fromiter(map(rank.__getitem__, items), dtype=np.uint64, count=len(items)), distinct
+
+
+def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray, Any]:
+    """(uint64 ids in host memory, how to map ids back to the values) for a column of ids.
+
+    A column holds one kind of id: integers (not bool), str or bytes, and no null. A NumPy array is
+    judged by its dtype; a list, a tuple or an object array value by value (mixed kinds would
+    otherwise merge: numpy.asarray([5, "5"]) is two strings "5", and [1, True] two integers 1).
     Integers are viewed as uint64 (two's complement for negative ids: a bijection, reversed on the
-    way back); strings and bytes are numbered by their sorted distinct values.
+    way back); str and bytes are numbered by their sorted distinct values (code point order for str,
+    byte order for bytes, which are never decoded).
     """
+    known = None  # the kind of id, when the column's type fixes it
     # A pyarrow Array or ChunkedArray (whose null_count is a number, not a method as in other libraries).
     if hasattr(values, "is_null") and isinstance(getattr(values, "null_count", None), int):
         if values.null_count > 0:
-            first = int(np.flatnonzero(np.asarray(values.is_null()))[0])
-            raise ValueError(f"{name} must hold no null (got a null at row {first})")
+            raise _refuse_null(name, int(np.flatnonzero(np.asarray(values.is_null()))[0]))
+        known = _arrow_id_kind(values.type)
         values = np.asarray(values)  # a dictionary-encoded column comes back decoded
-    elif hasattr(values, "to_numpy"):  # pandas
-        if values.isna().any():
-            raise ValueError(f"{name} must hold no null (got a null at row {int(np.flatnonzero(values.isna())[0])})")
+    elif hasattr(values, "to_numpy") and hasattr(values, "isna"):  # pandas
+        nulls = np.asarray(values.isna())
+        if nulls.any():
+            raise _refuse_null(name, int(np.flatnonzero(nulls)[0]))
+        if type(values.dtype).__name__ == "StringDtype":
+            known = "str"
         values = values.to_numpy()
-    array = np.asarray(values)
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (got shape {array.shape})")
-    if length is not None and len(array) != length:
-        raise ValueError(f"{name} must hold one entry per user entry (got {len(array)} for {length} users)")
+    if isinstance(values, (list, tuple)):
+        array, items = None, list(values)
+    else:
+        array = np.asarray(values)
+        if array.ndim != 1:
+            raise ValueError(f"{name} must be 1-D (got shape {array.shape})")
+        items = array.tolist() if array.dtype.kind == "O" else None
+    count = len(items) if items is not None else len(array)
+    if length is not None and count != length:
+        raise ValueError(f"{name} must hold one entry per user entry (got {count} for {length} users)")
+    if items is not None:  # Python objects: checked value by value
+        kind = known or _kind_of_column(items, name)
+        if kind is None:
+            return np.empty(0, dtype=np.uint64), np.dtype(np.uint64)
+        if kind != "int":
+            return _numbered(items)
+        array = _integer_array(items, name)
     if array.dtype.kind in "iu":
         ids = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))  # native order, C-contiguous
         return ids.view(np.uint64) if ids.itemsize == 8 else ids.astype(np.int64).view(np.uint64), array.dtype
-    # NumPy string arrays hold strings by their dtype; an object array is checked value by value.
-    if len(array) > 0 and (array.dtype.kind in "US" or (
-            array.dtype.kind == "O" and all(isinstance(v, (str, bytes)) for v in array.tolist()))):
+    if array.dtype.kind in "US" and len(array) > 0:
         distinct, codes = np.unique(array, return_inverse=True)
         return codes.astype(np.uint64), distinct
-    if array.dtype.kind == "b":
-        raise TypeError(f"{name} must be integer or string ids (got booleans)")
     if len(array) == 0:
         return np.empty(0, dtype=np.uint64), np.dtype(np.uint64)
+    if array.dtype.kind == "b":
+        raise TypeError(f"{name} must be integer or string ids (got booleans): a bool is no id, since True equals 1")
     raise TypeError(f"{name} must be integer or string ids (got dtype {array.dtype}); floats are not ids: convert "
                     f"them first, e.g. {name}.astype('int64')")
 
@@ -148,12 +289,12 @@ def select_partitions(
     context : Context
         The source of the selection's stream and its accountant.
     users : array_like, pandas.Series or pyarrow.Array
-        The user of each contribution: integer ids or strings, no null. A pyarrow ``Array`` or
-        ``ChunkedArray`` (a column of a table read with ``pyarrow.parquet.read_table``, dictionary
-        encoded or not) is taken as its values.
+        The user of each contribution: ids of one kind, integers, str or bytes (see Notes), no
+        null. A pyarrow ``Array`` or ``ChunkedArray`` (a column of a table read with
+        ``pyarrow.parquet.read_table``, dictionary encoded or not) is taken as its values.
     keys : array_like, pandas.Series or pyarrow.Array
-        The key of each contribution (as long as ``users``): integer ids, strings or bytes, no
-        null. Repeated (user, key) pairs count once.
+        The key of each contribution (as long as ``users``): ids of one kind, integers, str or
+        bytes, no null. Repeated (user, key) pairs count once.
     params : PartitionSelectionParams, optional
         All the parameters at once; then leave the keywords at their defaults.
     epsilon : float
@@ -182,12 +323,14 @@ def select_partitions(
     Raises
     ------
     InvalidArgument
-        A bad parameter (naming it and its value), or no contributions.
+        A bad parameter (naming it and its value), no contributions, a null id (None, NaN, a
+        pandas or pyarrow null) or an integer id beyond 64 bits (naming the column and the row).
     ValueError
-        ``users`` and ``keys`` of different lengths, not 1-D, or holding a null.
+        ``users`` and ``keys`` of different lengths or not 1-D.
     TypeError
-        Ids that are neither integers nor strings (floats, booleans), ``params`` together with
-        keywords, or neither epsilon and delta nor ``params``.
+        An id that is not an integer, str or bytes (a float, a bool), a column mixing kinds of id
+        (naming the column and the first row of another kind than row 0), ``params`` together
+        with keywords, or neither epsilon and delta nor ``params``.
     BudgetExceeded
         The context's accountant refuses the selection.
     BackendUnavailable
@@ -197,6 +340,14 @@ def select_partitions(
 
     Notes
     -----
+    A column of ids holds one kind of id: integers (Python ints, NumPy integers; a bool is no id,
+    since True equals 1), str, or bytes (compared as bytes, never decoded). A NumPy array of an
+    integer or string dtype and a typed pyarrow column are taken by their type; a list, a tuple, an
+    object array or a pandas column of objects is looked at value by value, and a value of another
+    kind than row 0's is refused, so that 5 and "5", "a" and b"a", or 1 and True are never one id.
+    Integers as Python objects become int64, or uint64 when one is beyond int64 and none negative.
+    Errors name the column and the row, never an id.
+
     (epsilon, delta + report.delta_float)-DP between datasets that add or remove one user with
     all of their contributions (Desfontaines et al. 2022; Korolova et al. 2009; Wilson et al.
     2020; Gopi et al. 2020; Swanberg et al. 2023), charged once as an approximate release at

@@ -112,7 +112,7 @@ def test_parquet_columns_read_by_pyarrow_go_in_as_they_are(tmp_path, monkeypatch
     assert integer.keys.dtype == np.int64 and integer.keys.tolist() == dpselect.select_partitions(
         dpselect.Context.fixed_seed(6), users, keys, epsilon=1.0, delta=1e-3, max_partitions=2).keys.tolist()
     context, accountant = ledger_context(budget=dpselect.PrivacyBound(5.0, 0.1))
-    with pytest.raises(ValueError, match=r"users must hold no null \(got a null at row 2\)"):
+    with pytest.raises(dpselect.InvalidArgument, match=r"users\[2\] is a null: a column of ids holds no null"):
         dpselect.select_partitions(context, pa.chunked_array([[1, 2], [None, 4]]), pa.array([1, 2, 3, 4]),
                                    epsilon=1.0, delta=1e-6)
     with pytest.raises(TypeError, match=r"keys must be integer or string ids \(got dtype float64\)"):
@@ -157,7 +157,7 @@ def test_bad_ids_and_parameters_are_refused_before_anything_is_charged():
     with pytest.raises(ValueError, match="must be 1-D"):
         dpselect.select_partitions(context, users.reshape(4, 5), keys, epsilon=1.0, delta=1e-6)
     pd = pytest.importorskip("pandas")
-    with pytest.raises(ValueError, match=r"keys must hold no null \(got a null at row 1\)"):
+    with pytest.raises(dpselect.InvalidArgument, match=r"keys\[1\] is a null: a column of ids holds no null"):
         dpselect.select_partitions(context, [1, 2], pd.Series(["a", None]), epsilon=1.0, delta=1e-6)
     with pytest.raises(dpselect.InvalidArgument, match=r"delta must be in \(0, 1\)"):
         dpselect.select_partitions(context, users, keys, epsilon=1.0, delta=0.0)
@@ -175,6 +175,94 @@ def test_bad_ids_and_parameters_are_refused_before_anything_is_charged():
     assert accountant.release_count == 0
     done = dpselect.select_partitions(context, users, keys, epsilon=1.0, delta=1e-6)
     assert done.report.stream == 0 and accountant.release_count == 1
+
+
+ONE_KIND = r"a column holds one kind of id \(integers, str or bytes\)"
+
+
+def refused(error, match, users, keys):
+    """Checks that select_partitions refuses the columns before anything is charged, with a message
+    that names the row and never holds an id (none of the test's ids holds the word "secret")."""
+    context, accountant = ledger_context(budget=dpselect.PrivacyBound(5.0, 0.1))
+    with pytest.raises(error, match=match) as raised:
+        dpselect.select_partitions(context, users, keys, epsilon=1.0, delta=1e-6)
+    assert "secret" not in str(raised.value)
+    assert accountant.release_count == 0
+
+
+def test_a_column_of_ids_mixing_kinds_is_refused_naming_the_first_row_of_another_kind():
+    users = list(range(200))
+    # numpy.asarray would make 5 and "5" the string "5", "a" and b"a" the string "a", and 1 and True
+    # the integer 1: one key each, held by 200 users.
+    refused(TypeError, r"keys\[100\] is a str, but keys\[0\] is an int: " + ONE_KIND, users, [5] * 100 + ["5"] * 100)
+    refused(TypeError, r"keys\[100\] is a bytes, but keys\[0\] is a str: " + ONE_KIND, users,
+            ["secret-a"] * 100 + [b"secret-a"] * 100)
+    refused(TypeError, r"keys\[100\] is a bool: ids are integers, str or bytes; a bool is no id, since True equals 1",
+            users, [1] * 100 + [True] * 100)
+    refused(TypeError, r"users\[199\] is an int, but users\[0\] is a str: " + ONE_KIND,
+            [f"secret-{u}" for u in range(199)] + [3], [1] * 200)
+    # A tuple, an object array and a pandas column of objects are looked at value by value too.
+    refused(TypeError, r"keys\[100\] is a str, but keys\[0\] is an int", tuple(users), tuple([5] * 100 + ["5"] * 100))
+    refused(TypeError, r"keys\[100\] is a str, but keys\[0\] is an int", users,
+            np.array([5] * 100 + ["5"] * 100, dtype=object))
+    refused(TypeError, r"keys\[1\] is a float: ids are integers, str or bytes; floats are not ids", [1, 2], [1, 2.0])
+    refused(TypeError, r"keys\[0\] is a list: ids are integers, str or bytes", [1, 2], [[1], [2]])
+    pd = pytest.importorskip("pandas")
+    refused(TypeError, r"keys\[100\] is a str, but keys\[0\] is an int", pd.Series(users),
+            pd.Series([5] * 100 + ["5"] * 100, dtype=object))
+
+
+def test_a_null_among_ids_is_refused_naming_its_row():
+    users = list(range(200))
+    null = r"is a null: a column of ids holds no null"
+    refused(dpselect.InvalidArgument, r"keys\[100\] " + null, users, ["secret"] * 100 + [float("nan")] * 100)
+    refused(dpselect.InvalidArgument, r"keys\[7\] " + null, users, ["secret"] * 7 + [np.nan] * 193)
+    refused(dpselect.InvalidArgument, r"users\[3\] " + null, [0, 1, 2, None], ["a", "b", "c", "d"])
+    refused(dpselect.InvalidArgument, r"keys\[0\] " + null, [0, 1], np.array([None, 4], dtype=object))
+    # A float array is refused by its dtype, NaN or not.
+    refused(TypeError, r"keys must be integer or string ids \(got dtype float64\)", [0, 1], np.array([1.0, np.nan]))
+    pd = pytest.importorskip("pandas")
+    refused(dpselect.InvalidArgument, r"keys\[1\] " + null, [0, 1], pd.Series(["secret", pd.NA], dtype=object))
+    refused(dpselect.InvalidArgument, r"keys\[1\] " + null, [0, 1], pd.Series(["secret", None], dtype="string"))
+    refused(dpselect.InvalidArgument, r"keys\[2\] " + null, [0, 1, 2], [b"secret", b"x", pd.NA])
+    pa = pytest.importorskip("pyarrow")
+    refused(dpselect.InvalidArgument, r"keys\[1\] " + null, [0, 1], pa.array([b"secret", None]))
+
+
+def test_bytes_ids_stay_bytes_and_are_never_decoded():
+    users = np.arange(600)
+    not_utf8 = [b"\xff\xfe", b"caf\xe9", b"\x00\xff"]  # Latin-1 and UTF-16 bytes: not UTF-8
+    keys = [not_utf8[u % 3] for u in users]
+    p = dict(epsilon=1.0, delta=1e-3)
+    kept = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users, keys, **p)
+    assert kept.keys == sorted(not_utf8)  # 200 users each: all released, ascending byte order
+    assert all(type(k) is bytes for k in kept.keys)
+    # Mixed with str they are refused as another kind, naming the row, never a UnicodeDecodeError.
+    refused(TypeError, r"keys\[1\] is a bytes, but keys\[0\] is a str: " + ONE_KIND, [0, 1], ["secret", b"\xff"])
+    # Trailing NULs are part of an id: a NumPy string array would drop them and merge "a\0" with "a".
+    kept = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users, ["a", "a\x00"] * 300, **p)
+    assert kept.keys == ["a", "a\x00"]
+    kept = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users, [b"a", b"a\x00"] * 300, **p)
+    assert kept.keys == [b"a", b"a\x00"]
+    pa = pytest.importorskip("pyarrow")
+    from_arrow = dpselect.select_partitions(dpselect.Context.fixed_seed(2), pa.array(users), pa.array(keys), **p)
+    assert from_arrow.keys == sorted(not_utf8)
+
+
+def test_integer_ids_given_as_python_objects_are_int64_or_uint64_exactly():
+    users = np.arange(400)
+    p = dict(epsilon=1.0, delta=1e-3)
+    # Beyond int64 and none negative: uint64 ids.
+    kept = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users, [2**63 + 1, 3] * 200, **p)
+    assert kept.keys.dtype == np.uint64 and kept.keys.tolist() == [3, 2**63 + 1]
+    # NumPy would make int64 and uint64 scalars float64 together, which merges ids 2**63 and 2**63 + 1.
+    refused(dpselect.InvalidArgument, r"keys\[0\] is an integer beyond int64, but keys\[1\] is negative: integer "
+            r"ids are all int64 or all uint64", [0, 1], [np.uint64(2**63 + 1), np.int64(-1)])
+    refused(dpselect.InvalidArgument, r"users\[1\] is an integer beyond 64 bits", [0, 2**64], [1, 2])
+    # An object column of integers is a column of integers.
+    kept = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users, np.array([-4, 9] * 200, dtype=object),
+                                      **p)
+    assert kept.keys.dtype == np.int64 and kept.keys.tolist() == [-4, 9]
 
 
 def test_the_guide_example():

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-# Faults: output that cannot be written (a full device, a reader that leaves), input that ends
-# before its announced size, named pipes, and memory exhaustion while loading. Each must end in
-# a non-zero status and one clear error line, never in status 0 with the output cut short or in
-# a kill. Included by CMakeLists.txt; docs/reliability.md lists the cases.
+# Faults: output that cannot be written (a full device, a reader that leaves, a file-size limit
+# on --output), input that ends before its announced size, named pipes, and memory exhaustion
+# while loading. Each must end in a non-zero status and one clear error line, never in status 0
+# with the output cut short or in a kill. Included by CMakeLists.txt; docs/reliability.md lists the cases.
 
 # ---- a full device: every way of writing stdout ----
 # /dev/full accepts the open and fails every write with ENOSPC.
@@ -35,11 +35,12 @@ if(EXISTS /dev/full)
     STDERR_REGEX "${lost_output_regex}" ARGS --version)
 endif()
 
-# ---- pipes, short files, memory limits: faults.sh (POSIX sh, coreutils; Linux: mkfifo, sysfs,
-# ulimit -v). Status 77 is a skip, with the reason in the test's output. ----
+# ---- pipes, short files, memory and file-size limits: faults.sh (POSIX sh, coreutils; Linux:
+# mkfifo, sysfs, ulimit -v, ulimit -f). Status 77 is a skip, with the reason in the test's output. ----
 if(CMAKE_HOST_SYSTEM_NAME STREQUAL "Linux")
   foreach(fault_case closed_pipe closed_pipe_sigpipe_ignored npy_pipe_ends_early
-      named_pipe_without_writer file_shorter_than_its_size memory_limit empty_argument)
+      named_pipe_without_writer file_shorter_than_its_size memory_limit output_file_size_limit
+      empty_argument)
     add_test(NAME cli.fault_${fault_case}
       COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/faults.sh ${fault_case} $<TARGET_FILE:dpselect_cli>
         ${CMAKE_CURRENT_BINARY_DIR}/fault_files/${fault_case}

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # Fault cases of the dpselect command that run_cli.cmake cannot set up: a pipe closed by its
-# reader, named pipes, a file that ends before its announced size, a memory limit, an empty
-# argument (CMake's lists drop empty elements). POSIX sh and
+# reader, named pipes, a file that ends before its announced size, a memory limit, a file-size
+# limit on --output, an empty argument (CMake's lists drop empty elements). POSIX sh and
 # coreutils only. Run by faults.cmake from tests/cli/data:
 #   sh faults.sh <case> <dpselect binary> <scratch folder, emptied here>
 # Exit status: 0 passed, 1 failed (with the reason on stderr), 77 skipped (said why).
@@ -141,6 +141,29 @@ case $fault_case in
       --sensitivity 1 <"$scratch/big.f64" >"$out" 2>"$err")
     status=$?
     expect_error 1 "--utilities <stdin>: not enough memory to read it .*"
+    ;;
+  output_file_size_limit)
+    # Keys and indices of about 36 KB for --output under a file-size limit of 16 blocks (8 or 16
+    # KiB, by the shell's unit): the write
+    # fails after the release with EFBIG (not a kill by SIGXFSZ), the run ends in status 1 with
+    # the error as its last line (after the warnings of --repeat), and neither the file nor its
+    # temporary file is left behind.
+    mkdir "$scratch/target" || exit 1
+    expect_lost_output() {
+      [ "$status" -eq 1 ] || fail "exit status $status, expected 1"
+      [ ! -s "$out" ] || fail "something was printed on stdout"
+      tail -n 1 "$err" | grep -Eq "^dpselect: error: --output [^ ]*/target/$1: cannot write: File too large\$" ||
+        fail "the last line of stderr is not the write error"
+      [ -z "$(ls -A "$scratch/target")" ] || fail "left behind: $(ls -A "$scratch/target")"
+    }
+    (ulimit -f 16 && exec "$cli" keys --data keys_queries.csv --epsilon 1 --delta 1e-6 --repeat 2000 \
+      --quiet --output "$scratch/target/keys.txt" >"$out" 2>"$err")
+    status=$?
+    expect_lost_output keys.txt
+    (ulimit -f 16 && exec "$cli" topk --utilities utilities.txt --k 15 --epsilon 0.001 --sensitivity 1 \
+      --repeat 300 --quiet --output "$scratch/target/indices.npy" >"$out" 2>"$err")
+    status=$?
+    expect_lost_output indices.npy
     ;;
   empty_argument)
     # CLI11 2.1 looped forever on an empty argument before a short option (found by

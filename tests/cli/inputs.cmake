@@ -24,8 +24,9 @@ set(looks_binary "looks binary, not text. give its format with --format f32, f64
 dpselect_input_agrees(inputs_byte_order_mark ARGS select --utilities utilities_bom.txt ${agree_args})
 dpselect_input_agrees(inputs_crlf_line_ends ARGS select --utilities utilities_crlf.txt ${agree_args})
 dpselect_input_agrees(inputs_plus_signs ARGS select --utilities utilities_plus.txt ${agree_args})
+set(one_number_a_line "a line holds one number \\(such as 12, -0\\.5 or 1e3\\), a # comment, or nothing")
 dpselect_input_error(inputs_plus_minus_refused
-  "--utilities plus_minus\\.txt:2: not a number: '\\+-2'"
+  "--utilities plus_minus\\.txt:2: not a number at column 1. ${one_number_a_line}"
   select --utilities plus_minus.txt ${select_args})
 
 # ---- binary data given as text: refused without echoing its bytes ----
@@ -36,9 +37,10 @@ dpselect_input_error(inputs_control_bytes_look_binary
 dpselect_input_error(inputs_raw_f64_as_text_looks_binary
   "--utilities utilities\\.f64:1: ${looks_binary}"
   select --utilities utilities.f64 --format text ${select_args})
-# Text that is not a number is quoted, its bytes beyond ASCII escaped.
-dpselect_input_error(inputs_non_ascii_line_escaped
-  "--utilities euro_sign\\.txt:2: not a number: '2,5 \\\\xe2\\\\x82\\\\xac'"
+# Text that is not a number is not quoted (it is data): its line and the column where the number
+# stops say where it is.
+dpselect_input_error(inputs_non_ascii_line_not_quoted
+  "--utilities euro_sign\\.txt:2: not a number at column 2. ${one_number_a_line}"
   select --utilities euro_sign.txt ${select_args})
 
 # ---- file names ----
@@ -67,7 +69,7 @@ dpselect_input_agrees(inputs_stdin_raw_f32 INPUT_FILE utilities.f32
 dpselect_input_error(inputs_stdin_raw_needs_format "--utilities <stdin>:1: ${looks_binary}"
   select --utilities - ${select_args} INPUT_FILE utilities.f64)
 dpselect_cli_test(inputs_stdin_error_line EXPECT_EXIT 2 INPUT_FILE malformed.txt
-  STDERR_REGEX "^dpselect: error: --utilities <stdin>:3: not a number: 'abc'\n$"
+  STDERR_REGEX "^dpselect: error: --utilities <stdin>:3: not a number at column 1. ${one_number_a_line}\n$"
   ARGS select --utilities - ${select_args})
 dpselect_cli_test(inputs_stdin_bids INPUT_FILE pumpkin_bids.txt
   STDOUT_REGEX "optimal price: 1\n  optimal revenue: 4\n"

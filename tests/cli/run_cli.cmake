@@ -6,7 +6,10 @@
 #   -DSTDOUT_FILE=<file>       standard output of the ARGS run goes there (/dev/full: a failed
 #                              write); stdout then reads as empty
 #   -DEXPECT_EXIT=<status>     default 0. A non-zero status also requires an empty stdout (nothing
-#                              released) and exactly one stderr line starting "dpselect: error: ".
+#                              released) and exactly one stderr line starting "dpselect: error: ",
+#                              the last, after nothing but "dpselect: warning: " lines (printed
+#                              before the first release, so a refusal during it follows them; a
+#                              refusal of the input comes before them: tests anchor it at ^).
 #   -DSTDOUT_REGEX=<regex>     stdout must match
 #   -DNOT_STDOUT_REGEX=<regex> stdout must not match
 #   -DSTDERR_REGEX=<regex>     stderr must match
@@ -15,6 +18,7 @@
 #   -DWRITTEN_FILE_REGEX=<regex>      ... and its text must match
 #   -DWRITTEN_FILE_HEX_REGEX=<regex>  ... and its bytes, as lower-case hex, must match
 #   -DPREEXISTING_FILE=<path>  written ("existing contents") before the run; must be unchanged after
+#   -DNO_FILES_MATCHING=<glob> no file may match it after the run (e.g. a temporary file left behind)
 #   -DJSON_MEMBERS=<a|b|...>   stdout must parse as JSON with these members: top-level names,
 #                              or paths with / between names and array indices (releases/0/index)
 #   -DCOMPARE_ARGS=<a|b|...> -DCOMPARE_REGEX=<regex>
@@ -65,10 +69,15 @@ if(NOT EXPECT_EXIT EQUAL 0)
   if(NOT stdout STREQUAL "")
     fail("a failed run printed on stdout")
   endif()
-  string(REGEX MATCHALL "\n" stderr_line_ends "${stderr}")
+  set(error_lines "${stderr}")
+  while(error_lines MATCHES "^dpselect: warning: [^\n]*\n")
+    string(LENGTH "${CMAKE_MATCH_0}" warning_length)
+    string(SUBSTRING "${error_lines}" ${warning_length} -1 error_lines)
+  endwhile()
+  string(REGEX MATCHALL "\n" stderr_line_ends "${error_lines}")
   list(LENGTH stderr_line_ends stderr_lines)
-  if(NOT stderr MATCHES "^dpselect: error: " OR NOT stderr_lines EQUAL 1)
-    fail("stderr must be exactly one line starting 'dpselect: error: '")
+  if(NOT error_lines MATCHES "^dpselect: error: " OR NOT stderr_lines EQUAL 1)
+    fail("stderr must be exactly one line starting 'dpselect: error: ', after warnings only")
   endif()
 endif()
 
@@ -106,6 +115,13 @@ if(DEFINED PREEXISTING_FILE)
   file(READ "${PREEXISTING_FILE}" kept)
   if(NOT kept STREQUAL preexisting_contents)
     fail("${PREEXISTING_FILE} was changed to '${kept}'")
+  endif()
+endif()
+
+if(DEFINED NO_FILES_MATCHING)
+  file(GLOB left_behind LIST_DIRECTORIES true "${NO_FILES_MATCHING}")
+  if(left_behind)
+    fail("the run left ${left_behind} behind")
   endif()
 endif()
 

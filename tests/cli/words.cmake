@@ -64,8 +64,9 @@ dpselect_cli_error(words_utility_beyond_bound
 dpselect_cli_error(words_rows_utility_beyond_bound
   "^dpselect: error: --utilities rows_3x4\\.txt:[0-9]+: utility must be within --utility-bound 50 in magnitude"
   ${rows_args} --cols 4 --utility-bound 50)
+# Refused by the library when the release starts, after the warning about --epsilon.
 dpselect_cli_error(words_epsilon_over_sensitivity_overflows
-  "^dpselect: error: --epsilon / \\(2 \\* --sensitivity\\) must be a positive normal double \\(got inf\\)\n$"
+  "^dpselect: warning: --epsilon 1e300 offers no privacy[^\n]*\ndpselect: error: --epsilon / \\(2 \\* --sensitivity\\) must be a positive normal double \\(got inf\\)\n$"
   select --utilities utilities.txt --epsilon 1e300 --sensitivity 1e-300)
 dpselect_cli_error(words_svt_monotone_needs_lyu_su_li
   "^dpselect: error: --monotone applies to --algorithm lyu-su-li only \\(got --monotone with --algorithm dwork-roth\\)\n$"
@@ -113,7 +114,8 @@ dpselect_cli_test(words_svt_repeat_delta_total
 dpselect_cli_test(words_typical_settings_no_warning STDERR_REGEX "^$"
   ARGS svt --queries svt_queries.txt --epsilon 5 --sensitivity 1 --threshold 5000 --delta 1e-6
     --repeat 2)
-# An error stays the only line: the warning is not printed when nothing is released.
+# An error about the input stays the only line: the warnings come once the input is read and
+# checked, just before the first release.
 dpselect_cli_error(words_no_warning_on_error "^dpselect: error: --utilities missing\\.txt: cannot open"
   select --utilities missing.txt --epsilon 1e300 --sensitivity 1)
 

@@ -105,3 +105,61 @@ write_npy("keys_pairs_3_columns.npy", "q", pairs[:6], [2, 3])
 (HERE / "keys_duplicate_column.csv").write_text("user,key,user\n1,cats,2\n")
 (HERE / "keys_bad_utf8.csv").write_bytes(b"user,key\n1,caf\xe9\n")
 (HERE / "keys_integer_keys.csv").write_text("user,key\n1,10\n2,-20\n3,x\n")
+
+# input_privacy.cmake: malformed inputs that hold the marker SECRET-MARKER-7f3a (or, where '-'
+# could not reach the offending place, SECRET_MARKER_7f3a) as data. No error may quote it.
+MARKER = "SECRET-MARKER-7f3a"
+NAN_MARKER = "nan(SECRET_MARKER_7f3a)"  # std::from_chars reads NaN with a payload name
+
+
+def write_npy_header(name, header, data=b""):
+    """A .npy v1.0 whose header dict is `header` as it is (for malformed headers)."""
+    header += " " * (-(10 + len(header) + 1) % 64) + "\n"
+    (HERE / name).write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1") +
+                              data)
+
+
+# Text of numbers, read by --utilities, --queries, --data, --bids and --prices.
+(HERE / "marker_word.txt").write_text("1\n2\n%s\n" % MARKER)
+(HERE / "marker_number_then_text.txt").write_text("1\n25%s\n" % MARKER)
+(HERE / "marker_cr_only.txt").write_bytes(("1\r2\r%s\r4\r" % MARKER).encode())
+(HERE / "marker_comment_cr_only.txt").write_bytes(("# %s\r1\r2\r" % MARKER).encode())
+(HERE / "marker_out_of_range.txt").write_text("1\n1e999 %s\n" % MARKER)
+(HERE / "marker_nan.txt").write_text("1\n%s\n" % NAN_MARKER)
+(HERE / "marker_control_bytes.txt").write_bytes(("1\n%s\x1b[2J\n" % MARKER).encode())
+(HERE / "marker_nul.txt").write_bytes(("1\n%s\0\n" % MARKER).encode())
+# Raw data of a size no element size divides (18 bytes).
+(HERE / "marker_odd_size.f64").write_bytes(MARKER.encode())
+(HERE / "marker_odd_size.f32").write_bytes(MARKER.encode())
+# .npy headers with the marker where a dtype, a shape or a flag belongs.
+values_data = struct.pack("<3d", 1.0, 2.0, 3.0)
+write_npy_header("marker_npy_descr.npy", "{'descr': '%s', 'fortran_order': False, 'shape': (3,), }" % MARKER,
+                 values_data)
+write_npy_header("marker_npy_shape.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (%s,), }" % MARKER,
+                 values_data)
+write_npy_header("marker_npy_fortran_order.npy",
+                 "{'descr': '<f8', 'fortran_order': %s, 'shape': (3,), }" % MARKER, values_data)
+write_npy_header("marker_npy_no_descr.npy", "{'%s': '<f8', 'fortran_order': False, 'shape': (3,), }" % MARKER,
+                 values_data)
+# CSV (user, key) pairs for dpselect keys.
+(HERE / "marker_keys_no_header.csv").write_text("5551234,%s\n5551235,cats\n" % MARKER)
+(HERE / "marker_keys_cr_only.csv").write_bytes(("user,key\r1,%s\r2,cats\r" % MARKER).encode())
+(HERE / "marker_keys_bad_user.csv").write_text("user,key\n%s,cats\n" % MARKER)
+(HERE / "marker_keys_integer_key.csv").write_text("user,key\n1,%s\n" % MARKER)
+(HERE / "marker_keys_ragged.csv").write_text("user,key\n1,cats,%s\n" % MARKER)
+(HERE / "marker_keys_quote_inside.csv").write_text('user,key\n1,%s"x\n' % MARKER)
+(HERE / "marker_keys_after_quote.csv").write_text('user,key\n1,"cats"%s\n' % MARKER)
+(HERE / "marker_keys_unclosed.csv").write_text('user,key\n1,"%s\n2,cats\n' % MARKER)
+(HERE / "marker_keys_bad_utf8.csv").write_bytes(("user,key\n1,%s" % MARKER).encode() + b"\xe9\n")
+(HERE / "marker_keys_nul.csv").write_bytes(("user,key\n1,%s\0\n" % MARKER).encode())
+(HERE / "marker_keys_duplicate_column.csv").write_text("user,key,user,%s\n1,cats,2,3\n" % MARKER)
+(HERE / "marker_keys_header_only.csv").write_text("user,key,%s\n" % MARKER)
+write_npy_header("marker_keys_npy_descr.npy", "{'descr': '%s', 'fortran_order': False, 'shape': (1, 2), }" % MARKER,
+                 struct.pack("<2q", 1, 2))
+# The positive control of the marker and the escaping of released keys: held by 300 users each
+# (released for certain, as in keys_queries.csv), the marker itself, a key holding ESC [ 2 J and
+# a line feed (a quoted CSV field), and one holding a backslash.
+hostile = ["user,key"]
+for user in range(1, 301):
+    hostile += ["%d,%s" % (user, MARKER), '%d,"wipe\x1b[2J\nline"' % user, "%d,back\\slash" % user]
+(HERE / "marker_keys_released.csv").write_text("\n".join(hostile) + "\n")
