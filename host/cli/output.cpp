@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "output.hpp"
+#include "utf8.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -104,27 +105,9 @@ std::string text_output_value(const Scalar& value) {
 // C1 control, or 0 when there is none (an invalid or truncated sequence, an overlong form, a
 // surrogate, a code point beyond U+10FFFF, U+0080 to U+009F).
 std::size_t printable_utf8_length(std::string_view bytes) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(bytes[i]); };
-  const unsigned char lead = byte(0);
-  std::size_t length = 0;
   std::uint32_t code = 0;
-  if ((lead & 0xE0) == 0xC0) {
-    length = 2, code = lead & 0x1F;
-  } else if ((lead & 0xF0) == 0xE0) {
-    length = 3, code = lead & 0x0F;
-  } else if ((lead & 0xF8) == 0xF0) {
-    length = 4, code = lead & 0x07;
-  } else {
-    return 0;
-  }
-  if (length > bytes.size()) return 0;
-  for (std::size_t i = 1; i < length; ++i) {
-    if ((byte(i) & 0xC0) != 0x80) return 0;
-    code = (code << 6) | (byte(i) & 0x3F);
-  }
-  constexpr std::uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
-  const bool valid = code >= least[length] && !(code >= 0xD800 && code <= 0xDFFF) && code <= 0x10FFFF;
-  return valid && code > 0x9F ? length : 0;
+  const std::size_t length = utf8_sequence_length(bytes, code);
+  return length >= 2 && code > 0x9F ? length : 0;
 }
 
 void append_json_string(std::string& out, const std::string& text) {

@@ -3,6 +3,7 @@
 // CSV is split here rather than by a library: only two columns are kept, and every error must
 // name the file, the line and the column without echoing the field.
 #include "pairs_input.hpp"
+#include "utf8.hpp"
 
 #include <charconv>
 #include <cstring>
@@ -18,33 +19,10 @@ namespace {
 constexpr std::string_view utf8_byte_order_mark = "\xEF\xBB\xBF";
 
 bool is_valid_utf8(std::string_view text) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t size = text.size();
-  for (std::size_t i = 0; i < size;) {
-    const unsigned char lead = bytes[i];
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t length = 0;
-    std::uint32_t code = 0;
-    if ((lead & 0xE0) == 0xC0) {
-      length = 2, code = lead & 0x1F;
-    } else if ((lead & 0xF0) == 0xE0) {
-      length = 3, code = lead & 0x0F;
-    } else if ((lead & 0xF8) == 0xF0) {
-      length = 4, code = lead & 0x07;
-    } else {
-      return false;
-    }
-    if (i + length > size) return false;
-    for (std::size_t j = 1; j < length; ++j) {
-      if ((bytes[i + j] & 0xC0) != 0x80) return false;
-      code = (code << 6) | (bytes[i + j] & 0x3F);
-    }
-    // Overlong forms, UTF-16 surrogates and code points beyond U+10FFFF are not UTF-8.
-    constexpr std::uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code < least[length] || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) return false;
+  std::uint32_t code = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = utf8_sequence_length(text.substr(i), code);
+    if (length == 0) return false;
     i += length;
   }
   return true;
