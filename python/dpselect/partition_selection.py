@@ -180,7 +180,7 @@ def _integer_array(items: list, name: str) -> np.ndarray:
 
 def _arrow_id_kind(arrow_type: Any) -> str | None:
     """"str" or "bytes" when a pyarrow column's type fixes the kind of its values, else None."""
-    import pyarrow as pa  # importable: the column is a pyarrow one
+    import pyarrow as pa  # type: ignore[import-untyped]  # importable: the column is a pyarrow one
 
     if pa.types.is_dictionary(arrow_type):
         arrow_type = arrow_type.value_type
@@ -228,6 +228,7 @@ def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray,
         if type(values.dtype).__name__ == "StringDtype":
             known = "str"
         values = values.to_numpy()
+    items: list | None
     if isinstance(values, (list, tuple)):
         array, items = None, list(values)
     else:

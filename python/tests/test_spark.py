@@ -185,8 +185,9 @@ def test_a_partition_missing_or_given_twice_is_refused(spark):
     ticket = release.ticket(len(u), first_utility=u[0])
     shards = dpselect.spark._per_partition(frame, "s", dpselect.spark._Evaluate(ticket, job_rows), job_rows, "")
     for wrong in ([0, 1, 2], [0, 1, 1, 3], [0, 1, 2, 3, 3]):
-        # The same key and stream: the shards carry this release's tag too.
+        # The same key, stream, parameters and reference: the shards carry this release's tag too.
         release = dpselect.begin_release(dpselect.Context.fixed_seed(1), epsilon=1.0, sensitivity=1.0)
+        release.ticket(len(u), first_utility=u[0])
         with pytest.raises(dpselect.UsageError, match="exactly once"):
             release.finish(dpselect.merge([shards[i] for i in wrong]))
     with pytest.raises(RuntimeError, match="the look saw 200: the DataFrame changed"):
