@@ -228,9 +228,10 @@ def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray,
         if type(values.dtype).__name__ == "StringDtype":
             known = "str"
         values = values.to_numpy()
+    array: Any = None  # a NumPy array, once there is one
     items: list | None
     if isinstance(values, (list, tuple)):
-        array, items = None, list(values)
+        items = list(values)
     else:
         array = np.asarray(values)
         if array.ndim != 1:
