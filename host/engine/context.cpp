@@ -150,39 +150,19 @@ void ReleaseAccess::fix_reference_from_data(Release& release, double first_utili
   fix_reference_locked(release_state);
 }
 
-namespace {
-
-template <class T>
-ShardResult evaluate_whole_device_array(Release& release, DeviceSpan<const T> utilities, cuda_stream_t stream) {
-  validate_device_utilities(utilities.data, utilities.size, 0, release.params().backend);
-  const IndexRange range{0, utilities.size};
-  ReleaseAccess::claim(release, range);
-  const bool reference_from_data = ReleaseAccess::takes_reference_from_data(release);
-  NoiseSpec spec;
-  {
-    ReleaseState& release_state = ReleaseAccess::state(release);
-    std::lock_guard lock(release_state.mutex);
-    spec = release_state.spec;
-    if (!release_state.reference_fixed && reference_from_data) {
-      // The value stays on the device: nothing on the host reads it once the range is claimed whole
-      // (the release's tag covers r = 0 then; its one shard is stamped and finished here).
-      release_state.reference = UtilityReference::from_data;
-      spec.reference_on_device = true;
-    }
-    fix_reference_locked(release_state);
+NoiseSpec ReleaseAccess::noise_spec_loading_reference(const Release& release) {
+  const bool reference_from_data = takes_reference_from_data(release);
+  ReleaseState& release_state = state(release);
+  std::lock_guard lock(release_state.mutex);
+  NoiseSpec spec = release_state.spec;
+  if (!release_state.reference_fixed && reference_from_data) {
+    // The value stays on the device: nothing on the host reads it once the range is claimed whole
+    // (the release's tag covers r = 0 then; its one shard is stamped and finished here).
+    release_state.reference = UtilityReference::from_data;
+    spec.reference_on_device = true;
   }
-  return ReleaseAccess::stamped(release, range, gpu_evaluate_device(spec, utilities.data, range, stream));
-}
-
-}  // namespace
-
-ShardResult ReleaseAccess::evaluate_whole_device_array(Release& release, DeviceSpan<const float> utilities,
-                                                       cuda_stream_t stream) {
-  return detail::evaluate_whole_device_array(release, utilities, stream);
-}
-ShardResult ReleaseAccess::evaluate_whole_device_array(Release& release, DeviceSpan<const double> utilities,
-                                                       cuda_stream_t stream) {
-  return detail::evaluate_whole_device_array(release, utilities, stream);
+  fix_reference_locked(release_state);
+  return spec;
 }
 
 void ReleaseAccess::claim(Release& release, IndexRange range) {
@@ -431,18 +411,30 @@ ShardResult evaluate_host(Release& release, std::span<const T> utilities, std::u
                               : detail::cpu_evaluate_array(spec, utilities.data(), range));
 }
 
+// reference_on_device: the kernel takes the reference from the first utility itself (a release
+// over the whole range in one array, ReleaseAccess::evaluate_whole_device_array).
 template <class T>
 ShardResult evaluate_device(Release& release, DeviceSpan<const T> utilities,
-                            std::uint64_t first_index, cuda_stream_t stream) {
+                            std::uint64_t first_index, cuda_stream_t stream, bool reference_on_device = false) {
   detail::validate_device_utilities(utilities.data, utilities.size, first_index, release.params().backend);
   const IndexRange range{first_index, first_index + utilities.size};
   detail::ReleaseAccess::claim(release, range);
-  return detail::ReleaseAccess::stamped(
-      release, range,
-      detail::gpu_evaluate_device(detail::ReleaseAccess::noise_spec(release), utilities.data, range, stream));
+  const detail::NoiseSpec spec = reference_on_device ? detail::ReleaseAccess::noise_spec_loading_reference(release)
+                                                     : detail::ReleaseAccess::noise_spec(release);
+  return detail::ReleaseAccess::stamped(release, range,
+                                        detail::gpu_evaluate_device(spec, utilities.data, range, stream));
 }
 
 }  // namespace
+
+ShardResult detail::ReleaseAccess::evaluate_whole_device_array(Release& release, DeviceSpan<const float> utilities,
+                                                               cuda_stream_t stream) {
+  return evaluate_device(release, utilities, 0, stream, true);
+}
+ShardResult detail::ReleaseAccess::evaluate_whole_device_array(Release& release, DeviceSpan<const double> utilities,
+                                                               cuda_stream_t stream) {
+  return evaluate_device(release, utilities, 0, stream, true);
+}
 
 ShardResult Release::evaluate(std::span<const float> utilities, std::uint64_t first_index) {
   return evaluate_host(*this, utilities, first_index);

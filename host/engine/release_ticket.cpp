@@ -78,6 +78,14 @@ class Reader {
   std::size_t at_ = 0;
 };
 
+// `bytes` followed by their tag under the ticket's key and stream (release_tags.hpp), little-endian.
+std::vector<std::uint8_t> with_tag(std::vector<std::uint8_t> bytes, const RandomKey& key, std::uint64_t stream,
+                                   detail::TagDomain domain) {
+  const std::uint64_t tag = detail::keyed_tag(key, stream, domain, bytes);
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(tag >> (8 * i)));
+  return bytes;
+}
+
 [[noreturn]] void refuse_bytes(const std::string& what) {
   throw InvalidArgument("dpselect: bytes must be a ReleaseTicket written by ReleaseTicket::to_bytes (" + what + ")");
 }
@@ -175,10 +183,7 @@ std::vector<std::uint8_t> ReleaseTicket::to_bytes() const {
   w.u64(range_.begin);
   w.u64(range_.end);
   w.u64(release_tag_);
-  std::vector<std::uint8_t> bytes = w.take();
-  const std::uint64_t tag = detail::keyed_tag(key_, stream_, detail::TagDomain::ticket_bytes, bytes);
-  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(tag >> (8 * i)));
-  return bytes;
+  return with_tag(w.take(), key_, stream_, detail::TagDomain::ticket_bytes);
 }
 
 ReleaseTicket ReleaseTicket::from_bytes(std::span<const std::uint8_t> bytes) {
@@ -260,11 +265,7 @@ std::vector<std::uint8_t> TopKTicket::to_bytes() const {
   const std::vector<std::uint8_t> ticket = ticket_.to_bytes();
   w.bytes(ticket.data(), ticket.size());
   w.u64(k_);
-  std::vector<std::uint8_t> bytes = w.take();
-  const std::uint64_t tag =
-      detail::keyed_tag(ticket_.key_, ticket_.stream_, detail::TagDomain::top_k_ticket_bytes, bytes);
-  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(tag >> (8 * i)));
-  return bytes;
+  return with_tag(w.take(), ticket_.key_, ticket_.stream_, detail::TagDomain::top_k_ticket_bytes);
 }
 
 TopKTicket TopKTicket::from_bytes(std::span<const std::uint8_t> bytes) {

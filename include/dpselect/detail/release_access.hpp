@@ -19,6 +19,9 @@ struct ReleaseAccess {
   static ReleaseState& state(const Release& release);
   // The release's spec; fixes its utility reference at 0 if nothing fixed it yet.
   static NoiseSpec noise_spec(const Release& release);
+  // The same, except that where the reference is still to be taken from the data, the spec asks
+  // the kernel to load it from the first utility (NoiseSpec::reference_on_device).
+  static NoiseSpec noise_spec_loading_reference(const Release& release);
   // Whether the params leave the utility reference to the data (neither a reference nor a bound).
   static bool takes_reference_from_data(const Release& release);
   // For the entry points that see the whole range (select, mpi::select), before any evaluate():
