@@ -25,7 +25,9 @@
 # benchmarks, DPSELECT_PARTITIONS_BENCH_LOG2N sizes the latter), ALONE_TESTS (a ctest -R regex run alone on the GPU after the
 # benchmarks), GPU_TESTS (ctest -R within label gpu), SANITIZER_SUITES (a regex of suite names),
 # SANITIZER_JOBS_FILE (lines "tool gtest-filter" instead of every suite), SKIP_SANITIZERS, SKIP_OTHER_TESTS, SKIP_AUDIT and
-# SKIP_PYTHON (SKIP_PYTHON=1 also makes a dry run of this script on a machine without a GPU).
+# SKIP_PYTHON (SKIP_PYTHON=1 also makes a dry run of this script on a machine without a GPU),
+# SANITIZERS_AFTER_TESTS (the sanitizers wait for the GPU tests), NCU_JOBS_FILE (Nsight Compute
+# profiles after the benchmarks; NCU_LIMIT seconds each).
 set -uo pipefail
 T0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - T0 )); }
@@ -111,6 +113,24 @@ if [[ -n "${ALONE_TESTS:-}" ]]; then
   pack
 fi
 
+# Nsight Compute profiles, alone on the GPU (NCU_JOBS_FILE: lines "name kernel-regex launch-count
+# command...", the command run from the root under ncu with the clocks left as found). Each writes
+# ncu-<name>.ncu-rep and its details page as text.
+if [[ -n "${NCU_JOBS_FILE:-}" ]]; then
+  note "phase 1b: Nsight Compute"
+  while read -r name kernels count command; do
+    [[ -z "${name}" || "${name}" == \#* ]] && continue
+    # shellcheck disable=SC2086  # the command's words, as written in the file
+    timeout "${NCU_LIMIT:-60}" ncu --clock-control none --set detailed --kernel-name-base function \
+      -k "regex:${kernels}" --launch-count "${count}" -f -o "${LOGS}/ncu-${name}" env ${command} \
+      > "${LOGS}/ncu-${name}.log" 2>&1
+    echo "ncu ${name} rc $?" >> "${LOGS}/ncu-${name}.log"
+    ncu -i "${LOGS}/ncu-${name}.ncu-rep" --page details > "${LOGS}/ncu-${name}.txt" 2>&1
+    tail -n 1 "${LOGS}/ncu-${name}.log" >> "${SUMMARY}"
+    pack
+  done < "${NCU_JOBS_FILE}"
+fi
+
 note "phase 2: tests, sanitizers, Python, audit"
 TEST_LIMIT="${TEST_LIMIT:-300}"
 (
@@ -118,6 +138,7 @@ TEST_LIMIT="${TEST_LIMIT:-300}"
     > "${LOGS}/ctest-gpu.txt" 2>&1
   echo "ctest gpu rc $?" >> "${LOGS}/ctest-gpu.txt"
 ) &
+GPU_CTEST=$!
 [[ -n "${SKIP_OTHER_TESTS:-}" ]] || (
   cd build/default && timeout "${TEST_LIMIT}" nice ctest -LE "gpu|mpi|install" -j4 --timeout 200 \
     --output-on-failure > "${LOGS}/ctest-other.txt" 2>&1
@@ -171,6 +192,11 @@ sanitize_line() {  # tool gtest-filter (one line of SANITIZER_JOBS_FILE)
 export -f matches_tests sanitize_job sanitize_suite sanitize_line
 export LOGS STATISTICAL DELIBERATE_API_ERRORS SANITIZER_DEADLINE GPU_TEST_BINARY SANITIZER_LIMIT SANITIZER_PARTIAL_LIMIT
 [[ -n "${SKIP_SANITIZERS:-}" ]] || (
+  # SANITIZERS_AFTER_TESTS=1: the sanitizers start once the GPU tests are done (the tests time-slice
+  # the device with nothing instrumented), and get what is left of TEST_LIMIT.
+  if [[ -n "${SANITIZERS_AFTER_TESTS:-}" ]]; then
+    while kill -0 "${GPU_CTEST}" 2> /dev/null; do sleep 2; done
+  fi
   if [[ -n "${SANITIZER_JOBS_FILE:-}" ]]; then
     xargs -P "${SANITIZER_JOBS:-10}" -L 1 bash -c 'sanitize_line "$0" "$1"' < "${SANITIZER_JOBS_FILE}"
   else
