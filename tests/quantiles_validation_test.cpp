@@ -3,9 +3,11 @@
 // before any charge (the accountant stays at zero) and before any stream is drawn.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -112,6 +114,62 @@ TEST(QuantileValidation, NaNDataNamesItsIndexAndEmptyDataIsRefused) {
   const std::vector<double> infinite = {-std::numeric_limits<double>::infinity(),
                                         std::numeric_limits<double>::infinity()};
   EXPECT_EQ(QuantileData(std::span<const double>(infinite), kRange).size(), 2u);
+}
+
+// A reader over `values`, `chunk_size` at a time.
+template <class T>
+ChunkedValues<T> chunks_of(const std::vector<T>& values, std::uint64_t chunk_size) {
+  return {values.size(),
+          [&values](std::uint64_t first, std::span<T> out) {
+            std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(first), out.size(), out.begin());
+          },
+          chunk_size};
+}
+
+TEST(QuantileValidation, ChunkedValuesPrepareTheSpansData) {
+  std::vector<double> values(100'003);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.37 * static_cast<double>(i)) * 120.0;
+  values[5] = 3.0;  // on a grid point of the resolution below
+  const std::vector<float> floats(values.begin(), values.end());
+  for (const QuantileRange& range : {kRange, QuantileRange{-100.0, 100.0, 0.5}}) {
+    const std::vector<std::uint64_t> expected = QuantileData(std::span<const double>(values), range).sorted_positions();
+    for (const std::uint64_t chunk_size : {std::uint64_t{1'000}, std::uint64_t{65'536}, std::uint64_t{200'000}}) {
+      EXPECT_EQ(QuantileData(chunks_of(values, chunk_size), range).sorted_positions(), expected);
+    }
+    EXPECT_EQ(QuantileData(chunks_of(floats, 4'096), range).sorted_positions(),
+              QuantileData(std::span<const float>(floats), range).sorted_positions());
+  }
+  std::vector<double> bad = values;
+  bad[70'001] = std::numeric_limits<double>::quiet_NaN();
+  expect_invalid_message([&] { QuantileData(chunks_of(bad, 1'000), kRange); }, {"data[70001]", "nan"});
+  expect_invalid_message([&] { QuantileData(chunks_of(values, 0), kRange); }, {"chunk_size"});
+  ChunkedValues<double> no_reader = chunks_of(values, 10);
+  no_reader.read = nullptr;
+  expect_invalid_message([&] { QuantileData(no_reader, kRange); }, {"values.read"});
+}
+
+TEST(QuantileValidation, InPlaceSortOfPositionsEqualsStdSort) {
+  std::mt19937_64 random(7);
+  const auto check = [&](std::vector<std::uint64_t> positions) {
+    std::vector<std::uint64_t> expected = positions;
+    std::sort(expected.begin(), expected.end());
+    detail::sort_positions_in_place(positions);
+    EXPECT_EQ(positions, expected);
+  };
+  for (const std::uint64_t spread : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{1000}, std::uint64_t{1} << 20,
+                                     std::uint64_t{1} << 42}) {
+    std::vector<std::uint64_t> positions(300'007);
+    for (std::uint64_t& p : positions) p = (std::uint64_t{1} << 41) + random() % spread;  // shared high bits
+    check(positions);
+  }
+  std::vector<std::uint64_t> few_distinct(100'000);
+  for (std::uint64_t& p : few_distinct) p = random() % 3 == 0 ? 17 : (std::uint64_t{1} << 30) + random() % 5;
+  check(few_distinct);
+  std::vector<std::uint64_t> descending(50'000);
+  for (std::size_t i = 0; i < descending.size(); ++i) descending[i] = 2 * (descending.size() - i);
+  check(descending);
+  check({});
+  check({5});
 }
 
 TEST(QuantileValidation, BadSingleQuantileParametersChargeNothing) {

@@ -3,8 +3,13 @@
 // 2^32, functor and array paths agreeing, the report, and misuse.
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <limits>
+#include <memory>
 #include <numeric>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "dpselect/detail/screened_scoring.hpp"
@@ -82,6 +87,87 @@ TEST_F(ReleaseApi, ShardedRangeGivesTheWholeRangeAnswer) {
       EXPECT_EQ(got.report.candidates, kCount);
     }
   }
+}
+
+// A reader over `u` that records the ranges it was asked for.
+template <class T>
+ChunkedValues<T> chunked(const std::vector<T>& u, std::uint64_t chunk_size,
+                            std::vector<std::pair<std::uint64_t, std::uint64_t>>* asked = nullptr) {
+  return {u.size(),
+          [&u, asked](std::uint64_t first, std::span<T> out) {
+            if (asked != nullptr) asked->emplace_back(first, out.size());
+            std::copy_n(u.begin() + static_cast<std::ptrdiff_t>(first), out.size(), out.begin());
+          },
+          chunk_size};
+}
+
+template <class T>
+void expect_chunked_equals_whole(const std::vector<T>& u, const SelectionParams& params,
+                                 std::initializer_list<std::uint64_t> chunk_sizes) {
+  for (const std::uint64_t chunk_size : chunk_sizes) {
+    for (std::uint64_t seed = 0; seed < 4; ++seed) {
+      Context whole_context = Context::with_fixed_seed(seed);
+      const Selection expected = select(whole_context, std::span<const T>(u), params);
+      Context chunked_context = Context::with_fixed_seed(seed);
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> asked;
+      const Selection got = select(chunked_context, chunked(u, chunk_size, &asked), params);
+      EXPECT_EQ(got.index, expected.index) << "seed " << seed << ", chunks of " << chunk_size;
+      EXPECT_EQ(got.report.stream, expected.report.stream);
+      EXPECT_EQ(got.report.candidates, expected.report.candidates);
+      EXPECT_EQ(got.report.slack.epsilon, expected.report.slack.epsilon);
+      EXPECT_EQ(got.report.slack.delta, expected.report.slack.delta);
+      // Consecutive ranges in order, each candidate once, none longer than a chunk.
+      std::uint64_t next = 0;
+      for (const auto& [first, size] : asked) {
+        EXPECT_EQ(first, next);
+        EXPECT_LE(size, chunk_size);
+        next = first + size;
+      }
+      EXPECT_EQ(next, u.size());
+    }
+  }
+}
+
+TEST_F(ReleaseApi, ChunkedValuesReleaseWhatTheWholeArrayReleases) {
+  std::vector<double> u = wavy_utilities(100'003);
+  for (double& x : u) x += 1e6;  // the reference, taken from the first chunk, matters to the scores
+  u[17] = -std::numeric_limits<double>::infinity();
+  const std::vector<double> few(u.begin(), u.begin() + 300);
+  for (const Mechanism mechanism : {Mechanism::exponential, Mechanism::permute_and_flip, Mechanism::laplace_noisy_max}) {
+    expect_chunked_equals_whole(u, params_for(mechanism, 2.0, 1.0), {7'919, 65'536, u.size() + 1});
+    expect_chunked_equals_whole(few, params_for(mechanism, 2.0, 1.0), {1, 7});
+  }
+  SelectionParams bounded = params_for(Mechanism::exponential, 2.0, 1.0, true);
+  bounded.utility_bound = 1e7;
+  expect_chunked_equals_whole(u, bounded, {65'536});
+  const std::vector<float> floats(u.begin(), u.end());
+  expect_chunked_equals_whole(floats, params_for(Mechanism::permute_and_flip, 0.5, 1.0), {7'919, u.size()});
+}
+
+TEST_F(ReleaseApi, ChunkedValuesAreCheckedBeforeTheCharge) {
+  auto accountant = std::make_shared<PrivacyAccountant>(PrivacyBound{10.0, 0.0});
+  Context context = Context::with_fixed_seed(3);
+  context.charge_to(accountant);
+  const std::vector<double> u = wavy_utilities(10);
+  const SelectionParams params = params_for(Mechanism::exponential, 1.0, 1.0);
+  ChunkedValues<double> empty = chunked(u, 4);
+  empty.size = 0;
+  EXPECT_THROW(select(context, empty, params), InvalidArgument);
+  ChunkedValues<double> no_reader = chunked(u, 4);
+  no_reader.read = nullptr;
+  EXPECT_THROW(select(context, no_reader, params), InvalidArgument);
+  EXPECT_THROW(select(context, chunked(u, 0), params), InvalidArgument);
+  EXPECT_EQ(accountant->release_count(), 0u);
+  // A NaN in the third chunk: refused by finish, naming its index, after the charge.
+  std::vector<double> bad = u;
+  bad[9] = std::nan("");
+  try {
+    select(context, chunked(bad, 4), params);
+    ADD_FAILURE() << "a NaN was accepted";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("9"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(accountant->release_count(), 1u);
 }
 
 TEST_F(ReleaseApi, FunctorAndArrayPathsAgreeAcrossLargeIndices) {

@@ -146,6 +146,59 @@ TEST(TopKSharded, ShardsThroughTicketsFinishToTheOneProcessIndices) {
   }
 }
 
+TEST(TopKChunked, ChunksReleaseTheWholeArraysIndices) {
+  constexpr std::size_t n = 20'011;
+  const std::vector<float> u = sharded_top_k_utilities(n);
+  for (Generator generator : {Generator::chacha20, Generator::philox}) {
+    for (std::uint64_t k : {1u, 16u, 700u}) {
+      for (std::uint64_t chunk_size : {1u, 999u, 4096u, 30'000u}) {
+        TopKParams params = top_k_params(0.3, k);
+        params.per_pick.backend = Backend::Cpu;
+        Context whole = Context::with_fixed_seed(21, generator);
+        const TopKSelection expected = select_top_k(whole, std::span<const float>(u), params);
+        Context chunks = Context::with_fixed_seed(21, generator);
+        std::uint64_t next = 0;
+        const ChunkedValues<float> reader{n,
+                                             [&](std::uint64_t first, std::span<float> out) {
+                                               EXPECT_EQ(first, next);
+                                               EXPECT_LE(out.size(), chunk_size);
+                                               next = first + out.size();
+                                               std::copy_n(u.begin() + static_cast<std::ptrdiff_t>(first), out.size(),
+                                                           out.begin());
+                                             },
+                                             chunk_size};
+        params.per_pick.backend = Backend::Auto;
+        const TopKSelection got = select_top_k(chunks, reader, params);
+        EXPECT_EQ(got.indices, expected.indices) << "k " << k << ", chunks of " << chunk_size;
+        EXPECT_EQ(next, n);
+        EXPECT_EQ(got.report.per_pick.stream, expected.report.per_pick.stream);
+        EXPECT_EQ(got.report.per_pick.slack.epsilon, expected.report.per_pick.slack.epsilon);
+        EXPECT_EQ(got.report.rho, expected.report.rho);
+      }
+    }
+  }
+}
+
+TEST(TopKChunked, BadInputIsRefusedBeforeTheCharge) {
+  auto accountant = std::make_shared<PrivacyAccountant>(PrivacyBound{10.0, 0.0});
+  Context context = Context::with_fixed_seed(2);
+  context.charge_to(accountant);
+  const std::vector<double> u(10, 1.0);
+  const auto copy = [&u](std::uint64_t first, std::span<double> out) {
+    std::copy_n(u.begin() + static_cast<std::ptrdiff_t>(first), out.size(), out.begin());
+  };
+  EXPECT_THROW(select_top_k(context, ChunkedValues<double>{10, copy, 4}, top_k_params(0.5, 11)), InvalidArgument);
+  EXPECT_THROW(select_top_k(context, ChunkedValues<double>{0, copy, 4}, top_k_params(0.5, 1)), InvalidArgument);
+  EXPECT_THROW(select_top_k(context, ChunkedValues<double>{10, nullptr, 4}, top_k_params(0.5, 1)), InvalidArgument);
+  EXPECT_THROW(select_top_k(context, ChunkedValues<double>{10, copy, 0}, top_k_params(0.5, 1)), InvalidArgument);
+  TopKParams gpu = top_k_params(0.5, 1);
+  gpu.per_pick.backend = Backend::Gpu;
+  EXPECT_THROW(select_top_k(context, ChunkedValues<double>{10, copy, 4}, gpu), InvalidArgument);
+  EXPECT_EQ(accountant->release_count(), 0u);
+  EXPECT_EQ(select_top_k(context, ChunkedValues<double>{10, copy, 4}, top_k_params(0.5, 3)).indices.size(), 3u);
+  EXPECT_EQ(accountant->release_count(), 3u);
+}
+
 TEST(TopKSharded, FinishRefusesAShardMissingOrTwiceAndAnotherK) {
   const std::vector<float> u = sharded_top_k_utilities(300);
   const std::span<const float> all(u);

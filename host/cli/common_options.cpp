@@ -216,7 +216,7 @@ CLI::App& add_selection_command(CLI::App& app, const std::string& name,
   return command;
 }
 
-InputValues UtilityFile::read(const SelectionParams& params, std::uint64_t row_width) const {
+InputValues UtilityFile::read(const SelectionParams& params, std::uint64_t row_width, bool chunked) const {
   ValueKind kind = utility_values;
   kind.magnitude_bound = params.utility_bound;
   kind.bound_center = params.utility_reference.value_or(0.0);
@@ -227,7 +227,8 @@ InputValues UtilityFile::read(const SelectionParams& params, std::uint64_t row_w
                         .format = format,
                         .two_dimensional = matrix ? TwoDimensional::keep : one_list(flatten),
                         .two_dimensional_hint = "use 'dpselect rows' for one pick per row",
-                        .slice = rank_slice(row_width)},
+                        .slice = rank_slice(row_width),
+                        .chunked = chunked},
                        kind);
   });
 }

@@ -81,7 +81,9 @@ struct UtilityFile {
   // A utility beyond `utility_bound` (--utility-bound, 0: none) is refused with its line. In a
   // distributed job (job.hpp) each rank reads its even share, of rows `row_width` wide when > 0
   // (a 2-D .npy kept as a matrix: its own rows), and every rank fails alike when any read fails.
-  InputValues read(const SelectionParams& params, std::uint64_t row_width = 0) const;
+  // `chunked`: a raw or .npy file in one process is checked a chunk at a time and left in the
+  // file (InputValues::chunked), never held whole.
+  InputValues read(const SelectionParams& params, std::uint64_t row_width = 0, bool chunked = false) const;
   // "--utilities scores.txt", "--utilities <stdin>", for messages.
   std::string label() const { return input_label("--utilities", path); }
 };

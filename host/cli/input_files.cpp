@@ -43,29 +43,46 @@ InputValues read_text(InputBytes& bytes, ValueKind kind) {
                    ": a NumPy .npy file (by its magic bytes), not text; use --format npy or leave "
                    "--format out");
   }
-  return {InputFormat::text, "float64", {}, parse_text(bytes.read_rest(), bytes.label(), kind)};
+  return {.format = InputFormat::text, .element_type = "float64", .values = parse_text(bytes.read_rest(), bytes.label(), kind)};
+}
+
+template <class T>
+std::uint64_t raw_value_count(const InputBytes& bytes) {
+  if (bytes.size() % sizeof(T) != 0) {
+    // Sizes and shapes are not quoted: for bids they give the number of bidders.
+    throw CliError(bytes.label() + ": file size is not a multiple of " + std::to_string(sizeof(T)) +
+                   " bytes (raw " + (sizeof(T) == 4 ? "float32" : "float64") + ")");
+  }
+  const std::uint64_t total = bytes.size() / sizeof(T);
+  require_values(total, bytes.label());
+  return total;
 }
 
 template <class T>
 InputValues read_raw(InputBytes& bytes, InputFormat format, ValueKind kind,
                      const std::optional<InputSlice>& slice) {
   const char* type_name = sizeof(T) == 4 ? "float32" : "float64";
-  if (bytes.size() % sizeof(T) != 0) {
-    // Sizes and shapes are not quoted: for bids they give the number of bidders.
-    throw CliError(bytes.label() + ": file size is not a multiple of " + std::to_string(sizeof(T)) +
-                   " bytes (raw " + type_name + ")");
-  }
-  const std::uint64_t total = bytes.size() / sizeof(T);
-  require_values(total, bytes.label());
+  const std::uint64_t total = raw_value_count<T>(bytes);
   const ElementRange range =
       slice ? slice_elements(*slice, total, slice->row_width) : ElementRange{0, total};
   bytes.skip(range.first * sizeof(T));
   std::vector<T> values = bytes.read_array<T>(range.count);
   check_elements(values, bytes.label(), kind, range.first);
-  InputValues input{format, type_name, {}, std::move(values)};
+  InputValues input{.format = format, .element_type = type_name, .values = std::move(values)};
   input.first = range.first;
   input.total = total;
   return input;
+}
+
+// A raw or .npy input left in its file (`bytes` at its first value): every value checked in one
+// pass, a chunk at a time, then read again by each release through `described.chunked`.
+InputValues open_chunked(InputValues described, const InputBytes& bytes,
+                         std::string stored, std::uint64_t total, ValueKind kind) {
+  described.total = total;
+  described.chunked = std::make_shared<const ChunkedFile>(bytes.duplicate_descriptor(), bytes.label(), bytes.position(),
+                                                          std::move(stored), total);
+  check_chunked(*described.chunked, bytes.label(), kind);
+  return described;
 }
 
 // A text input read whole and checked, then cut to `slice` (text has no offsets to seek to).
@@ -145,18 +162,34 @@ InputValues read_values_or_throw(const InputOption& input, ValueKind kind) {
                    ": standard input cannot be split across the ranks of a distributed run; give a file");
   }
   InputBytes bytes(input.path, input_label(input.name, input.path));
+  const bool chunked = input.chunked && !input.slice && input.path != standard_input_path;
   switch (resolve_format(input.format, input.path, bytes.head())) {
     case InputFormat::npy: {
       const NpyHeader header = read_npy_header(bytes);
       check_dimensions(header, input, bytes.label());
+      if (chunked) {
+        const std::uint64_t total = npy_value_count(bytes, header);
+        return open_chunked({.format = InputFormat::npy, .element_type = header.descr, .shape = header.shape}, bytes,
+                            header.descr, total, kind);
+      }
       // A matrix kept as one is cut by its own rows.
       const bool matrix = header.shape.size() == 2 && input.two_dimensional == TwoDimensional::keep;
       std::optional<InputSlice> slice = input.slice;
       if (slice && matrix) slice->row_width = header.shape[1];
       return read_npy_data(bytes, header, kind, slice);
     }
-    case InputFormat::f32: return read_raw<float>(bytes, InputFormat::f32, kind, input.slice);
-    case InputFormat::f64: return read_raw<double>(bytes, InputFormat::f64, kind, input.slice);
+    case InputFormat::f32:
+      if (chunked) {
+        return open_chunked({.format = InputFormat::f32, .element_type = "float32"}, bytes, "<f4",
+                            raw_value_count<float>(bytes), kind);
+      }
+      return read_raw<float>(bytes, InputFormat::f32, kind, input.slice);
+    case InputFormat::f64:
+      if (chunked) {
+        return open_chunked({.format = InputFormat::f64, .element_type = "float64"}, bytes, "<f8",
+                            raw_value_count<double>(bytes), kind);
+      }
+      return read_raw<double>(bytes, InputFormat::f64, kind, input.slice);
     case InputFormat::text:
     case InputFormat::by_extension: break;
   }
@@ -167,14 +200,18 @@ InputValues read_values_or_throw(const InputOption& input, ValueKind kind) {
 
 }  // namespace
 
+OutOfMemory out_of_memory_reading(std::string_view option, std::string_view path) {
+  // The size is not quoted: for bids it gives the number of bidders.
+  return OutOfMemory(input_label(option, path) +
+                     ": not enough memory to read it (free memory, raise the limit set by "
+                     "ulimit -v, or give a smaller input)");
+}
+
 InputValues read_values(const InputOption& input, ValueKind kind) {
   try {
     return read_values_or_throw(input, kind);
   } catch (const std::bad_alloc&) {
-    // The size is not quoted: for bids it gives the number of bidders.
-    throw OutOfMemory(input_label(input.name, input.path) +
-                      ": not enough memory to read it (free memory, raise the limit set by "
-                      "ulimit -v, or give a smaller input)");
+    throw out_of_memory_reading(input.name, input.path);
   }
 }
 

@@ -7,12 +7,18 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
+#include <new>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "cli_error.hpp"
+#include "dpselect/chunked_values.hpp"
 
 namespace dpselect::cli {
 
@@ -77,6 +83,9 @@ struct InputOption {
   std::string two_dimensional_hint = {};
   // Read only this part (nullopt: all of it). Standard input cannot be cut: refused.
   std::optional<InputSlice> slice = std::nullopt;
+  // A raw or .npy file (not standard input, not a slice) is checked in one pass a chunk at a time
+  // and then left in the file: InputValues::chunked reads it again. Text is read whole.
+  bool chunked = false;
 };
 
 // The file name "-" stands for standard input.
@@ -90,21 +99,73 @@ std::string input_label(std::string_view option, std::string_view path);
 void require_one_standard_input(
     std::initializer_list<std::pair<std::string_view, std::string_view>> options);
 
+// Values read (and checked) at once in a chunked input's checking pass and by each release: 32 MB
+// of double, whatever the file's size.
+inline constexpr std::uint64_t chunk_values = std::uint64_t{1} << 22;
+
+// The values of a raw f32/f64 or .npy file read again a chunk at a time, never held whole: an
+// input larger than memory. Reads with pread on a descriptor of its own, from any thread (one at
+// a time).
+class ChunkedFile {
+ public:
+  // `descriptor`: an open file, owned from here on (closed with the last copy). `data_offset`:
+  // where the values start (after a .npy header). `stored`: "<f4", "<f8", "<i4" or "<i8".
+  ChunkedFile(int descriptor, std::string label, std::uint64_t data_offset, std::string stored, std::uint64_t total);
+
+  // float32 data, read as float (as a whole read keeps it); everything else is read as double.
+  bool holds_floats() const { return stored_ == "<f4"; }
+  std::uint64_t total() const { return total_; }
+  // Values [first, first + out.size()), converted as a whole read converts them. The float
+  // overload only where holds_floats(). Throws CliError naming the file if it cannot be read (it
+  // shrank since it was opened, say).
+  void read(std::uint64_t first, std::span<float> out) const;
+  void read(std::uint64_t first, std::span<double> out) const;
+  // The library's view of the values (chunked_values.hpp), `chunk_values` at a time; refers to
+  // this object, which must outlive it.
+  template <class T>
+  ChunkedValues<T> chunked_values() const {
+    return {total_, [this](std::uint64_t first, std::span<T> out) { read(first, out); }, chunk_values};
+  }
+
+ private:
+  struct Descriptor;
+  void read_bytes(std::uint64_t offset, void* destination, std::uint64_t bytes) const;
+  std::shared_ptr<const Descriptor> descriptor_;
+  std::string label_;
+  std::uint64_t data_offset_;
+  std::string stored_;
+  std::uint64_t total_;
+};
+
 struct InputValues {
   InputFormat format = InputFormat::text;  // as resolved
-  std::string element_type;                // "float64", "float32", or the .npy descr ("<i8")
-  std::vector<std::uint64_t> shape;        // .npy only; a 2-D array is held in C order
+  std::string element_type = {};           // "float64", "float32", or the .npy descr ("<i8")
+  std::vector<std::uint64_t> shape = {};   // .npy only; a 2-D array is held in C order
   // float32 data stays float (the library widens it exactly); everything else is double.
-  std::variant<std::vector<float>, std::vector<double>> values;
+  std::variant<std::vector<float>, std::vector<double>> values = {};
   // Where `values` lie in the whole input: from value `first` on, of `total` values (a slice;
   // without one, first = 0 and total = size()).
   std::uint64_t first = 0;
   std::uint64_t total = 0;
+  // Set where the input was opened chunked (InputOption::chunked): `values` is then empty and the
+  // values are read through it, all `total` of them.
+  std::shared_ptr<const ChunkedFile> chunked = nullptr;
 
   std::size_t size() const;
   // The values as doubles (moved out when they already are).
   std::vector<double> take_doubles();
 };
+
+// Calls `use(source)` with the values of `input` as the library takes them: a span of the values
+// held (std::span<const float> or <const double>), or the chunked file's ChunkedValues.
+template <class Use>
+decltype(auto) with_values(const InputValues& input, Use&& use) {
+  if (input.chunked) {
+    return input.chunked->holds_floats() ? use(input.chunked->chunked_values<float>())
+                                         : use(input.chunked->chunked_values<double>());
+  }
+  return std::visit([&](const auto& values) { return use(std::span(values)); }, input.values);
+}
 
 // Reads and checks every value of `input`. At least one value is required.
 //
@@ -119,5 +180,20 @@ struct InputValues {
 // on a number line, is refused as looking binary, and a CR that ends no CRLF (CR-only line
 // ends) is refused as such. No message quotes the data: it names the line and the column.
 InputValues read_values(const InputOption& input, ValueKind kind);
+
+// The error for an input too large for the memory the process may take, naming the option and the
+// file: thrown by read_values, and by a command whose own copy of a chunked input (sorted bids,
+// quantile positions) does not fit.
+OutOfMemory out_of_memory_reading(std::string_view option, std::string_view path);
+
+// `prepare()`, with an allocation failure turned into out_of_memory_reading(option, path).
+template <class Prepare>
+auto prepared_from(std::string_view option, std::string_view path, Prepare&& prepare) {
+  try {
+    return prepare();
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory_reading(option, path);
+  }
+}
 
 }  // namespace dpselect::cli

@@ -109,6 +109,12 @@ std::string InputBytes::read_rest() {
   return rest;
 }
 
+int InputBytes::duplicate_descriptor() const {
+  const int descriptor = file_ ? ::fcntl(::fileno(file_.get()), F_DUPFD_CLOEXEC, 0) : -1;
+  if (descriptor < 0) throw CliError(label_ + ": cannot open: " + std::strerror(errno));
+  return descriptor;
+}
+
 std::string domain_violation(double value, ValueKind kind) {
   std::string_view requirement;
   switch (kind.domain) {

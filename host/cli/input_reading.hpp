@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,9 @@ class InputBytes {
   }
   // Everything not read yet.
   std::string read_rest();
+  // A descriptor of its own on the same open file (not standard input), for reading it again
+  // where no other file can have taken its path's place: the caller closes it.
+  int duplicate_descriptor() const;
 
  private:
   struct Closer {
@@ -70,7 +74,7 @@ std::string quoted_if_not_finite(double value, const std::string& text);
 // Checks the values of a whole input, or of its slice from element `first` on (messages name
 // elements by their place in the whole input).
 template <class T>
-void check_elements(const std::vector<T>& values, const std::string& label, ValueKind kind,
+void check_elements(std::span<const T> values, const std::string& label, ValueKind kind,
                     std::uint64_t first = 0) {
   for (std::size_t i = 0; i < values.size(); ++i) {
     std::string problem = domain_violation(static_cast<double>(values[i]), kind);
@@ -81,6 +85,16 @@ void check_elements(const std::vector<T>& values, const std::string& label, Valu
     }
   }
 }
+
+template <class T>
+void check_elements(const std::vector<T>& values, const std::string& label, ValueKind kind,
+                    std::uint64_t first = 0) {
+  check_elements(std::span<const T>(values), label, kind, first);
+}
+
+// The checking pass of a chunked input: every value of `file`, a chunk at a time, as a whole read
+// checks them.
+void check_chunked(const ChunkedFile& file, const std::string& label, ValueKind kind);
 
 // A .npy dtype as an error message names it: " '<f2'" when `descr` is shaped like a dtype NumPy
 // writes (a byte order, a kind letter, a size), else nothing: the header is the file's, and
@@ -110,6 +124,9 @@ struct ElementRange {
   std::uint64_t first = 0;
   std::uint64_t count = 0;
 };
+// The number of values after the header, with `bytes` at the data: refuses a dtype other than
+// '<f4', '<f8', '<i4' and '<i8', data that does not match the shape, and an empty array.
+std::uint64_t npy_value_count(const InputBytes& bytes, const NpyHeader& header);
 // The data, or only `slice` of it (nullopt: all of it).
 InputValues read_npy_data(InputBytes& bytes, const NpyHeader& header, ValueKind kind,
                           const std::optional<InputSlice>& slice);

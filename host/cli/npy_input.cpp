@@ -118,8 +118,7 @@ NpyHeader read_npy_header(InputBytes& bytes) {
   return header;
 }
 
-InputValues read_npy_data(InputBytes& bytes, const NpyHeader& header, ValueKind kind,
-                          const std::optional<InputSlice>& slice) {
+std::uint64_t npy_value_count(const InputBytes& bytes, const NpyHeader& header) {
   const std::string& label = bytes.label();
   const std::uint64_t count = element_count(header, label);
   const bool supported = header.descr == "<f4" || header.descr == "<f8" || header.descr == "<i4" ||
@@ -135,11 +134,19 @@ InputValues read_npy_data(InputBytes& bytes, const NpyHeader& header, ValueKind 
     throw CliError(label + ": .npy data does not match its shape (truncated or extra bytes)");
   }
   require_values(count, label);
+  return count;
+}
+
+InputValues read_npy_data(InputBytes& bytes, const NpyHeader& header, ValueKind kind,
+                          const std::optional<InputSlice>& slice) {
+  const std::string& label = bytes.label();
+  const std::uint64_t count = npy_value_count(bytes, header);
+  const std::uint64_t element_size = static_cast<std::uint64_t>(header.descr.back() - '0');
   const ElementRange range =
       slice ? slice_elements(*slice, count, slice->row_width) : ElementRange{0, count};
   bytes.skip(range.first * element_size);
 
-  InputValues input{InputFormat::npy, header.descr, header.shape, std::vector<double>{}};
+  InputValues input{.format = InputFormat::npy, .element_type = header.descr, .shape = header.shape};
   input.first = range.first;
   input.total = count;
   if (header.descr == "<f4") {

@@ -63,7 +63,7 @@ PriceGrid parse_grid(const std::string& text) {
   return validated("--grid", text, PriceGrid{fields[0], fields[1], fields[2]});
 }
 
-PriceRange parse_range(const std::string& text) {
+PriceRange parse_price_range(const std::string& text) {
   const std::vector<double> fields = parse_colon_fields("--range", "MIN:MAX", 2, text);
   return validated("--range", text, PriceRange{fields[0], fields[1]});
 }
@@ -86,11 +86,22 @@ Record run_price(const PriceOptions& options) {
     add_input(report, "prices", prices, true);
     candidates = prices.take_doubles();
   }
+  // A raw or .npy file of bids is read a chunk at a time into the sorted copy, never held twice.
   InputValues bid_values_read = on_every_rank([&] {
-    return read_values({"--bids", options.bids_path, options.format, one_list(options.flatten)}, bid_values);
+    return read_values({.name = "--bids",
+                        .path = options.bids_path,
+                        .format = options.format,
+                        .two_dimensional = one_list(options.flatten),
+                        .chunked = true},
+                       bid_values);
   });
   add_input(report, "bids", bid_values_read, false);
-  const Bids bids(std::span<const double>(bid_values_read.take_doubles()));
+  const std::shared_ptr<const ChunkedFile>& chunked = bid_values_read.chunked;
+  const Bids bids = prepared_from("--bids", options.bids_path, [&] {
+    return !chunked                 ? Bids(std::span<const double>(bid_values_read.take_doubles()))
+           : chunked->holds_floats() ? Bids(chunked->chunked_values<float>())
+                                     : Bids(chunked->chunked_values<double>());
+  });
 
   add_price_releases(report, bids, candidates, options.params, options.release, options.force,
                      "NOT PRIVATE (diagnostics computed from the bids: do not publish)");
@@ -128,7 +139,7 @@ void register_price_command(CLI::App& app) {
       ->type_name("FILE");
   candidates
       ->add_option_function<std::string>(
-          "--range", [options](const std::string& text) { options->range = parse_range(text); },
+          "--range", [options](const std::string& text) { options->range = parse_price_range(text); },
           "every price in [MIN, MAX] (exponential mechanism over 2^40 + 1 evenly spaced prices, "
           "sampled in O(bids) work)")
       ->type_name("MIN:MAX");

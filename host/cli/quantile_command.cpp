@@ -82,7 +82,7 @@ QuantileOutcome quantile_outcome_of(const QuantilesRelease& release) {
 
 // --range LOWER:UPPER: two finite numbers, lower < upper (negative ones too: -5:5), then the
 // library's own rules (QuantileRange::validate: magnitudes up to 2^960).
-QuantileRange parse_range(const std::string& text) {
+QuantileRange parse_quantile_range(const std::string& text) {
   const std::string form = "--range must be LOWER:UPPER, two numbers separated by a colon (got '" + text + "')";
   const std::size_t colon = text.find(':');
   if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos) throw CliError(form);
@@ -161,12 +161,14 @@ InputValues read_data(const QuantileOptions& options) {
   return read_values({.name = "--data",
                       .path = options.data_path,
                       .format = options.format,
-                      .two_dimensional = one_list(options.flatten)},
+                      .two_dimensional = one_list(options.flatten),
+                      .chunked = true},
                      quantile_data_values);
 }
 
+// A raw or .npy file is read a chunk at a time into the data's positions, never held whole.
 QuantileData prepare(InputValues& input, const QuantileRange& range) {
-  return std::visit([&](const auto& values) { return QuantileData(std::span(values), range); }, input.values);
+  return with_values(input, [&](const auto& values) { return QuantileData(values, range); });
 }
 
 std::string method_name(const QuantileOptions& options) {
@@ -311,7 +313,7 @@ Record run_quantile(const QuantileOptions& options) {
                    format_number(params.max_points));
   }
   const auto preparation_start = std::chrono::steady_clock::now();
-  const QuantileData data = prepare(input, range);
+  const QuantileData data = prepared_from("--data", options.data_path, [&] { return prepare(input, range); });
   const double preparation_seconds = seconds_since(preparation_start);
   input.values = std::vector<double>();  // the prepared positions are all the releases read
 
@@ -424,7 +426,7 @@ void register_quantile_command(CLI::App& app) {
   command
       .add_option_function<std::string>(
           "--range",
-          [options](const std::string& text) { options->range = parse_range(text); },
+          [options](const std::string& text) { options->range = parse_quantile_range(text); },
           "public range of the values; every release is a point of its grid of 2^40 + 1 points (negative "
           "numbers allowed: --range -5:5)")
       ->required()

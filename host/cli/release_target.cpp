@@ -22,6 +22,18 @@ class LocalTarget final : public ReleaseTarget {
   TopKSelection top_k(std::span<const double> u, std::uint64_t, const TopKParams& p) override {
     return select_top_k(context_, u, p);
   }
+  Selection select(const ChunkedValues<float>& u, std::uint64_t, const SelectionParams& p) override {
+    return dpselect::select(context_, u, p);
+  }
+  Selection select(const ChunkedValues<double>& u, std::uint64_t, const SelectionParams& p) override {
+    return dpselect::select(context_, u, p);
+  }
+  TopKSelection top_k(const ChunkedValues<float>& u, std::uint64_t, const TopKParams& p) override {
+    return select_top_k(context_, u, p);
+  }
+  TopKSelection top_k(const ChunkedValues<double>& u, std::uint64_t, const TopKParams& p) override {
+    return select_top_k(context_, u, p);
+  }
   RowsSelection rows(HostMatrix<const float> m, std::uint64_t, const SelectionParams& p) override {
     return select_rows(context_, m, p);
   }
@@ -62,6 +74,23 @@ class LocalTarget final : public ReleaseTarget {
 };
 
 }  // namespace
+
+namespace {
+[[noreturn]] void refuse_chunked() { throw CliError("inputs read a chunk at a time are released in one process"); }
+}  // namespace
+
+Selection ReleaseTarget::select(const ChunkedValues<float>&, std::uint64_t, const SelectionParams&) {
+  refuse_chunked();
+}
+Selection ReleaseTarget::select(const ChunkedValues<double>&, std::uint64_t, const SelectionParams&) {
+  refuse_chunked();
+}
+TopKSelection ReleaseTarget::top_k(const ChunkedValues<float>&, std::uint64_t, const TopKParams&) {
+  refuse_chunked();
+}
+TopKSelection ReleaseTarget::top_k(const ChunkedValues<double>&, std::uint64_t, const TopKParams&) {
+  refuse_chunked();
+}
 
 QuantileRelease ReleaseTarget::quantile(const QuantileData&, double, const QuantileParams&) {
   throw CliError("quantile releases run in one process, not distributed");

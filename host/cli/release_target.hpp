@@ -9,6 +9,7 @@
 #include <span>
 
 #include "common_options.hpp"
+#include "dpselect/chunked_values.hpp"
 #include "dpselect/partition_selection.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/quantiles.hpp"
@@ -27,6 +28,12 @@ class ReleaseTarget {
   virtual Selection select(std::span<const double> utilities, std::uint64_t first, const SelectionParams& params) = 0;
   virtual TopKSelection top_k(std::span<const float> utilities, std::uint64_t first, const TopKParams& params) = 0;
   virtual TopKSelection top_k(std::span<const double> utilities, std::uint64_t first, const TopKParams& params) = 0;
+  // Utilities read a chunk at a time (InputValues::chunked), `first` 0: this process only (a job
+  // reads its slice whole). The default refuses (CliError); the local target releases them.
+  virtual Selection select(const ChunkedValues<float>& utilities, std::uint64_t first, const SelectionParams& params);
+  virtual Selection select(const ChunkedValues<double>& utilities, std::uint64_t first, const SelectionParams& params);
+  virtual TopKSelection top_k(const ChunkedValues<float>& utilities, std::uint64_t first, const TopKParams& params);
+  virtual TopKSelection top_k(const ChunkedValues<double>& utilities, std::uint64_t first, const TopKParams& params);
   // Rows [first_row, first_row + matrix.rows) of the whole matrix.
   virtual RowsSelection rows(HostMatrix<const float> matrix, std::uint64_t first_row, const SelectionParams& params) = 0;
   virtual RowsSelection rows(HostMatrix<const double> matrix, std::uint64_t first_row, const SelectionParams& params) = 0;

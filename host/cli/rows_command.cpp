@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // dpselect rows: one private arg-max per row of a rows x cols utility matrix read from a file.
+#include <algorithm>
+#include <iterator>
 #include <memory>
 #include <optional>
 
@@ -57,6 +59,28 @@ std::uint64_t column_count(const RowsOptions& options, const InputValues& utilit
   return *options.cols;
 }
 
+// The rows of a chunked file, released a block of rows at a time (about chunk_values values; one
+// row where a row is longer). Row r is the context's (first stream + r)-th release whatever the
+// blocks (rows.hpp), so the picks are those of one call over the whole matrix.
+RowsSelection rows_in_blocks(ReleaseTarget& target, const ChunkedFile& file, std::uint64_t cols,
+                             const SelectionParams& params) {
+  const std::uint64_t rows = file.total() / cols;
+  const std::uint64_t block_rows = std::min(rows, std::max<std::uint64_t>(1, chunk_values / cols));
+  const auto release_blocks = [&]<class T>(std::vector<T> buffer) {
+    RowsSelection all;
+    all.selections.reserve(rows);
+    for (std::uint64_t first_row = 0; first_row < rows; first_row += block_rows) {
+      const std::uint64_t block = std::min(block_rows, rows - first_row);
+      file.read(first_row * cols, std::span<T>(buffer.data(), block * cols));
+      RowsSelection part = target.rows(HostMatrix<const T>{buffer.data(), block, cols}, first_row, params);
+      std::move(part.selections.begin(), part.selections.end(), std::back_inserter(all.selections));
+    }
+    return all;
+  };
+  return file.holds_floats() ? release_blocks(std::vector<float>(block_rows * cols))
+                             : release_blocks(std::vector<double>(block_rows * cols));
+}
+
 std::vector<std::uint64_t> row_indices(const RowsOutcome& outcome) {
   std::vector<std::uint64_t> indices;
   for (const Selection& row : outcome.selection.selections) indices.push_back(row.index);
@@ -84,19 +108,21 @@ void add_rows_release(Record& item, const RowsOutcome& outcome, bool indices_in_
 Record run_rows(const RowsOptions& options) {
   std::optional<IndexFile> index_file;
   if (!options.output.empty()) index_file = checked_index_file("--output", options.output);
-  // A job cuts the matrix by whole rows: of --cols values, or of a 2-D .npy's own.
+  // A job cuts the matrix by whole rows: of --cols values, or of a 2-D .npy's own. In one process
+  // a raw or .npy file is read a block of rows at a time, never held whole.
   const InputValues utilities =
-      options.utilities.read(options.params, options.cols.value_or(0));
+      options.utilities.read(options.params, options.cols.value_or(0), true);
   const std::uint64_t cols = column_count(options, utilities);
-  const std::uint64_t rows = utilities.size() / cols;  // this rank's (all of them in one process)
   SelectionParams params = options.params;
   params.backend = options.release.backend;
   std::vector<RowsOutcome> outcomes =
       run_releases(options.release, utilities.total, [&](ReleaseTarget& target) {
+        if (utilities.chunked) return RowsOutcome{rows_in_blocks(target, *utilities.chunked, cols, params)};
         return std::visit(
             [&]<class T>(const std::vector<T>& values) {
-              return RowsOutcome{
-                  target.rows(HostMatrix<const T>{values.data(), rows, cols}, utilities.first / cols, params)};
+              // This rank's rows (all of them in one process).
+              return RowsOutcome{target.rows(HostMatrix<const T>{values.data(), values.size() / cols, cols},
+                                             utilities.first / cols, params)};
             },
             utilities.values);
       });

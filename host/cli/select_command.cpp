@@ -22,16 +22,15 @@ struct SelectOptions {
 };
 
 Record run_select(const SelectOptions& options) {
-  const InputValues utilities = options.utilities.read(options.params);
+  // A raw or .npy file is read a chunk at a time, never held whole.
+  const InputValues utilities = options.utilities.read(options.params, 0, true);
   SelectionParams params = options.params;
   params.backend = options.release.backend;
   std::vector<ReleaseOutcome> outcomes =
       run_releases(options.release, utilities.total, [&](ReleaseTarget& target) {
-        return std::visit(
-            [&](const auto& values) {
-              return outcome_of(target.select(std::span(values), utilities.first, params));
-            },
-            utilities.values);
+        return with_values(utilities, [&](const auto& source) {
+          return outcome_of(target.select(source, utilities.first, params));
+        });
       });
 
   Record report = utility_report("dpselect select: private selection of one candidate index",

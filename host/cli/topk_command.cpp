@@ -9,6 +9,7 @@
 #include "cli_error.hpp"
 #include "commands.hpp"
 #include "common_options.hpp"
+#include "dpselect/select.hpp"
 #include "dpselect/top_k.hpp"
 #include "index_output.hpp"
 #include "input_files.hpp"
@@ -73,7 +74,11 @@ Record run_top_k(const TopKOptions& options) {
   } else {
     index_file = checked_index_file("--output", options.output);
   }
-  const InputValues utilities = options.utilities.read(options.params.per_pick);
+  // A raw or .npy file is read a chunk at a time, never held whole, where the passes run on the
+  // CPU (the library's chunked top-k); the GPU's top-k scores the array whole.
+  const Backend backend = options.release.backend;
+  const bool on_cpu = backend == Backend::Cpu || (backend == Backend::Auto && !gpu_usable());
+  const InputValues utilities = options.utilities.read(options.params.per_pick, 0, on_cpu);
   TopKParams params = options.params;
   // Checked here too (the library refuses it as well) so that the message names the file.
   if (params.k > utilities.total) {
@@ -86,11 +91,9 @@ Record run_top_k(const TopKOptions& options) {
   params.per_pick.backend = options.release.backend;
   std::vector<TopKOutcome> outcomes =
       run_releases(options.release, utilities.total, [&](ReleaseTarget& target) {
-        return std::visit(
-            [&](const auto& values) {
-              return TopKOutcome{target.top_k(std::span(values), utilities.first, params)};
-            },
-            utilities.values);
+        return with_values(utilities, [&](const auto& source) {
+          return TopKOutcome{target.top_k(source, utilities.first, params)};
+        });
       });
 
   const TopKReport& first = outcomes.front().selection.report;

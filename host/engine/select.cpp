@@ -2,6 +2,7 @@
 #include "dpselect/select.hpp"
 
 #include "dpselect/detail/release_access.hpp"
+#include "engine/chunked_passes.hpp"
 #include "engine/gpu_backend.hpp"
 #include "engine/validation.hpp"
 
@@ -32,8 +33,32 @@ Selection select_all(Context& context, Utilities utilities, const SelectionParam
   }
 }
 
+// Each chunk is a shard of one release; the reference is the first chunk's first utility, as
+// select_all takes it from the whole array's.
+template <class T>
+Selection select_chunks(Context& context, const ChunkedValues<T>& utilities, const SelectionParams& params) {
+  detail::validate_params(params);
+  std::vector<T> buffer = detail::chunk_buffer(utilities);
+  detail::resolve_backend(params.backend);
+  Release release = context.begin_release(params);
+  ShardResult merged;
+  detail::for_each_chunk(utilities, buffer, [&](std::span<const T> chunk, std::uint64_t first) {
+    if (first == 0 && detail::ReleaseAccess::takes_reference_from_data(release)) {
+      detail::ReleaseAccess::fix_reference_from_data(release, static_cast<double>(chunk.front()));
+    }
+    merged = first == 0 ? release.evaluate(chunk, first) : merge(merged, release.evaluate(chunk, first));
+  });
+  return release.finish(merged);
+}
+
 }  // namespace
 
+Selection select(Context& context, const ChunkedValues<float>& utilities, const SelectionParams& params) {
+  return select_chunks(context, utilities, params);
+}
+Selection select(Context& context, const ChunkedValues<double>& utilities, const SelectionParams& params) {
+  return select_chunks(context, utilities, params);
+}
 Selection select(Context& context, std::span<const float> utilities, const SelectionParams& params) {
   return select_all(context, utilities, params);
 }

@@ -11,6 +11,7 @@
 
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
+#include "engine/chunked_passes.hpp"
 #include "engine/gpu_backend.hpp"
 #include "engine/parallel_groups.hpp"
 #include "engine/ranked_lists.hpp"
@@ -120,6 +121,32 @@ TopKSelection top_k(Context& context, Utilities utilities, const TopKParams& par
                                   : cpu_top_k(spec, utilities, 0, params.k);
   }
   return detail::finish_top_k(release, params, detail::ReleaseAccess::stamped(release, range, top.tally), top.top);
+}
+
+// The chunks' CPU passes, each over its global indices, merged as the threads' lists are: the k
+// best of the union are among each chunk's k best.
+template <class T>
+TopKSelection top_k_chunks(Context& context, const ChunkedValues<T>& utilities, const TopKParams& params) {
+  const SelectionParams& per_pick = params.per_pick;
+  detail::validate_release_params(per_pick);
+  std::vector<T> buffer = detail::chunk_buffer(utilities);
+  detail::validate_top_k(params, utilities.size);
+  if (per_pick.backend == Backend::Gpu) {
+    throw InvalidArgument("dpselect: a top-k over chunked utilities runs on the CPU (got backend Gpu); use Auto or Cpu");
+  }
+  const IndexRange range{0, utilities.size};
+  const PrivacyCharge picks = detail::top_k_charge(params);
+  detail::ContextAccess::charge(context, std::span(&picks, 1));
+  Release release = detail::ContextAccess::begin_charged_release(context, per_pick);
+  detail::ReleaseAccess::claim(release, range);
+  const detail::NoiseSpec spec = detail::ReleaseAccess::noise_spec(release);
+
+  TopKShardResult merged;
+  detail::for_each_chunk(utilities, buffer, [&](std::span<const T> chunk, std::uint64_t first) {
+    detail::TopKShard part = cpu_top_k(spec, chunk, first, params.k);
+    merged = merge(merged, TopKShardResult{std::move(part.top), part.tally, params.k});
+  });
+  return detail::finish_top_k(release, params, detail::ReleaseAccess::stamped(release, range, merged.tally), merged.best);
 }
 
 }  // namespace
@@ -233,6 +260,12 @@ TopKSelection select_top_k(Context& context, std::span<const float> utilities, c
 }
 TopKSelection select_top_k(Context& context, std::span<const double> utilities, const TopKParams& params) {
   return top_k(context, utilities, params);
+}
+TopKSelection select_top_k(Context& context, const ChunkedValues<float>& utilities, const TopKParams& params) {
+  return top_k_chunks(context, utilities, params);
+}
+TopKSelection select_top_k(Context& context, const ChunkedValues<double>& utilities, const TopKParams& params) {
+  return top_k_chunks(context, utilities, params);
 }
 TopKSelection select_top_k(Context& context, DeviceSpan<const float> utilities, const TopKParams& params,
                            cuda_stream_t stream) {

@@ -3,6 +3,7 @@
 #include "dpselect/pricing.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <parallel/algorithm>
 #include <cmath>
 #include <string>
@@ -63,7 +64,15 @@ void sort_bids(std::vector<double>& bids) {
     } catch (const CudaError&) {
     }
   }
-  __gnu_parallel::sort(bids.begin(), bids.end());
+  // The default parallel sort (a multiway mergesort) needs a second array as large as the bids:
+  // above 2^27 bids (1 GB) the in-place balanced quicksort is used instead, so that the sort does
+  // not double the memory of the largest auctions.
+  constexpr std::size_t kInPlaceSortFrom = std::size_t{1} << 27;
+  if (bids.size() >= kInPlaceSortFrom) {
+    __gnu_parallel::sort(bids.begin(), bids.end(), std::less<double>(), __gnu_parallel::balanced_quicksort_tag());
+  } else {
+    __gnu_parallel::sort(bids.begin(), bids.end());
+  }
 }
 
 void validate_prices(std::span<const double> prices) {
@@ -151,18 +160,46 @@ std::string_view to_string(BidderNeighbours neighbours) {
   return neighbours == BidderNeighbours::add_or_remove_bidder ? "add-remove" : "change-bid";
 }
 
+namespace {
+
+// Checks bids[first_index, first_index + bids.size()) and stores them at `out`: + 0.0 turns -0.0
+// into +0.0, so every sort (and every backend) yields the same bits.
+template <class T>
+void store_bids(std::span<const T> bids, std::uint64_t first_index, double* out) {
+  for (std::size_t i = 0; i < bids.size(); ++i) {
+    const auto bid = static_cast<double>(bids[i]);
+    if (!std::isfinite(bid) || bid < 0.0) {
+      detail::throw_invalid("bids[" + std::to_string(first_index + i) + "]", "finite and >= 0", bid);
+    }
+    out[i] = bid + 0.0;
+  }
+}
+
+}  // namespace
+
 Bids::Bids(std::span<const double> bids) {
   if (bids.empty()) throw InvalidArgument("dpselect: bids must hold at least one bid (got size 0)");
-  for (std::size_t i = 0; i < bids.size(); ++i) {
-    if (!std::isfinite(bids[i]) || bids[i] < 0.0) {
-      detail::throw_invalid("bids[" + std::to_string(i) + "]", "finite and >= 0", bids[i]);
-    }
-  }
   sorted_.resize(bids.size());
-  // + 0.0 turns -0.0 into +0.0, so every sort (and every backend) yields the same bits.
-  std::transform(bids.begin(), bids.end(), sorted_.begin(), [](double bid) { return bid + 0.0; });
+  store_bids(bids, 0, sorted_.data());
   sort_bids(sorted_);
 }
+
+template <class T>
+Bids::Bids(const ChunkedValues<T>& bids) {
+  if (bids.size == 0) throw InvalidArgument("dpselect: bids must hold at least one bid (got size 0)");
+  if (!bids.read) throw InvalidArgument("dpselect: bids.read must be a reader (got an empty function)");
+  if (bids.chunk_size == 0) throw InvalidArgument("dpselect: bids.chunk_size must be at least 1 (got 0)");
+  std::vector<T> buffer(std::min(bids.chunk_size, bids.size));
+  sorted_.resize(bids.size);
+  for (std::uint64_t first = 0; first < bids.size; first += buffer.size()) {
+    const std::span<T> chunk(buffer.data(), std::min<std::uint64_t>(buffer.size(), bids.size - first));
+    bids.read(first, chunk);
+    store_bids(std::span<const T>(chunk), first, sorted_.data() + first);
+  }
+  sort_bids(sorted_);
+}
+template Bids::Bids(const ChunkedValues<double>&);
+template Bids::Bids(const ChunkedValues<float>&);
 
 std::uint64_t Bids::count_at_least(double price) const {
   return static_cast<std::uint64_t>(sorted_.end() - std::lower_bound(sorted_.begin(), sorted_.end(), price));

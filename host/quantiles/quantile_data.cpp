@@ -101,9 +101,59 @@ void radix_pass(const std::vector<std::uint64_t>& from, std::vector<std::uint64_
   }
 }
 
+// Above this many values the positions are sorted in place: the LSD passes' second buffer would
+// double the data's memory (8 GB for 2^29 positions) just when it is scarcest.
+constexpr std::size_t kInPlaceSortMinimum = std::size_t{1} << 27;
+
+// In place: one MSD pass on the highest 11 bits in which the positions differ, permuting each into
+// its bucket by following cycles (American flag sort: McIlroy, Bostic & McIlroy 1993, "Engineering
+// radix sort"), then each bucket sorted by std::sort on all threads.
+void sort_by_highest_differing_bits(std::vector<std::uint64_t>& positions, std::uint64_t differing) {
+  const int highest_bit = 63 - std::countl_zero(differing);
+  const int shift = std::max(0, highest_bit + 1 - kDigitBits);
+  const auto bucket_of = [shift](std::uint64_t position) {
+    return static_cast<std::size_t>(position >> shift) & (kBuckets - 1);
+  };
+  const std::int64_t n = static_cast<std::int64_t>(positions.size());
+  std::array<std::size_t, kBuckets> counts{};
+#pragma omp parallel
+  {
+    std::array<std::size_t, kBuckets> mine{};
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < n; ++i) ++mine[bucket_of(positions[static_cast<std::size_t>(i)])];
+#pragma omp critical
+    for (std::size_t b = 0; b < kBuckets; ++b) counts[b] += mine[b];
+  }
+  std::array<std::size_t, kBuckets + 1> begin{};
+  for (std::size_t b = 0; b < kBuckets; ++b) begin[b + 1] = begin[b] + counts[b];
+  std::array<std::size_t, kBuckets> next{};
+  std::copy_n(begin.begin(), kBuckets, next.begin());
+  for (std::size_t b = 0; b < kBuckets; ++b) {
+    while (next[b] < begin[b + 1]) {
+      std::uint64_t carried = positions[next[b]];
+      std::size_t home = bucket_of(carried);
+      while (home != b) {  // place it and pick up what was there, until one belongs at next[b]
+        std::swap(carried, positions[next[home]++]);
+        home = bucket_of(carried);
+      }
+      positions[next[b]++] = carried;
+    }
+  }
+#pragma omp parallel for schedule(dynamic)
+  for (std::int64_t b = 0; b < static_cast<std::int64_t>(kBuckets); ++b) {
+    const auto bucket = static_cast<std::size_t>(b);
+    std::sort(positions.begin() + static_cast<std::ptrdiff_t>(begin[bucket]),
+              positions.begin() + static_cast<std::ptrdiff_t>(begin[bucket + 1]));
+  }
+}
+
 void sort_positions(std::vector<std::uint64_t>& positions) {
   if (positions.size() < kRadixSortMinimum) {
     std::sort(positions.begin(), positions.end());
+    return;
+  }
+  if (positions.size() >= kInPlaceSortMinimum) {
+    detail::sort_positions_in_place(positions);
     return;
   }
   const int threads = std::max(1, omp_get_max_threads());
@@ -166,42 +216,74 @@ QuantileData prepare_device(DeviceSpan<const T> values, const QuantileRange& ran
   return QuantileData(detail::gpu_prepare_quantile_data(values.data, values.size, range, stream));
 }
 
-template <class T>
-std::shared_ptr<const QuantileData::Storage> prepare_host(std::span<const T> values, const QuantileRange& range) {
-  validate_data(range, values.size());
+std::shared_ptr<QuantileData::Storage> new_host_storage(const QuantileRange& range, std::uint64_t count) {
+  validate_data(range, count);
   auto storage = std::make_shared<QuantileData::Storage>();
   storage->range = range;
   storage->grid = range.grid();
-  storage->count = values.size();
+  storage->count = count;
+  return storage;
+}
+
+// The slots of values[first_index, first_index + values.size()) into `slots`, on all threads;
+// throws for a NaN (the smallest index, whatever the threads), before anything is written.
+// Returns whether any value sits on a grid point (an odd slot): then a single quantile has atoms
+// to score.
+template <class T>
+bool fill_positions(const QuantileGrid& grid, std::span<const T> values, std::uint64_t first_index,
+                    std::uint64_t* slots) {
   const std::int64_t n = static_cast<std::int64_t>(values.size());
-  // The first NaN, found before anything else is kept (the smallest index, whatever the threads).
   std::int64_t first_nan = n;
 #pragma omp parallel for reduction(min : first_nan) schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {
     if (std::isnan(values[static_cast<std::size_t>(i)]) && i < first_nan) first_nan = i;
   }
   if (first_nan < n) {
-    detail::throw_invalid("data[" + std::to_string(first_nan) + "]", "a number (values outside the range are clipped)",
+    detail::throw_invalid("data[" + std::to_string(first_index + static_cast<std::uint64_t>(first_nan)) + "]",
+                          "a number (values outside the range are clipped)",
                           static_cast<double>(values[static_cast<std::size_t>(first_nan)]));
   }
-  std::vector<std::uint64_t> positions(values.size());
-  const QuantileGrid grid = storage->grid;
   const std::int64_t chunks = (n + kPositionChunk - 1) / kPositionChunk;
-  // Whether any value sits on a grid point (an odd slot): then a single quantile has atoms to score.
-  // Read from each chunk while it is still in cache, not in a pass of its own.
+  // The odd slots are read from each chunk while it is still in cache, not in a pass of its own.
   bool on_points = false;
 #pragma omp parallel for reduction(|| : on_points) schedule(static)
   for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
     const std::int64_t first = chunk * kPositionChunk;
     const std::size_t count = static_cast<std::size_t>(std::min(kPositionChunk, n - first));
-    std::uint64_t* slots = positions.data() + first;
-    compute_positions(grid, values.data() + first, slots, count);
+    std::uint64_t* chunk_slots = slots + first;
+    compute_positions(grid, values.data() + first, chunk_slots, count);
     std::uint64_t odd = 0;
-    for (std::size_t i = 0; i < count; ++i) odd |= slots[i];
+    for (std::size_t i = 0; i < count; ++i) odd |= chunk_slots[i];
     on_points = on_points || (odd & 1u) != 0;
   }
-  storage->has_values_on_points = on_points;
+  return on_points;
+}
+
+template <class T>
+std::shared_ptr<const QuantileData::Storage> prepare_host(std::span<const T> values, const QuantileRange& range) {
+  const std::shared_ptr<QuantileData::Storage> storage = new_host_storage(range, values.size());
+  std::vector<std::uint64_t> positions(values.size());
+  storage->has_values_on_points = fill_positions(storage->grid, values, 0, positions.data());
   storage->set_host_positions(std::move(positions));  // sorted when a release first needs it
+  return storage;
+}
+
+// The values read a chunk at a time into their slots: the values themselves are never held whole.
+template <class T>
+std::shared_ptr<const QuantileData::Storage> prepare_host(const ChunkedValues<T>& values, const QuantileRange& range) {
+  const std::shared_ptr<QuantileData::Storage> storage = new_host_storage(range, values.size);
+  if (!values.read) throw InvalidArgument("dpselect: values.read must be a reader (got an empty function)");
+  if (values.chunk_size == 0) throw InvalidArgument("dpselect: values.chunk_size must be at least 1 (got 0)");
+  std::vector<T> buffer(std::min(values.chunk_size, values.size));
+  std::vector<std::uint64_t> positions(values.size);
+  bool on_points = false;
+  for (std::uint64_t first = 0; first < values.size; first += buffer.size()) {
+    const std::span<T> chunk(buffer.data(), std::min<std::uint64_t>(buffer.size(), values.size - first));
+    values.read(first, chunk);
+    on_points = fill_positions(storage->grid, std::span<const T>(chunk), first, positions.data() + first) || on_points;
+  }
+  storage->has_values_on_points = on_points;
+  storage->set_host_positions(std::move(positions));
   return storage;
 }
 
@@ -351,6 +433,10 @@ QuantileData::QuantileData(std::span<const double> values, const QuantileRange& 
     : storage_(prepare_host(values, range)) {}
 QuantileData::QuantileData(std::span<const float> values, const QuantileRange& range)
     : storage_(prepare_host(values, range)) {}
+QuantileData::QuantileData(const ChunkedValues<double>& values, const QuantileRange& range)
+    : storage_(prepare_host(values, range)) {}
+QuantileData::QuantileData(const ChunkedValues<float>& values, const QuantileRange& range)
+    : storage_(prepare_host(values, range)) {}
 
 QuantileData QuantileData::from_device(DeviceSpan<const double> values, const QuantileRange& range,
                                        cuda_stream_t stream) {
@@ -366,6 +452,12 @@ std::uint64_t QuantileData::size() const { return storage_->count; }
 const QuantileRange& QuantileData::range() const { return storage_->range; }
 QuantileGrid QuantileData::grid() const { return storage_->grid; }
 bool QuantileData::on_device() const { return storage_->on_device(); }
+
+void detail::sort_positions_in_place(std::vector<std::uint64_t>& positions) {
+  if (positions.size() < 2) return;
+  const auto [smallest, largest] = std::minmax_element(positions.begin(), positions.end());
+  if (*smallest != *largest) sort_by_highest_differing_bits(positions, *smallest ^ *largest);
+}
 
 std::vector<std::uint64_t> detail::sorted_slots(const QuantileData& data) {
   const QuantileData::Storage& storage = data.storage();

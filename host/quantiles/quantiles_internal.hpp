@@ -70,6 +70,10 @@ struct QuantileData::Storage {
 
 namespace dpselect::detail {
 
+// Host positions sorted in place, without a second buffer (quantile_data.cpp: what data of 2^27
+// values or more are sorted by, where a buffer would double their memory).
+void sort_positions_in_place(std::vector<std::uint64_t>& positions);
+
 // Slots (QuantileGrid::slot): 2 k + 1 for a value on grid point k, 2 p for one strictly between
 // points p - 1 and p. The grid position of either, points_at_or_below, is (slot + 1) / 2.
 DPSELECT_HD DPSELECT_FORCEINLINE std::uint64_t grid_position_of_slot(std::uint64_t slot) { return (slot + 1) >> 1; }

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "dpselect/accounting.hpp"
+#include "dpselect/chunked_values.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/continuous_noise.hpp"
 #include "dpselect/device_memory.hpp"

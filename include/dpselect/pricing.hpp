@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dpselect/chunked_values.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/detail/host_device.hpp"
 #include "dpselect/types.hpp"
@@ -149,6 +150,14 @@ class Bids {
   /// @throws InvalidArgument for no bids, or naming `bids[i]` and its value for the first bid that is
   ///         NaN, infinite or negative.
   explicit Bids(std::span<const double> bids);
+  /// Bids read a chunk at a time (chunked_values.hpp; T is double or float), never held twice: the
+  /// sorted copy is all the memory they take (8 bytes a bid). The same as from the span of the same
+  /// bids.
+  /// @param bids The bids' count (at least 1), reader and chunk size; each bid finite and >= 0.
+  /// @throws InvalidArgument as for a span (naming `bids[i]` by its index in the whole input), and
+  ///         for an empty reader or a chunk size of 0; whatever `bids.read` throws.
+  template <class T>
+  explicit Bids(const ChunkedValues<T>& bids);
   /// The number of bids. NOT PRIVATE under add/remove-bidder neighbours.
   /// @return The number of bids, >= 1.
   std::size_t size() const { return sorted_.size(); }

@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dpselect/chunked_values.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/detail/host_device.hpp"
 #include "dpselect/types.hpp"
@@ -164,6 +165,15 @@ class QuantileData {
   /// @throws InvalidArgument as above.
   QuantileData(std::span<const double> values, const QuantileRange& range);
   QuantileData(std::span<const float> values, const QuantileRange& range);
+  /// Values read a chunk at a time (chunked_values.hpp), never held whole: the data keep only their
+  /// grid positions (8 bytes a value), as for a span. The same data as from the span of the same
+  /// values.
+  /// @param values The private values' count (1 to 2^40), reader and chunk size; none NaN.
+  /// @param range The public range (QuantileRange).
+  /// @throws InvalidArgument as for a span (a NaN named "data[i]" by its index in the whole input),
+  ///         and for an empty reader or a chunk size of 0; whatever `values.read` throws.
+  QuantileData(const ChunkedValues<double>& values, const QuantileRange& range);
+  QuantileData(const ChunkedValues<float>& values, const QuantileRange& range);
   ///@}
   /// @name Values in device memory
   ///@{

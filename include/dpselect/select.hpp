@@ -23,6 +23,7 @@
 #include <span>
 #include <string_view>
 
+#include "dpselect/chunked_values.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/shard_result.hpp"
@@ -65,6 +66,30 @@ namespace dpselect {
 /// slack only when a utility_bound was given (slack.depends_on_data false).
 Selection select(Context& context, std::span<const float> utilities, const SelectionParams& params);
 Selection select(Context& context, std::span<const double> utilities, const SelectionParams& params);
+///@}
+
+/// @name Utilities read a chunk at a time
+///@{
+
+/// Utilities read by the caller a chunk at a time (chunked_values.hpp): an input larger than
+/// memory. The same release, bit for bit, as select() over the whole array: the same index, the same
+/// report, the same reference (the first utility) and the same charge.
+///
+/// Each chunk is evaluated as a shard of one release (Context::begin_release, Release::evaluate,
+/// merge, Release::finish) on the backend params.backend resolves to; on the GPU every chunk is
+/// copied to the device and scored there.
+/// @param context As for select().
+/// @param utilities The candidates' count, the reader and the chunk size (ChunkedValues).
+/// @param params As for select().
+/// @return The selected index and its report.
+/// @throws InvalidArgument before the charge for bad params, a size of 0 or beyond 2^63, an empty
+///         reader or a chunk size of 0; after it as select() does.
+/// @throws BackendUnavailable, BudgetExceeded, UsageError, CudaError as select() does.
+/// @throws whatever `utilities.read` throws, after the charge.
+/// @par Privacy
+/// As select() over the same utilities.
+Selection select(Context& context, const ChunkedValues<float>& utilities, const SelectionParams& params);
+Selection select(Context& context, const ChunkedValues<double>& utilities, const SelectionParams& params);
 ///@}
 
 /// @name Utilities in device memory

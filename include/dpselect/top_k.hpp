@@ -28,6 +28,7 @@
 #include <span>
 #include <vector>
 
+#include "dpselect/chunked_values.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/release_ticket.hpp"
 #include "dpselect/shard_result.hpp"
@@ -110,6 +111,28 @@ TopKSelection select_top_k(Context& context, DeviceSpan<const float> utilities, 
                            cuda_stream_t stream = nullptr);
 TopKSelection select_top_k(Context& context, DeviceSpan<const double> utilities, const TopKParams& params,
                            cuda_stream_t stream = nullptr);
+///@}
+
+/// @name Utilities read a chunk at a time
+///@{
+
+/// Utilities read by the caller a chunk at a time (chunked_values.hpp): an input larger than
+/// memory. The same k indices, in the same order, with the same report and charge, as
+/// select_top_k() over the whole array on the CPU; the passes run on all CPU cores, holding one chunk
+/// and the k best so far.
+/// @param context As for select_top_k().
+/// @param utilities The candidates' count, the reader and the chunk size (ChunkedValues).
+/// @param params As for select_top_k(); per_pick.backend Auto or Cpu.
+/// @return The k indices, best first, and the report.
+/// @throws InvalidArgument before the charge for bad params, k outside [1, size], a size of 0 or
+///         beyond 2^63, an empty reader, a chunk size of 0 or per_pick.backend Gpu; after it as
+///         select_top_k() does.
+/// @throws BudgetExceeded, UsageError as select_top_k() does.
+/// @throws whatever `utilities.read` throws, after the charge.
+/// @par Privacy
+/// As select_top_k() over the same utilities.
+TopKSelection select_top_k(Context& context, const ChunkedValues<float>& utilities, const TopKParams& params);
+TopKSelection select_top_k(Context& context, const ChunkedValues<double>& utilities, const TopKParams& params);
 ///@}
 
 /// @name Top-k over shards evaluated elsewhere

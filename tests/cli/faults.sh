@@ -127,15 +127,32 @@ case $fault_case in
       printf '\223NUMPY\001\000v\000'
       printf "%-117s\n" "{'descr': '<f8', 'fortran_order': False, 'shape': (134217728,), }"
     } >"$scratch/big.npy" && truncate -s $((128 + gib)) "$scratch/big.npy" || exit 1
-    for input in big.f64 big.txt big.npy; do
+    # Text is read whole: refused. Raw and .npy utilities are read a chunk at a time: selected
+    # within the limit, as are their top 10. Sorted bids and quantile positions hold 8 bytes a
+    # value: refused, naming the file.
+    (ulimit -v $limit_kib && exec "$cli" select --utilities "$scratch/big.txt" --epsilon 1 \
+      --sensitivity 1 >"$out" 2>"$err")
+    status=$?
+    expect_error 1 "--utilities [^ ]*/big.txt: not enough memory to read it \\(free memory, raise the limit set by ulimit -v, or give a smaller input\\)"
+    for input in big.f64 big.npy; do
       (ulimit -v $limit_kib && exec "$cli" select --utilities "$scratch/$input" --epsilon 1 \
-        --sensitivity 1 >"$out" 2>"$err")
+        --sensitivity 1 --quiet >"$out" 2>"$err")
       status=$?
-      expect_error 1 "--utilities [^ ]*/$input: not enough memory to read it \\(free memory, raise the limit set by ulimit -v, or give a smaller input\\)"
+      [ "$status" -eq 0 ] && grep -Eq '^[0-9]+$' "$out" || fail "select over $input: status $status under the limit"
+      (ulimit -v $limit_kib && exec "$cli" topk --utilities "$scratch/$input" --k 10 --epsilon 1 \
+        --sensitivity 1 --backend cpu --quiet >"$out" 2>"$err")
+      status=$?
+      [ "$status" -eq 0 ] && [ "$(wc -l <"$out")" -eq 10 ] || fail "topk over $input: status $status under the limit"
+    done
+    for input in big.f64 big.txt big.npy; do
       (ulimit -v $limit_kib && exec "$cli" price --bids "$scratch/$input" --grid 1:4:1 \
         --epsilon 1 >"$out" 2>"$err")
       status=$?
       expect_error 1 "--bids [^ ]*/$input: not enough memory to read it .*"
+      (ulimit -v $limit_kib && exec "$cli" quantile --data "$scratch/$input" --q 0.5 --range 0:1 \
+        --epsilon 1 >"$out" 2>"$err")
+      status=$?
+      expect_error 1 "--data [^ ]*/$input: not enough memory to read it .*"
     done
     (ulimit -v $limit_kib && exec "$cli" select --utilities - --format f64 --epsilon 1 \
       --sensitivity 1 <"$scratch/big.f64" >"$out" 2>"$err")
