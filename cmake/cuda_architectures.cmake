@@ -48,3 +48,17 @@ function(dpselect_default_cuda_architectures)
       "GPU architectures of the CUDA backend (default: every major architecture from Turing on, PTX of the newest)")
   message(STATUS "dpselect: CUDA architectures ${architectures} (set CMAKE_CUDA_ARCHITECTURES=native for this machine's GPU alone)")
 endfunction()
+
+# Whether this machine has an NVIDIA GPU that a build for it should target: nvidia-smi lists one.
+# (Configure-time only: the library decides at run time whether a GPU is usable.)
+function(dpselect_machine_has_gpu result)
+  set(${result} OFF PARENT_SCOPE)
+  find_program(dpselect_nvidia_smi nvidia-smi)
+  if(dpselect_nvidia_smi)
+    execute_process(COMMAND "${dpselect_nvidia_smi}" -L OUTPUT_VARIABLE listed RESULT_VARIABLE failed
+      ERROR_QUIET TIMEOUT 20)
+    if(NOT failed AND listed MATCHES "GPU [0-9]+:")
+      set(${result} ON PARENT_SCOPE)
+    endif()
+  endif()
+endfunction()

@@ -73,14 +73,9 @@ fi
 
 case $task in
   demo)
-    # The CUDA backend only where a GPU can run it: compiling the kernels for a machine without
-    # one would only make the first run slower.
-    # For this machine's GPU alone (`native`): the fastest build of kernels that run here.
-    cuda=(-DDPSELECT_CUDA=OFF)
-    if command -v nvcc >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
-      cuda=(-DDPSELECT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native)
-    fi
-    cmake --preset command "${cuda[@]}" >/dev/null
+    # DPSELECT_CUDA=AUTO (the default): the CUDA backend for this machine's GPU where there is one
+    # and nvcc, else the CPU-only library, saying so.
+    cmake --preset command >/dev/null
     cmake --build --preset command --target dpselect_cli
     build/command/host/cli/dpselect demo
     ;;
@@ -98,6 +93,8 @@ case $task in
     # the same CPU code, run in the cpu-only build below.
     step 'default: configure' cmake --preset default
     step 'default: build' cmake --build --preset default
+    # The README's first command, as written there (its own build, for this machine).
+    step 'readme: demo' bash -euo pipefail -c "$(python3 tests/install/doc_block.py README.md quickstart_demo)"
     # Without a GPU, two tests at a time (the pip install, the longest, starts first: its COST);
     # with one, one at a time, so that no two tests share the device.
     if nvidia-smi -L >/dev/null 2>&1; then

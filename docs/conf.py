@@ -8,6 +8,7 @@ docs/). Warnings are errors there.
 """
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import re
@@ -38,6 +39,12 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
 ]
+
+# dpselect.dask and dpselect.spark import Dask, PyArrow and PySpark (the package's extras): where
+# they are not installed (docs/requirements.txt leaves them out: PySpark alone is 300 MB), autodoc
+# reads those modules against mocks. Their public signatures name only dpselect's own types and
+# `Any`, so the pages are the same either way.
+autodoc_mock_imports = [name for name in ("dask", "pyarrow", "pyspark") if importlib.util.find_spec(name) is None]
 
 # The Markdown pages of docs/ are the guide; pictures/ holds their figures and the script that
 # draws them.

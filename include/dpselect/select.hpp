@@ -84,8 +84,11 @@ Selection select(Context& context, std::span<const double> utilities, const Sele
 /// @return The selected index and its report.
 /// @throws InvalidArgument before the charge for bad params, a size of 0 or beyond 2^63, an empty
 ///         reader or a chunk size of 0; after it as select() does.
-/// @throws BackendUnavailable, BudgetExceeded, UsageError, CudaError as select() does.
-/// @throws whatever `utilities.read` throws, after the charge.
+/// @throws BackendUnavailable as select() does.
+/// @throws BudgetExceeded as select() does.
+/// @throws UsageError as select() does.
+/// @throws CudaError as select() does.
+/// @note An exception thrown by `utilities.read` propagates, after the charge.
 /// @par Privacy
 /// As select() over the same utilities.
 Selection select(Context& context, const ChunkedValues<float>& utilities, const SelectionParams& params);

@@ -127,8 +127,9 @@ TopKSelection select_top_k(Context& context, DeviceSpan<const double> utilities,
 /// @throws InvalidArgument before the charge for bad params, k outside [1, size], a size of 0 or
 ///         beyond 2^63, an empty reader, a chunk size of 0 or per_pick.backend Gpu; after it as
 ///         select_top_k() does.
-/// @throws BudgetExceeded, UsageError as select_top_k() does.
-/// @throws whatever `utilities.read` throws, after the charge.
+/// @throws BudgetExceeded as select_top_k() does.
+/// @throws UsageError as select_top_k() does.
+/// @note An exception thrown by `utilities.read` propagates, after the charge.
 /// @par Privacy
 /// As select_top_k() over the same utilities.
 TopKSelection select_top_k(Context& context, const ChunkedValues<float>& utilities, const TopKParams& params);
