@@ -75,7 +75,7 @@ void bm_top_k(benchmark::State& state, std::uint64_t k, std::uint64_t n) {
     const dpselect::DeviceSpan<const float> span{device_array<float>(n), n};
     dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
     dpselect::TopKParams params;
-    params.per_pick = gpu_params(dpselect::Mechanism::exponential);
+    params.selection = gpu_params(dpselect::Mechanism::exponential);
     params.k = k;
     for (auto _ : st) {
       flush_l2();

@@ -136,7 +136,7 @@ void bm_top_k(benchmark::State& state, std::uint64_t k, std::uint64_t n) {
     const std::vector<float>& data = utilities<float>(n);
     dpselect::Context ctx = dpselect::Context::with_fixed_seed(kContextSeed);
     dpselect::TopKParams params;
-    params.per_pick = cpu_params(dpselect::Mechanism::exponential);
+    params.selection = cpu_params(dpselect::Mechanism::exponential);
     params.k = k;
     for (auto _ : state) {
       const dpselect::TopKSelection top = dpselect::select_top_k(ctx, std::span<const float>(data), params);

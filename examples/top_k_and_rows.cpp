@@ -20,11 +20,11 @@ int main() {
   params.sensitivity = 1.0;
   // [doc:top_k_and_rows]
   dpselect::TopKParams top;                  // one-shot Gumbel top-k (Durfee & Rogers 2019)
-  top.per_pick.epsilon = 0.05;               // epsilon' per pick; exponential mechanism only
-  top.per_pick.sensitivity = 1.0;
+  top.selection.epsilon = 5.0;               // the 100 picks together (epsilon' = 0.05 a pick)
+  top.selection.sensitivity = 1.0;
   top.k = 100;
   dpselect::TopKSelection best = dpselect::select_top_k(context, std::span<const float>(u), top);
-  // best.indices (largest noisy score first); best.report.epsilon_total_basic = k * epsilon';
+  // best.indices (largest noisy score first); best.report.epsilon_total_basic = k * epsilon' = 5;
   // best.report.rho = k epsilon'^2 / 8: zCDP (Cesar & Rogers 2021), converted to (epsilon, delta)
   // by a conversion of <dpselect/accounting.hpp>:
   const double epsilon_total = dpselect::epsilon_from_zcdp(best.report.rho, 1e-6);  // 1.35, not 5

@@ -90,7 +90,7 @@ TEST(BudgetCharging, BadInputIsRefusedBeforeAnyCharge) {
       },
       {"utilities"});
   TopKParams top_k;
-  top_k.per_pick = selection_params(Mechanism::exponential, 0.1);
+  top_k.selection = selection_params(Mechanism::exponential, 0.1);
   top_k.k = kUtilities.size() + 1;
   expect_invalid_message([&] { select_top_k(charged.context, std::span(kUtilities), top_k); }, {"k", "7"});
   const std::vector<double> bad_row_epsilons = {0.1, -0.1};
@@ -105,7 +105,7 @@ TEST(BudgetCharging, BadInputIsRefusedBeforeAnyCharge) {
   SelectionParams huge_bound = selection_params(Mechanism::exponential, 0.2);
   huge_bound.utility_bound = 1e17;
   expect_invalid_message([&] { select(charged.context, std::span(kUtilities), huge_bound); }, {"utility_bound", "1e+17"});
-  top_k.per_pick = huge_bound;
+  top_k.selection = huge_bound;
   top_k.k = 2;
   expect_invalid_message([&] { select_top_k(charged.context, std::span(kUtilities), top_k); },
                          {"utility_bound", "1e+17"});
@@ -128,12 +128,13 @@ TEST(BudgetCharging, BadInputIsRefusedBeforeAnyCharge) {
 TEST(BudgetCharging, TopKChargesItsKPicksTogether) {
   Charged charged(1.0);
   TopKParams top_k;
-  top_k.per_pick = selection_params(Mechanism::exponential, 0.125);
+  top_k.selection = selection_params(Mechanism::exponential, 0.5);  // the 4 picks together
   top_k.k = 4;
   select_top_k(charged.context, std::span(kUtilities), top_k);
   EXPECT_EQ(charged.accountant->release_count(), 4u);
-  EXPECT_DOUBLE_EQ(charged.accountant->spent().epsilon, 0.5);
-  top_k.k = 5;  // 5 more picks would spend 1.125
+  EXPECT_EQ(charged.accountant->spent().epsilon, 0.5);
+  top_k.selection.epsilon = 0.625;
+  top_k.k = 5;  // 5 more picks at 0.125 would spend 1.125
   EXPECT_THROW(select_top_k(charged.context, std::span(kUtilities), top_k), BudgetExceeded);
   EXPECT_EQ(charged.accountant->release_count(), 4u);
   EXPECT_EQ(charged.next_stream(), 1u);

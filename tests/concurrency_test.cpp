@@ -109,7 +109,7 @@ long double zcdp_quantiles_epsilon(double epsilon) {
 Charge documented_charge(const Planned& planned) {
   const long double epsilon = planned.epsilon;
   switch (planned.operation) {
-    case Operation::top_k: return {kTopK * epsilon, 0};       // top_k.hpp: k picks at epsilon'
+    case Operation::top_k: return {epsilon, 0};  // top_k.hpp: k picks at epsilon / k (exact for k = 2)
     case Operation::rows: return {kRows * epsilon, 0};        // rows.hpp: one release per row
     case Operation::repeated: return {kRepeated * epsilon, 0};  // rows.hpp: releases x epsilon
     case Operation::quantiles_zcdp:
@@ -239,8 +239,8 @@ void run_release(const Planned& planned, std::uint64_t i, Context& context, cons
       return;
     }
     case Operation::top_k: {
-      TopKParams top_k{.per_pick = params, .k = kTopK};
-      top_k.per_pick.mechanism = Mechanism::exponential;
+      TopKParams top_k{.selection = params, .k = kTopK};
+      top_k.selection.mechanism = Mechanism::exponential;
       streams.push_back(select_top_k(context, std::span<const float>(inputs.utilities_float), top_k).report.per_pick.stream);
       return;
     }

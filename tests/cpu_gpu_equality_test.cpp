@@ -111,13 +111,13 @@ void expect_top_k_equal(std::uint64_t n, std::uint64_t k, std::uint64_t seed) {
   ASSERT_EQ(cudaMalloc(&device, n * sizeof(T)), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(device, host.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
   dpselect::TopKParams params;
-  params.per_pick.epsilon = 2.0;
-  params.per_pick.sensitivity = 1.0;
+  params.selection.epsilon = 2.0;
+  params.selection.sensitivity = 1.0;
   params.k = k;
-  params.per_pick.backend = dpselect::Backend::Cpu;
+  params.selection.backend = dpselect::Backend::Cpu;
   dpselect::Context cpu_context = dpselect::Context::with_fixed_seed(seed);
   const dpselect::TopKSelection cpu = dpselect::select_top_k(cpu_context, std::span<const T>(host), params);
-  params.per_pick.backend = dpselect::Backend::Gpu;
+  params.selection.backend = dpselect::Backend::Gpu;
   dpselect::Context host_context = dpselect::Context::with_fixed_seed(seed);
   const dpselect::TopKSelection gpu_host = dpselect::select_top_k(host_context, std::span<const T>(host), params);
   dpselect::Context device_context = dpselect::Context::with_fixed_seed(seed);
@@ -141,8 +141,8 @@ TEST(CpuGpuEquality, TopK) {
   // Auto with k above the GPU's limit runs on the CPU.
   std::vector<double> utilities(5'000, 1.0);
   dpselect::TopKParams params;
-  params.per_pick.epsilon = 1.0;
-  params.per_pick.sensitivity = 1.0;
+  params.selection.epsilon = 1.0;
+  params.selection.sensitivity = 1.0;
   params.k = dpselect::kGpuTopKMaxK + 1;
   dpselect::Context context = dpselect::Context::with_fixed_seed(1);
   EXPECT_EQ(dpselect::select_top_k(context, std::span<const double>(utilities), params).report.per_pick.executed_on,

@@ -86,8 +86,8 @@ TEST(ExtremeParameters, SelectionReleasesOrRefusesAtEveryLimit) {
               EXPECT_TRUE(std::isfinite(selection.report.slack.epsilon)) << label;
             });
         dpselect::TopKParams top_k;
-        top_k.per_pick = params;
-        top_k.per_pick.mechanism = dpselect::Mechanism::exponential;
+        top_k.selection = params;
+        top_k.selection.mechanism = dpselect::Mechanism::exponential;
         top_k.k = 3;
         extreme_released_or_refused(
             outcome, label + " top-3",

@@ -180,7 +180,7 @@ void expect_top_k_in_chunks_matches(std::uint64_t n, std::uint64_t k) {
   const std::vector<T> utilities = hashed_utilities<T>(n);
   const DeviceCopy<T> on_device(utilities);
   dpselect::TopKParams params;
-  params.per_pick = selection_params(dpselect::Mechanism::exponential, Backend::Gpu);
+  params.selection = selection_params(dpselect::Mechanism::exponential, Backend::Gpu);
   params.k = k;
   dpselect::Context streamed_context = dpselect::Context::with_fixed_seed(17);
   const dpselect::TopKSelection streamed = dpselect::select_top_k(streamed_context, std::span<const T>(utilities), params);

@@ -234,8 +234,8 @@ void check_top_k() {
       if (k > n) continue;
       for (bool monotone : {false, true}) {
         dpselect::TopKParams p;
-        p.per_pick = params_for(dpselect::Mechanism::exponential, monotone);
-        p.per_pick.epsilon = 0.1;
+        p.selection = params_for(dpselect::Mechanism::exponential, monotone);
+        p.selection.epsilon = 0.1;
         p.k = k;
         const dpselect::TopKSelection d =
             dmpi::select_top_k(distributed, std::span<const T>(whole.data() + mine.begin, mine.size()), mine.begin, p);
@@ -260,8 +260,8 @@ TEST(DistributedTopK, KBeyondTheCandidatesFailsEveryRankBeforeCharge) {
   const std::vector<float> whole = utilities<float>(50);
   const IndexRange mine = shard_of(0, whole.size(), world_rank(), world_size());
   dpselect::TopKParams p;
-  p.per_pick = params_for(dpselect::Mechanism::exponential, false);
-  p.per_pick.epsilon = 0.01;
+  p.selection = params_for(dpselect::Mechanism::exponential, false);
+  p.selection.epsilon = 0.01;
   p.k = 51;
   // The same message as one process's.
   std::string single_message;
@@ -278,13 +278,15 @@ TEST(DistributedTopK, KBeyondTheCandidatesFailsEveryRankBeforeCharge) {
       single_message);
   EXPECT_FALSE(single_message.empty());
   EXPECT_EQ(ledger.charged(), 0u);
-  // A good one charges k picks once, to rank 0's ledger.
+  // A good one charges k picks once, to rank 0's ledger: epsilon is the k picks' total.
   p.k = 10;
+  p.selection.epsilon = 1.0;
   dmpi::select_top_k(ledger.context, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
   EXPECT_EQ(ledger.charged(), 10u);
+  if (world_rank() == 0) EXPECT_EQ(ledger.accountant->spent().epsilon, 1.0);  // the budget, exactly
   expect_same_error<dpselect::BudgetExceeded>(
       [&] {
-        p.per_pick.epsilon = 0.1;  // 10 more picks at 0.1 would exceed the budget of 1
+        p.selection.epsilon = 1e-6;  // nothing more fits in the budget of 1
         dmpi::select_top_k(ledger.context, std::span<const float>(whole.data() + mine.begin, mine.size()), mine.begin, p);
       },
       "");

@@ -355,8 +355,8 @@ TEST(ReleaseTicketBytes, EverySingleBitFlipIsRefused) {
   EXPECT_EQ(refused, 8 * kTicketBytes);
 
   dpselect::TopKParams top_k;
-  top_k.per_pick = params_for(Mechanism::exponential, 0.1, 1.0);
-  top_k.per_pick.backend = dpselect::Backend::Cpu;  // a top-k ticket's shards run on the CPU
+  top_k.selection = params_for(Mechanism::exponential, 0.1, 1.0);
+  top_k.selection.backend = dpselect::Backend::Cpu;  // a top-k ticket's shards run on the CPU
   top_k.k = 1;
   dpselect::TopKRelease top_k_release = dpselect::begin_top_k_release(context, top_k, {0, 100});
   const std::vector<std::uint8_t> top_k_good = top_k_release.ticket().to_bytes();

@@ -17,11 +17,12 @@
 namespace dpselect::testing {
 namespace {
 
-TopKParams top_k_params(double epsilon_per_pick, std::uint64_t k) {
+// epsilon: the release's, the k picks together (each epsilon / k).
+TopKParams top_k_params(double epsilon, std::uint64_t k) {
   TopKParams params;
-  params.per_pick.epsilon = epsilon_per_pick;
-  params.per_pick.sensitivity = 1.0;
-  params.per_pick.backend = Backend::Cpu;
+  params.selection.epsilon = epsilon;
+  params.selection.sensitivity = 1.0;
+  params.selection.backend = Backend::Cpu;
   params.k = k;
   return params;
 }
@@ -29,7 +30,7 @@ TopKParams top_k_params(double epsilon_per_pick, std::uint64_t k) {
 TEST(TopK, OrderedPairsMatchPeelingExponentialMechanism) {
   constexpr int kTrials = 20'000;
   const std::vector<double> u = {0.0, 1.0, 2.0, 0.5};
-  const double scale = 1.2 / 2.0;  // eps' / (2 Delta)
+  const double scale = 1.2 / 2.0;  // eps' / (2 Delta), eps' = 2.4 / 2 a pick
   std::vector<long double> w;
   for (double x : u) w.push_back(std::exp(static_cast<long double>(scale * x)));
   long double total = 0;
@@ -42,7 +43,7 @@ TEST(TopK, OrderedPairsMatchPeelingExponentialMechanism) {
   Context context = Context::with_fixed_seed(17);
   std::vector<int> counts(exact.size(), 0);
   for (int trial = 0; trial < kTrials; ++trial) {
-    const TopKSelection top = select_top_k(context, std::span<const double>(u), top_k_params(1.2, 2));
+    const TopKSelection top = select_top_k(context, std::span<const double>(u), top_k_params(2.4, 2));
     ASSERT_EQ(top.indices.size(), 2u);
     ++counts[top.indices[0] * u.size() + top.indices[1]];
   }
@@ -57,7 +58,7 @@ TEST(TopK, TopOneIsTheSinglePickWithTheSameKey) {
     Context b = Context::with_fixed_seed(seed);
     const TopKParams params = top_k_params(2.0, 1);
     EXPECT_EQ(select_top_k(a, std::span<const float>(u), params).indices.at(0),
-              select(b, std::span<const float>(u), params.per_pick).index);
+              select(b, std::span<const float>(u), params.selection).index);
   }
 }
 
@@ -67,7 +68,8 @@ TEST(TopK, ScreeningNeverChangesTheAnswer) {
   for (const std::uint64_t k : {std::uint64_t{1}, std::uint64_t{10}, std::uint64_t{1024}, std::uint64_t{5000}}) {
     const Generator generator = k % 2 == 0 ? Generator::chacha20 : Generator::philox;
     Context context = Context::with_fixed_seed(k, generator);
-    const TopKSelection top = select_top_k(context, std::span<const double>(u), top_k_params(4.0, k));
+    const TopKSelection top = select_top_k(context, std::span<const double>(u), top_k_params(4.0 * k, k));
+    // Score scale 2: 4 a pick / (2 Delta).
     const detail::NoiseSpec spec{Mechanism::exponential, 2.0, RandomKey::from_seed(k, generator), 0, detail::kInfinity};
     std::vector<std::pair<double, std::uint64_t>> all;
     for (std::uint64_t i = 0; i < u.size(); ++i) all.emplace_back(-detail::noisy_score(spec, i, u[i]), i);
@@ -87,10 +89,10 @@ TEST(TopK, BadInput) {
   EXPECT_THROW(select_top_k(context, std::span<const double>(u), top_k_params(1.0, 4)), InvalidArgument);
   EXPECT_THROW(select_top_k(context, std::span<const double>(u), top_k_params(1.0, 3)), InvalidArgument);  // one excluded
   TopKParams pf = top_k_params(1.0, 1);
-  pf.per_pick.mechanism = Mechanism::permute_and_flip;
+  pf.selection.mechanism = Mechanism::permute_and_flip;
   EXPECT_THROW(select_top_k(context, std::span<const double>(u), pf), InvalidArgument);
   TopKParams gpu = top_k_params(1.0, 1);
-  gpu.per_pick.backend = Backend::Gpu;
+  gpu.selection.backend = Backend::Gpu;
   if (!gpu_usable()) {
     EXPECT_THROW(select_top_k(context, std::span<const double>(u), gpu), BackendUnavailable);
   } else {  // the GPU pass keeps at most kGpuTopKMaxK
@@ -100,7 +102,7 @@ TEST(TopK, BadInput) {
     gpu.k = 1;
   }
   TopKParams on_cpu = top_k_params(1.0, 1);
-  on_cpu.per_pick.backend = Backend::Cpu;
+  on_cpu.selection.backend = Backend::Cpu;
   EXPECT_THROW(select_top_k(context, DeviceSpan<const double>{u.data(), u.size()}, on_cpu), InvalidArgument);
   EXPECT_THROW(select_top_k(context, DeviceSpan<const double>{nullptr, 3}, gpu), InvalidArgument);
   EXPECT_THROW(epsilon_from_zcdp(1.0, 0.0), InvalidArgument);
@@ -108,9 +110,41 @@ TEST(TopK, BadInput) {
   const std::vector<double> nans = {NAN, NAN, NAN};
   EXPECT_THROW(select_top_k(context, std::span<const double>(nans), top_k_params(1.0, 2)), InvalidArgument);
   TopKParams bounded = top_k_params(1.0, 1);
-  bounded.per_pick.utility_bound = 0.5;
+  bounded.selection.utility_bound = 0.5;
   EXPECT_THROW(select_top_k(context, std::span<const double>(u), bounded), InvalidArgument);
   EXPECT_DOUBLE_EQ(epsilon_from_zcdp(0.5, 1e-6), 0.5 + 2 * std::sqrt(0.5 * std::log(1e6)));
+}
+
+TEST(TopK, EpsilonIsWhatTheKPicksSpendTogether) {
+  std::vector<double> u(100);
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = static_cast<double>(i % 17);
+  {
+    auto accountant = std::make_shared<PrivacyAccountant>(PrivacyBound{1.0, 0.0});
+    Context context = Context::with_fixed_seed(3);
+    context.charge_to(accountant);
+    const TopKSelection top = select_top_k(context, std::span<const double>(u), top_k_params(1.0, 10));
+    EXPECT_EQ(top.report.per_pick.epsilon_spent, 0.1);
+    EXPECT_EQ(top.report.epsilon_total_basic, 1.0);
+    EXPECT_EQ(accountant->release_count(), 10u);
+    EXPECT_EQ(accountant->spent().epsilon, 1.0);  // the whole budget, exactly: no eleventh pick fits
+    EXPECT_THROW(select_top_k(context, std::span<const double>(u), top_k_params(1e-9, 1)), BudgetExceeded);
+  }
+  // epsilon / k is rounded down where k times it would exceed epsilon: never more than asked.
+  for (const std::uint64_t k : {3u, 7u, 11u, 49u, 97u}) {
+    for (const double epsilon : {0.7, 1.0, 0.3, 2.9}) {
+      Context context = Context::with_fixed_seed(k);
+      const TopKSelection top = select_top_k(context, std::span<const double>(u), top_k_params(epsilon, k));
+      EXPECT_LE(static_cast<double>(k) * top.report.per_pick.epsilon_spent, epsilon) << "k " << k;
+      EXPECT_EQ(top.report.epsilon_total_basic, static_cast<double>(k) * top.report.per_pick.epsilon_spent);
+      EXPECT_GE(top.report.per_pick.epsilon_spent, std::nextafter(epsilon / static_cast<double>(k), 0.0));
+    }
+  }
+  // An epsilon / k below the normal doubles is refused before anything is charged.
+  auto accountant = std::make_shared<PrivacyAccountant>(PrivacyBound{1.0, 0.0});
+  Context context = Context::with_fixed_seed(4);
+  context.charge_to(accountant);
+  EXPECT_THROW(select_top_k(context, std::span<const double>(u), top_k_params(1e-307, 100)), InvalidArgument);
+  EXPECT_EQ(accountant->release_count(), 0u);
 }
 
 // n utilities with ties and excluded candidates, so that the k-th best is contested.
@@ -153,7 +187,7 @@ TEST(TopKChunked, ChunksReleaseTheWholeArraysIndices) {
     for (std::uint64_t k : {1u, 16u, 700u}) {
       for (std::uint64_t chunk_size : {1u, 999u, 4096u, 30'000u}) {
         TopKParams params = top_k_params(0.3, k);
-        params.per_pick.backend = Backend::Cpu;
+        params.selection.backend = Backend::Cpu;
         Context whole = Context::with_fixed_seed(21, generator);
         const TopKSelection expected = select_top_k(whole, std::span<const float>(u), params);
         Context chunks = Context::with_fixed_seed(21, generator);
@@ -167,7 +201,7 @@ TEST(TopKChunked, ChunksReleaseTheWholeArraysIndices) {
                                                            out.begin());
                                              },
                                              chunk_size};
-        params.per_pick.backend = Backend::Auto;
+        params.selection.backend = Backend::Auto;
         const TopKSelection got = select_top_k(chunks, reader, params);
         EXPECT_EQ(got.indices, expected.indices) << "k " << k << ", chunks of " << chunk_size;
         EXPECT_EQ(next, n);
@@ -192,7 +226,7 @@ TEST(TopKChunked, BadInputIsRefusedBeforeTheCharge) {
   EXPECT_THROW(select_top_k(context, ChunkedValues<double>{10, nullptr, 4}, top_k_params(0.5, 1)), InvalidArgument);
   EXPECT_THROW(select_top_k(context, ChunkedValues<double>{10, copy, 0}, top_k_params(0.5, 1)), InvalidArgument);
   TopKParams gpu = top_k_params(0.5, 1);
-  gpu.per_pick.backend = Backend::Gpu;
+  gpu.selection.backend = Backend::Gpu;
   EXPECT_THROW(select_top_k(context, ChunkedValues<double>{10, copy, 4}, gpu), InvalidArgument);
   EXPECT_EQ(accountant->release_count(), 0u);
   EXPECT_EQ(select_top_k(context, ChunkedValues<double>{10, copy, 4}, top_k_params(0.5, 3)).indices.size(), 3u);
@@ -232,10 +266,10 @@ TEST(TopKSharded, BadInputIsRefusedBeforeTheCharge) {
   EXPECT_THROW(begin_top_k_release(context, top_k_params(0.5, 1), {5, 5}), InvalidArgument);
   EXPECT_THROW(begin_top_k_release(context, top_k_params(-1.0, 1), {0, 10}), InvalidArgument);
   TopKParams laplace = top_k_params(0.5, 1);
-  laplace.per_pick.mechanism = Mechanism::laplace_noisy_max;
+  laplace.selection.mechanism = Mechanism::laplace_noisy_max;
   EXPECT_THROW(begin_top_k_release(context, laplace, {0, 10}), InvalidArgument);
   TopKParams gpu = top_k_params(0.5, 1);
-  gpu.per_pick.backend = Backend::Gpu;
+  gpu.selection.backend = Backend::Gpu;
   EXPECT_THROW(begin_top_k_release(context, gpu, {0, 10}), InvalidArgument);
   EXPECT_EQ(accountant->release_count(), 0u);
   TopKRelease release = begin_top_k_release(context, top_k_params(0.5, 3), {0, 10});

@@ -110,7 +110,7 @@ AuditTarget selection_target(Mechanism mechanism, bool monotone, std::string nei
   return target;
 }
 
-// select_top_k, k = 2 of 6 candidates at epsilon' = 1/2 per pick; claim k epsilon' = 1 (basic
+// select_top_k, k = 2 of 6 candidates at epsilon = 1 (1/2 a pick); claim k epsilon' = 1 (basic
 // composition). Key = first * 6 + second (the ordered pair).
 AuditTarget top_k_target() {
   constexpr std::size_t kCandidates = 6;
@@ -120,7 +120,7 @@ AuditTarget top_k_target() {
   target.neighbours = "half up / half down";
   target.claimed_epsilon = static_cast<double>(kK) * 0.5;
   TopKParams params;
-  params.per_pick = params_for(Mechanism::exponential, 0.5, false);
+  params.selection = params_for(Mechanism::exponential, 1.0, false);  // 0.5 a pick
   params.k = kK;
   auto [d, d_prime] = half_up_half_down(kCandidates);
   target.run = [params, d = std::move(d), d_prime = std::move(d_prime)](bool on_d_prime, Context& context,

@@ -78,7 +78,7 @@ Record run_top_k(const TopKOptions& options) {
   // CPU (the library's chunked top-k); the GPU's top-k scores the array whole.
   const Backend backend = options.release.backend;
   const bool on_cpu = backend == Backend::Cpu || (backend == Backend::Auto && !gpu_usable());
-  const InputValues utilities = options.utilities.read(options.params.per_pick, 0, on_cpu);
+  const InputValues utilities = options.utilities.read(options.params.selection, 0, on_cpu);
   TopKParams params = options.params;
   // Checked here too (the library refuses it as well) so that the message names the file.
   if (params.k > utilities.total) {
@@ -86,9 +86,9 @@ Record run_top_k(const TopKOptions& options) {
                    format_number(utilities.total) + " candidates in " +
                    std::string(display_path(options.utilities.path)));
   }
-  params.per_pick.mechanism = Mechanism::exponential;
-  params.per_pick.epsilon = options.epsilon / static_cast<double>(params.k);
-  params.per_pick.backend = options.release.backend;
+  params.selection.mechanism = Mechanism::exponential;
+  params.selection.epsilon = options.epsilon;  // the k picks together: each spends epsilon / k
+  params.selection.backend = options.release.backend;
   std::vector<TopKOutcome> outcomes =
       run_releases(options.release, utilities.total, [&](ReleaseTarget& target) {
         return with_values(utilities, [&](const auto& source) {
@@ -106,7 +106,7 @@ Record run_top_k(const TopKOptions& options) {
   }
 
   Record report = utility_report("dpselect topk: private top-k, k candidate indices in order",
-                                 "topk", utilities, params.per_pick.utility_bound);
+                                 "topk", utilities, params.selection.utility_bound);
   std::vector<std::vector<std::uint64_t>> released;
   released.reserve(outcomes.size());
   for (const TopKOutcome& outcome : outcomes) released.push_back(outcome.selection.indices);
@@ -173,7 +173,7 @@ void register_top_k_command(CLI::App& app) {
                      "privacy loss of all k picks together (basic composition): each pick "
                      "spends epsilon / k")
       ->required();
-  add_utility_options(command, options->params.per_pick);
+  add_utility_options(command, options->params.selection);
   command
       .add_option("--delta", options->delta,
                   "delta of the (epsilon, delta) bound implied by the zCDP guarantee")

@@ -89,15 +89,15 @@ std::uint64_t candidate_count(DeviceSpan<const T> utilities) {
 template <class Utilities, class... Stream>
 TopKSelection top_k(Context& context, Utilities utilities, const TopKParams& params, Stream... stream) {
   constexpr bool kDeviceMemory = sizeof...(Stream) == 1;
-  const SelectionParams& per_pick = params.per_pick;
   const std::uint64_t n = candidate_count(utilities);
-  detail::validate_release_params(per_pick);
+  detail::validate_release_params(params.selection);
   if constexpr (kDeviceMemory) {
-    detail::validate_device_utilities(utilities.data, n, 0, per_pick.backend);
+    detail::validate_device_utilities(utilities.data, n, 0, params.selection.backend);
   } else {
     detail::validate_candidate_count("utilities", n, 0);
   }
   detail::validate_top_k(params, n);
+  const SelectionParams per_pick = detail::per_pick_params(params);
   Backend backend = kDeviceMemory ? Backend::Gpu : detail::resolve_backend(per_pick.backend);
   if (backend == Backend::Gpu && params.k > detail::kGpuTopKMax) {
     if (kDeviceMemory || per_pick.backend == Backend::Gpu) {
@@ -127,10 +127,10 @@ TopKSelection top_k(Context& context, Utilities utilities, const TopKParams& par
 // best of the union are among each chunk's k best.
 template <class T>
 TopKSelection top_k_chunks(Context& context, const ChunkedValues<T>& utilities, const TopKParams& params) {
-  const SelectionParams& per_pick = params.per_pick;
-  detail::validate_release_params(per_pick);
+  detail::validate_release_params(params.selection);
   std::vector<T> buffer = detail::chunk_buffer(utilities);
   detail::validate_top_k(params, utilities.size);
+  const SelectionParams per_pick = detail::per_pick_params(params);
   if (per_pick.backend == Backend::Gpu) {
     throw InvalidArgument("dpselect: a top-k over chunked utilities runs on the CPU (got backend Gpu); use Auto or Cpu");
   }
@@ -154,20 +154,39 @@ TopKSelection top_k_chunks(Context& context, const ChunkedValues<T>& utilities, 
 namespace detail {
 
 void validate_top_k(const TopKParams& params, std::uint64_t candidates) {
-  if (params.per_pick.mechanism != Mechanism::exponential) {
+  if (params.selection.mechanism != Mechanism::exponential) {
     throw InvalidArgument("dpselect: top-k mechanism must be exponential (one-shot Gumbel top-k equals "
-                          "peeling EM only for Gumbel noise; got " + std::string(to_string(params.per_pick.mechanism)) +
+                          "peeling EM only for Gumbel noise; got " + std::string(to_string(params.selection.mechanism)) +
                           ")");
   }
   if (params.k == 0 || params.k > candidates) {
     throw InvalidArgument("dpselect: k must be between 1 and the number of candidates, " + std::to_string(candidates) +
                           " (got " + std::to_string(params.k) + ")");
   }
+  if (!std::isnormal(per_pick_epsilon(params))) {
+    throw InvalidArgument("dpselect: epsilon / k must be a normal double (epsilon " +
+                          format_value(params.selection.epsilon) + ", k " + std::to_string(params.k) + ")");
+  }
+  detail::validate_release_params(per_pick_params(params));  // a utility_bound's slack against epsilon'
+}
+
+double per_pick_epsilon(const TopKParams& params) {
+  const double k = static_cast<double>(params.k);
+  double epsilon = params.selection.epsilon / k;
+  while (epsilon > 0.0 && k * epsilon > params.selection.epsilon) epsilon = std::nextafter(epsilon, 0.0);
+  return epsilon;
+}
+
+SelectionParams per_pick_params(const TopKParams& params) {
+  SelectionParams per_pick = params.selection;
+  per_pick.epsilon = per_pick_epsilon(params);
+  return per_pick;
 }
 
 PrivacyCharge top_k_charge(const TopKParams& params) {
-  // k rounds of peeling EM at epsilon' (Durfee & Rogers 2019): k exponential-mechanism picks.
-  return PrivacyCharge{ReleaseKind::exponential_mechanism, params.per_pick.epsilon, 0.0, params.k};
+  // k rounds of peeling EM at epsilon' (Durfee & Rogers 2019): k exponential-mechanism picks,
+  // epsilon in all by basic composition (Dwork & Roth 2014, Thm 3.16).
+  return PrivacyCharge{ReleaseKind::exponential_mechanism, per_pick_epsilon(params), 0.0, params.k};
 }
 
 TopKSelection finish_top_k(Release& release, const TopKParams& params, ShardResult tally,
@@ -189,12 +208,13 @@ TopKSelection finish_top_k(Release& release, const TopKParams& params, ShardResu
   selection.report.per_pick = first.report;
   selection.report.k = params.k;
   const double k = static_cast<double>(params.k);
-  // Dwork & Roth 2014, Thm 3.16 (basic composition) over the k picks.
-  selection.report.epsilon_total_basic = k * params.per_pick.epsilon;
+  const double epsilon = per_pick_epsilon(params);
+  // Dwork & Roth 2014, Thm 3.16 (basic composition) over the k picks: at most selection.epsilon.
+  selection.report.epsilon_total_basic = k * epsilon;
   // Each pick is epsilon'-bounded-range (Durfee & Rogers 2019; at the monotone scale too, since all
   // utility differences then lie in [0, Delta]), hence (epsilon'^2/8)-zCDP (Cesar & Rogers 2021);
   // zCDP adds up over the k picks.
-  selection.report.rho = k * params.per_pick.epsilon * params.per_pick.epsilon / 8.0;
+  selection.report.rho = k * epsilon * epsilon / 8.0;
   return selection;
 }
 
@@ -220,14 +240,15 @@ TopKShardResult merge(const TopKShardResult& a, const TopKShardResult& b) {
 
 TopKRelease begin_top_k_release(Context& context, const TopKParams& params, IndexRange range) {
   detail::validate_range(range);
-  detail::validate_release_params(params.per_pick);
+  detail::validate_release_params(params.selection);
   detail::validate_top_k(params, range.size());
-  if (params.per_pick.backend == Backend::Gpu) {
+  if (params.selection.backend == Backend::Gpu) {
     throw InvalidArgument("dpselect: a sharded top-k runs its shards on the CPU (got backend Gpu); use Auto or Cpu");
   }
   const PrivacyCharge picks = detail::top_k_charge(params);
   detail::ContextAccess::charge(context, std::span(&picks, 1));
-  return TopKRelease(detail::ContextAccess::begin_charged_release(context, params.per_pick), params, range);
+  return TopKRelease(detail::ContextAccess::begin_charged_release(context, detail::per_pick_params(params)), params,
+                     range);
 }
 
 TopKTicket TopKRelease::ticket() { return TopKTicket(release_.ticket(range_), params_.k); }

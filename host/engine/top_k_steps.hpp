@@ -13,9 +13,17 @@
 
 namespace dpselect::detail {
 
-// Throws InvalidArgument, before any charge, for bad per-pick params, a mechanism other than the
-// exponential mechanism, or k outside [1, candidates].
+// Throws InvalidArgument, before any charge, for bad params (selection.epsilon: the release's
+// total), a mechanism other than the exponential mechanism, k outside [1, candidates], or an
+// epsilon / k that is not a normal double.
 void validate_top_k(const TopKParams& params, std::uint64_t candidates);
+
+// The epsilon of each pick: selection.epsilon / k, rounded down so that k times it (in double, as
+// the accountant multiplies) never exceeds selection.epsilon. No checks.
+double per_pick_epsilon(const TopKParams& params);
+
+// The parameters of each pick: selection with per_pick_epsilon. Call after validate_top_k.
+SelectionParams per_pick_params(const TopKParams& params);
 
 // What a top-k release charges: k exponential-mechanism picks at the per-pick epsilon.
 PrivacyCharge top_k_charge(const TopKParams& params);

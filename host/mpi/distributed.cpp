@@ -4,6 +4,7 @@
 #include "mpi/collective.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -506,12 +507,18 @@ bool ranks_before(const RankedCandidate& a, const RankedCandidate& b) {
 template <class T>
 TopKSelection top_k_host(DistributedContext& context, std::span<const T> shard, std::uint64_t first_index,
                          const TopKParams& params) {
-  const SelectionParams& per_pick = params.per_pick;
+  // selection.epsilon is the release's total; each pick spends epsilon / k (top_k.hpp). A k of 0
+  // is refused with the shards' agreement, in begin_release_charging.
+  const SelectionParams per_pick = params.k == 0 ? params.selection : dpselect::detail::per_pick_params(params);
   // This rank's checks beyond begin_distributed_release's, in one process's order and words.
   std::string local_error = shard_end_error(context, first_index, shard.size(), "first_index", "utilities");
   if (local_error.empty() && per_pick.mechanism != Mechanism::exponential) {
     local_error = "dpselect: top-k mechanism must be exponential (one-shot Gumbel top-k equals peeling EM only for "
                   "Gumbel noise; got " + std::string(to_string(per_pick.mechanism)) + ")";
+  } else if (local_error.empty() && params.k != 0 && std::isfinite(params.selection.epsilon) &&
+             params.selection.epsilon > 0.0 && !std::isnormal(per_pick.epsilon)) {
+    local_error = "dpselect: epsilon / k must be a normal double (epsilon " +
+                  dpselect::detail::format_value(params.selection.epsilon) + ", k " + std::to_string(params.k) + ")";
   } else if (local_error.empty() && per_pick.backend == Backend::Gpu) {
     local_error = "dpselect: a distributed top-k runs its shards on the CPU so far (got backend Gpu)";
   }

@@ -328,14 +328,16 @@ Selection select_functor(DistributedContext& context, const UtilityFn& utility, 
 /// process with the same key and stream. Each rank runs its shard on the CPU (Backend::Gpu is an
 /// InvalidArgument so far), keeps its own k best, and every rank merges the gathered lists in the
 /// library's order (higher noisy score, then smaller index). Charges rank 0's ledger k
-/// exponential-mechanism picks at the per-pick epsilon, once. Traffic: up to 16 k bytes per rank.
+/// exponential-mechanism picks at the per-pick epsilon (selection.epsilon / k), once. Traffic: up to
+/// 16 k bytes per rank.
 ///
-/// Uses the utility reference `params.per_pick.utility_reference`, or 0, as select_top_k does.
+/// Uses the utility reference `params.selection.utility_reference`, or 0, as select_top_k does.
 /// @param context The distributed context (collective over its communicator).
 /// @param shard This rank's utilities: finite, or -inf to exclude a candidate; may be empty.
 /// @param first_index The global index of `shard[0]`; `first_index + shard.size()` at most 2^63.
-/// @param params The release's parameters (TopKParams), the same on every rank: per_pick.mechanism
-///        exponential, per_pick.backend Auto or Cpu, 1 <= k <= the number of candidates.
+/// @param params The release's parameters (TopKParams), the same on every rank: selection.epsilon the
+///        k picks' total, selection.mechanism exponential, selection.backend Auto or Cpu,
+///        1 <= k <= the number of candidates.
 /// @return The same k indices on every rank, largest noisy score first, and the report.
 /// @throws InvalidArgument (every rank) before the charge for bad or differing params or k, another
 ///         mechanism, Backend::Gpu, a shard beyond 2^63, shards that overlap, leave a gap or are all
@@ -348,10 +350,10 @@ Selection select_functor(DistributedContext& context, const UtilityFn& utility, 
 /// Collective: every rank calls it, in the same order as the other distributed calls.
 /// @par Privacy
 /// One-shot top-k: the k indices have the distribution of k rounds of peeling exponential mechanism at
-/// the per-pick epsilon (Durfee & Rogers 2019), k epsilon-DP by basic composition and
-/// `k epsilon^2 / 8`-zCDP (report.rho; Cesar & Rogers 2021), plus the per-pick slack. Rank 0's ledger
-/// is charged k exponential-mechanism releases at per_pick.epsilon, once, before any rank draws a
-/// stream.
+/// the per-pick epsilon' = selection.epsilon / k (Durfee & Rogers 2019), selection.epsilon-DP by basic
+/// composition and `k epsilon'^2 / 8`-zCDP (report.rho; Cesar & Rogers 2021), plus the per-pick slack.
+/// Rank 0's ledger is charged k exponential-mechanism releases at epsilon' (selection.epsilon in all),
+/// once, before any rank draws a stream.
 TopKSelection select_top_k(DistributedContext& context, std::span<const float> shard, std::uint64_t first_index,
                            const TopKParams& params);
 TopKSelection select_top_k(DistributedContext& context, std::span<const double> shard, std::uint64_t first_index,

@@ -2,16 +2,20 @@
 /// @file
 /// One-shot private top-k: the k candidates with the largest Gumbel-noised scores, in order.
 ///
-/// Durfee & Rogers (NeurIPS 2019): adding Gumbel noise of the exponential mechanism's scale for a
-/// per-pick epsilon' once and reporting the k largest noisy scores, in order, has exactly the
-/// distribution of k rounds of peeling EM (each picks one remaining candidate with epsilon').
-/// Only the exponential mechanism has this property, so top-k is exponential-mechanism only.
+/// `selection.epsilon` is what the release spends in all, the k picks together: each pick is an
+/// exponential-mechanism round at epsilon' = epsilon / k (rounded down, so that k epsilon' <= epsilon),
+/// the same meaning as the `dpselect topk` command's and Python's `epsilon`.
+///
+/// Durfee & Rogers (NeurIPS 2019): adding Gumbel noise of the exponential mechanism's scale for
+/// epsilon' once and reporting the k largest noisy scores, in order, has exactly the distribution
+/// of k rounds of peeling EM (each picks one remaining candidate with epsilon'). Only the
+/// exponential mechanism has this property, so top-k is exponential-mechanism only.
 ///
 /// Privacy of the k picks together (report.epsilon_total_basic and rho):
-/// - basic composition (Dwork & Roth 2014, Thm 3.16): k * epsilon';
+/// - basic composition (Dwork & Roth 2014, Thm 3.16): k * epsilon' <= epsilon;
 /// - each EM round is epsilon'-bounded-range (also at the monotone scale epsilon'/Delta, where
 ///   every utility difference lies in [0, Delta]), hence (epsilon'^2 / 8)-zCDP (Cesar & Rogers
-///   2021), so the k rounds are (k epsilon'^2 / 8)-zCDP.
+///   2021), so the k rounds are (k epsilon'^2 / 8)-zCDP = (epsilon^2 / (8 k))-zCDP.
 ///
 /// accounting.hpp converts rho to (epsilon, delta): epsilon_from_zcdp() with the standard
 /// rho + 2 sqrt(rho ln(1/delta)) of Bun & Steinke Prop. 1.3, epsilon_from_zcdp_tight() with the
@@ -19,7 +23,7 @@
 ///
 /// Example:
 /// @code{.cpp}
-/// dpselect::TopKParams p;  p.per_pick.epsilon = 0.1;  p.per_pick.sensitivity = 1;  p.k = 100;
+/// dpselect::TopKParams p;  p.selection.epsilon = 1;  p.selection.sensitivity = 1;  p.k = 100;  // 0.01 a pick
 /// dpselect::TopKSelection top = dpselect::select_top_k(ctx, std::span<const float>(u), p);
 /// @endcode
 #pragma once
@@ -38,9 +42,10 @@ namespace dpselect {
 
 /// The parameters of a top-k release.
 struct TopKParams {
-  /// The parameters of each pick: mechanism must be exponential; epsilon is the per-pick
-  /// epsilon'; the other fields as for select().
-  SelectionParams per_pick;
+  /// The parameters of the release: mechanism must be exponential; epsilon is what the k picks
+  /// spend together (each pick epsilon / k, reported as report.per_pick.epsilon_spent); the other
+  /// fields as for select().
+  SelectionParams selection;
   /// How many candidates to release: 1 <= k <= the number of candidates that are not excluded
   /// (utility -inf); k <= kGpuTopKMaxK on the GPU.
   std::uint64_t k = 1;
@@ -48,9 +53,9 @@ struct TopKParams {
 
 /// What a top-k release spent and how it ran.
 struct TopKReport {
-  SelectionReport per_pick;        ///< epsilon_spent is epsilon'; slack covers one pick
+  SelectionReport per_pick;        ///< epsilon_spent is epsilon' = epsilon / k; slack covers one pick
   std::uint64_t k = 0;             ///< The number of picks released.
-  double epsilon_total_basic = 0;  ///< k * epsilon' (basic composition, Dwork & Roth 2014, Thm 3.16)
+  double epsilon_total_basic = 0;  ///< k * epsilon' <= epsilon (basic composition, Dwork & Roth 2014, Thm 3.16)
   double rho = 0;                  ///< zCDP of the k picks together: k epsilon'^2 / 8
 };
 
@@ -72,19 +77,19 @@ inline constexpr std::uint64_t kGpuTopKMaxK = 1024;
 /// CPU otherwise; Backend::Gpu with a larger k is an InvalidArgument.
 /// @param context The key and stream source (and accountant, Context::charge_to).
 /// @param utilities One utility per candidate, as for select(): finite, or -inf to exclude one.
-/// @param params The per-pick parameters and k.
+/// @param params The release's parameters (selection.epsilon: the k picks together) and k.
 /// @return The k indices, largest noisy score first, and the report.
 /// @throws InvalidArgument for bad params (the message names the field and its value), a mechanism
 ///   other than exponential, k outside [1, number of candidates] or beyond kGpuTopKMaxK with
-///   Backend::Gpu (all before any charge), or a NaN, +inf or out-of-bound utility, or k above the
+///   Backend::Gpu, or an epsilon / k that is not a normal double (all before any charge), or a NaN, +inf or out-of-bound utility, or k above the
 ///   number of candidates that are not excluded (found by the pass, after the charge).
 /// @throws BudgetExceeded when the context's accountant refuses the k picks (nothing charged).
 /// @throws BackendUnavailable for Backend::Gpu without a usable GPU.
 /// @par Privacy
-/// Each pick is epsilon'-DP; the k together are (k epsilon')-DP by basic composition (Dwork & Roth
-/// 2014, Thm 3.16) and (k epsilon'^2 / 8)-zCDP (Cesar & Rogers 2021), as k rounds of peeling EM
-/// (Durfee & Rogers 2019). The context's accountant is charged k exponential-mechanism picks at
-/// epsilon' before the stream is drawn.
+/// Each pick is epsilon'-DP (epsilon' = epsilon / k); the k together are epsilon-DP by basic
+/// composition (Dwork & Roth 2014, Thm 3.16) and (k epsilon'^2 / 8)-zCDP (Cesar & Rogers 2021), as
+/// k rounds of peeling EM (Durfee & Rogers 2019). The context's accountant is charged k
+/// exponential-mechanism picks at epsilon' (epsilon in all) before the stream is drawn.
 TopKSelection select_top_k(Context& context, std::span<const float> utilities, const TopKParams& params);
 TopKSelection select_top_k(Context& context, std::span<const double> utilities, const TopKParams& params);
 ///@}
@@ -96,7 +101,7 @@ TopKSelection select_top_k(Context& context, std::span<const double> utilities, 
 /// k <= kGpuTopKMaxK).
 /// @param context The key and stream source (and accountant).
 /// @param utilities Device pointer and count.
-/// @param params The per-pick parameters and k.
+/// @param params The release's parameters (selection.epsilon: the k picks together) and k.
 /// @param stream The CUDA stream the pass is ordered on (nullptr: the default stream).
 /// @return The k indices, largest noisy score first, and the report.
 /// @throws InvalidArgument as for host memory, and for Backend::Cpu or k > kGpuTopKMaxK.
@@ -122,10 +127,10 @@ TopKSelection select_top_k(Context& context, DeviceSpan<const double> utilities,
 /// and the k best so far.
 /// @param context As for select_top_k().
 /// @param utilities The candidates' count, the reader and the chunk size (ChunkedValues).
-/// @param params As for select_top_k(); per_pick.backend Auto or Cpu.
+/// @param params As for select_top_k(); selection.backend Auto or Cpu.
 /// @return The k indices, best first, and the report.
 /// @throws InvalidArgument before the charge for bad params, k outside [1, size], a size of 0 or
-///         beyond 2^63, an empty reader, a chunk size of 0 or per_pick.backend Gpu; after it as
+///         beyond 2^63, an empty reader, a chunk size of 0 or selection.backend Gpu; after it as
 ///         select_top_k() does.
 /// @throws BudgetExceeded as select_top_k() does.
 /// @throws UsageError as select_top_k() does.
@@ -185,7 +190,7 @@ class TopKRelease {
   /// As select_top_k; the k picks were charged by begin_top_k_release.
   TopKSelection finish(const TopKShardResult& merged);
   /// The release's parameters.
-  /// @return The per-pick parameters and k.
+  /// @return The release's parameters (selection.epsilon: the k picks together) and k.
   const TopKParams& params() const { return params_; }
   /// The candidates the shards must tile.
   /// @return The range given to begin_top_k_release.

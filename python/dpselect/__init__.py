@@ -259,10 +259,13 @@ def select_top_k(
         The number of candidates released: 1 <= k <= len(utilities) (k <= 1024 with
         ``backend=Backend.GPU``).
     params : SelectionParams, optional
-        The parameters of each pick at once; then leave the keywords at their defaults.
+        The release's parameters at once; then leave the keywords at their defaults.
     epsilon : float
-        The privacy loss of EACH of the k picks (finite, > 0): k * epsilon in all by basic
-        composition. Required unless ``params`` is given.
+        The privacy loss of the release, the k picks together (finite, > 0): each pick spends
+        epsilon / k (rounded down so that the k picks never exceed epsilon), reported as
+        ``report.per_pick.epsilon_spent``. The same meaning as the ``dpselect topk`` command's
+        ``--epsilon`` and the C++ ``TopKParams::selection.epsilon``. Required unless ``params``
+        is given.
     sensitivity : float
         Delta of the utilities, finite and > 0. Required unless ``params`` is given.
     mechanism : Mechanism, default Mechanism.EXPONENTIAL
@@ -283,7 +286,7 @@ def select_top_k(
     -------
     TopKSelection
         ``indices`` (k indices, largest noisy score first), ``labels`` (or None) and ``report``
-        (``per_pick``, ``epsilon_total_basic`` = k * epsilon, ``rho``).
+        (``per_pick``, ``epsilon_total_basic`` = k * (epsilon / k) <= epsilon, ``rho``).
 
     Raises
     ------
@@ -297,9 +300,9 @@ def select_top_k(
     -----
     Gumbel noise of the exponential mechanism's scale added once, with the k largest noisy
     scores reported in order, has exactly the distribution of k rounds of peeling exponential
-    mechanism with epsilon each (Durfee & Rogers 2019). The k picks together are
-    k * epsilon-DP by basic composition (Dwork & Roth 2014, Thm 3.16) and
-    (k epsilon^2 / 8)-zCDP (each round is epsilon-bounded-range, Cesar & Rogers 2021):
+    mechanism with epsilon' = epsilon / k each (Durfee & Rogers 2019). The k picks together are
+    epsilon-DP by basic composition (Dwork & Roth 2014, Thm 3.16) and (k epsilon'^2 / 8)-zCDP
+    (each round is epsilon'-bounded-range, Cesar & Rogers 2021):
     ``report.rho``, convertible with :func:`epsilon_from_zcdp_tight` (Canonne, Kamath & Steinke
     2020, Cor 13). The accountant is charged the k picks together before any noise is drawn.
     Labels are public and cost nothing (post-processing). Device arrays: ordered on ``stream``,

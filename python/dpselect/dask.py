@@ -260,7 +260,8 @@ def select_top_k(
     k : int
         How many rows to release: 1 <= k <= the number of rows.
     params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
-        The parameters of EACH pick, as for :func:`dpselect.select_top_k` (``backend`` AUTO or CPU:
+        The release's parameters, as for :func:`dpselect.select_top_k`: ``epsilon`` is what the k picks
+        spend together (epsilon / k each); ``backend`` AUTO or CPU:
         the shards run on the workers' CPUs).
     labels : dask Series or array, or a sequence, optional
         The rows' public names, as for :func:`select`; ``result.labels`` is then the k labels.

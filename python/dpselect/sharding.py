@@ -359,6 +359,11 @@ class TopKTicket(_SecretTicket):
         """How many candidates the release keeps."""
         return self._core.k
 
+    @property
+    def params(self) -> SelectionParams:
+        """The parameters the release was begun with (``epsilon``: the k picks together)."""
+        return self._core.params
+
     def __repr__(self) -> str:
         begin, end = self.range
         return f"TopKTicket(stream={self.stream}, k={self.k}, range=({begin}, {end}), SECRET)"
@@ -381,6 +386,11 @@ class TopKRelease(_DriverRelease):
     def k(self) -> int:
         """How many candidates the release keeps."""
         return self._core.k
+
+    @property
+    def params(self) -> SelectionParams:
+        """The parameters the release was begun with (``epsilon``: the k picks together)."""
+        return self._core.params
 
     def ticket(self) -> TopKTicket:
         """The ticket that workers evaluate this release's shards with (SECRET: it holds the key)."""
@@ -441,7 +451,8 @@ def begin_top_k_release(
     candidates : int, tuple or Python range
         The candidates the shards must tile, as for :meth:`Release.ticket`.
     params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
-        The parameters of EACH pick, as for :func:`dpselect.select_top_k` (``backend`` AUTO or CPU:
+        The release's parameters, as for :func:`dpselect.select_top_k`: ``epsilon`` is what the k picks
+        spend together (epsilon / k each); ``backend`` AUTO or CPU:
         the shards run on the CPU).
 
     Returns
@@ -461,8 +472,8 @@ def begin_top_k_release(
 
     Notes
     -----
-    Charges k exponential-mechanism picks at epsilon now, before the stream is drawn, as
-    :func:`dpselect.select_top_k` (Durfee & Rogers 2019; Dwork & Roth 2014, Thm 3.16).
+    Charges k exponential-mechanism picks at epsilon / k (epsilon in all) now, before the stream is
+    drawn, as :func:`dpselect.select_top_k` (Durfee & Rogers 2019; Dwork & Roth 2014, Thm 3.16).
     """
     params = _selection_params(begin_top_k_release, params, epsilon, sensitivity, mechanism, monotone,
                                utility_bound, backend, utility_reference)

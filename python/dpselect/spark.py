@@ -391,7 +391,8 @@ def select_top_k(
     k : int
         How many rows to release: 1 <= k <= the number of rows.
     params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
-        The parameters of EACH pick, as for :func:`dpselect.select_top_k` (``backend`` AUTO or CPU).
+        The release's parameters, as for :func:`dpselect.select_top_k`: ``epsilon`` is what the k picks
+        spend together (epsilon / k each); ``backend`` AUTO or CPU.
     label_column : str, optional
         As for :func:`select`; ``result.labels`` is then the k labels.
 

@@ -190,16 +190,16 @@ total to the release's finish(); never publish it. It pickles.)")
   nb::class_<TopKRelease>(m, "TopKRelease", "The C++ TopKRelease; dpselect.TopKRelease wraps it.")
       .def_prop_ro("stream", &TopKRelease::stream)
       .def_prop_ro("k", [](const TopKRelease& r) { return r.params().k; })
-      .def_prop_ro("per_pick", [](const TopKRelease& r) { return r.params().per_pick; })
+      .def_prop_ro("params", [](const TopKRelease& r) { return r.params().selection; })
       .def_prop_ro("range", [](const TopKRelease& r) { return std::make_tuple(r.range().begin, r.range().end); })
       .def("ticket", &TopKRelease::ticket)
       .def("finish", &TopKRelease::finish, "merged"_a);
   m.def(
       "begin_top_k_release",
-      [](Context& context, const SelectionParams& per_pick, std::uint64_t k, std::uint64_t begin, std::uint64_t end) {
-        return begin_top_k_release(context, TopKParams{per_pick, k}, IndexRange{begin, end});
+      [](Context& context, const SelectionParams& params, std::uint64_t k, std::uint64_t begin, std::uint64_t end) {
+        return begin_top_k_release(context, TopKParams{params, k}, IndexRange{begin, end});
       },
-      "context"_a, "per_pick"_a, "k"_a, "begin"_a, "end"_a);
+      "context"_a, "params"_a, "k"_a, "begin"_a, "end"_a);
 
   m.def(
       "begin_release", [](Context& context, const SelectionParams& params) { return context.begin_release(params); },

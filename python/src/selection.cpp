@@ -39,17 +39,17 @@ void bind_for(nb::module_& m) {
       "context"_a, "utilities"_a.noconvert(), "params"_a, "stream"_a, release_gil);
   m.def(
       "top_k_host",
-      [](Context& context, HostVector<const T> utilities, std::uint64_t k, const SelectionParams& per_pick) {
-        return select_top_k(context, span_of(utilities), TopKParams{per_pick, k});
+      [](Context& context, HostVector<const T> utilities, std::uint64_t k, const SelectionParams& params) {
+        return select_top_k(context, span_of(utilities), TopKParams{params, k});
       },
-      "context"_a, "utilities"_a.noconvert(), "k"_a, "per_pick"_a, release_gil);
+      "context"_a, "utilities"_a.noconvert(), "k"_a, "params"_a, release_gil);
   m.def(
       "top_k_device",
-      [](Context& context, DeviceVector<const T> utilities, std::uint64_t k, const SelectionParams& per_pick,
+      [](Context& context, DeviceVector<const T> utilities, std::uint64_t k, const SelectionParams& params,
          std::uintptr_t stream) {
-        return select_top_k(context, device_span_of(utilities), TopKParams{per_pick, k}, stream_of(stream));
+        return select_top_k(context, device_span_of(utilities), TopKParams{params, k}, stream_of(stream));
       },
-      "context"_a, "utilities"_a.noconvert(), "k"_a, "per_pick"_a, "stream"_a, release_gil);
+      "context"_a, "utilities"_a.noconvert(), "k"_a, "params"_a, "stream"_a, release_gil);
   m.def(
       "rows_host",
       [](Context& context, HostRows<const T> utilities, const SelectionParams& params) {

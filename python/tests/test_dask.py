@@ -165,6 +165,12 @@ def test_a_dask_top_k_equals_one_process_with_labels(client, k):
     assert list(top.labels) == list(expected.labels)
 
 
+def test_a_dask_top_k_charges_epsilon_in_all(client):
+    context, accountant = ledger_context()
+    top = dpselect.dask.select_top_k(context, da.from_array(scores(100), chunks=30), 10, epsilon=1.0, sensitivity=1.0)
+    assert accountant.release_count == 10 and accountant.spent().epsilon == 1.0
+    assert top.report.per_pick.epsilon_spent == 0.1
+
 def test_a_dask_top_k_refuses_a_bad_k_before_any_charge(client):
     context, accountant = ledger_context()
     with pytest.raises(dpselect.InvalidArgument, match="k must be between 1"):

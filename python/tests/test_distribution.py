@@ -50,8 +50,8 @@ def test_top_k_ordered_pairs_match_plackett_luce():
     # One-shot Gumbel top-k equals peeling EM (Durfee & Rogers 2019): the ordered pair (i, j) has
     # probability w_i / W * w_j / (W - w_i).
     u = [0.0, 0.7, 1.5, 2.0]
-    epsilon = 1.0
-    weights = [math.exp(epsilon * x / 2.0) for x in u]
+    epsilon = 2.0  # the 2 picks together: 1.0 each
+    weights = [math.exp(epsilon / 2 * x / 2.0) for x in u]
     total = math.fsum(weights)
     pairs = list(itertools.permutations(range(len(u)), 2))
     probabilities = [weights[i] / total * weights[j] / (total - weights[i]) for i, j in pairs]

@@ -26,7 +26,7 @@ def test_python_guide_quickstart():
     context.charge_to(dpselect.PrivacyAccountant(dpselect.PrivacyBound(epsilon=2.0)))
     scores = (np.arange(100_000) % 1000).astype(np.float32)   # float32 or float64, any size
     pick = dpselect.select(context, scores, epsilon=1.0, sensitivity=1.0)
-    top = dpselect.select_top_k(context, scores, 10, epsilon=0.1, sensitivity=1.0)  # 0.1 per pick
+    top = dpselect.select_top_k(context, scores, 10, epsilon=1.0, sensitivity=1.0)  # the 10 picks: 0.1 each
     print(pick.index, top.indices, pick.report)
     # [/doc:python_quickstart]
     assert pick.report.candidates == scores.size

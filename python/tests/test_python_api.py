@@ -235,6 +235,22 @@ def test_keywords_and_params_give_the_same_release():
                                                 sensitivity=1.0).indices
 
 
+def test_top_k_epsilon_is_what_the_k_picks_spend_together():
+    # One meaning of epsilon for top-k in every front end: the release's total, epsilon / k a pick.
+    u = np.arange(100.0)
+    context, accountant = ledger_context()
+    top = dpselect.select_top_k(context, u, 10, epsilon=1.0, sensitivity=1.0)
+    assert accountant.release_count == 10
+    assert accountant.spent().epsilon == 1.0
+    assert top.report.per_pick.epsilon_spent == 0.1
+    assert top.report.epsilon_total_basic == 1.0
+    context, accountant = ledger_context()
+    release = dpselect.begin_top_k_release(context, 10, len(u), epsilon=1.0, sensitivity=1.0)
+    assert release.params.epsilon == 1.0
+    assert accountant.release_count == 10 and accountant.spent().epsilon == 1.0
+    finished = release.finish(release.ticket().evaluate(u))
+    assert finished.report.per_pick.epsilon_spent == 0.1
+
 # ---- 2. Lists, tuples and integer arrays: one conversion ---------------------------------------
 
 INTEGERS = [3, 9, 1, 7, 7, 0, 12, 5]

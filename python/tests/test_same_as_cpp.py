@@ -49,9 +49,10 @@ def test_top_k_and_rows_equal_the_command(cli, tmp_path):
     report = run(cli, tmp_path, "topk", "--utilities", str(path), "--k", "7", "--epsilon", "1.4",
                  "--sensitivity", "1", "--seed", "99", "--backend", "cpu", "--json")
     context = dpselect.Context.fixed_seed(99)
-    # The command's --epsilon is for all k picks; the library takes the per-pick epsilon.
-    top = dpselect.select_top_k(context, u, 7, epsilon=0.2, sensitivity=1.0, backend=dpselect.Backend.CPU)
+    # One meaning of epsilon: the k picks together, in the command and in Python.
+    top = dpselect.select_top_k(context, u, 7, epsilon=1.4, sensitivity=1.0, backend=dpselect.Backend.CPU)
     assert list(top.indices) == report["releases"][0]["indices"]
+    assert top.report.per_pick.epsilon_spent == report["epsilon_per_pick"]
 
     matrix = utilities(6 * 50).reshape(6, 50)
     path = tmp_path / "m.f64"

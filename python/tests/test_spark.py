@@ -92,6 +92,13 @@ def test_a_top_k_equals_one_process_with_labels(spark, k):
     assert list(top.labels) == [int(x) for x in expected.labels]
 
 
+def test_a_top_k_charges_epsilon_in_all(spark):
+    context, accountant = ledger_context()
+    frame = frame_of(spark, {"score": scores(100)}, 3)
+    top = dpselect.spark.select_top_k(context, frame, "score", 10, epsilon=1.0, sensitivity=1.0)
+    assert accountant.release_count == 10 and accountant.spent().epsilon == 1.0
+    assert top.report.per_pick.epsilon_spent == 0.1
+
 def test_pricing_equals_one_process(spark):
     bids = np.round(np.random.default_rng(12).gamma(2.0, 20.0, 10_007), 2)
     frame = frame_of(spark, {"bid": bids}, 4)

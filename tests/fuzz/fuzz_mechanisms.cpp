@@ -96,12 +96,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
         break;
       }
       case 2: {  // top-k (one-shot Gumbel: the exponential mechanism per pick)
-        TopKParams top_k{.per_pick = params, .k = data.ConsumeIntegralInRange<std::uint64_t>(1, n)};
+        TopKParams top_k{.selection = params, .k = data.ConsumeIntegralInRange<std::uint64_t>(1, n)};
         // k beyond the candidates that are not excluded is found during the pass, like a NaN.
         const auto candidates = static_cast<std::uint64_t>(
             std::count_if(values.begin(), values.end(), [](double u) { return u != -HUGE_VAL; }));
         data_valid = utilities_valid(doubles, params.utility_bound) && top_k.k <= candidates;
-        top_k.per_pick.mechanism = Mechanism::exponential;
+        top_k.selection.mechanism = Mechanism::exponential;
         const TopKSelection selection = select_top_k(context, doubles, top_k);
         check(selection.indices.size() == top_k.k, "top-k released another number of indices than k");
         const std::set<std::uint64_t> distinct(selection.indices.begin(), selection.indices.end());

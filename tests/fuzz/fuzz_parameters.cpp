@@ -233,7 +233,7 @@ void run(FuzzedDataProvider& data, int entry, Context& context) {
       return;
     }
     case 3: {
-      TopKParams params{.per_pick = selection_params(data), .k = count(data)};
+      TopKParams params{.selection = selection_params(data), .k = count(data)};
       const TopKSelection selection = select_top_k(context, utilities, params);
       const std::set<std::uint64_t> distinct(selection.indices.begin(), selection.indices.end());
       check(selection.indices.size() == params.k && distinct.size() == params.k, "top-k: not k distinct indices");
