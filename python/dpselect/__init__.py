@@ -30,6 +30,8 @@ import numbers as _numbers
 import numpy as _np
 
 from . import _dpselect as _core
+from ._checks import check_module as _check_module
+from ._checks import type_error as _type_error
 from ._arrays import ArrayLike, LabelsLike
 from ._arrays import as_host_or_device as _as_host_or_device
 from ._arrays import check_labels as _check_labels
@@ -418,6 +420,8 @@ def _row_epsilons(epsilon, rows: int):
     """None for one epsilon (a number, or None), else the checked float64 array of one per row."""
     if epsilon is None or isinstance(epsilon, (_numbers.Real, bool)):
         return None  # one epsilon (SelectionParams checks it)
+    if isinstance(epsilon, (str, bytes)):
+        raise _type_error("epsilon", epsilon, "float")
     where, values = _as_host_or_device(epsilon, "epsilon", dtypes=(_np.dtype(_np.float64),))
     if where != "host":
         raise ValueError("epsilon must be in host memory when it gives one value per row (got a device array); "
@@ -502,3 +506,8 @@ def select_repeated(
     _warn_if_gpu_unusable(params.backend)
     result = _core.repeated_host(context, array, params, releases)
     return result if labels is None else _attach(result, "_labels", _pick_labels(labels, result.indices))
+
+
+# Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks):
+# the functions above and the compiled classes (SelectionParams, PrivacyBound, ...).
+_check_module(globals(), __all__)

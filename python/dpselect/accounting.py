@@ -25,6 +25,7 @@ Example::
 
 from __future__ import annotations
 
+from ._checks import check_module as _check_module
 from ._dpselect import (
     PrivacyCharge,
     advanced_composition,
@@ -49,3 +50,7 @@ __all__ = [
     "optimal_composition_epsilon", "per_release_epsilon", "release_kind", "split_by_weights", "split_evenly",
     "zcdp_of_exponential_mechanism", "zcdp_of_pure",
 ]
+
+
+# Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks).
+_check_module(globals(), __all__)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ._checks import check_module as _check_module
 from ._arrays import params_of
 from ._dpselect import audit as _core
 
@@ -141,3 +142,7 @@ def run(
     if not isinstance(target, AuditTarget):
         raise TypeError(f"target must be a dpselect.audit.AuditTarget (got {type(target).__name__})")
     return _core.run_audit(target, options)
+
+
+# Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks).
+_check_module(globals(), __all__)

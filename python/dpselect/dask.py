@@ -37,6 +37,7 @@ from typing import Any
 import dask
 import dask.array
 
+from ._checks import check_module as _check_module
 from . import _partitioned
 from ._arrays import ArrayLike
 from ._arrays import check_labels as _check_labels
@@ -362,3 +363,7 @@ def select_price(
                           "nothing was charged")
     gathered = _partitioned.gathered_bids("dpselect.dask", looks, _REPARTITION)
     return _select_price(context, gathered, candidates, params)
+
+
+# Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks).
+_check_module(globals(), __all__)

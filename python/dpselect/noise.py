@@ -27,6 +27,7 @@ from typing import Union
 import numpy as np
 import numpy.typing as npt
 
+from ._checks import check_module as _check_module
 from . import _dpselect as _core
 from ._arrays import FLOAT64, SupportsDLPack, as_host_or_device, keywords_given, params_of
 from ._dpselect import (
@@ -433,3 +434,7 @@ def answer_counting_queries(
     if where != "host":
         raise ValueError("answer_counting_queries takes host memory; copy the answers to the host")
     return _core.answer_counting_queries_host(context, array, plan_or_params)
+
+
+# Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks).
+_check_module(globals(), __all__)

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from ._checks import check_module as _check_module
 from . import _dpselect as _core
 from ._arrays import _type_name, params_of
 from ._dpselect import (
@@ -252,7 +253,7 @@ def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray,
         return ids.view(np.uint64) if ids.itemsize == 8 else ids.astype(np.int64).view(np.uint64), array.dtype
     if array.dtype.kind in "US" and len(array) > 0:
         distinct, codes = np.unique(array, return_inverse=True)
-        return codes.astype(np.uint64), distinct
+        return codes.astype(np.uint64), distinct.tolist()  # Python str or bytes, not numpy.str_
     if len(array) == 0:
         return np.empty(0, dtype=np.uint64), np.dtype(np.uint64)
     if array.dtype.kind == "b":
@@ -261,11 +262,14 @@ def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray,
                     f"them first, e.g. {name}.astype('int64')")
 
 
-def _keys_of(ids: list[int], back: Any) -> Any:
+def _keys_of(ids: list[int], back: Any, as_list: bool) -> Any:
+    """The released keys: a NumPy array of the input's dtype for integer arrays; a list of Python
+    int for a list or tuple of integers; a list of Python str or bytes for string ids."""
     released = np.asarray(ids, dtype=np.uint64)
     if isinstance(back, np.dtype):
         # Ascending in the input's own type (the library sorts the uint64 bits, which puts negative ids last).
-        return np.sort(released.view(np.int64).astype(back)) if back.kind == "i" else released.astype(back)
+        keys = np.sort(released.view(np.int64).astype(back)) if back.kind == "i" else released.astype(back)
+        return keys.tolist() if as_list else keys
     return [back[i] for i in released.tolist()]
 
 
@@ -320,7 +324,9 @@ def select_partitions(
     Returns
     -------
     PartitionSelection
-        ``keys``: the released keys, ascending, of the input's type; ``report``.
+        ``keys``: the released keys, ascending: Python ``str`` or ``bytes`` for string ids, a list of
+        Python ``int`` for a list or tuple of integers, a NumPy array of the input's dtype for an
+        integer array or column; ``report``.
 
     Raises
     ------
@@ -364,4 +370,8 @@ def select_partitions(
     user_ids, _ = _ids(users, "users")
     key_ids, back = _ids(keys, "keys", len(user_ids))
     selection = _core.select_partitions_ids(context, user_ids, key_ids, params)
-    return PartitionSelection(_keys_of(selection.keys, back), selection.report)
+    return PartitionSelection(_keys_of(selection.keys, back, isinstance(keys, (list, tuple))), selection.report)
+
+
+# Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks).
+_check_module(globals(), __all__)

@@ -28,6 +28,7 @@ import numbers
 
 import numpy as np
 
+from ._checks import check_module as _check_module
 from . import _dpselect as _core
 from ._arrays import FLOAT64, ArrayLike, as_host_or_device, params_of
 from ._backend import warn_if_gpu_unusable
@@ -93,6 +94,10 @@ class Bids(_core.Bids):
 
     def __init__(self, bids: ArrayLike) -> None:
         super().__init__(_host_float64(bids, "bids"))
+
+    def __repr__(self) -> str:
+        # The number of bids and their values are private: a repr is printed and logged.
+        return "Bids(<withheld: the bids and their number are private; len() is NOT PRIVATE>)"
 
     def revenues(self, prices: ArrayLike) -> np.ndarray:
         """NOT PRIVATE: revenue(p) = p * #{bids >= p} for every price, as a new float64 array.
@@ -260,3 +265,7 @@ def nonprivate_optimum(bids: Bids | ArrayLike, prices: PriceGrid | PriceRange | 
     if isinstance(candidates, PriceRange):
         return _core.nonprivate_optimum_range(sorted_bids, candidates)
     return _core.nonprivate_optimum_list(sorted_bids, candidates)
+
+
+# Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks).
+_check_module(globals(), __all__)

@@ -37,6 +37,7 @@ from typing import Tuple, Union
 
 import numpy as np
 
+from ._checks import check_module as _check_module
 from . import _dpselect as _core
 from ._arrays import ArrayLike, as_host_or_device, params_of
 from ._backend import warn_if_gpu_unusable
@@ -390,3 +391,7 @@ def nonprivate_rank_error(data: _core.QuantileData, grid_index: int, q: float) -
     Computed from the data: for diagnostics and tests only, never publish it.
     """
     return _core.nonprivate_rank_error(data, grid_index, float(q))
+
+
+# Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks).
+_check_module(globals(), __all__)

@@ -33,6 +33,7 @@ import numbers
 from collections.abc import Iterable
 from typing import Any, TypeVar, overload
 
+from ._checks import check_module as _check_module
 from . import _dpselect as _core
 from ._arrays import ArrayLike
 from ._arrays import as_host_or_device as _as_host_or_device
@@ -571,3 +572,7 @@ def merge(*shards: Any) -> Any:
         if not isinstance(shard, kind):
             raise TypeError(f"shards[{i}] must be a dpselect.{kind.__name__} (got {type(shard).__name__})")
     return functools.reduce(_core.merge, shards)
+
+
+# Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks).
+_check_module(globals(), __all__)

@@ -50,6 +50,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from pyspark.sql import DataFrame
 from pyspark.sql import types as spark_types
 
+from ._checks import check_module as _check_module
 from . import _partitioned
 from ._arrays import ArrayLike
 from ._dpselect import (
@@ -492,3 +493,7 @@ def select_price(
     distinct = table.column(column).to_numpy().astype(np.float64)
     counts = table.column("count").to_numpy()
     return _select_price(context, np.repeat(distinct, counts), candidates, params)
+
+
+# Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks).
+_check_module(globals(), __all__)

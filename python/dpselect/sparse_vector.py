@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from ._checks import check_module as _check_module
 from . import _dpselect as _core
 from ._arrays import FLOAT64, ArrayLike, as_host_or_device, check_exact_number, params_of
 from ._dpselect import (
@@ -306,3 +307,7 @@ def sparse_vector_batch(
     if where == "host":
         return _core.sparse_vector_batch_host(context, array, params)
     return _core.sparse_vector_batch_device(context, array, params, stream)
+
+
+# Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks).
+_check_module(globals(), __all__)

@@ -15,6 +15,7 @@
 #include "repr.hpp"
 #include "dpselect/accounting.hpp"
 #include "dpselect/top_k.hpp"
+#include "scalar_arguments.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -41,8 +42,9 @@ Notes
 Give a list of them to PrivacyAccountant.charge: all are recorded or none.)")
       .def(
           "__init__",
-          [](PrivacyCharge* self, ReleaseKind kind, double epsilon, double delta, std::uint64_t count) {
-            new (self) PrivacyCharge{kind, epsilon, delta, count};
+          [](PrivacyCharge* self, ReleaseKind kind, Scalar<double> epsilon, Scalar<double> delta,
+             Scalar<std::uint64_t> count) {
+            new (self) PrivacyCharge{kind, scalar(epsilon, "epsilon"), scalar(delta, "delta"), scalar(count, "count")};
           },
           "kind"_a, "epsilon"_a, "delta"_a = 0.0, "count"_a = 1,
           "kind: a ReleaseKind; epsilon: finite, > 0; delta: 0 for PURE and EXPONENTIAL_MECHANISM, in [0, 1) "

@@ -20,6 +20,7 @@
 #include "repr.hpp"
 #include "dpselect/audit.hpp"
 #include "dpselect/errors.hpp"
+#include "scalar_arguments.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -217,8 +218,9 @@ void bind_statistics(nb::module_& m) {
   nb::class_<EventCounts>(m, "EventCounts", "How often the output `event` came out of the releases on D and on D'.")
       .def(
           "__init__",
-          [](EventCounts* self, audit::OutputKey event, std::uint64_t on_d, std::uint64_t on_d_prime) {
-            new (self) EventCounts{event, on_d, on_d_prime};
+          [](EventCounts* self, Scalar<audit::OutputKey> event, Scalar<std::uint64_t> on_d,
+             Scalar<std::uint64_t> on_d_prime) {
+            new (self) EventCounts{scalar(event, "event"), scalar(on_d, "on_d"), scalar(on_d_prime, "on_d_prime")};
           },
           "event"_a, "on_d"_a, "on_d_prime"_a)
       .def_rw("event", &EventCounts::event)
@@ -364,9 +366,12 @@ void bind_options_and_targets(nb::module_& m) {
                            "last with done = total; an exception it raises ends the audit.")
       .def(
           "__init__",
-          [](AuditOptions* self, std::uint64_t selection_runs, std::uint64_t runs, double confidence,
-             std::size_t max_events, std::uint64_t seed, nb::object progress) {
-            new (self) AuditOptions{selection_runs, runs, confidence, max_events, seed, {}};
+          [](AuditOptions* self, Scalar<std::uint64_t> selection_runs, Scalar<std::uint64_t> runs,
+             Scalar<double> confidence, Scalar<std::uint64_t> max_events, Scalar<std::uint64_t> seed,
+             nb::object progress) {
+            new (self) AuditOptions{scalar(selection_runs, "selection_runs"), scalar(runs, "runs"),
+                                    scalar(confidence, "confidence"), scalar(max_events, "max_events"),
+                                    scalar(seed, "seed"), {}};
             if (!progress.is_none()) self->progress = PythonProgress{callable_argument(std::move(progress), "progress")};
           },
           "selection_runs"_a = defaults.selection_runs, "runs"_a = defaults.runs, "confidence"_a = defaults.confidence,
@@ -404,8 +409,10 @@ void bind_options_and_targets(nb::module_& m) {
                           "One mechanism on one pair of neighbouring inputs D and D', and the privacy it claims.")
       .def(
           "__init__",
-          [](AuditTarget* self, std::string mechanism, std::string neighbours, double claimed_epsilon,
-             double claimed_delta, nb::object run) {
+          [](AuditTarget* self, std::string mechanism, std::string neighbours, Scalar<double> claimed_epsilon_argument,
+             Scalar<double> claimed_delta_argument, nb::object run) {
+            const double claimed_epsilon = scalar(claimed_epsilon_argument, "claimed_epsilon");
+            const double claimed_delta = scalar(claimed_delta_argument, "claimed_delta");
             if (!(std::isfinite(claimed_epsilon) && claimed_epsilon >= 0.0)) {
               throw_invalid("claimed_epsilon", "finite and >= 0", claimed_epsilon);
             }

@@ -23,6 +23,7 @@
 #include "dpselect/linf_answers.hpp"
 #include "dpselect/noise_vector.hpp"
 #include "dpselect/secure_noise.hpp"
+#include "scalar_arguments.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -115,9 +116,11 @@ Notes
 Dwork & Roth 2014, Thm 3.6; Balle & Wang 2018; Ganesh & Zhao 2021.)")
       .def(
           "__init__",
-          [](NoiseVectorParams* self, double epsilon, NoiseDistribution distribution, double delta,
-             double sensitivity, double p, Backend backend) {
-            new (self) NoiseVectorParams{distribution, epsilon, delta, sensitivity, p, backend};
+          [](NoiseVectorParams* self, Scalar<double> epsilon, NoiseDistribution distribution, Scalar<double> delta,
+             Scalar<double> sensitivity, Scalar<double> p, Backend backend) {
+            new (self) NoiseVectorParams{distribution,         scalar(epsilon, "epsilon"),
+                                         scalar(delta, "delta"), scalar(sensitivity, "sensitivity"),
+                                         scalar(p, "p"),         backend};
           },
           "epsilon"_a, "distribution"_a = NoiseDistribution::laplace, "delta"_a = 0.0, "sensitivity"_a = 1.0,
           "p"_a = 2.0, "backend"_a = Backend::Auto,
@@ -193,9 +196,10 @@ Notes
 Canonne, Kamath & Steinke 2020; Mironov 2012.)")
       .def(
           "__init__",
-          [](SecureNoiseParams* self, double epsilon, double sensitivity, SecureDistribution distribution,
-             double delta, bool inputs_on_grid) {
-            new (self) SecureNoiseParams{distribution, epsilon, delta, sensitivity, inputs_on_grid};
+          [](SecureNoiseParams* self, Scalar<double> epsilon, Scalar<double> sensitivity,
+             SecureDistribution distribution, Scalar<double> delta, Scalar<bool> inputs_on_grid) {
+            new (self) SecureNoiseParams{distribution, scalar(epsilon, "epsilon"), scalar(delta, "delta"),
+                                         scalar(sensitivity, "sensitivity"), scalar(inputs_on_grid, "inputs_on_grid")};
           },
           "epsilon"_a, "sensitivity"_a, "distribution"_a = SecureDistribution::laplace, "delta"_a = 0.0,
           "inputs_on_grid"_a = false,
@@ -519,9 +523,12 @@ Notes
 Ganesh & Zhao 2021.)")
       .def(
           "__init__",
-          [](LinfAnswerParams* self, double epsilon, double delta, double beta, double p, std::uint64_t max_repairs,
-             bool repair_with_sparse_vector) {
-            new (self) LinfAnswerParams{epsilon, delta, beta, p, max_repairs, repair_with_sparse_vector};
+          [](LinfAnswerParams* self, Scalar<double> epsilon, Scalar<double> delta, Scalar<double> beta,
+             Scalar<double> p, Scalar<std::uint64_t> max_repairs, Scalar<bool> repair_with_sparse_vector) {
+            new (self) LinfAnswerParams{scalar(epsilon, "epsilon"),         scalar(delta, "delta"),
+                                        scalar(beta, "beta"),               scalar(p, "p"),
+                                        scalar(max_repairs, "max_repairs"),
+                                        scalar(repair_with_sparse_vector, "repair_with_sparse_vector")};
           },
           "epsilon"_a, "delta"_a, "beta"_a = 0.05, "p"_a = 0.0, "max_repairs"_a = 0,
           "repair_with_sparse_vector"_a = true,

@@ -17,6 +17,7 @@
 #include "repr.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/partition_selection.hpp"
+#include "scalar_arguments.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -30,6 +31,29 @@ std::string repr_params(const PartitionSelectionParams& p) {
          ", backend=" + repr_enum(p.backend) + ", rounds=" + std::to_string(p.rounds) +
          ", round_budget_ratio=" + repr_double(p.round_budget_ratio) +
          ", policy_cutoff_sigmas=" + repr_double(p.policy_cutoff_sigmas) + ")";
+}
+
+std::string repr_round(const WeightedRound& r) {
+  return "WeightedRound(budget_share=" + repr_double(r.budget_share) + ", noise_scale=" + repr_double(r.noise_scale) +
+         ", threshold=" + repr_double(r.threshold) + ", key_delta=" + repr_double(r.key_delta) + ")";
+}
+
+std::string repr_rule(const PartitionKeepRule& r) {
+  std::string rounds = "[";
+  for (const WeightedRound& round : r.rounds) rounds += (rounds.size() > 1 ? ", " : "") + repr_round(round);
+  return "PartitionKeepRule(key_epsilon=" + repr_double(r.key_epsilon) + ", key_delta=" + repr_double(r.key_delta) +
+         ", noise_scale=" + repr_double(r.noise_scale) + ", threshold=" + repr_double(r.threshold) +
+         ", geometric_until=" + repr_double(r.geometric_until) + ", always_kept=" + std::to_string(r.always_kept) +
+         ", rounds=" + rounds + "], policy_cutoff=" + repr_double(r.policy_cutoff) + ")";
+}
+
+// keys_considered is computed from the data: readable as an attribute (documented NOT PRIVATE),
+// never printed.
+std::string repr_report(const PartitionSelectionReport& r) {
+  return "PartitionSelectionReport(params=" + repr_params(r.params) + ", rule=" + repr_rule(r.rule) +
+         ", delta_float=" + repr_double(r.delta_float) + ", stream=" + std::to_string(r.stream) +
+         ", streams=" + std::to_string(r.streams) + ", generator=" + std::string(to_string(r.generator)) +
+         ", executed_on=" + std::string(to_string(r.executed_on)) + ")";
 }
 
 std::span<const std::uint64_t> span_of(const HostVector<const std::uint64_t>& ids) {
@@ -91,11 +115,18 @@ policy_cutoff_sigmas : float, default 3.0
     POLICY_GAUSSIAN: the cutoff's height above the threshold, in noise standard deviations.)")
       .def(
           "__init__",
-          [](PartitionSelectionParams* self, double epsilon, double delta, std::uint64_t max_partitions,
-             PartitionStrategy strategy, Backend backend, std::uint32_t rounds, double round_budget_ratio,
-             double policy_cutoff_sigmas) {
-            new (self) PartitionSelectionParams{epsilon,  delta,  max_partitions,     strategy,
-                                                backend, rounds, round_budget_ratio, policy_cutoff_sigmas};
+          [](PartitionSelectionParams* self, Scalar<double> epsilon, Scalar<double> delta,
+             Scalar<std::uint64_t> max_partitions, PartitionStrategy strategy, Backend backend,
+             Scalar<std::uint32_t> rounds, Scalar<double> round_budget_ratio, Scalar<double> policy_cutoff_sigmas) {
+            new (self) PartitionSelectionParams{scalar(epsilon, "epsilon"),
+                                                scalar(delta, "delta"),
+                                                scalar(max_partitions, "max_partitions"),
+                                                strategy,
+                                                backend,
+                                                scalar(rounds, "rounds"),
+                                                scalar(round_budget_ratio, "round_budget_ratio"),
+                                                scalar(policy_cutoff_sigmas, "policy_cutoff_sigmas")};
+            self->validate();  // refused when built, naming the field; checked again when used
           },
           nb::kw_only(), "epsilon"_a, "delta"_a, "max_partitions"_a = 1,
           "strategy"_a = PartitionStrategy::truncated_geometric, "backend"_a = Backend::Auto, "rounds"_a = 3u,
@@ -123,7 +154,8 @@ policy_cutoff_sigmas : float, default 3.0
       .def_ro("geometric_until", &PartitionKeepRule::geometric_until)
       .def_ro("always_kept", &PartitionKeepRule::always_kept)
       .def_ro("rounds", &PartitionKeepRule::rounds, "The weighted strategies' rounds (none for the count strategies).")
-      .def_ro("policy_cutoff", &PartitionKeepRule::policy_cutoff, "POLICY_GAUSSIAN: the cutoff Gamma; 0 otherwise.");
+      .def_ro("policy_cutoff", &PartitionKeepRule::policy_cutoff, "POLICY_GAUSSIAN: the cutoff Gamma; 0 otherwise.")
+      .def("__repr__", &repr_rule);
 
   nb::class_<WeightedRound>(m, "WeightedRound",
                             "One round of a weighted strategy: a key of weight w is released with probability "
@@ -132,7 +164,8 @@ policy_cutoff_sigmas : float, default 3.0
       .def_ro("noise_scale", &WeightedRound::noise_scale, "The Gaussian noise's sigma.")
       .def_ro("threshold", &WeightedRound::threshold, "rho.")
       .def_ro("key_delta", &WeightedRound::key_delta,
-              "The most probability with which any of one user's keys that nobody else holds passes.");
+              "The most probability with which any of one user's keys that nobody else holds passes.")
+      .def("__repr__", &repr_round);
 
   nb::class_<PartitionSelectionReport>(m, "PartitionSelectionReport", "What a partition selection did.")
       .def_ro("params", &PartitionSelectionReport::params)
@@ -147,7 +180,8 @@ policy_cutoff_sigmas : float, default 3.0
       .def_ro("executed_on", &PartitionSelectionReport::executed_on,
               "Where the pairs were sorted, bounded and decided.")
       .def_ro("keys_considered", &PartitionSelectionReport::keys_considered,
-              "NOT PRIVATE: the number of distinct keys after contribution bounding.");
+              "NOT PRIVATE: the number of distinct keys after contribution bounding (left out of the repr).")
+      .def("__repr__", &repr_report);
 
   nb::class_<PartitionSelection>(m, "PartitionSelection", "The released keys (ascending) and the report.")
       .def_ro("keys", &PartitionSelection::keys, "The released keys, ascending (ids of the data's keys).")

@@ -18,6 +18,7 @@
 #include "bindings.hpp"
 #include "repr.hpp"
 #include "dpselect/pricing.hpp"
+#include "scalar_arguments.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -78,8 +79,12 @@ void bind_candidates(nb::module_& m) {
             return SortedBidsView(sorted.data(), {sorted.size()});
           },
           nb::rv_policy::reference_internal, "NOT PRIVATE: the bids in ascending order, a read-only view.")
-      .def("count_at_least", &Bids::count_at_least, "price"_a, "NOT PRIVATE: the number of bids >= price.")
-      .def("revenue", &Bids::revenue, "price"_a,
+      .def(
+          "count_at_least", [](const Bids& bids, Scalar<double> price) { return bids.count_at_least(scalar(price, "price")); },
+          "price"_a, "NOT PRIVATE: the number of bids >= price.")
+      .def(
+          "revenue", [](const Bids& bids, Scalar<double> price) { return bids.revenue(scalar(price, "price")); },
+          "price"_a,
            "NOT PRIVATE: price * count_at_least(price), rounded once (the utility the mechanisms use).")
       .def(
           "revenues",
@@ -112,10 +117,14 @@ step : float
 
 Notes
 -----
-validate() raises InvalidArgument naming a bad field; size() and price(i) give the candidates.)")
+Checked when built, and again when used (the fields can be changed): InvalidArgument names the bad
+field and its value (also from validate()). size() and price(i) give the candidates.)")
       .def(
           "__init__",
-          [](PriceGrid* self, double min, double max, double step) { new (self) PriceGrid{min, max, step}; },
+          [](PriceGrid* self, Scalar<double> min, Scalar<double> max, Scalar<double> step) {
+            new (self) PriceGrid{scalar(min, "min"), scalar(max, "max"), scalar(step, "step")};
+            self->validate();  // refused when built, not at select_price: the message names the field
+          },
           "min"_a, "max"_a, "step"_a)
       .def_rw("min", &PriceGrid::min)
       .def_rw("max", &PriceGrid::max)
@@ -129,7 +138,9 @@ validate() raises InvalidArgument naming a bad field; size() and price(i) give t
             return grid.size();
           },
           "The number of prices (validates the grid first).")
-      .def("price", &PriceGrid::price, "i"_a, "The i-th price, fma(i, step, min) rounded once.")
+      .def(
+          "price", [](const PriceGrid& grid, Scalar<std::uint64_t> i) { return grid.price(scalar(i, "i")); }, "i"_a,
+          "The i-th price, fma(i, step, min) rounded once.")
       .def("__repr__", &repr_grid);
 
   nb::class_<PriceRange>(m, "PriceRange",
@@ -141,13 +152,19 @@ min : float
     Finite and >= 0.
 max : float
     Finite, > min and <= 2^960.
+    Both are checked when built, and again when used: InvalidArgument names the bad one.
 
 Notes
 -----
 The exponential mechanism over grid(), in work proportional to the number of bids; the released
 price is always a public grid point (Mironov 2012).)")
-      .def("__init__", [](PriceRange* self, double min, double max) { new (self) PriceRange{min, max}; }, "min"_a,
-           "max"_a)
+      .def(
+          "__init__",
+          [](PriceRange* self, Scalar<double> min, Scalar<double> max) {
+            new (self) PriceRange{scalar(min, "min"), scalar(max, "max")};
+            self->validate();
+          },
+          "min"_a, "max"_a)
       .def_rw("min", &PriceRange::min)
       .def_rw("max", &PriceRange::max)
       .def("validate", &PriceRange::validate, "Raises InvalidArgument naming the bad field and its value.")
@@ -180,11 +197,11 @@ Notes
 See dpselect.select_price (Dwork & Roth 2014, Thm 3.10).)")
       .def(
           "__init__",
-          [](PricingParams* self, double epsilon, BidderNeighbours neighbours, std::uint64_t max_bidders,
-             Mechanism mechanism, Backend backend, GridSampler grid_sampler) {
-            new (self) PricingParams{.epsilon = epsilon,
+          [](PricingParams* self, Scalar<double> epsilon, BidderNeighbours neighbours,
+             Scalar<std::uint64_t> max_bidders, Mechanism mechanism, Backend backend, GridSampler grid_sampler) {
+            new (self) PricingParams{.epsilon = scalar(epsilon, "epsilon"),
                                      .neighbours = neighbours,
-                                     .max_bidders = max_bidders,
+                                     .max_bidders = scalar(max_bidders, "max_bidders"),
                                      .mechanism = mechanism,
                                      .backend = backend,
                                      .grid_sampler = grid_sampler};

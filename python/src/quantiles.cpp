@@ -22,6 +22,7 @@
 #include "bindings.hpp"
 #include "repr.hpp"
 #include "dpselect/quantiles.hpp"
+#include "scalar_arguments.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -85,18 +86,24 @@ void bind_range_and_data(nb::module_& m) {
       .def_ro("size", &QuantileGrid::size)
       .def_ro("rounds_to_points", &QuantileGrid::rounds_to_points,
               "Whether values are rounded to their nearest point (a grid of a public resolution).")
-      .def("slot", &QuantileGrid::slot, "value"_a,
+      .def(
+          "slot", [](const QuantileGrid& grid, Scalar<double> value) { return grid.slot(scalar(value, "value")); },
+          "value"_a,
            "The value's slot: 2 k + 1 when the value (clipped; rounded to the nearest point when rounds_to_points) "
            "is point k, 2 p when it lies strictly between points p - 1 and p.")
       .def(
           "point",
-          [](const QuantileGrid& grid, std::uint64_t i) {
+          [](const QuantileGrid& grid, Scalar<std::uint64_t> i_argument) {
+            const std::uint64_t i = scalar(i_argument, "i");
             if (i >= grid.size) throw nb::index_error(("grid index " + std::to_string(i) + " is not below the "
                                                        "grid's size " + std::to_string(grid.size)).c_str());
             return grid.point(i);
           },
           "i"_a, "The i-th point, fma(i, step, lower) rounded once (the same bits on the CPU and the GPU).")
-      .def("points_at_or_below", &QuantileGrid::points_at_or_below, "value"_a,
+      .def(
+          "points_at_or_below",
+          [](const QuantileGrid& grid, Scalar<double> value) { return grid.points_at_or_below(scalar(value, "value")); },
+          "value"_a,
            "The number of grid points <= value clipped to the range, in [1, size] (value not NaN).")
       .def("__repr__", &repr_grid);
 
@@ -117,12 +124,14 @@ resolution : float, optional
 
 Notes
 -----
-Checked when the range is used (or by ``validate()``): InvalidArgument names ``range lower``,
-``range upper`` or ``range resolution`` with the value.)")
+Checked when built, and again when used (the fields can be changed): InvalidArgument names
+``range lower``, ``range upper`` or ``range resolution`` with the value.)")
       .def(
           "__init__",
-          [](QuantileRange* self, double lower, double upper, std::optional<double> resolution) {
-            new (self) QuantileRange{lower, upper, resolution};
+          [](QuantileRange* self, Scalar<double> lower, Scalar<double> upper,
+             Scalar<std::optional<double>> resolution) {
+            new (self) QuantileRange{scalar(lower, "lower"), scalar(upper, "upper"), scalar(resolution, "resolution")};
+            self->validate();
           },
           "lower"_a, "upper"_a, nb::kw_only(), "resolution"_a = nb::none())
       .def_rw("lower", &QuantileRange::lower)
@@ -222,11 +231,13 @@ Notes
 See dpselect.select_quantile (Smith 2011; Dwork & Roth 2014, Thm 3.10).)")
       .def(
           "__init__",
-          [](QuantileParams* self, const QuantileRange& range, double epsilon, RecordNeighbours neighbours,
-             std::uint64_t max_points, Backend backend) {
-            new (self) QuantileParams{
-                .range = range, .epsilon = epsilon, .neighbours = neighbours, .max_points = max_points,
-                .backend = backend};
+          [](QuantileParams* self, const QuantileRange& range, Scalar<double> epsilon, RecordNeighbours neighbours,
+             Scalar<std::uint64_t> max_points, Backend backend) {
+            new (self) QuantileParams{.range = range,
+                                      .epsilon = scalar(epsilon, "epsilon"),
+                                      .neighbours = neighbours,
+                                      .max_points = scalar(max_points, "max_points"),
+                                      .backend = backend};
           },
           "range"_a, "epsilon"_a, "neighbours"_a = RecordNeighbours::replace_one_record, "max_points"_a = 0,
           "backend"_a = Backend::Auto,
@@ -275,15 +286,15 @@ Notes
 See dpselect.select_quantiles (Gillenwater, Joseph & Kulesza 2021; Kaplan, Schnapp & Stemmer 2022).)")
       .def(
           "__init__",
-          [](QuantilesParams* self, const QuantileRange& range, double epsilon, QuantilesMethod method, double delta,
-             RecordNeighbours neighbours, std::uint64_t max_points, Backend backend) {
+          [](QuantilesParams* self, const QuantileRange& range, Scalar<double> epsilon, QuantilesMethod method,
+             Scalar<double> delta, RecordNeighbours neighbours, Scalar<std::uint64_t> max_points, Backend backend) {
             new (self) QuantilesParams{.base = {.range = range,
-                                                .epsilon = epsilon,
+                                                .epsilon = scalar(epsilon, "epsilon"),
                                                 .neighbours = neighbours,
-                                                .max_points = max_points,
+                                                .max_points = scalar(max_points, "max_points"),
                                                 .backend = backend},
                                        .method = method,
-                                       .delta = delta};
+                                       .delta = scalar(delta, "delta")};
           },
           "range"_a, "epsilon"_a, "method"_a = QuantilesMethod::joint_exponential, "delta"_a = 0.0,
           "neighbours"_a = RecordNeighbours::replace_one_record, "max_points"_a = 0, "backend"_a = Backend::Auto,

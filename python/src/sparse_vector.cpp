@@ -17,6 +17,7 @@
 #include "bindings.hpp"
 #include "repr.hpp"
 #include "dpselect/sparse_vector.hpp"
+#include "scalar_arguments.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -85,18 +86,18 @@ Notes
 Dwork & Roth 2014, Alg 1 and 2, Thm 3.23, 3.25, 3.27; Lyu, Su & Li 2017.)")
       .def(
           "__init__",
-          [](SparseVectorParams* self, double epsilon, double sensitivity, double threshold, double delta,
-             std::uint64_t max_positives, bool numeric, double value_bound, SparseVectorAlgorithm algorithm,
-             bool monotone) {
-            new (self) SparseVectorParams{.epsilon = epsilon,
-                                          .delta = delta,
-                                          .sensitivity = sensitivity,
-                                          .threshold = threshold,
-                                          .max_positives = max_positives,
-                                          .numeric = numeric,
-                                          .value_bound = value_bound,
+          [](SparseVectorParams* self, Scalar<double> epsilon, Scalar<double> sensitivity, Scalar<double> threshold,
+             Scalar<double> delta, Scalar<std::uint64_t> max_positives, Scalar<bool> numeric,
+             Scalar<double> value_bound, SparseVectorAlgorithm algorithm, Scalar<bool> monotone) {
+            new (self) SparseVectorParams{.epsilon = scalar(epsilon, "epsilon"),
+                                          .delta = scalar(delta, "delta"),
+                                          .sensitivity = scalar(sensitivity, "sensitivity"),
+                                          .threshold = scalar(threshold, "threshold"),
+                                          .max_positives = scalar(max_positives, "max_positives"),
+                                          .numeric = scalar(numeric, "numeric"),
+                                          .value_bound = scalar(value_bound, "value_bound"),
                                           .algorithm = algorithm,
-                                          .monotone = monotone};
+                                          .monotone = scalar(monotone, "monotone")};
           },
           "epsilon"_a, "sensitivity"_a, "threshold"_a, "delta"_a = 0.0, "max_positives"_a = 1, "numeric"_a = false,
           "value_bound"_a = 0.0, "algorithm"_a = SparseVectorAlgorithm::dwork_roth, "monotone"_a = false,

@@ -18,6 +18,7 @@
 #include "dpselect/context.hpp"
 #include "dpselect/rows.hpp"
 #include "dpselect/top_k.hpp"
+#include "scalar_arguments.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -134,10 +135,17 @@ see dpselect.select (Dwork & Roth 2014, Thm 3.10; McKenna & Sheldon 2020; Dwork 
 3.9).)")
       .def(
           "__init__",
-          [](SelectionParams* self, double epsilon, double sensitivity, Mechanism mechanism, bool monotone,
-             double utility_bound, Backend backend, std::optional<double> utility_reference) {
-            new (self) SelectionParams{mechanism, epsilon, sensitivity, monotone, utility_bound, backend,
-                                       utility_reference};
+          [](SelectionParams* self, Scalar<double> epsilon, Scalar<double> sensitivity, Mechanism mechanism,
+             Scalar<bool> monotone, Scalar<double> utility_bound, Backend backend,
+             Scalar<std::optional<double>> utility_reference) {
+            new (self) SelectionParams{mechanism,
+                                       scalar(epsilon, "epsilon"),
+                                       scalar(sensitivity, "sensitivity"),
+                                       scalar(monotone, "monotone"),
+                                       scalar(utility_bound, "utility_bound"),
+                                       backend,
+                                       scalar(utility_reference, "utility_reference")};
+            self->validate();  // refused when built, naming the field; checked again by every release
           },
           "epsilon"_a, "sensitivity"_a, "mechanism"_a = Mechanism::exponential, "monotone"_a = false,
           "utility_bound"_a = 0.0, "backend"_a = Backend::Auto, "utility_reference"_a = nb::none(),
@@ -370,7 +378,12 @@ epsilon : float
     The epsilon, finite.
 delta : float, default 0.0
     In [0, 1).)")
-      .def(nb::init<double, double>(), "epsilon"_a, "delta"_a = 0.0)
+      .def(
+          "__init__",
+          [](PrivacyBound* self, Scalar<double> epsilon, Scalar<double> delta) {
+            new (self) PrivacyBound{scalar(epsilon, "epsilon"), scalar(delta, "delta")};
+          },
+          "epsilon"_a, "delta"_a = 0.0)
       .def_rw("epsilon", &PrivacyBound::epsilon)
       .def_rw("delta", &PrivacyBound::delta)
       .def("__repr__", [](const PrivacyBound& b) {
@@ -412,8 +425,12 @@ over budget raises BudgetExceeded and draws nothing. spent() is the best of basi
 & Roth 2014, Thm 3.16), advanced composition (Thm 3.20), the optimal homogeneous profile (Kairouz,
 Oh & Viswanath 2015) and zCDP (Bun & Steinke 2016; Canonne, Kamath & Steinke 2020).)")
       .def(nb::init<PrivacyBound, ParameterChoice>(), "budget"_a, "choice"_a = ParameterChoice::fixed_in_advance)
-      .def("charge", nb::overload_cast<ReleaseKind, double, double>(&PrivacyAccountant::charge), "kind"_a,
-           "epsilon"_a, "delta"_a = 0.0, "Records one release; raises BudgetExceeded over budget (nothing recorded).")
+      .def(
+          "charge",
+          [](PrivacyAccountant& accountant, ReleaseKind kind, Scalar<double> epsilon, Scalar<double> delta) {
+            accountant.charge(kind, scalar(epsilon, "epsilon"), scalar(delta, "delta"));
+          },
+          "kind"_a, "epsilon"_a, "delta"_a = 0.0, "Records one release; raises BudgetExceeded over budget (nothing recorded).")
       .def(
           "charge",
           [](PrivacyAccountant& accountant, const std::vector<PrivacyCharge>& charges) { accountant.charge(charges); },
@@ -444,7 +461,12 @@ stream, so no two releases share noise. Context.charge_to(accountant) charges ev
       .def_static("from_os_entropy", &Context::from_os_entropy, "generator"_a = Generator::chacha20,
                   "A context keyed from the OS with a choice of generator (PHILOX: faster, not cryptographically "
                   "secure).")
-      .def_static("fixed_seed", &Context::with_fixed_seed, "seed"_a, "generator"_a = Generator::chacha20,
+      .def_static(
+          "fixed_seed",
+          [](Scalar<std::uint64_t> seed, Generator generator) {
+            return Context::with_fixed_seed(scalar(seed, "seed"), generator);
+          },
+          "seed"_a, "generator"_a = Generator::chacha20,
                   "NOT PRIVATE: a reproducible context for tests and experiments. Anyone who knows the seed "
                   "predicts every noise value; never use it for a real release. Its releases equal those of "
                   "C++ Context::with_fixed_seed(seed) and of `dpselect --seed`.")

@@ -74,7 +74,7 @@ def test_integer_string_and_pandas_ids_release_the_inputs_own_keys():
     # Strings are numbered by their sorted distinct values: released in their own type.
     words = np.array([f"query-{k}" for k in keys])
     named = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users, words, **p)
-    assert all(isinstance(k, str) and k.startswith("query-") for k in named.keys)
+    assert all(type(k) is str and k.startswith("query-") for k in named.keys)  # str, not numpy.str_
     assert 0.5 * len(ints.keys) < len(named.keys) < 2 * len(ints.keys)
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"user": users, "query": words})
@@ -254,6 +254,9 @@ def test_integer_ids_given_as_python_objects_are_int64_or_uint64_exactly():
     p = dict(epsilon=1.0, delta=1e-3)
     # Beyond int64 and none negative: uint64 ids.
     kept = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users, [2**63 + 1, 3] * 200, **p)
+    assert kept.keys == [3, 2**63 + 1] and all(type(k) is int for k in kept.keys)  # a list in, Python ints out
+    kept = dpselect.select_partitions(dpselect.Context.fixed_seed(2), users, np.array([2**63 + 1, 3] * 200, np.uint64),
+                                      **p)
     assert kept.keys.dtype == np.uint64 and kept.keys.tolist() == [3, 2**63 + 1]
     # NumPy would make int64 and uint64 scalars float64 together, which merges ids 2**63 and 2**63 + 1.
     refused(dpselect.InvalidArgument, r"keys\[0\] is an integer beyond int64, but keys\[1\] is negative: integer "
@@ -287,6 +290,23 @@ def test_the_guide_example():
     # [/doc:python_partition_selection]
     assert 5 < len(kept.keys) < 1000 and accountant.release_count == 2
     assert 1 in kept.keys.tolist()  # the most popular query: held by about 40% of the users
+
+
+def test_the_python_guide_example():
+    # [doc:python_partition_words]
+    import dpselect
+
+    words = ["the", "grid", "the", "quantile", "the", "auction"] * 400 + ["zebra"]   # one word a document
+    documents = list(range(len(words)))                      # (user, key) pairs: the user is the document
+    context = dpselect.Context()
+    kept = dpselect.select_partitions(context, documents, words, epsilon=1.0, delta=1e-6,
+                                      strategy=dpselect.PartitionStrategy.POLICY_GAUSSIAN)
+    print(kept.keys)      # Python str, ascending: ['auction', 'grid', 'quantile', 'the'], never 'zebra'
+    print(kept.report)    # the parameters, the keep rule, the streams: nothing computed from the data
+    # [/doc:python_partition_words]
+    # A word of 400 users or more is kept but for a chance far below 1e-12 (Gaussian tail, sigma < 5);
+    # 'zebra' may pass with probability at most delta, so it is not asserted on (an OS-keyed context).
+    assert all(type(k) is str for k in kept.keys) and set(kept.keys) >= {"auction", "grid", "quantile", "the"}
 
 
 WEIGHTED = [dpselect.PartitionStrategy.WEIGHTED_GAUSSIAN, dpselect.PartitionStrategy.POLICY_GAUSSIAN,
@@ -369,3 +389,14 @@ def test_weighted_strategies_refuse_bad_parameters_before_any_charge(strategy):
             dpselect.select_partitions(context, users, keys, epsilon=1.0, delta=1e-6, strategy=strategy,
                                        **{"max_partitions": 2, **bad})
     assert ledger.release_count == 0
+
+
+def test_the_report_prints_its_parameters_and_rule_but_nothing_computed_from_the_data():
+    users, keys = contributions(500, 4)
+    selection = dpselect.select_partitions(dpselect.Context.fixed_seed(3), users, keys, epsilon=1.0, delta=1e-5,
+                                           strategy=dpselect.PartitionStrategy.DP_SIPS)
+    text = repr(selection.report)
+    assert text.startswith("PartitionSelectionReport(params=PartitionSelectionParams(epsilon=1.0")
+    assert "rule=PartitionKeepRule(" in text and "rounds=[WeightedRound(budget_share=" in text
+    assert "keys_considered" not in text and str(selection.report.keys_considered) not in text.split("rule=")[0]
+    assert " at 0x" not in repr(selection.report.rule)

@@ -168,6 +168,30 @@ def test_every_public_name_has_a_docstring_and_every_function_numpy_sections():
                     assert "Parameters\n" in doc, f"{module.__name__}.{name}: no Parameters section"
 
 
+def test_every_class_of_the_package_prints_readably():
+    # A repr is what people print and log: every public class, and every class the core returns,
+    # has one of its own (never "<... object at 0x...>").
+    import enum
+    classes = [getattr(module, name) for module in (dpselect, dpselect.audit) for name in module.__all__]
+
+    def core_classes(module):
+        for name in dir(module):
+            value = getattr(module, name)
+            if inspect.ismodule(value) and value.__name__.startswith(module.__name__):
+                yield from core_classes(value)
+            elif inspect.isclass(value):
+                yield value
+    classes += list(core_classes(dpselect._dpselect))
+    plain = sorted({c.__qualname__ for c in classes if inspect.isclass(c) and not issubclass(c, (enum.Enum, BaseException))
+                    and not any("__repr__" in k.__dict__ for k in c.__mro__ if k is not object)})
+    # The core classes that users only meet through the package's own, which print: the releases
+    # and tickets (dpselect.sharding), the selection of keys and the bids.
+    wrapped = {"Release", "ReleaseTicket", "TopKRelease", "TopKTicket", "PartitionSelection", "Bids"}
+    assert set(plain) <= wrapped, f"no repr: {sorted(set(plain) - wrapped)}"
+    assert repr(dpselect.Bids([3.0, 1.0])) == (
+        "Bids(<withheld: the bids and their number are private; len() is NOT PRIVATE>)")
+
+
 def test_the_result_classes_document_their_attributes():
     for kind in (dpselect.Selection, dpselect.TopKSelection, dpselect.RowsSelection):
         assert "Attributes\n----------" in kind.__doc__
@@ -204,13 +228,13 @@ def test_a_keyword_equal_to_its_default_may_come_with_params_and_a_different_one
                                  value_bound=0)
     plan = dpselect.plan_linf_answers(3, epsilon=1.0, delta=1e-6, p=1.0)  # p given: the automatic choice is slow
     defaults = dpselect.answer_counting_queries.__kwdefaults__
-    dpselect.answer_counting_queries(context, np.zeros(3), plan, max_repairs=float(defaults["max_repairs"]),
+    dpselect.answer_counting_queries(context, np.zeros(3), plan, max_repairs=np.uint32(defaults["max_repairs"]),
                                      repair_with_sparse_vector=int(defaults["repair_with_sparse_vector"]))
     accepted = accountant.release_count
     assert accepted >= 5
     for call, given in [
         (lambda: dpselect.select(context, u, params, utility_bound=1), "utility_bound"),
-        (lambda: dpselect.select(context, u, params, monotone=1.0 + 1e-9), "monotone"),
+        (lambda: dpselect.select(context, u, params, monotone=1), "monotone"),
         (lambda: dpselect.select(context, u, params, mechanism=dpselect.Mechanism.LAPLACE_NOISY_MAX), "mechanism"),
         (lambda: dpselect.select_price(context, [1.0], [1.0], dpselect.PricingParams(1.0), max_bidders=1),
          "max_bidders"),

@@ -230,7 +230,9 @@ def test_bad_ranges(lower, upper, fragments):
     (1e-12, ("range resolution", "2^40 + 1 points", "(got 1e-12)")),
 ])
 def test_bad_resolutions(resolution, fragments):
-    value_range = dpselect.QuantileRange(0.0, 10.0, resolution=resolution)
+    expect_invalid(lambda: dpselect.QuantileRange(0.0, 10.0, resolution=resolution), *fragments)  # when built
+    value_range = dpselect.QuantileRange(0.0, 10.0)
+    value_range.resolution = resolution  # and when used, after a change
     expect_invalid(value_range.validate, *fragments)
     expect_invalid(lambda: dpselect.QuantileData(np.array([1.0]), value_range), *fragments)
     context, accountant = ledger_context()
