@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench_params.hpp"
+#include "dpselect/detail/kernel_launch.cuh"
 #include "dpselect/select.hpp"
 
 namespace dpselect_bench::gpu {
@@ -114,7 +115,7 @@ const T* device_array(std::uint64_t n) {
   e.array = DeviceArray{data, n, sizeof(T)};
   const unsigned int blocks = static_cast<unsigned int>(
       std::min<std::uint64_t>((n + 255) / 256, static_cast<std::uint64_t>(e.properties.multiProcessorCount) * 32));
-  fill_kernel<T><<<blocks, 256, 0, e.stream>>>(static_cast<T*>(data), n, kDataSeed);
+  dpselect::detail::launch_kernel<fill_kernel<T>>(blocks, 256, 0, e.stream, static_cast<T*>(data), n, kDataSeed);
   BENCH_CUDA_CHECK(cudaPeekAtLastError());
   BENCH_CUDA_CHECK(cudaStreamSynchronize(e.stream));
   return static_cast<const T*>(data);
@@ -174,7 +175,8 @@ inline void enqueue_read(const void* data, std::size_t bytes) {
   const std::uint64_t vectors = bytes / 16;
   const unsigned int blocks = static_cast<unsigned int>(std::max<std::uint64_t>(
       1, std::min<std::uint64_t>((vectors + 255) / 256, static_cast<std::uint64_t>(e.properties.multiProcessorCount) * 8)));
-  read_kernel<uint4><<<blocks, 256, 0, e.stream>>>(static_cast<const uint4*>(data), vectors, e.read_sink);
+  dpselect::detail::launch_kernel<read_kernel<uint4>>(blocks, 256, 0, e.stream, static_cast<const uint4*>(data),
+                                                      vectors, e.read_sink);
   BENCH_CUDA_CHECK(cudaPeekAtLastError());
 }
 

@@ -99,7 +99,7 @@ const DevicePairs& pairs_of(std::uint64_t n) {
   BENCH_CUDA_CHECK(cudaMalloc(&held.users, n * sizeof(std::uint64_t)));
   BENCH_CUDA_CHECK(cudaMalloc(&held.keys, n * sizeof(std::uint64_t)));
   BENCH_CUDA_CHECK(cudaMalloc(&held.pairs, n * sizeof(Pair)));
-  fill_pairs_kernel<<<4096, 256, 0, env().stream>>>(held.users, held.keys, held.pairs, n);
+  dpselect::detail::launch_kernel<fill_pairs_kernel>(4096, 256, 0, env().stream, held.users, held.keys, held.pairs, n);
   BENCH_CUDA_CHECK(cudaGetLastError());
   BENCH_CUDA_CHECK(cudaStreamSynchronize(env().stream));
   held.n = n;

@@ -151,7 +151,7 @@ void bm_select_shape(benchmark::State& state, Shape shape, dpselect::Mechanism m
     BENCH_CUDA_CHECK(cudaMalloc(&data, n * sizeof(float)));
     const unsigned int blocks = static_cast<unsigned int>(
         std::min<std::uint64_t>((n + 255) / 256, static_cast<std::uint64_t>(e.properties.multiProcessorCount) * 32));
-    fill_shape_kernel<<<blocks, 256, 0, e.stream>>>(data, n, shape);
+    dpselect::detail::launch_kernel<fill_shape_kernel>(blocks, 256, 0, e.stream, data, n, shape);
     BENCH_CUDA_CHECK(cudaPeekAtLastError());
     BENCH_CUDA_CHECK(cudaStreamSynchronize(e.stream));
     const dpselect::DeviceSpan<const float> span{data, n};

@@ -35,8 +35,9 @@ packages=(cmake ninja-build g++ libcli11-dev)
 # about OpenMP's synchronization; docs/reliability.md).
 # Doxygen reads the public headers for the rendered reference (docs/build.sh, the docs_reference test).
 # Java runs PySpark in local mode for the dpselect.spark tests.
+# Boost.Context runs the kernels' threads as fibers in the `simt` build (tests/simt).
 [[ $task == test ]] && packages+=(libgtest-dev libbenchmark-dev libopenmpi-dev openmpi-bin python3-venv python3-dev
-  clang libomp-dev doxygen default-jre-headless)
+  clang libomp-dev doxygen default-jre-headless libboost-context-dev)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -108,6 +109,14 @@ case $task in
     step 'cpu-only: configure' cmake --preset cpu-only -DDPSELECT_BUILD_BENCHMARKS=OFF -DDPSELECT_BUILD_EXAMPLES=OFF
     step 'cpu-only: build' cmake --build --preset cpu-only
     step 'cpu-only: tests' ctest --preset cpu-only
+    # The kernels run on the CPU, thread by thread (tests/simt): every GPU test, with the CUDA
+    # Toolkit's headers (read by clang; no GPU and no nvcc run). Without the toolkit it cannot be
+    # built, and says so.
+    if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+      step 'simt: workflow' cmake --workflow --preset simt
+    else
+      echo "quickstart: simt skipped: no CUDA Toolkit (its headers: cuda_runtime_api.h, libcu++)" >&2
+    fi
     # The sanitizers (docs/reliability.md): AddressSanitizer + UndefinedBehaviorSanitizer over the
     # unit, CLI and install tests; ThreadSanitizer over the concurrency tests.
     step 'asan-ubsan: workflow' cmake --workflow --preset asan-ubsan

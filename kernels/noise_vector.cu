@@ -23,6 +23,7 @@
 #include "engine/gpu_backend.hpp"
 #include "noise/chacha20_coordinate_quads.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "dpselect/detail/kernel_launch.cuh"
 #include "host_streaming.cuh"
 #include "launch_helpers.cuh"
 
@@ -228,13 +229,15 @@ void enqueue_shape(double* values, std::uint64_t count, std::uint64_t first_coor
                    std::uint64_t stream, const continuous::CoordinateNoise& noise, unsigned int* failed,
                    cudaStream_t cuda_stream) {
   if (key.generator == Generator::philox) {
-    add_noise_kernel<Shape><<<grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, cuda_stream>>>(
-        values, count, first_coordinate, PhiloxFetch{key.philox, stream}, noise, failed);
+    launch_kernel<add_noise_kernel<Shape, PhiloxFetch>>(grid_stride_blocks(count, kBlockThreads, kMaxBlocks),
+                                                        kBlockThreads, 0, cuda_stream, values, count,
+                                                        first_coordinate, PhiloxFetch{key.philox, stream}, noise,
+                                                        failed);
   } else {
     const unsigned int blocks =
         grid_stride_blocks(quads_overlapping(first_coordinate, count), kBlockThreads, kMaxQuadBlocks);
-    add_noise_quads_kernel<Shape><<<blocks, kBlockThreads, 0, cuda_stream>>>(values, count, first_coordinate,
-                                                                              key.chacha, stream, noise, failed);
+    launch_kernel<add_noise_quads_kernel<Shape>>(blocks, kBlockThreads, 0, cuda_stream, values, count, first_coordinate,
+                                                 key.chacha, stream, noise, failed);
   }
 }
 

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "dpselect/detail/cuda_check.cuh"
+#include "dpselect/detail/kernel_launch.cuh"
 #include "dpselect/errors.hpp"
 #include "dpselect/random_key.hpp"
 #include "engine/gpu_backend.hpp"
@@ -220,8 +221,8 @@ PoolBuffer pairs_from_arrays(const std::uint64_t* users, const std::uint64_t* ke
     device_users = staged_users.as<std::uint64_t>();
     device_keys = staged_keys.as<std::uint64_t>();
   }
-  interleave_kernel<<<blocks_for(count), kBlockThreads, 0, stream>>>(device_users, device_keys, count,
-                                                                    pairs.as<DevicePair>());
+  launch_kernel<interleave_kernel>(blocks_for(count), kBlockThreads, 0, stream, device_users, device_keys, count,
+                                   pairs.as<DevicePair>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
   return pairs;
 }
@@ -272,17 +273,18 @@ DeviceKeys kept_keys_on_device(PoolBuffer pairs_buffer, std::uint64_t count, std
   const PoolBuffer flags(distinct_pairs, stream, kOutOfMemory);
   const PoolBuffer candidate_keys(distinct_pairs * sizeof(std::uint64_t), stream, kOutOfMemory);
   {
-    user_starts_kernel<<<blocks_for(distinct_pairs), kBlockThreads, 0, stream>>>(
-        pairs, distinct_pairs, flags.as<unsigned char>());
+    launch_kernel<user_starts_kernel>(blocks_for(distinct_pairs), kBlockThreads, 0, stream, pairs, distinct_pairs,
+                                      flags.as<unsigned char>());
     DPSELECT_CUDA_TRY(cudaGetLastError());
     const PoolBuffer run_starts(distinct_pairs * sizeof(std::uint64_t), stream, kOutOfMemory);
     const std::uint64_t user_count = compact(thrust::counting_iterator<std::uint64_t>(0), flags.as<unsigned char>(),
                                              distinct_pairs, run_starts.as<std::uint64_t>(), stream);
     const PoolBuffer failed(sizeof(unsigned int), stream, kOutOfMemory);
     DPSELECT_CUDA_TRY(cudaMemsetAsync(failed.as<void>(), 0, sizeof(unsigned int), stream));
-    bound_users_kernel<<<blocks_for(user_count), kBlockThreads, 0, stream>>>(
-        pairs, distinct_pairs, run_starts.as<std::uint64_t>(), user_count, max_partitions, drawn.key,
-        drawn.stream, candidate_keys.as<std::uint64_t>(), flags.as<unsigned char>(), failed.as<unsigned int>());
+    launch_kernel<bound_users_kernel>(blocks_for(user_count), kBlockThreads, 0, stream, pairs, distinct_pairs,
+                                      run_starts.as<std::uint64_t>(), user_count, max_partitions, drawn.key,
+                                      drawn.stream, candidate_keys.as<std::uint64_t>(), flags.as<unsigned char>(),
+                                      failed.as<unsigned int>());
     DPSELECT_CUDA_TRY(cudaGetLastError());
     if (read_device_value(failed.as<unsigned int>(), stream) != 0) {
       throw std::logic_error("dpselect: 2^20 rejections in a row");
@@ -337,9 +339,10 @@ ReleasedKeys released_on_device(DeviceKeys& kept, const DeviceCuts& cuts, const 
   const KeepCuts& table = cuts.table;
   const PoolBuffer released_flags(distinct_keys, stream, kOutOfMemory);
   const PoolBuffer deferred_flags(distinct_keys, stream, kOutOfMemory);
-  decide_keys_kernel<<<blocks_for(distinct_keys), kBlockThreads, 0, stream>>>(
-      distinct, users_of_key.as<std::uint64_t>(), distinct_keys, cuts.cuts.as<std::uint64_t>(), table.cuts.size(),
-      table.certain, drawn.key, drawn.stream, released_flags.as<unsigned char>(), deferred_flags.as<unsigned char>());
+  launch_kernel<decide_keys_kernel>(blocks_for(distinct_keys), kBlockThreads, 0, stream, distinct,
+                                    users_of_key.as<std::uint64_t>(), distinct_keys, cuts.cuts.as<std::uint64_t>(),
+                                    table.cuts.size(), table.certain, drawn.key, drawn.stream,
+                                    released_flags.as<unsigned char>(), deferred_flags.as<unsigned char>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
 
   // 5. Back to the host: the released keys, and the deferred ones decided there.

@@ -40,6 +40,7 @@
 #include "dpselect/detail/cuda_check.cuh"
 #include "dpselect/detail/device_memory_pool.cuh"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "dpselect/detail/kernel_launch.cuh"
 #include "dpselect/errors.hpp"
 #include "engine/gpu_backend.hpp"
 #include "engine/validation.hpp"
@@ -151,8 +152,8 @@ void refuse_first_nan(const T* values, std::uint64_t count, const unsigned long 
 QuantileBuffer sorted_copy_of(const float* values, std::uint64_t count, const QuantileGrid& grid, unsigned int* on_points,
                           cudaStream_t stream) {
   const QuantileBuffer first_nan = no_nan_yet(stream);
-  grid_positions_kernel<float><<<blocks_for(count), kBlockThreads, 0, stream>>>(
-      values, count, grid, nullptr, first_nan.as<unsigned long long>(), on_points);
+  launch_kernel<grid_positions_kernel<float>>(blocks_for(count), kBlockThreads, 0, stream, values, count, grid, nullptr,
+                                              first_nan.as<unsigned long long>(), on_points);
   DPSELECT_CUDA_TRY(cudaGetLastError());
   refuse_first_nan(values, count, first_nan.as<unsigned long long>(), stream);
 
@@ -174,8 +175,9 @@ QuantileBuffer sorted_positions_of(const double* values, std::uint64_t count, co
                                unsigned int* on_points, cudaStream_t stream) {
   const QuantileBuffer first_nan = no_nan_yet(stream);
   QuantileBuffer positions(count * sizeof(std::uint64_t), stream);
-  grid_positions_kernel<double><<<blocks_for(count), kBlockThreads, 0, stream>>>(
-      values, count, grid, positions.as<std::uint64_t>(), first_nan.as<unsigned long long>(), on_points);
+  launch_kernel<grid_positions_kernel<double>>(blocks_for(count), kBlockThreads, 0, stream, values, count, grid,
+                                               positions.as<std::uint64_t>(), first_nan.as<unsigned long long>(),
+                                               on_points);
   DPSELECT_CUDA_TRY(cudaGetLastError());
   refuse_first_nan(values, count, first_nan.as<unsigned long long>(), stream);
 
@@ -444,8 +446,8 @@ std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Stora
   const QuantileBuffer chunk(std::min(count, kChunkPositions) * sizeof(std::uint64_t), stream.get());
   for (std::uint64_t done = 0; done < count; done += kChunkPositions) {
     const std::uint64_t elements = std::min(kChunkPositions, count - done);
-    grid_positions_kernel<float><<<blocks_for(elements), kBlockThreads, 0, stream.get()>>>(
-        sorted + done, elements, data.grid, chunk.as<std::uint64_t>(), nullptr, nullptr);
+    launch_kernel<grid_positions_kernel<float>>(blocks_for(elements), kBlockThreads, 0, stream.get(), sorted + done,
+                                                elements, data.grid, chunk.as<std::uint64_t>(), nullptr, nullptr);
     DPSELECT_CUDA_TRY(cudaGetLastError());
     DPSELECT_CUDA_TRY(cudaMemcpyAsync(positions.data() + done, chunk.as<std::uint64_t>(),
                                       elements * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream.get()));

@@ -9,6 +9,7 @@
 
 #include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "dpselect/detail/kernel_launch.cuh"
 #include "launch_helpers.cuh"
 
 namespace dpselect::detail {
@@ -47,8 +48,8 @@ DeviceValueScan gpu_secure_scan(const double* values, std::uint64_t count, doubl
   if (count == 0) return scan;
   DeviceScratch first(sizeof(unsigned long long), stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(first.as<unsigned long long>(), 0xFF, sizeof(unsigned long long), stream));
-  secure_scan_kernel<<<grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream>>>(
-      values, count, granularity, first.as<unsigned long long>());
+  launch_kernel<secure_scan_kernel>(grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream,
+                                    values, count, granularity, first.as<unsigned long long>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
   const unsigned long long found = read_device_value(first.as<unsigned long long>(), stream);
   if (found < count) {
@@ -62,8 +63,8 @@ bool gpu_add_secure_noise(const SecureNoiseCore& core, double* values, std::uint
   if (count == 0) return false;
   DeviceScratch flag(sizeof(int), stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(flag.as<int>(), 0, sizeof(int), stream));
-  secure_noise_kernel<<<grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream>>>(
-      core, values, count, flag.as<int>());
+  launch_kernel<secure_noise_kernel>(grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream,
+                                     core, values, count, flag.as<int>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
   return read_device_value(flag.as<int>(), stream) != 0;
 }

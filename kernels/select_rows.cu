@@ -23,6 +23,7 @@
 
 #include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "dpselect/detail/kernel_launch.cuh"
 #include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/detail/screened_scoring.hpp"
 #include "host_streaming.cuh"
@@ -249,16 +250,18 @@ void evaluate_device_row_segments(std::span<const NoiseSpec> specs, const T* uti
                                     cudaMemcpyHostToDevice, stream));
   constexpr unsigned int kSmallKernelThreads = 256;
   const unsigned int small_grid = static_cast<unsigned int>((rows + kSmallKernelThreads - 1) / kSmallKernelThreads);
-  reset_row_words_kernel<<<small_grid, kSmallKernelThreads, 0, stream>>>(row_words.as<unsigned long long>(), rows);
+  launch_kernel<reset_row_words_kernel>(small_grid, kSmallKernelThreads, 0, stream, row_words.as<unsigned long long>(),
+                                        rows);
   DPSELECT_CUDA_TRY(cudaGetLastError());
   const unsigned int grid =
       filling_grid(resident_blocks(select_row_segments_kernel<T, G>, kRowsBlockThreads, 0), rows * segments);
-  select_row_segments_kernel<T, G><<<grid, kRowsBlockThreads, 0, stream>>>(
-      utilities, row_stride, rows, cols, segments, device_specs.as<NoiseSpec>(), row_words.as<unsigned long long>(),
-      segment_results.as<ShardResult>());
+  launch_kernel<select_row_segments_kernel<T, G>>(
+      grid, kRowsBlockThreads, 0, stream, utilities, row_stride, rows, cols, segments, device_specs.as<NoiseSpec>(),
+      row_words.as<unsigned long long>(), segment_results.as<ShardResult>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
-  merge_row_segments_kernel<<<small_grid, kSmallKernelThreads, 0, stream>>>(segment_results.as<ShardResult>(), rows,
-                                                                           segments, device_results.as<ShardResult>());
+  launch_kernel<merge_row_segments_kernel>(small_grid, kSmallKernelThreads, 0, stream,
+                                           segment_results.as<ShardResult>(), rows, segments,
+                                           device_results.as<ShardResult>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
   DPSELECT_CUDA_TRY(cudaMemcpyAsync(results.data(), device_results.as<ShardResult>(), rows * sizeof(ShardResult),
                                     cudaMemcpyDeviceToHost, stream));
@@ -276,8 +279,8 @@ unsigned int rows_grid(std::uint64_t rows) {
 template <class T, Generator G, int TeamThreads>
 void enqueue_rows(const T* first_row, std::uint64_t row_stride, std::uint64_t count, std::uint64_t cols,
                   unsigned int grid, const NoiseSpec* specs, ShardResult* results, cudaStream_t stream) {
-  select_rows_kernel<T, G, TeamThreads>
-      <<<grid, kRowsBlockThreads, 0, stream>>>(first_row, row_stride, count, cols, specs, results);
+  launch_kernel<select_rows_kernel<T, G, TeamThreads>>(grid, kRowsBlockThreads, 0, stream, first_row, row_stride, count,
+                                                       cols, specs, results);
   DPSELECT_CUDA_TRY(cudaGetLastError());
 }
 

@@ -12,6 +12,7 @@
 
 #include "engine/gpu_backend.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "dpselect/detail/kernel_launch.cuh"
 #include "launch_helpers.cuh"
 
 namespace dpselect::detail {
@@ -118,8 +119,9 @@ DeviceValueScan gpu_scan_values(const double* values, std::uint64_t count, doubl
   unsigned long long initial[2] = {count, 0};
   DPSELECT_CUDA_TRY(cudaMemcpyAsync(results.as<unsigned long long>(), initial, sizeof initial, cudaMemcpyHostToDevice,
                                     stream));
-  scan_values_kernel<<<grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream>>>(
-      values, count, bound, results.as<unsigned long long>(), results.as<unsigned long long>() + 1);
+  launch_kernel<scan_values_kernel>(grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream,
+                                    values, count, bound, results.as<unsigned long long>(),
+                                    results.as<unsigned long long>() + 1);
   DPSELECT_CUDA_TRY(cudaGetLastError());
   unsigned long long found[2];
   DPSELECT_CUDA_TRY(cudaMemcpyAsync(found, results.as<unsigned long long>(), sizeof found, cudaMemcpyDeviceToHost,
@@ -138,12 +140,13 @@ std::uint64_t gpu_first_above(const double* values, std::uint64_t begin, std::ui
   DeviceScratch first(sizeof(unsigned long long), stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(first.as<unsigned long long>(), 0xFF, sizeof(unsigned long long), stream));
   if (noise.key.generator == Generator::philox) {
-    first_above_kernel<<<grid_stride_blocks(end - begin, kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream>>>(
-        values, begin, end, noise, noisy_threshold, first.as<unsigned long long>());
+    launch_kernel<first_above_kernel>(grid_stride_blocks(end - begin, kBlockThreads, kMaxBlocks), kBlockThreads, 0,
+                                      stream, values, begin, end, noise, noisy_threshold,
+                                      first.as<unsigned long long>());
   } else {
-    first_above_quads_kernel<<<grid_stride_blocks(quads_overlapping(begin, end), kBlockThreads, kMaxBlocks),
-                               kBlockThreads, 0, stream>>>(values, begin, end, noise, noisy_threshold,
-                                                           first.as<unsigned long long>());
+    launch_kernel<first_above_quads_kernel>(
+        grid_stride_blocks(quads_overlapping(begin, end), kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream, values,
+        begin, end, noise, noisy_threshold, first.as<unsigned long long>());
   }
   DPSELECT_CUDA_TRY(cudaGetLastError());
   const unsigned long long found = read_device_value(first.as<unsigned long long>(), stream);

@@ -34,6 +34,7 @@
 #include "engine/gpu_backend.hpp"
 #include "engine/ranked_lists.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
+#include "dpselect/detail/kernel_launch.cuh"
 #include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/detail/screened_scoring.hpp"
 #include "host_streaming.cuh"
@@ -277,8 +278,7 @@ template <class Source, Generator G>
 __global__ void __launch_bounds__(kTopKThreads, 2)
     top_k_blocks_kernel(Source source, GroupRange groups, NoiseSpec spec, unsigned int k,
                         unsigned long long* grid_bound, RankedCandidate* block_lists, ShardResult* block_tallies) {
-  extern __shared__ __align__(16) unsigned char shared_bytes[];
-  BlockCandidates& slots = *reinterpret_cast<BlockCandidates*>(shared_bytes);
+  BlockCandidates& slots = *reinterpret_cast<BlockCandidates*>(dynamic_shared_bytes());
   __shared__ WarpTile tiles[kTopKThreads / kWarpLanes];
   WarpTile& warp_tile = tiles[threadIdx.x / kWarpLanes];
   const unsigned int lane = threadIdx.x % kWarpLanes;
@@ -325,8 +325,7 @@ __global__ void __launch_bounds__(kTopKThreads)
     merge_lists_kernel(const RankedCandidate* lists, std::uint64_t entries, const ShardResult* tallies,
                        unsigned int tally_count, unsigned int k, RankedCandidate* out, ShardResult* tally_out,
                        unsigned long long* grid_bound) {
-  extern __shared__ __align__(16) unsigned char shared_bytes[];
-  BlockCandidates& slots = *reinterpret_cast<BlockCandidates*>(shared_bytes);
+  BlockCandidates& slots = *reinterpret_cast<BlockCandidates*>(dynamic_shared_bytes());
   reset(slots);
   constexpr unsigned int kPerThread = kOffersPerRound / kTopKThreads;
   for (std::uint64_t round_base = 0; round_base < entries; round_base += kOffersPerRound) {
@@ -412,15 +411,15 @@ template <class Source>
 void enqueue_top_k(const Source& source, std::uint64_t begin, std::uint64_t count, const NoiseSpec& spec,
                    unsigned int k, unsigned int grid, const TopKBuffers& buffers, cudaStream_t stream) {
   with_generator(spec.key.generator, [&](auto g) {
-    top_k_blocks_kernel<Source, g()><<<grid, kTopKThreads, kSharedBytes, stream>>>(
-        source, GroupRange{begin, begin + count}, spec, k, buffers.grid_bound(), buffers.block_lists(),
-        buffers.block_tallies());
+    launch_kernel<top_k_blocks_kernel<Source, g()>>(grid, kTopKThreads, kSharedBytes, stream, source,
+                                                    GroupRange{begin, begin + count}, spec, k, buffers.grid_bound(),
+                                                    buffers.block_lists(), buffers.block_tallies());
   });
   DPSELECT_CUDA_TRY(cudaGetLastError());
   // The running list and tally sit right after the blocks', so one merge reads all of them.
-  merge_lists_kernel<<<1, kTopKThreads, kSharedBytes, stream>>>(
-      buffers.block_lists(), (static_cast<std::uint64_t>(grid) + 1) * k, buffers.block_tallies(), grid + 1, k,
-      buffers.running_list(), buffers.running_tally(), buffers.grid_bound());
+  launch_kernel<merge_lists_kernel>(1, kTopKThreads, kSharedBytes, stream, buffers.block_lists(),
+                                    (static_cast<std::uint64_t>(grid) + 1) * k, buffers.block_tallies(), grid + 1, k,
+                                    buffers.running_list(), buffers.running_tally(), buffers.grid_bound());
   DPSELECT_CUDA_TRY(cudaGetLastError());
 }
 

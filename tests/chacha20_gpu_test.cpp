@@ -11,13 +11,17 @@
 #include "dpselect/chacha20.hpp"
 #include "dpselect/select.hpp"
 
-#if defined(__CUDACC__)
+#include "support/device_code.hpp"
+
+#if DPSELECT_TEST_DEVICE_CODE
 #include <cuda_runtime.h>
+
+#include "dpselect/detail/kernel_launch.cuh"
 #endif
 
 namespace {
 
-#if !defined(__CUDACC__)
+#if !DPSELECT_TEST_DEVICE_CODE
 TEST(ChaCha20Gpu, DeviceBlocksEqualHostBlocks) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 #else
 
@@ -52,7 +56,8 @@ TEST(ChaCha20Gpu, DeviceBlocksEqualHostBlocks) {
             cudaSuccess);
   ASSERT_EQ(cudaMemcpy(device_positions, positions.data(), count * sizeof(std::uint64_t), cudaMemcpyHostToDevice),
             cudaSuccess);
-  chacha_blocks_kernel<<<(count + 127) / 128, 128>>>(key, device_streams, device_positions, count, device_out);
+  dpselect::detail::launch_kernel<chacha_blocks_kernel>((count + 127) / 128, 128, 0, nullptr, key, device_streams,
+                                                        device_positions, count, device_out);
   ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   std::vector<dpselect::RandomBlock> from_device(count);
   ASSERT_EQ(cudaMemcpy(from_device.data(), device_out, count * sizeof(dpselect::RandomBlock), cudaMemcpyDeviceToHost),

@@ -18,7 +18,9 @@
 
 #include "dpselect/dpselect.hpp"
 
-#if defined(__CUDACC__)
+#include "support/device_code.hpp"
+
+#if DPSELECT_TEST_DEVICE_CODE
 #include <cuda_runtime.h>
 
 #include "dpselect/select.cuh"
@@ -27,7 +29,7 @@
 
 namespace {
 
-#if !defined(__CUDACC__)
+#if !DPSELECT_TEST_DEVICE_CODE
 TEST(CpuGpuEquality, TenThousandSeededReleases) {
   GTEST_SKIP() << "CPU-only build: no CUDA backend to compare with";
 }

@@ -14,7 +14,9 @@
 
 #include "dpselect/dpselect.hpp"
 
-#if defined(__CUDACC__)
+#include "support/device_code.hpp"
+
+#if DPSELECT_TEST_DEVICE_CODE
 #include <cuda_runtime.h>
 
 #include "dpselect/detail/device_memory_pool.cuh"
@@ -23,7 +25,7 @@
 
 namespace {
 
-#if !defined(__CUDACC__)
+#if !DPSELECT_TEST_DEVICE_CODE
 TEST(DeviceMemoryGpu, LibraryPoolCarriesTheThresholdAsSet) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(DeviceMemoryGpu, APoolCreatedLaterGetsTheThresholdSetBefore) {
   GTEST_SKIP() << "CPU-only build: no CUDA backend";

@@ -20,16 +20,19 @@
 
 #include "dpselect/dpselect.hpp"
 
-#if defined(__CUDACC__)
+#include "support/device_code.hpp"
+
+#if DPSELECT_TEST_DEVICE_CODE
 #include <cuda_runtime.h>
 
+#include "dpselect/detail/kernel_launch.cuh"
 #include "engine/gpu_backend.hpp"
 #include "host_streaming.cuh"
 #endif
 
 namespace {
 
-#if !defined(__CUDACC__)
+#if !DPSELECT_TEST_DEVICE_CODE
 TEST(HostStreamingGpu, SelectionInManyChunksEqualsDeviceAndCpu) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(HostStreamingGpu, InvalidUtilityInALaterChunkKeepsItsGlobalIndex) {
   GTEST_SKIP() << "CPU-only build: no CUDA backend";
@@ -362,8 +365,8 @@ TEST(HostStreamingGpu, RoundTripReturnsEveryChunk) {
     EXPECT_LE(streaming.chunk_elements(), kTestPieceBytes / sizeof(double));
     const cudaStream_t stream = streaming.compute_stream();
     streaming.update_each(values.data(), [&](double* chunk, std::uint64_t offset, std::uint64_t elements) {
-      double_and_add_index<<<static_cast<unsigned int>((elements + 255) / 256), 256, 0, stream>>>(chunk, elements,
-                                                                                                   offset);
+      dpselect::detail::launch_kernel<double_and_add_index>(static_cast<unsigned int>((elements + 255) / 256), 256, 0,
+                                                            stream, chunk, elements, offset);
       ASSERT_EQ(cudaGetLastError(), cudaSuccess);
     });
     int mismatches = 0;

@@ -14,13 +14,17 @@
 #include "dpselect/noise_vector.hpp"
 #include "dpselect/select.hpp"
 
-#if defined(__CUDACC__)
+#include "support/device_code.hpp"
+
+#if DPSELECT_TEST_DEVICE_CODE
 #include <cuda_runtime.h>
+
+#include "dpselect/detail/kernel_launch.cuh"
 #endif
 
 namespace {
 
-#if !defined(__CUDACC__)
+#if !DPSELECT_TEST_DEVICE_CODE
 TEST(NoiseVectorGpu, DeviceNoiseEqualsHostNoise) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(NoiseVectorGpu, PortableExpAndLogMatchOnDevice) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 #else
@@ -107,7 +111,8 @@ TEST(NoiseVectorGpu, PortableExpAndLogMatchOnDevice) {
   double* device = nullptr;
   ASSERT_EQ(cudaMalloc(&device, 3 * count * sizeof(double)), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(device, x.data(), count * sizeof(double), cudaMemcpyHostToDevice), cudaSuccess);
-  exp_log_kernel<<<(count + 255) / 256, 256>>>(device, count, device + count, device + 2 * count);
+  dpselect::detail::launch_kernel<exp_log_kernel>((count + 255) / 256, 256, 0, nullptr, device, count, device + count,
+                                                  device + 2 * count);
   ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   std::vector<double> exp_device(count);
   std::vector<double> log_device(count);

@@ -20,13 +20,15 @@
 #include "dpselect/select.hpp"
 #include "engine/gpu_backend.hpp"
 
-#if defined(__CUDACC__)
+#include "support/device_code.hpp"
+
+#if DPSELECT_TEST_DEVICE_CODE
 #include <cuda_runtime.h>
 #endif
 
 namespace {
 
-#if !defined(__CUDACC__)
+#if !DPSELECT_TEST_DEVICE_CODE
 TEST(PartitionSelectionGpu, HostPairsGiveTheCpuKeys) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(PartitionSelectionGpu, DevicePairsGiveTheHostKeys) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(PartitionSelectionGpu, CountsBeyondTheCutTableAreDecidedAlike) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }

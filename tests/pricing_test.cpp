@@ -44,7 +44,7 @@ TEST_F(Pricing, PumpkinRevenues) {
 }
 
 TEST_F(Pricing, PumpkinFrequenciesMatchTheExactExponentialMechanism) {
-  constexpr int kTrials = 20'000;
+  constexpr int kTrials = statistical_trials(20'000);
   const Bids bids(kPumpkinBids);
   for (const BidderNeighbours neighbours : {BidderNeighbours::add_or_remove_bidder, BidderNeighbours::change_one_bid}) {
     const double epsilon = 3.0;

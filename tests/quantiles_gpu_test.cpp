@@ -26,13 +26,15 @@
 #include "engine/gpu_backend.hpp"
 #include "quantiles/quantiles_internal.hpp"
 
-#if defined(__CUDACC__)
+#include "support/device_code.hpp"
+
+#if DPSELECT_TEST_DEVICE_CODE
 #include <cuda_runtime.h>
 #endif
 
 namespace {
 
-#if !defined(__CUDACC__)
+#if !DPSELECT_TEST_DEVICE_CODE
 TEST(QuantilesGpu, DevicePositionsEqualHostPositions) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(QuantilesGpu, IntervalPassEqualsCpuScoreForScore) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(QuantilesGpu, SameReleaseOnCpuAndGpu) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }

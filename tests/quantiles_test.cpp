@@ -67,7 +67,7 @@ TEST_F(Quantiles, SingleQuantileMatchesExactIntervalProbabilities) {
   const std::vector<std::uint64_t> positions =
       QuantileData(std::span<const double>(kSmallData), kSmallRange).sorted_positions();
   const QuantileGrid grid = data.grid();
-  constexpr int kTrials = 12000;
+  constexpr int kTrials = statistical_trials(12000);
   std::uint64_t seed = 100;
   for (const RecordNeighbours neighbours : {RecordNeighbours::replace_one_record, RecordNeighbours::add_or_remove_record}) {
     for (const double q : {0.1, 0.5, 0.9}) {
@@ -112,7 +112,7 @@ TEST_F(Quantiles, PointInsideTheIntervalIsUniform) {
       exact.push_back(intervals[r] * static_cast<long double>(cell) / static_cast<long double>(length));
     }
   }
-  constexpr int kTrials = 20000;
+  constexpr int kTrials = statistical_trials(20000);
   Context context = Context::with_fixed_seed(7);
   std::vector<int> counts(8, 0);
   for (int t = 0; t < kTrials; ++t) {
@@ -343,7 +343,7 @@ TEST_F(Quantiles, TiedDataOnAResolutionGridMatchesBruteForce) {
   // As the grid takes them: 7.2 -> 7, 19.6 -> 20, -4 -> 0, 25 -> 20, 6.5 -> 6 (half-way: the lower).
   const std::vector<double> on_grid = {3, 3, 3, 5, 5, 7, 7, 12, 12, 12, 12, 12, 20, 0, 20, 6, 9};
   const QuantileData data(std::span<const double>(values), range);
-  constexpr int kTrials = 12000;
+  constexpr int kTrials = statistical_trials(12000);
   std::uint64_t seed = 500;
   for (const RecordNeighbours neighbours :
        {RecordNeighbours::replace_one_record, RecordNeighbours::add_or_remove_record}) {

@@ -386,9 +386,11 @@ TEST_F(TicketTest, ShardsScoredUnderChangedParametersAreRefusedByFinish) {
   SelectionParams changed = params;
   changed.epsilon = 1e6;
   std::vector<std::uint8_t> forged = with_double_at(ticket.to_bytes(), kEpsilonAt, changed.epsilon);
-  forged = with_u64_at(std::move(forged), kReleaseTagAt,
-                       dpselect::detail::release_tag(key_in(forged), ticket.stream(), changed,
-                                                     ticket.utility_reference()));
+  // The tag first: the order in which a call's arguments are evaluated is unspecified, and
+  // std::move(forged) may empty `forged` before key_in reads it (clang evaluates left to right).
+  const std::uint64_t tag =
+      dpselect::detail::release_tag(key_in(forged), ticket.stream(), changed, ticket.utility_reference());
+  forged = with_u64_at(std::move(forged), kReleaseTagAt, tag);
   const ReleaseTicket worker = ReleaseTicket::from_bytes(retagged(std::move(forged)));
   EXPECT_EQ(worker.params().epsilon, 1e6);
   const ShardResult shard = staged.evaluate_with(worker, 0, 100);

@@ -13,7 +13,7 @@
 namespace dpselect::testing {
 namespace {
 
-constexpr int kTrials = 20'000;
+constexpr int kTrials = statistical_trials(20'000);
 
 double tolerance(double p) { return frequency_tolerance(kTrials, p); }
 

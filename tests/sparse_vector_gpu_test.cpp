@@ -11,13 +11,15 @@
 
 #include "dpselect/dpselect.hpp"
 
-#if defined(__CUDACC__)
+#include "support/device_code.hpp"
+
+#if DPSELECT_TEST_DEVICE_CODE
 #include <cuda_runtime.h>
 #endif
 
 namespace {
 
-#if !defined(__CUDACC__)
+#if !DPSELECT_TEST_DEVICE_CODE
 TEST(SparseVectorGpu, DeviceBatchEqualsHostBatch) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(SparseVectorGpu, WindowsWithoutAnswersAndRunsThatDoNotHalt) {
   GTEST_SKIP() << "CPU-only build: no CUDA backend";

@@ -16,7 +16,9 @@
 
 #include "dpselect/dpselect.hpp"
 
-#if DPSELECT_TEST_GPU && defined(__CUDACC__)
+#include "device_code.hpp"
+
+#if DPSELECT_TEST_GPU && DPSELECT_TEST_DEVICE_CODE
 #include <cuda_runtime.h>
 
 #include "dpselect/select.cuh"
@@ -57,7 +59,7 @@ template <class T>
 class BackendUtilities {
  public:
   explicit BackendUtilities(const std::vector<T>& host) : host_(host) {
-#if DPSELECT_TEST_GPU && defined(__CUDACC__)
+#if DPSELECT_TEST_GPU && DPSELECT_TEST_DEVICE_CODE
     if (cudaMalloc(&device_, host.size() * sizeof(T)) != cudaSuccess ||
         cudaMemcpy(device_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) != cudaSuccess) {
       throw std::runtime_error("test: cannot stage utilities on the device");
@@ -67,7 +69,7 @@ class BackendUtilities {
   BackendUtilities(const BackendUtilities&) = delete;
   BackendUtilities& operator=(const BackendUtilities&) = delete;
   ~BackendUtilities() {
-#if DPSELECT_TEST_GPU && defined(__CUDACC__)
+#if DPSELECT_TEST_GPU && DPSELECT_TEST_DEVICE_CODE
     cudaFree(device_);
 #endif
   }
@@ -75,7 +77,7 @@ class BackendUtilities {
   // The utilities as a rows x cols matrix: a DeviceMatrix on the GPU backend.
   RowsSelection select_rows_with(Context& context, std::uint64_t rows, std::uint64_t cols,
                                  const SelectionParams& params) const {
-#if DPSELECT_TEST_GPU && defined(__CUDACC__)
+#if DPSELECT_TEST_GPU && DPSELECT_TEST_DEVICE_CODE
     return select_rows(context, DeviceMatrix<const T>{device_, rows, cols}, params, cudaStreamPerThread);
 #else
     return select_rows(context, HostMatrix<const T>{host_.data(), rows, cols}, params);
@@ -83,7 +85,7 @@ class BackendUtilities {
   }
 
   Selection select_with(Context& context, const SelectionParams& params) const {
-#if DPSELECT_TEST_GPU && defined(__CUDACC__)
+#if DPSELECT_TEST_GPU && DPSELECT_TEST_DEVICE_CODE
     return select(context, DeviceSpan<const T>{device_, host_.size()}, params, cudaStreamPerThread);
 #else
     return select(context, std::span<const T>(host_), params);
@@ -94,7 +96,7 @@ class BackendUtilities {
   // device memory on the GPU backend.
   template <class Shards>
   ShardResult evaluate_with(Shards&& shards, std::uint64_t first, std::uint64_t count) const {
-#if DPSELECT_TEST_GPU && defined(__CUDACC__)
+#if DPSELECT_TEST_GPU && DPSELECT_TEST_DEVICE_CODE
     return shards.evaluate(DeviceSpan<const T>{device_ + first, count}, first, cudaStreamPerThread);
 #else
     return shards.evaluate(std::span<const T>(host_).subspan(first, count), first);
@@ -109,7 +111,7 @@ class BackendUtilities {
 // Evaluates a functor shard on the test's backend.
 template <class UtilityFn>
 ShardResult evaluate_functor_on_backend(Release& release, const UtilityFn& utility, IndexRange range) {
-#if DPSELECT_TEST_GPU && defined(__CUDACC__)
+#if DPSELECT_TEST_GPU && DPSELECT_TEST_DEVICE_CODE
   return evaluate_functor(release, utility, range, cudaStreamPerThread);
 #else
   return evaluate_functor_on_cpu(release, utility, range);
@@ -122,7 +124,7 @@ ShardResult evaluate_functor_on_backend(Release& release, const UtilityFn& utili
 struct Affine {
   double slope;
   double offset;
-#if defined(__CUDACC__)
+#if DPSELECT_TEST_GPU && DPSELECT_TEST_DEVICE_CODE
   __host__ __device__
 #endif
   double operator()(std::uint64_t index) const {

@@ -23,6 +23,7 @@
 #include "dpselect/detail/cuda_check.cuh"
 #include "dpselect/detail/device_memory_pool.cuh"
 #include "dpselect/detail/device_groups.cuh"
+#include "dpselect/detail/kernel_launch.cuh"
 #include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/detail/warp_tiles.cuh"
 #include "dpselect/shard_result.hpp"
@@ -213,7 +214,7 @@ class FusedSelectScratch {
  public:
   FusedSelectScratch(unsigned int grid, cudaStream_t stream)
       : memory_((grid + 2) * sizeof(ShardResult), stream), grid_(grid) {
-    reset_accumulator_kernel<0><<<1, 1, 0, stream>>>(accumulator(), published());
+    launch_kernel<reset_accumulator_kernel<0>>(1, 1, 0, stream, accumulator(), published());
     DPSELECT_CUDA_TRY(cudaGetLastError());
   }
   ShardResult* accumulator() const { return memory_.as<ShardResult>(); }
@@ -240,12 +241,13 @@ template <class Source>
 void enqueue_fused_select(const Source& source, std::uint64_t begin, std::uint64_t count, const NoiseSpec& spec,
                           const FusedSelectScratch& scratch, cudaStream_t stream, double known_score = -kInfinity) {
   with_generator(spec.key.generator, [&](auto g) {
-    fused_select_kernel<Source, g(), kSelectBlockThreads><<<scratch.grid(), kSelectBlockThreads, 0, stream>>>(
-        source, GroupRange{begin, begin + count}, spec, scratch.block_results(), scratch.published(), known_score);
+    launch_kernel<fused_select_kernel<Source, g(), kSelectBlockThreads>>(
+        scratch.grid(), kSelectBlockThreads, 0, stream, source, GroupRange{begin, begin + count}, spec,
+        scratch.block_results(), scratch.published(), known_score);
   });
   DPSELECT_CUDA_TRY(cudaGetLastError());
-  merge_block_results_kernel<kSelectBlockThreads>
-      <<<1, kSelectBlockThreads, 0, stream>>>(scratch.block_results(), scratch.grid(), scratch.accumulator());
+  launch_kernel<merge_block_results_kernel<kSelectBlockThreads>>(
+      1, kSelectBlockThreads, 0, stream, scratch.block_results(), scratch.grid(), scratch.accumulator());
   DPSELECT_CUDA_TRY(cudaGetLastError());
 }
 
