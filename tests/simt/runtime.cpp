@@ -17,6 +17,21 @@
 #include <set>
 #include <unordered_map>
 
+// Under AddressSanitizer the bytes between an allocation's size and its 256-byte rounding are
+// poisoned, so that device code reading or writing past what it allocated is reported with its
+// line, as compute-sanitizer's memcheck reports it on a device.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SIMT_ADDRESS_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define SIMT_ADDRESS_SANITIZER 1
+#endif
+#if defined(SIMT_ADDRESS_SANITIZER)
+#include <sanitizer/asan_interface.h>
+#endif
+
 struct CUstream_st {
   unsigned int flags = 0;
 };
@@ -102,6 +117,9 @@ bool valid_stream(State& s, cudaStream_t stream) {
   return stream == nullptr || stream == cudaStreamPerThread || stream == cudaStreamLegacy || s.streams.count(stream) != 0;
 }
 
+// 256-byte aligned, as cudaMalloc's; at least one byte so that every allocation has an address.
+std::size_t rounded_size(std::size_t bytes) { return (std::max<std::size_t>(bytes, 1) + 255) / 256 * 256; }
+
 cudaError_t allocate(void** pointer, std::size_t bytes, Kind kind, cudaMemPool_t pool) {
   if (pointer == nullptr) return record(cudaErrorInvalidValue);
   State& s = state();
@@ -110,9 +128,12 @@ cudaError_t allocate(void** pointer, std::size_t bytes, Kind kind, cudaMemPool_t
     *pointer = nullptr;
     return record(cudaErrorMemoryAllocation);
   }
-  // 256-byte aligned, as cudaMalloc's; at least one byte so that every allocation has an address.
-  void* memory = std::aligned_alloc(256, (std::max<std::size_t>(bytes, 1) + 255) / 256 * 256);
+  const std::size_t rounded = rounded_size(bytes);
+  void* memory = std::aligned_alloc(256, rounded);
   if (memory == nullptr) return record(cudaErrorMemoryAllocation);
+#if defined(SIMT_ADDRESS_SANITIZER)
+  __asan_poison_memory_region(static_cast<unsigned char*>(memory) + bytes, rounded - bytes);
+#endif
   s.allocations[reinterpret_cast<std::uintptr_t>(memory)] = Allocation{bytes, kind, pool};
   if (kind != Kind::host) s.device_bytes_in_use += bytes;
   if (pool != nullptr) {
@@ -137,6 +158,9 @@ cudaError_t release(void* pointer, bool host) {
     pool->used -= it->second.bytes;
     pool->reserved = std::max(pool->used, std::min(pool->reserved, pool->used + pool->release_threshold));
   }
+#if defined(SIMT_ADDRESS_SANITIZER)
+  __asan_unpoison_memory_region(pointer, rounded_size(it->second.bytes));
+#endif
   std::free(pointer);
   s.allocations.erase(it);
   return cudaSuccess;

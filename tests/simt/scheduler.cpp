@@ -7,8 +7,8 @@
 #include <boost/context/stack_context.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <atomic>
+#include <bit>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,7 +18,6 @@
 #include <random>
 #include <vector>
 
-namespace simt {
 // Under AddressSanitizer each switch between the scheduler's stack and a thread's is announced
 // (__sanitizer_start_switch_fiber / __sanitizer_finish_switch_fiber), so that ASan checks device
 // code against the stack it really runs on and reports its out-of-bounds accesses with their line.
@@ -33,6 +32,8 @@ namespace simt {
 #if defined(SIMT_ADDRESS_SANITIZER)
 #include <sanitizer/common_interface_defs.h>
 #endif
+
+namespace simt {
 
 namespace {
 

@@ -251,4 +251,27 @@ TEST(SimtRuntime, DeviceMemoryIsKeptApartFromHostMemory) {
   EXPECT_EQ(cudaGetLastError(), cudaErrorMemoryAllocation);
 }
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SIMT_TEST_ADDRESS_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define SIMT_TEST_ADDRESS_SANITIZER 1
+#endif
+
+#if defined(SIMT_TEST_ADDRESS_SANITIZER)
+__global__ void one_past_the_end_kernel(double* values, unsigned int count) {
+  if (threadIdx.x == count - 1) values[threadIdx.x + 1] = 1.0;  // one past the end
+}
+
+// The simt-asan build: device code writing past its allocation (inside cudaMalloc's 256-byte
+// rounding, where a device does not fault) is reported by AddressSanitizer with the kernel's line.
+TEST(SimtRuntimeDeathTest, AnOutOfBoundsDeviceWriteIsReportedWithItsKernel) {
+  DeviceArray<double> values(5);
+  EXPECT_DEATH(simt::launch_kernel<one_past_the_end_kernel>(dim3(1), dim3(32), 0, nullptr, values.data, 5u),
+               "AddressSanitizer(.|\n)*one_past_the_end_kernel[^\n]*simt_runtime_test.cpp");
+}
+#endif
+
 }  // namespace
