@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 #include <thrust/iterator/counting_iterator.h>
 
+#include "device_vector.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -20,24 +22,7 @@
 
 namespace {
 
-template <class T>
-struct DeviceVector {
-  T* data = nullptr;
-  std::size_t size = 0;
-  explicit DeviceVector(const std::vector<T>& host) : size(host.size()) {
-    EXPECT_EQ(cudaMalloc(&data, (size == 0 ? 1 : size) * sizeof(T)), cudaSuccess);
-    if (size != 0) EXPECT_EQ(cudaMemcpy(data, host.data(), size * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  explicit DeviceVector(std::size_t n) : DeviceVector(std::vector<T>(n)) {}
-  DeviceVector(const DeviceVector&) = delete;
-  DeviceVector& operator=(const DeviceVector&) = delete;
-  ~DeviceVector() { cudaFree(data); }
-  std::vector<T> host() const {
-    std::vector<T> out(size);
-    if (size != 0) EXPECT_EQ(cudaMemcpy(out.data(), data, size * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return out;
-  }
-};
+using simt_test::DeviceVector;
 
 // Both phases of a CUB device call: the size query, then the call with that much temp storage.
 template <class Call>

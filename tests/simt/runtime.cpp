@@ -20,14 +20,7 @@
 // Under AddressSanitizer the bytes between an allocation's size and its 256-byte rounding are
 // poisoned, so that device code reading or writing past what it allocated is reported with its
 // line, as compute-sanitizer's memcheck reports it on a device.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SIMT_ADDRESS_SANITIZER 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define SIMT_ADDRESS_SANITIZER 1
-#endif
+#include "simt/address_sanitizer.hpp"
 #if defined(SIMT_ADDRESS_SANITIZER)
 #include <sanitizer/asan_interface.h>
 #endif
@@ -111,6 +104,24 @@ bool is_device(State& s, const void* pointer, std::size_t bytes) {
 bool is_host(State& s, const void* pointer, std::size_t bytes) {
   const Allocation* a = find(s, pointer, bytes);
   return a == nullptr || a->kind == Kind::host || a->kind == Kind::managed;
+}
+
+// A new stream, event or pool, kept in `handles` (one of the state's sets) until it is destroyed.
+template <class Handle, class... Fields>
+cudaError_t create_handle(std::set<Handle*> State::*handles, Handle** out, Fields... fields) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  *out = new Handle{fields...};
+  (s.*handles).insert(*out);
+  return cudaSuccess;
+}
+template <class Handle>
+cudaError_t destroy_handle(std::set<Handle*> State::*handles, Handle* handle, cudaError_t unknown) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if ((s.*handles).erase(handle) == 0) return record(unknown);
+  delete handle;
+  return cudaSuccess;
 }
 
 bool valid_stream(State& s, cudaStream_t stream) {
@@ -449,18 +460,10 @@ cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* prope
       properties->location.id != 0) {
     return record(cudaErrorInvalidValue);
   }
-  auto& s = state();
-  std::lock_guard lock(s.mutex);
-  *pool = new CUmemPoolHandle_st;
-  s.pools.insert(*pool);
-  return cudaSuccess;
+  return simt::create_handle(&simt::State::pools, pool);
 }
 cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
-  auto& s = state();
-  std::lock_guard lock(s.mutex);
-  if (s.pools.erase(pool) == 0) return record(cudaErrorInvalidValue);
-  delete pool;
-  return cudaSuccess;
+  return simt::destroy_handle(&simt::State::pools, pool, cudaErrorInvalidValue);
 }
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attribute, void* value) {
   if (pool == nullptr || value == nullptr) return record(cudaErrorInvalidValue);
@@ -500,18 +503,10 @@ cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
 cudaError_t cudaStreamCreate(cudaStream_t* stream) { return cudaStreamCreateWithFlags(stream, cudaStreamDefault); }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
   if (stream == nullptr) return record(cudaErrorInvalidValue);
-  auto& s = state();
-  std::lock_guard lock(s.mutex);
-  *stream = new CUstream_st{flags};
-  s.streams.insert(*stream);
-  return cudaSuccess;
+  return simt::create_handle(&simt::State::streams, stream, flags);
 }
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  auto& s = state();
-  std::lock_guard lock(s.mutex);
-  if (s.streams.erase(stream) == 0) return record(cudaErrorInvalidResourceHandle);
-  delete stream;
-  return cudaSuccess;
+  return simt::destroy_handle(&simt::State::streams, stream, cudaErrorInvalidResourceHandle);
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   auto& s = state();
@@ -536,11 +531,7 @@ cudaError_t cudaStreamGetDevice(cudaStream_t stream, int* device) {
 cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
   if (event == nullptr) return record(cudaErrorInvalidValue);
-  auto& s = state();
-  std::lock_guard lock(s.mutex);
-  *event = new CUevent_st{flags};
-  s.events.insert(*event);
-  return cudaSuccess;
+  return simt::create_handle(&simt::State::events, event, flags);
 }
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   auto& s = state();
@@ -555,11 +546,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
   return s.events.count(event) != 0 ? cudaSuccess : record(cudaErrorInvalidResourceHandle);
 }
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
-  auto& s = state();
-  std::lock_guard lock(s.mutex);
-  if (s.events.erase(event) == 0) return record(cudaErrorInvalidResourceHandle);
-  delete event;
-  return cudaSuccess;
+  return simt::destroy_handle(&simt::State::events, event, cudaErrorInvalidResourceHandle);
 }
 cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEvent_t end) {
   if (milliseconds == nullptr) return record(cudaErrorInvalidValue);

@@ -21,14 +21,7 @@
 // Under AddressSanitizer each switch between the scheduler's stack and a thread's is announced
 // (__sanitizer_start_switch_fiber / __sanitizer_finish_switch_fiber), so that ASan checks device
 // code against the stack it really runs on and reports its out-of-bounds accesses with their line.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SIMT_ADDRESS_SANITIZER 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define SIMT_ADDRESS_SANITIZER 1
-#endif
+#include "simt/address_sanitizer.hpp"
 #if defined(SIMT_ADDRESS_SANITIZER)
 #include <sanitizer/common_interface_defs.h>
 #endif

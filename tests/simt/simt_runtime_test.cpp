@@ -5,6 +5,9 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include "device_vector.hpp"
+#include "simt/address_sanitizer.hpp"
+
 #include <bit>
 #include <cstdint>
 #include <set>
@@ -12,21 +15,7 @@
 
 namespace {
 
-template <class T>
-struct DeviceArray {
-  T* data = nullptr;
-  std::size_t size = 0;
-  explicit DeviceArray(std::size_t n) : size(n) {
-    EXPECT_EQ(cudaMalloc(&data, n * sizeof(T)), cudaSuccess);
-    EXPECT_EQ(cudaMemset(data, 0, n * sizeof(T)), cudaSuccess);
-  }
-  ~DeviceArray() { cudaFree(data); }
-  std::vector<T> host() const {
-    std::vector<T> out(size);
-    EXPECT_EQ(cudaMemcpy(out.data(), data, size * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return out;
-  }
-};
+using simt_test::DeviceVector;
 
 __global__ void shuffle_kernel(unsigned int* next, double* sums, unsigned int* ballots) {
   const unsigned int lane = threadIdx.x % 32;
@@ -38,8 +27,8 @@ __global__ void shuffle_kernel(unsigned int* next, double* sums, unsigned int* b
 }
 
 TEST(SimtRuntime, ShufflesAndBallotsGiveTheLanesValues) {
-  DeviceArray<unsigned int> next(64), ballots(64);
-  DeviceArray<double> sums(64);
+  DeviceVector<unsigned int> next(64), ballots(64);
+  DeviceVector<double> sums(64);
   simt::launch_kernel(shuffle_kernel, 1, 64, 0, nullptr, next.data, sums.data, ballots.data);
   const std::vector<unsigned int> n = next.host(), b = ballots.host();
   const std::vector<double> s = sums.host();
@@ -58,7 +47,7 @@ __global__ void half_warp_kernel(unsigned int* out) {
 }
 
 TEST(SimtRuntime, OnlyTheLanesInTheMaskTakePart) {
-  DeviceArray<unsigned int> out(16);
+  DeviceVector<unsigned int> out(16);
   simt::launch_kernel(half_warp_kernel, 1, 32, 0, nullptr, out.data);
   const std::vector<unsigned int> o = out.host();
   for (unsigned int lane = 0; lane < 16; ++lane) EXPECT_EQ(o[lane], (15 - lane) * 10);
@@ -74,7 +63,7 @@ __global__ void neighbour_kernel(unsigned int* out) {
 }
 
 TEST(SimtRuntime, AMissingBarrierShowsAsADifferentResult) {
-  DeviceArray<unsigned int> out(4 * 128);
+  DeviceVector<unsigned int> out(4 * 128);
   std::vector<unsigned int> expected(4 * 128);
   for (unsigned int b = 0; b < 4; ++b) {
     for (unsigned int t = 0; t < 128; ++t) expected[b * 128 + t] = (t + 37) % 128 + 1000 * b;
@@ -100,7 +89,7 @@ __global__ void or_barrier_kernel(int* out) {
 }
 
 TEST(SimtRuntime, SyncthreadsOrIsTheOrOfTheBlock) {
-  DeviceArray<int> out(256);
+  DeviceVector<int> out(256);
   simt::launch_kernel(or_barrier_kernel, 1, 256, 0, nullptr, out.data);
   for (const int v : out.host()) EXPECT_EQ(v, 2);
 }
@@ -116,9 +105,9 @@ __global__ void atomics_kernel(unsigned int* counters, unsigned long long* wide,
 }
 
 TEST(SimtRuntime, AtomicsOfEveryWidthSeeEveryThread) {
-  DeviceArray<unsigned int> counters(3);
-  DeviceArray<unsigned long long> wide(2);
-  DeviceArray<int> signed_min(1);
+  DeviceVector<unsigned int> counters(3);
+  DeviceVector<unsigned long long> wide(2);
+  DeviceVector<int> signed_min(1);
   simt::launch_kernel(atomics_kernel, 5, 96, 0, nullptr, counters.data, wide.data, signed_min.data);
   const std::vector<unsigned int> c = counters.host();
   const std::vector<unsigned long long> w = wide.host();
@@ -142,7 +131,7 @@ __global__ void every_block_kernel(unsigned int* visits, unsigned int* dims) {
 }
 
 TEST(SimtRuntime, EveryBlockRunsOnce) {
-  DeviceArray<unsigned int> visits(7 * 3), dims(3);
+  DeviceVector<unsigned int> visits(7 * 3), dims(3);
   for (int run = 0; run < 3; ++run) simt::launch_kernel(every_block_kernel, dim3(7, 3), 33, 0, nullptr, visits.data, dims.data);
   for (const unsigned int v : visits.host()) EXPECT_EQ(v, 3u);
   EXPECT_EQ(dims.host(), (std::vector<unsigned int>{7, 3, 33}));
@@ -156,7 +145,7 @@ __global__ void dynamic_shared_kernel(unsigned long long* out) {
 }
 
 TEST(SimtRuntime, DynamicSharedMemoryIsSizedByTheLaunch) {
-  DeviceArray<unsigned long long> out(512);
+  DeviceVector<unsigned long long> out(512);
   simt::launch_kernel(dynamic_shared_kernel, 1, 512, 512 * sizeof(unsigned long long), nullptr, out.data);
   const std::vector<unsigned long long> o = out.host();
   for (unsigned int t = 0; t < 512; ++t) EXPECT_EQ(o[t], (511 - t) * 3ull);
@@ -182,7 +171,7 @@ __global__ void intrinsics_kernel(unsigned long long* out) {
 // The values an sm_90 device gives (CUDA C++ Programming Guide, "Intrinsic Functions"; the
 // double-precision results are IEEE 754 round-to-nearest, which the _rn intrinsics are).
 TEST(SimtRuntime, IntrinsicsGiveTheDevicesValues) {
-  DeviceArray<unsigned long long> out(11);
+  DeviceVector<unsigned long long> out(11);
   simt::launch_kernel(intrinsics_kernel, 1, 32, 0, nullptr, out.data);
   const std::vector<unsigned long long> o = out.host();
   EXPECT_EQ(o[0], 0u | 4u << 8 | 32u << 16);
@@ -216,7 +205,7 @@ __global__ void lane_outside_its_mask_kernel(unsigned int* out) {
 }
 
 TEST(SimtRuntimeDeathTest, ALaneThatNeverArrivesIsNamedNotAHang) {
-  DeviceArray<unsigned int> out(64);
+  DeviceVector<unsigned int> out(64);
   EXPECT_DEATH(simt::launch_kernel<missing_lane_kernel>(2, 64, 0, nullptr, out.data),
                "kernel .*missing_lane_kernel, block \\([01], 0, 0\\): __shfl_sync in lane [0-9]+ of warp [01] names lane 5 "
                "\\(mask 0xFFFFFFFF\\), which has ended without arriving");
@@ -251,16 +240,7 @@ TEST(SimtRuntime, DeviceMemoryIsKeptApartFromHostMemory) {
   EXPECT_EQ(cudaGetLastError(), cudaErrorMemoryAllocation);
 }
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SIMT_TEST_ADDRESS_SANITIZER 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define SIMT_TEST_ADDRESS_SANITIZER 1
-#endif
-
-#if defined(SIMT_TEST_ADDRESS_SANITIZER)
+#if defined(SIMT_ADDRESS_SANITIZER)
 __global__ void one_past_the_end_kernel(double* values, unsigned int count) {
   if (threadIdx.x == count - 1) values[threadIdx.x + 1] = 1.0;  // one past the end
 }
@@ -268,7 +248,7 @@ __global__ void one_past_the_end_kernel(double* values, unsigned int count) {
 // The simt-asan build: device code writing past its allocation (inside cudaMalloc's 256-byte
 // rounding, where a device does not fault) is reported by AddressSanitizer with the kernel's line.
 TEST(SimtRuntimeDeathTest, AnOutOfBoundsDeviceWriteIsReportedWithItsKernel) {
-  DeviceArray<double> values(5);
+  DeviceVector<double> values(5);
   EXPECT_DEATH(simt::launch_kernel<one_past_the_end_kernel>(dim3(1), dim3(32), 0, nullptr, values.data, 5u),
                "AddressSanitizer(.|\n)*one_past_the_end_kernel[^\n]*simt_runtime_test.cpp");
 }
