@@ -46,7 +46,7 @@
 #include "bench_params.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/partition_selection.hpp"
-#include "engine/gpu_backend.hpp"
+#include "partition_selection/partition_passes.hpp"
 #include "gpu_bench_support.cuh"
 
 namespace {

@@ -20,21 +20,20 @@
 
 #include <algorithm>
 
-#include "engine/gpu_backend.hpp"
-#include "noise/chacha20_coordinate_quads.hpp"
+#include "noise/gpu.hpp"
+#include "random/chacha20_coordinate_quads.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 #include "dpselect/detail/kernel_launch.cuh"
-#include "host_streaming.cuh"
-#include "launch_helpers.cuh"
+#include "common/host_streaming.cuh"
+#include "common/launch_helpers.cuh"
 
 namespace dpselect::detail {
 namespace {
 
-constexpr int kBlockThreads = 256;
-constexpr std::uint64_t kMaxBlocks = 8192;
+using Policy = GridStridePolicy;
 // A grid of the quad kernel covers as many coordinates as one of the coordinate kernel (still
 // several blocks per multiprocessor).
-constexpr std::uint64_t kMaxQuadBlocks = kMaxBlocks / continuous::kCoordinatesPerQuad;
+constexpr std::uint64_t kMaxQuadBlocks = Policy::kMaxBlocks / continuous::kCoordinatesPerQuad;
 
 struct PhiloxFetch {
   PhiloxKey key;
@@ -144,10 +143,10 @@ __global__ void add_noise_kernel(double* values, std::uint64_t count, std::uint6
   constexpr bool kRetries = continuous::samples_may_read_more(Shape);
   constexpr unsigned kFirstTryRows = continuous::rows_always_read(Shape);
   constexpr unsigned kResumeRow = resume_row(Shape);
-  __shared__ BlockRetries<Shape, kBlockThreads> retries;
+  __shared__ BlockRetries<Shape, Policy::kBlockThreads> retries;
   if constexpr (kRetries) retries.reset();
-  const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
-  for (std::uint64_t base = std::uint64_t{blockIdx.x} * kBlockThreads; base < count; base += stride) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * Policy::kBlockThreads;
+  for (std::uint64_t base = std::uint64_t{blockIdx.x} * Policy::kBlockThreads; base < count; base += stride) {
     const std::uint64_t i = base + threadIdx.x;
     if (i < count) {
       double out = 0.0;
@@ -190,12 +189,12 @@ __global__ void add_noise_quads_kernel(double* values, std::uint64_t count, std:
   constexpr bool kRetries = continuous::samples_may_read_more(Shape);
   constexpr unsigned kCachedRows = continuous::rows_always_read(Shape);
   constexpr unsigned kResumeRow = resume_row(Shape);
-  __shared__ BlockRetries<Shape, kBlockThreads * continuous::kCoordinatesPerQuad> retries;
+  __shared__ BlockRetries<Shape, Policy::kBlockThreads * continuous::kCoordinatesPerQuad> retries;
   if constexpr (kRetries) retries.reset();
   const std::uint64_t first_quad = first_coordinate / continuous::kCoordinatesPerQuad;
   const std::uint64_t quads = quads_overlapping(first_coordinate, count);
-  const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
-  for (std::uint64_t base = std::uint64_t{blockIdx.x} * kBlockThreads; base < quads; base += stride) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * Policy::kBlockThreads;
+  for (std::uint64_t base = std::uint64_t{blockIdx.x} * Policy::kBlockThreads; base < quads; base += stride) {
     if (base + threadIdx.x < quads) {
       const std::uint64_t quad = first_quad + base + threadIdx.x;
       const continuous::ChaChaCoordinateQuad<kCachedRows> blocks(key, stream, quad);
@@ -229,15 +228,15 @@ void enqueue_shape(double* values, std::uint64_t count, std::uint64_t first_coor
                    std::uint64_t stream, const continuous::CoordinateNoise& noise, unsigned int* failed,
                    cudaStream_t cuda_stream) {
   if (key.generator == Generator::philox) {
-    launch_kernel<add_noise_kernel<Shape, PhiloxFetch>>(grid_stride_blocks(count, kBlockThreads, kMaxBlocks),
-                                                        kBlockThreads, 0, cuda_stream, values, count,
+    launch_kernel<add_noise_kernel<Shape, PhiloxFetch>>(grid_blocks<Policy>(count),
+                                                        Policy::kBlockThreads, 0, cuda_stream, values, count,
                                                         first_coordinate, PhiloxFetch{key.philox, stream}, noise,
                                                         failed);
   } else {
     const unsigned int blocks =
-        grid_stride_blocks(quads_overlapping(first_coordinate, count), kBlockThreads, kMaxQuadBlocks);
-    launch_kernel<add_noise_quads_kernel<Shape>>(blocks, kBlockThreads, 0, cuda_stream, values, count, first_coordinate,
-                                                 key.chacha, stream, noise, failed);
+        grid_stride_blocks(quads_overlapping(first_coordinate, count), Policy::kBlockThreads, kMaxQuadBlocks);
+    launch_kernel<add_noise_quads_kernel<Shape>>(blocks, Policy::kBlockThreads, 0, cuda_stream, values, count,
+                                                 first_coordinate, key.chacha, stream, noise, failed);
   }
 }
 
@@ -273,7 +272,7 @@ bool gpu_add_noise(double* values, std::uint64_t count, std::uint64_t first_coor
   return read_device_value(failed.as<unsigned int>(), cuda_stream) == 0;
 }
 
-// Chunks go up, get their noise and come back through the staging buffers (host_streaming.cuh):
+// Chunks go up, get their noise and come back through the staging buffers (common/host_streaming.cuh):
 // while chunk i is computed, chunk i + 1 is on its way up and chunk i - 1 on its way back. Each
 // value's noise is that of its global coordinate, whatever the chunking.
 bool gpu_add_noise_host(std::span<double> values, const RandomKey& key, std::uint64_t stream,

@@ -5,7 +5,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
-#include "engine/gpu_backend.hpp"
+#include "pricing/gpu.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 
 namespace dpselect::detail {

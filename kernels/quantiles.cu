@@ -42,17 +42,16 @@
 #include "dpselect/detail/fused_select_kernel.cuh"
 #include "dpselect/detail/kernel_launch.cuh"
 #include "dpselect/errors.hpp"
-#include "engine/gpu_backend.hpp"
-#include "engine/validation.hpp"
-#include "host_streaming.cuh"
-#include "launch_helpers.cuh"
+#include "device/gpu.hpp"
+#include "quantiles/gpu.hpp"
+#include "common/host_streaming.cuh"
+#include "common/launch_helpers.cuh"
 #include "quantiles/quantiles_internal.hpp"
 
 namespace dpselect::detail {
 namespace {
 
-constexpr int kBlockThreads = 256;
-constexpr std::uint64_t kMaxBlocks = 8192;
+using Policy = GridStridePolicy;
 // The bits of a grid slot: below 2 (2^40 + 1) (QuantileRange::grid, QuantileGrid::slot).
 constexpr int kPositionBits = 42;
 
@@ -82,8 +81,8 @@ constexpr const char* kQuantileOutOfMemory =
     "device memory, or prepare the data from host memory";
 
 // The pool's buffers of quantile preparation, a full device reported in their own words.
-struct QuantileBuffer : PoolBuffer {
-  QuantileBuffer(std::size_t bytes, cudaStream_t stream) : PoolBuffer(bytes, stream, kQuantileOutOfMemory) {}
+struct QuantileBuffer : DeviceScratch {
+  QuantileBuffer(std::size_t bytes, cudaStream_t stream) : DeviceScratch(bytes, stream, kQuantileOutOfMemory) {}
 };
 
 // The deleter of the positions a Storage owns: a stream-ordered free on the device they live on.
@@ -109,14 +108,13 @@ struct FreeOnDevice {
 // data); with `on_points`, a 1 where any value sits on a grid point (an odd slot: a release then
 // scores atoms; QuantileData::Storage::has_values_on_points).
 template <class T>
-__global__ void __launch_bounds__(kBlockThreads) grid_positions_kernel(const T* values, std::uint64_t count,
+__global__ void __launch_bounds__(Policy::kBlockThreads) grid_positions_kernel(const T* values, std::uint64_t count,
                                                                        QuantileGrid grid, std::uint64_t* positions,
                                                                        unsigned long long* first_nan,
                                                                        unsigned int* on_points) {
   std::uint64_t local_first = count;
   bool local_on_points = false;
-  const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
-  for (std::uint64_t i = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; i < count; i += stride) {
+  for (const std::uint64_t i : grid_stride_indices<Policy::kBlockThreads>(count)) {
     const double value = static_cast<double>(values[i]);
     if (isnan(value) && i < local_first) local_first = i;
     const std::uint64_t slot = grid.slot(value);
@@ -127,8 +125,6 @@ __global__ void __launch_bounds__(kBlockThreads) grid_positions_kernel(const T* 
   if (on_points != nullptr && local_on_points) atomicOr(on_points, 1u);
 }
 
-unsigned int blocks_for(std::uint64_t count) { return grid_stride_blocks(count, kBlockThreads, kMaxBlocks); }
-
 // A device word for the first NaN's index: all ones ("none") until a kernel records one.
 QuantileBuffer no_nan_yet(cudaStream_t stream) {
   QuantileBuffer first_nan(sizeof(unsigned long long), stream);
@@ -136,26 +132,30 @@ QuantileBuffer no_nan_yet(cudaStream_t stream) {
   return first_nan;
 }
 
-// Throws InvalidArgument naming data[first] with its value, in the words of the host path
-// (quantile_data.cpp), when *first_nan (device memory) holds an index below `count`.
+// The first NaN of `values` as *first_nan (device memory) holds its index: count when there is
+// none. Synchronizes `stream`.
+struct FirstNan {
+  std::uint64_t index;
+  double value;
+};
 template <class T>
-void refuse_first_nan(const T* values, std::uint64_t count, const unsigned long long* first_nan,
-                      cudaStream_t stream) {
+FirstNan first_nan_of(const T* values, std::uint64_t count, const unsigned long long* first_nan, cudaStream_t stream) {
   const std::uint64_t first = read_device_value(first_nan, stream);
-  if (first >= count) return;
-  const double value = static_cast<double>(read_device_value(values + first, stream));
-  throw_invalid("data[" + std::to_string(first) + "]", "a number (values outside the range are clipped)", value);
+  if (first >= count) return FirstNan{count, 0.0};
+  return FirstNan{first, static_cast<double>(read_device_value(values + first, stream))};
 }
 
 // float32: a scan for NaN and for values on grid points (slots computed, not stored), then CUB
 // sort of the values into a copy, which the data keep.
-QuantileBuffer sorted_copy_of(const float* values, std::uint64_t count, const QuantileGrid& grid, unsigned int* on_points,
-                          cudaStream_t stream) {
+// *nan: the first NaN; nothing is sorted (an empty buffer) when there is one.
+QuantileBuffer sorted_copy_of(const float* values, std::uint64_t count, const QuantileGrid& grid,
+                              unsigned int* on_points, FirstNan* nan, cudaStream_t stream) {
   const QuantileBuffer first_nan = no_nan_yet(stream);
-  launch_kernel<grid_positions_kernel<float>>(blocks_for(count), kBlockThreads, 0, stream, values, count, grid, nullptr,
-                                              first_nan.as<unsigned long long>(), on_points);
+  launch_kernel<grid_positions_kernel<float>>(grid_blocks<Policy>(count), Policy::kBlockThreads, 0, stream, values,
+                                              count, grid, nullptr, first_nan.as<unsigned long long>(), on_points);
   DPSELECT_CUDA_TRY(cudaGetLastError());
-  refuse_first_nan(values, count, first_nan.as<unsigned long long>(), stream);
+  *nan = first_nan_of(values, count, first_nan.as<unsigned long long>(), stream);
+  if (nan->index < count) return QuantileBuffer(0, stream);
 
   QuantileBuffer sorted(count * sizeof(float), stream);
   std::size_t temp_bytes = 0;
@@ -172,14 +172,15 @@ QuantileBuffer sorted_copy_of(const float* values, std::uint64_t count, const Qu
 
 // double: slots (and the first NaN) in one pass, then CUB sort of the slots' 42 bits.
 QuantileBuffer sorted_positions_of(const double* values, std::uint64_t count, const QuantileGrid& grid,
-                               unsigned int* on_points, cudaStream_t stream) {
+                                   unsigned int* on_points, FirstNan* nan, cudaStream_t stream) {
   const QuantileBuffer first_nan = no_nan_yet(stream);
   QuantileBuffer positions(count * sizeof(std::uint64_t), stream);
-  launch_kernel<grid_positions_kernel<double>>(blocks_for(count), kBlockThreads, 0, stream, values, count, grid,
-                                               positions.as<std::uint64_t>(), first_nan.as<unsigned long long>(),
-                                               on_points);
+  launch_kernel<grid_positions_kernel<double>>(grid_blocks<Policy>(count), Policy::kBlockThreads, 0, stream, values,
+                                               count, grid, positions.as<std::uint64_t>(),
+                                               first_nan.as<unsigned long long>(), on_points);
   DPSELECT_CUDA_TRY(cudaGetLastError());
-  refuse_first_nan(values, count, first_nan.as<unsigned long long>(), stream);
+  *nan = first_nan_of(values, count, first_nan.as<unsigned long long>(), stream);
+  if (nan->index < count) return QuantileBuffer(0, stream);
 
   QuantileBuffer alternate(count * sizeof(std::uint64_t), stream);
   cub::DoubleBuffer<std::uint64_t> keys(positions.as<std::uint64_t>(), alternate.as<std::uint64_t>());
@@ -198,10 +199,7 @@ QuantileBuffer sorted_positions_of(const double* values, std::uint64_t count, co
 }
 
 template <class T>
-std::shared_ptr<const QuantileData::Storage> prepare(const T* values, std::uint64_t count, const QuantileRange& range,
-                                                     cudaStream_t stream) {
-  // A host pointer would raise a sticky cudaErrorIllegalAddress in the first kernel.
-  validate_device_pointer(values, "data");
+PreparedQuantileData prepare(const T* values, std::uint64_t count, const QuantileRange& range, cudaStream_t stream) {
   auto storage = std::make_shared<QuantileData::Storage>();
   storage->range = range;
   storage->grid = range.grid();
@@ -209,18 +207,20 @@ std::shared_ptr<const QuantileData::Storage> prepare(const T* values, std::uint6
   DPSELECT_CUDA_TRY(cudaGetDevice(&storage->device_ordinal));
   const QuantileBuffer on_points(sizeof(unsigned int), stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(on_points.as<void>(), 0, sizeof(unsigned int), stream));
+  FirstNan nan{count, 0.0};
   QuantileBuffer sorted = [&] {
     if constexpr (std::is_same_v<T, float>) {
-      return sorted_copy_of(values, count, storage->grid, on_points.as<unsigned int>(), stream);
+      return sorted_copy_of(values, count, storage->grid, on_points.as<unsigned int>(), &nan, stream);
     } else {
-      return sorted_positions_of(values, count, storage->grid, on_points.as<unsigned int>(), stream);
+      return sorted_positions_of(values, count, storage->grid, on_points.as<unsigned int>(), &nan, stream);
     }
   }();
+  if (nan.index < count) return PreparedQuantileData{nullptr, nan.index, nan.value};
   // Synchronizes the stream: the sort is complete as well.
   storage->has_values_on_points = read_device_value(on_points.as<unsigned int>(), stream) != 0;
   storage->device_data = std::shared_ptr<void>(sorted.release(), FreeOnDevice{storage->device_ordinal});
   storage->device_data_is_sorted_floats = std::is_same_v<T, float>;
-  return storage;
+  return PreparedQuantileData{std::move(storage), count, 0.0};
 }
 
 // The sorted positions as stored: host chunks, or the device data of doubles.
@@ -285,7 +285,7 @@ struct DeviceAtomUtility {
 };
 
 // Host positions (Backend::Gpu over host data): streamed through the device in chunks
-// (host_streaming.cuh), each pass scoring the intervals that end in its chunk, into one
+// (common/host_streaming.cuh), each pass scoring the intervals that end in its chunk, into one
 // accumulator. The noise of interval r depends on r alone, so the chunking never changes the
 // result, and data larger than the device still runs. known_score: fused_select_kernel's.
 ShardResult score_host_positions(const DeviceIntervalUtility<StoredPositions>& utility,
@@ -343,15 +343,13 @@ ShardResult score_lead_first(const Score& score, double target, std::uint64_t n,
 
 }  // namespace
 
-std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const double* values, std::uint64_t count,
-                                                                       const QuantileRange& range,
-                                                                       cuda_stream_t stream) {
+PreparedQuantileData gpu_prepare_quantile_data(const double* values, std::uint64_t count, const QuantileRange& range,
+                                               cuda_stream_t stream) {
   return prepare(values, count, range, stream);
 }
 
-std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const float* values, std::uint64_t count,
-                                                                       const QuantileRange& range,
-                                                                       cuda_stream_t stream) {
+PreparedQuantileData gpu_prepare_quantile_data(const float* values, std::uint64_t count, const QuantileRange& range,
+                                               cuda_stream_t stream) {
   return prepare(values, count, range, stream);
 }
 
@@ -446,8 +444,9 @@ std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Stora
   const QuantileBuffer chunk(std::min(count, kChunkPositions) * sizeof(std::uint64_t), stream.get());
   for (std::uint64_t done = 0; done < count; done += kChunkPositions) {
     const std::uint64_t elements = std::min(kChunkPositions, count - done);
-    launch_kernel<grid_positions_kernel<float>>(blocks_for(elements), kBlockThreads, 0, stream.get(), sorted + done,
-                                                elements, data.grid, chunk.as<std::uint64_t>(), nullptr, nullptr);
+    launch_kernel<grid_positions_kernel<float>>(grid_blocks<Policy>(elements), Policy::kBlockThreads, 0, stream.get(),
+                                                sorted + done, elements, data.grid, chunk.as<std::uint64_t>(), nullptr,
+                                                nullptr);
     DPSELECT_CUDA_TRY(cudaGetLastError());
     DPSELECT_CUDA_TRY(cudaMemcpyAsync(positions.data() + done, chunk.as<std::uint64_t>(),
                                       elements * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream.get()));

@@ -7,21 +7,20 @@
 
 #include <cuda/std/limits>
 
-#include "engine/gpu_backend.hpp"
+#include "device/gpu.hpp"
+#include "noise/gpu.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 #include "dpselect/detail/kernel_launch.cuh"
-#include "launch_helpers.cuh"
+#include "common/launch_helpers.cuh"
 
 namespace dpselect::detail {
 namespace {
 
-constexpr int kBlockThreads = 256;
-constexpr std::uint64_t kMaxBlocks = 8192;
+using Policy = GridStridePolicy;
 
 __global__ void secure_scan_kernel(const double* values, std::uint64_t count, double granularity,
                                    unsigned long long* first_invalid) {
-  const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
-  for (std::uint64_t i = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; i < count; i += stride) {
+  for (const std::uint64_t i : grid_stride_indices<Policy::kBlockThreads>(count)) {
     const double v = values[i];
     const bool finite = fabs(v) <= cuda::std::numeric_limits<double>::max();
     const bool on_grid = granularity == 0.0 || (finite && v == mul_rn(granularity, rint(div_rn(v, granularity))));
@@ -33,8 +32,7 @@ __global__ void secure_scan_kernel(const double* values, std::uint64_t count, do
 }
 
 __global__ void secure_noise_kernel(SecureNoiseCore core, double* values, std::uint64_t count, int* exhausted) {
-  const std::uint64_t stride = std::uint64_t{gridDim.x} * kBlockThreads;
-  for (std::uint64_t i = std::uint64_t{blockIdx.x} * kBlockThreads + threadIdx.x; i < count; i += stride) {
+  for (const std::uint64_t i : grid_stride_indices<Policy::kBlockThreads>(count)) {
     bool spent = false;
     values[i] = secure_coordinate(core, i, values[i], &spent);
     if (spent) atomicOr(exhausted, 1);
@@ -48,7 +46,7 @@ DeviceValueScan gpu_secure_scan(const double* values, std::uint64_t count, doubl
   if (count == 0) return scan;
   DeviceScratch first(sizeof(unsigned long long), stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(first.as<unsigned long long>(), 0xFF, sizeof(unsigned long long), stream));
-  launch_kernel<secure_scan_kernel>(grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream,
+  launch_kernel<secure_scan_kernel>(grid_blocks<Policy>(count), Policy::kBlockThreads, 0, stream,
                                     values, count, granularity, first.as<unsigned long long>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
   const unsigned long long found = read_device_value(first.as<unsigned long long>(), stream);
@@ -63,7 +61,7 @@ bool gpu_add_secure_noise(const SecureNoiseCore& core, double* values, std::uint
   if (count == 0) return false;
   DeviceScratch flag(sizeof(int), stream);
   DPSELECT_CUDA_TRY(cudaMemsetAsync(flag.as<int>(), 0, sizeof(int), stream));
-  launch_kernel<secure_noise_kernel>(grid_stride_blocks(count, kBlockThreads, kMaxBlocks), kBlockThreads, 0, stream,
+  launch_kernel<secure_noise_kernel>(grid_blocks<Policy>(count), Policy::kBlockThreads, 0, stream,
                                      core, values, count, flag.as<int>());
   DPSELECT_CUDA_TRY(cudaGetLastError());
   return read_device_value(flag.as<int>(), stream) != 0;

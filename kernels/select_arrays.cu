@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "engine/gpu_backend.hpp"
-#include "host_streaming.cuh"
+#include "selection/gpu.hpp"
+#include "common/host_streaming.cuh"
 #include "dpselect/detail/fused_select_kernel.cuh"
 
 namespace dpselect::detail {
@@ -20,7 +20,7 @@ ShardResult evaluate_device_array(const NoiseSpec& spec, const T* utilities, Ind
                           stream);
 }
 
-// Chunks of the host array stream through the device (host_streaming.cuh), each folded into one
+// Chunks of the host array stream through the device (common/host_streaming.cuh), each folded into one
 // device-resident accumulator by a pass that reads it at its global indices.
 template <class T>
 ShardResult evaluate_host_array(const NoiseSpec& spec, const T* utilities, IndexRange range) {

@@ -21,12 +21,13 @@
 #include <cstdint>
 #include <span>
 
-#include "engine/gpu_backend.hpp"
+#include "selection/gpu.hpp"
+#include "rows/gpu.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 #include "dpselect/detail/kernel_launch.cuh"
 #include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/detail/screened_scoring.hpp"
-#include "host_streaming.cuh"
+#include "common/host_streaming.cuh"
 
 namespace dpselect::detail {
 namespace {
@@ -375,7 +376,7 @@ void evaluate_device_rows(std::span<const NoiseSpec> specs, const T* utilities, 
 }
 
 // A matrix in host memory: blocks of whole rows (at most kCopyBytes, at least one row) stream
-// through the device (host_streaming.cuh), the next block's upload overlapping this block's
+// through the device (common/host_streaming.cuh), the next block's upload overlapping this block's
 // evaluate_device_rows; with row_stride 0 the one row every release reads goes up once.
 template <class T>
 void evaluate_host_rows(std::span<const NoiseSpec> specs, const T* utilities, std::uint64_t row_stride,

@@ -31,14 +31,14 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/gpu_backend.hpp"
-#include "engine/ranked_lists.hpp"
+#include "top_k/gpu.hpp"
+#include "random/ranked_lists.hpp"
 #include "dpselect/detail/fused_select_kernel.cuh"
 #include "dpselect/detail/kernel_launch.cuh"
 #include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/detail/screened_scoring.hpp"
-#include "host_streaming.cuh"
-#include "launch_helpers.cuh"
+#include "common/host_streaming.cuh"
+#include "common/launch_helpers.cuh"
 
 namespace dpselect::detail {
 namespace {
@@ -167,31 +167,15 @@ __device__ __forceinline__ void sort_and_keep(BlockCandidates& slots, unsigned i
   __syncthreads();
 }
 
-// The grid-wide lower bound on the call's k-th best score, a word in device memory
-// (ordered_score_bits, kNoPublishedScore before any block keeps k): raised by every block that
-// keeps k, read by every warp once per round. Shared by every launch of one top-k (the chunks of a
-// host array all fold into one running list).
-class GridKthBound {
- public:
-  __device__ __forceinline__ explicit GridKthBound(unsigned long long* word) : word_(*word) {}
-  // The bound, warp-uniform: one lane reads the word and hands it to the others.
-  __device__ __forceinline__ double read(unsigned int lane) const {
-    unsigned long long bits = 0;
-    if (lane == 0) bits = word_.load(cuda::std::memory_order_relaxed);
-    return score_of_ordered_bits(__shfl_sync(kAllLanes, bits, 0));
-  }
-  // Publishes `kth`, the k-th score a block keeps (or -inf before it keeps k), and returns the
-  // bound after it.
-  __device__ __forceinline__ double publish(double kth) {
-    if (kth == -kInfinity) return score_of_ordered_bits(word_.load(cuda::std::memory_order_relaxed));
-    const unsigned long long bits = ordered_score_bits(kth);
-    const unsigned long long before = word_.fetch_max(bits, cuda::std::memory_order_relaxed);
-    return score_of_ordered_bits(before > bits ? before : bits);
-  }
-
- private:
-  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word_;
-};
+// The grid-wide lower bound on the call's k-th best score (GridScoreWord, kNoPublishedScore before
+// any block keeps k): raised by every block that keeps k, read by every warp once per round. Shared
+// by every launch of one top-k (the chunks of a host array all fold into one running list).
+// Publishes `kth`, the k-th score a block keeps (or -inf before it keeps k), and returns the bound
+// after it.
+__device__ __forceinline__ double publish_kth(unsigned long long* grid_bound, double kth) {
+  GridScoreWord bound(grid_bound);
+  return kth == -kInfinity ? bound.load() : bound.raise(kth);
+}
 
 // sort_and_keep, then the block's k-th score raises the grid's bound, and the block's threshold
 // rises to the bound. A call, for top_k_blocks_kernel: it holds its tiles' ChaCha20 words and its
@@ -202,7 +186,7 @@ __device__ __noinline__ void keep_and_share_bound(BlockCandidates& slots, unsign
                                                   unsigned long long* grid_bound) {
   sort_and_keep(slots, keep);
   if (threadIdx.x == 0) {
-    const double bound = GridKthBound(grid_bound).publish(slots.threshold);
+    const double bound = publish_kth(grid_bound, slots.threshold);
     if (bound > slots.threshold) slots.threshold = bound;
   }
   __syncthreads();
@@ -242,7 +226,7 @@ __device__ __forceinline__ void race_tile_groups(BlockCandidates& slots, unsigne
   GroupRace own_race{0.0, 0u};
   bool drawn = false;
   for (;;) {
-    const double bound = GridKthBound(grid_bound).read(lane);
+    const double bound = GridScoreWord(grid_bound).read(lane);
     const double threshold = bound > slots.threshold ? bound : slots.threshold;
     pending &= __ballot_sync(kAllLanes, !(reach < threshold));
     const bool races = pending != 0;
@@ -318,7 +302,7 @@ __global__ void __launch_bounds__(kTopKThreads, 2)
 }
 
 // One block: the k best of lists[0, entries) into out[0, k), and the merge of tallies[0, tally_count)
-// into *tally_out; the k-th score, once there are k, raises the grid's bound (GridKthBound) for the
+// into *tally_out; the k-th score, once there are k, raises the grid's bound (publish_kth) for the
 // launches that follow. out and tally_out may alias the inputs' last entries: they are written only
 // after every input has been read.
 __global__ void __launch_bounds__(kTopKThreads)
@@ -345,7 +329,7 @@ __global__ void __launch_bounds__(kTopKThreads)
   write_kept(slots, k, out);
   if (threadIdx.x == 0) {
     *tally_out = total;
-    GridKthBound(grid_bound).publish(slots.threshold);  // the running list's k-th, once it holds k
+    publish_kth(grid_bound, slots.threshold);  // the running list's k-th, once it holds k
   }
 }
 
@@ -371,7 +355,7 @@ void allow_large_shared_memory(Generator generator) {
 }
 
 // Device buffers of one top-k: the blocks' lists followed by the running list (k entries), the
-// blocks' tallies followed by the running tally, and the grid's k-th score bound (GridKthBound).
+// blocks' tallies followed by the running tally, and the grid's k-th score bound (publish_kth).
 class TopKBuffers {
  public:
   TopKBuffers(unsigned int grid, unsigned int k, cudaStream_t stream)
@@ -445,7 +429,7 @@ TopKShard top_k_device(const NoiseSpec& spec, const T* utilities, std::uint64_t 
   return read_back(buffers, k, stream);
 }
 
-// Host arrays: chunks streamed through the device (host_streaming.cuh), each folded into the
+// Host arrays: chunks streamed through the device (common/host_streaming.cuh), each folded into the
 // running list while the next one is on its way.
 template <class T>
 TopKShard top_k_host(const NoiseSpec& spec, const T* utilities, std::uint64_t n, unsigned int k) {

@@ -21,7 +21,7 @@
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/noise.hpp"
 #include "dpselect/random_key.hpp"
-#include "sparse_vector/sparse_vector_noise.hpp"
+#include "random/sparse_vector_noise.hpp"
 
 namespace dpselect::audit {
 namespace {

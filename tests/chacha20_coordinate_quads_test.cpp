@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The quad fetch of the ChaCha20 noise-vector kernel (noise/chacha20_coordinate_quads.hpp), run on
+// The quad fetch of the ChaCha20 noise-vector kernel (random/chacha20_coordinate_quads.hpp), run on
 // the CPU: every block it returns is chacha20_random_block's, cached row or not, and the noisy
 // values it gives are those of the one-block-at-a-time fetch for every noise shape, including
 // coordinates whose samples read past the cached rows; every sample reads at least the
@@ -16,7 +16,7 @@
 
 #include "dpselect/chacha20.hpp"
 #include "dpselect/continuous_noise.hpp"
-#include "noise/chacha20_coordinate_quads.hpp"
+#include "random/chacha20_coordinate_quads.hpp"
 
 namespace dpselect {
 namespace {

@@ -24,7 +24,7 @@
 #include <cuda_runtime.h>
 
 #include "dpselect/select.cuh"
-#include "engine/gpu_backend.hpp"
+#include "rows/gpu.hpp"
 #endif
 
 namespace {

@@ -20,7 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "dpselect/detail/device_memory_pool.cuh"
-#include "launch_helpers.cuh"
+#include "common/launch_helpers.cuh"
 #endif
 
 namespace {

@@ -41,9 +41,9 @@
 #include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/shard_result.hpp"
-#include "engine/cpu_backend.hpp"
-#include "engine/parallel_groups.hpp"
-#include "engine/screened_group.hpp"
+#include "selection/cpu_backend.hpp"
+#include "selection/parallel_groups.hpp"
+#include "selection/screened_group.hpp"
 
 namespace dpselect::detail {
 namespace {

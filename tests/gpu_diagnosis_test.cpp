@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The words a user gets when a GPU is present but this build cannot use it: every outcome of the
 // device probe, built by hand, so that each message is checked on machines without a GPU.
-#include "engine/gpu_diagnosis.hpp"
+#include "device/gpu.hpp"
 
 #include <gtest/gtest.h>
 

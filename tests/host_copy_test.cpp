@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The host copy that fills the GPU path's page-locked staging buffers (engine/host_copy.hpp):
+// The host copy that fills the GPU path's page-locked staging buffers (device/gpu.hpp):
 // every byte once, in place, whether one thread copies or several.
-#include "engine/host_copy.hpp"
+#include "device/gpu.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Host arrays streamed through the device in many chunks (kernels/host_streaming.cuh) give the
+// Host arrays streamed through the device in many chunks (kernels/common/host_streaming.cuh) give the
 // bits of the same data in device memory and on the CPU: selection, top-k, rows, repeated
 // releases and noise vectors, with chunk and staging sizes shrunk by the test hook so that a
 // small array makes many chunks, several staging pieces per chunk and a short last chunk. Also
@@ -26,8 +26,8 @@
 #include <cuda_runtime.h>
 
 #include "dpselect/detail/kernel_launch.cuh"
-#include "engine/gpu_backend.hpp"
-#include "host_streaming.cuh"
+#include "device/gpu.hpp"
+#include "common/host_streaming.cuh"
 #endif
 
 namespace {

@@ -37,9 +37,9 @@
 #include "dpselect/generalized_gaussian.hpp"
 #include "dpselect/noise_vector.hpp"
 #include "dpselect/select.hpp"
-#include "noise/chacha20_coordinate_quads.hpp"
+#include "random/chacha20_coordinate_quads.hpp"
 #include "noise/noise_vector_internal.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 
 namespace dpselect {
 namespace {

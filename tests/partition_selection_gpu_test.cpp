@@ -18,7 +18,7 @@
 #include "dpselect/errors.hpp"
 #include "dpselect/partition_selection.hpp"
 #include "dpselect/select.hpp"
-#include "engine/gpu_backend.hpp"
+#include "partition_selection/partition_passes.hpp"
 
 #include "support/device_code.hpp"
 

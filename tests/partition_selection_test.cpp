@@ -29,7 +29,7 @@
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "partition_selection/partition_passes.hpp"
-#include "partition_selection/partition_randomness.hpp"
+#include "random/partition_randomness.hpp"
 #include "dpselect/partition_selection.hpp"
 #include "dpselect/random_key.hpp"
 #include "support/frequencies.hpp"
@@ -437,7 +437,7 @@ TEST(SelectPartitions, BoundingDrawsAreExactlyUniform) {
 }
 
 TEST(SelectPartitions, EveryBitComesFromThePairOrTheKeyItself) {
-  // The release recomputed from the documented layout (partition_selection/partition_randomness.hpp)
+  // The release recomputed from the documented layout (random/partition_randomness.hpp)
   // with random_block alone: each user over the bound keeps the first max_partitions keys of a
   // partial Fisher-Yates shuffle of its ascending keys (step i: j uniform below c - i from the
   // first 64 bits of block mix(u) + i 2^20 + attempt, Lemire's rejection), then each key is kept

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The portable logarithm against long double (64-bit mantissa, so its own error is ~2^-11 ulp
 // of a double result and cannot hide a 1-ulp error). fdlibm documents < 1 ulp; the floating-
-// point slack (host/engine/floating_point_slack.cpp) relies on that bound.
+// point slack (host/selection/floating_point_slack.cpp) relies on that bound.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -23,7 +23,8 @@
 #include "dpselect/device_memory.hpp"
 #include "dpselect/quantiles.hpp"
 #include "dpselect/select.hpp"
-#include "engine/gpu_backend.hpp"
+#include "device/gpu.hpp"
+#include "quantiles/gpu.hpp"
 #include "quantiles/quantiles_internal.hpp"
 
 #include "support/device_code.hpp"

@@ -14,7 +14,7 @@
 #include "dpselect/quantiles.hpp"
 #include "dpselect/accounting.hpp"
 #include "dpselect/errors.hpp"
-#include "engine/cpu_backend.hpp"
+#include "selection/cpu_backend.hpp"
 #include "quantiles/quantiles_internal.hpp"
 #include "support/expect_invalid.hpp"
 

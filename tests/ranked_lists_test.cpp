@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The GPU top-k's sort and merge (engine/ranked_lists.hpp) run on the CPU: the bitonic network on a
+// The GPU top-k's sort and merge (random/ranked_lists.hpp) run on the CPU: the bitonic network on a
 // padded power of two, the merge-path split and merge steps, and the whole "keep k" step the way
 // kernels/top_k.cu's sort_and_keep drives them (256 threads, 4 ranks each), checked against
 // std::sort and against the step it replaced (a bitonic sort of all 4096 slots, padded with
@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/ranked_lists.hpp"
+#include "random/ranked_lists.hpp"
 
 namespace dpselect::detail {
 namespace {

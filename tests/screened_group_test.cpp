@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CPU path's group-maximum screening (host/engine/screened_group.hpp) against the definitions
+// The CPU path's group-maximum screening (host/selection/screened_group.hpp) against the definitions
 // it must reproduce: score_group (screened_scoring.hpp) group by group, bit for bit, and a
 // brute-force arg-max of noisy_score over every candidate, which screens nothing. Both must agree
 // for every mechanism, both generators, float and double data, partial groups, shard boundaries
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/screened_group.hpp"
+#include "selection/screened_group.hpp"
 #include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/noise.hpp"

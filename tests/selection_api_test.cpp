@@ -280,7 +280,7 @@ TEST_F(ReleaseApi, ReportDescribesTheRelease) {
   EXPECT_DOUBLE_EQ(s.report.noise_scale, 4.0);  // Delta / eps for a monotone utility
   EXPECT_EQ(s.report.executed_on, kExecutedOn);
   EXPECT_EQ(s.report.candidates, 3u);
-  // Slack of host/engine/floating_point_slack.cpp: c = 0.25; the scores are relative to the first
+  // Slack of host/selection/floating_point_slack.cpp: c = 0.25; the scores are relative to the first
   // utility, so the largest score is c (max |u - 1e6| + 2 Delta) = c (3 + 4) (the reference comes
   // from the data, so it moves with a neighbour too), plus the shift's rounding; the race noise's
   // error 2^-38 and magnitude 93, two draws with a 2^-87 bad event a candidate.

@@ -27,7 +27,7 @@
 #include "dpselect/partition_selection.hpp"
 #include "dpselect/random_key.hpp"
 #include "partition_selection/partition_passes.hpp"
-#include "partition_selection/partition_randomness.hpp"
+#include "random/partition_randomness.hpp"
 #include "support/expect_invalid.hpp"
 #include "support/frequencies.hpp"
 #include "support/partition_reference.hpp"

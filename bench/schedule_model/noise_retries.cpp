@@ -31,7 +31,7 @@
 
 #include "dpselect/random_key.hpp"
 #include "dpselect/continuous_noise.hpp"
-#include "noise/chacha20_coordinate_quads.hpp"
+#include "random/chacha20_coordinate_quads.hpp"
 
 namespace {
 

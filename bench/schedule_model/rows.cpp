@@ -15,7 +15,7 @@
 // The rows benchmark (bench/batched_gpu_bench.cu, gpu_rows/float/rows:R/cols:C): the matrix is
 // device_array<float>(R * C), data[i] as in the single pass (i = r C + c); select_rows with
 // Context::with_fixed_seed(kContextSeed) (ChaCha20), the exponential mechanism, epsilon 1,
-// sensitivity 1; the call draws R consecutive streams from the context (host/engine/rows.cpp,
+// sensitivity 1; the call draws R consecutive streams from the context (host/rows/rows.cpp,
 // ContextAccess::draw_streams), its first call streams 0 .. R - 1: row r, stream r. (Later
 // iterations of the benchmark draw the next R; the ncu profile is of the first call.)
 #include <chrono>

@@ -21,7 +21,7 @@
 #include "dpselect/noise.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/shard_result.hpp"
-#include "engine/ranked_lists.hpp"
+#include "random/ranked_lists.hpp"
 
 namespace schedule_model {
 

@@ -14,7 +14,7 @@
 #include "accounting/calibration_cache.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 
 namespace dpselect::discrete {
 namespace {

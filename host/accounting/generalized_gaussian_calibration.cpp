@@ -62,7 +62,7 @@
 #include "accounting/calibration_cache.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/generalized_gaussian.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 
 namespace dpselect {
 namespace {

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "dpselect/errors.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 
 namespace dpselect::audit {
 namespace {

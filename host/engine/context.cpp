@@ -8,18 +8,19 @@
 #include <string>
 #include <vector>
 
-#include "engine/cpu_backend.hpp"
+#include "selection/cpu_backend.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/release_ticket.hpp"
-#include "engine/floating_point_slack.hpp"
-#include "engine/gpu_backend.hpp"
+#include "selection/floating_point_slack.hpp"
+#include "device/gpu.hpp"
+#include "selection/gpu.hpp"
 #include "engine/release_steps.hpp"
 #include "engine/release_tags.hpp"
 #include "random/os_entropy.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 
 namespace dpselect {
 namespace detail {
@@ -342,9 +343,9 @@ std::shared_ptr<PrivacyAccountant> Context::accountant() const {
 
 Release Context::begin_release(const SelectionParams& params) { return start_release(params, true); }
 
-detail::NoiseSpec detail::release_noise_spec(const SelectionParams& params, const RandomKey& key, std::uint64_t stream,
-                                             UtilityReference& reference) {
-  NoiseSpec spec{params.mechanism, score_scale(params), key, stream,
+detail::NoiseSpec detail::release_noise_spec(const SelectionParams& params, double score_scale, const RandomKey& key,
+                                             std::uint64_t stream, UtilityReference& reference) {
+  NoiseSpec spec{params.mechanism, score_scale, key, stream,
                  params.utility_bound > 0.0 ? params.utility_bound : kInfinity};
   reference = UtilityReference::zero;
   if (params.utility_reference.has_value()) {
@@ -356,14 +357,14 @@ detail::NoiseSpec detail::release_noise_spec(const SelectionParams& params, cons
 
 Release Context::start_release(const SelectionParams& params, bool charge) {
   State& context = state();
-  detail::validate_release_params(params);
+  const double score_scale = detail::validate_release_params(params);
   if (charge) {
     const PrivacyCharge release_charge{release_kind(params.mechanism), params.epsilon, 0.0, 1};
     detail::ContextAccess::charge(*this, std::span(&release_charge, 1));
   }
   auto release = std::make_unique<detail::ReleaseState>();
   release->params = params;
-  release->spec = detail::release_noise_spec(params, context.key,
+  release->spec = detail::release_noise_spec(params, score_scale, context.key,
                                              context.next_stream.fetch_add(1, std::memory_order_relaxed),
                                              release->reference);
   if (params.utility_reference.has_value()) detail::fix_reference_locked(*release);
@@ -405,10 +406,8 @@ ShardResult evaluate_host(Release& release, std::span<const T> utilities, std::u
   const Backend backend = detail::ReleaseAccess::resolved_backend(release);
   detail::ReleaseAccess::claim(release, range);
   const detail::NoiseSpec spec = detail::ReleaseAccess::noise_spec(release);
-  return detail::ReleaseAccess::stamped(
-      release, range,
-      backend == Backend::Gpu ? detail::gpu_evaluate_host(spec, utilities.data(), range)
-                              : detail::cpu_evaluate_array(spec, utilities.data(), range));
+  return detail::ReleaseAccess::stamped(release, range,
+                                        detail::evaluate_host_array(backend, spec, utilities.data(), range));
 }
 
 // reference_on_device: the kernel takes the reference from the first utility itself (a release

@@ -2,7 +2,7 @@
 // The two steps of a selection release that do not depend on how its shards are scored: the
 // noise spec it begins with and the Selection it finishes with. Context::begin_release and
 // Release::finish take them for every release (host/engine/context.cpp); rows of few candidates
-// on the CPU (host/engine/small_rows.hpp) take them for a whole batch of releases without
+// on the CPU (host/rows/small_rows.hpp) take them for a whole batch of releases without
 // building a Release for each, so both give the same Selection, report included.
 #pragma once
 
@@ -12,14 +12,15 @@
 #include "dpselect/detail/noise_spec.hpp"
 #include "dpselect/random_key.hpp"
 #include "dpselect/shard_result.hpp"
-#include "engine/floating_point_slack.hpp"
+#include "selection/floating_point_slack.hpp"
 
 namespace dpselect::detail {
 
-// The noise spec of a release with `params` (validated) on `stream` of `key`, and in `reference`
-// how its utility reference was fixed: by the params, or at 0.
-NoiseSpec release_noise_spec(const SelectionParams& params, const RandomKey& key, std::uint64_t stream,
-                             UtilityReference& reference);
+// The noise spec of a release with `params` (validated: score_scale is what validation returned)
+// on `stream` of `key`, and in `reference` how its utility reference was fixed: by the params, or
+// at 0.
+NoiseSpec release_noise_spec(const SelectionParams& params, double score_scale, const RandomKey& key,
+                             std::uint64_t stream, UtilityReference& reference);
 
 // The Selection of a release from the merge of all its shards (already checked to belong to it and
 // to cover its range once): throws InvalidArgument for an invalid utility, no candidate, every

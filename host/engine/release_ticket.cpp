@@ -11,12 +11,13 @@
 
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
-#include "engine/cpu_backend.hpp"
-#include "engine/gpu_backend.hpp"
+#include "selection/cpu_backend.hpp"
+#include "device/gpu.hpp"
+#include "selection/gpu.hpp"
 #include "engine/release_steps.hpp"
 #include "engine/release_tags.hpp"
-#include "engine/top_k_steps.hpp"
-#include "engine/validation.hpp"
+#include "top_k/top_k_steps.hpp"
+#include "validation/validation.hpp"
 
 namespace dpselect {
 namespace {
@@ -104,7 +105,7 @@ detail::NoiseSpec ReleaseTicket::shard_spec(std::uint64_t size, std::uint64_t fi
                           std::to_string(size) + " utilities)");
   }
   detail::UtilityReference reference = detail::UtilityReference::zero;
-  detail::NoiseSpec spec = detail::release_noise_spec(params_, key_, stream_, reference);
+  detail::NoiseSpec spec = detail::release_noise_spec(params_, detail::score_scale(params_), key_, stream_, reference);
   spec.utility_reference = utility_reference_;
   return spec;
 }
@@ -127,9 +128,7 @@ namespace {
 template <class T>
 auto host_pass(std::span<const T> utilities, Backend requested) {
   return [utilities, requested](const detail::NoiseSpec& spec, IndexRange range) {
-    return detail::resolve_backend(requested) == Backend::Gpu
-               ? detail::gpu_evaluate_host(spec, utilities.data(), range)
-               : detail::cpu_evaluate_array(spec, utilities.data(), range);
+    return detail::evaluate_host_array(detail::resolve_backend(requested), spec, utilities.data(), range);
   };
 }
 

@@ -16,11 +16,11 @@
 #include "dpselect/chacha20.hpp"
 #include "dpselect/top_k.hpp"
 #include "dpselect/detail/release_access.hpp"
-#include "engine/cpu_backend.hpp"
-#include "engine/gpu_backend.hpp"
-#include "engine/ranked_lists.hpp"
-#include "engine/top_k_steps.hpp"
-#include "engine/validation.hpp"
+#include "selection/cpu_backend.hpp"
+#include "device/gpu.hpp"
+#include "random/ranked_lists.hpp"
+#include "top_k/top_k_steps.hpp"
+#include "validation/validation.hpp"
 #include "random/os_entropy.hpp"
 
 namespace dpselect::mpi {

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "partition_selection/partition_randomness.hpp"
+#include "random/partition_randomness.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/mpi.hpp"
 #include "dpselect/partition_selection.hpp"

@@ -13,7 +13,7 @@
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/mpi.hpp"
 #include "dpselect/pricing.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 #include "mpi/collective.hpp"
 #include "pricing/pricing_internal.hpp"
 

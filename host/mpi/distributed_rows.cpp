@@ -14,8 +14,8 @@
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/mpi.hpp"
 #include "dpselect/rows.hpp"
-#include "engine/row_passes.hpp"
-#include "engine/validation.hpp"
+#include "rows/row_passes.hpp"
+#include "validation/validation.hpp"
 #include "mpi/collective.hpp"
 
 namespace dpselect::mpi {

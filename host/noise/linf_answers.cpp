@@ -19,7 +19,7 @@
 #include "dpselect/generalized_gaussian.hpp"
 #include "noise/noise_vector_internal.hpp"
 #include "sparse_vector/sparse_vector_internal.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 
 namespace dpselect {
 namespace {

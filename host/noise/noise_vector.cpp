@@ -13,9 +13,10 @@
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/generalized_gaussian.hpp"
-#include "engine/gpu_backend.hpp"
+#include "device/gpu.hpp"
+#include "noise/gpu.hpp"
 #include "noise/noise_vector_internal.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 
 namespace dpselect {
 

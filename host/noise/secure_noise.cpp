@@ -12,9 +12,10 @@
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
-#include "engine/gpu_backend.hpp"
+#include "device/gpu.hpp"
+#include "noise/gpu.hpp"
 #include "noise/secure_noise_internal.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 
 namespace dpselect {
 namespace {

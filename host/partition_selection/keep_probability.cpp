@@ -12,7 +12,7 @@
 #include "dpselect/discrete_noise.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/partition_selection.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 #include "partition_selection/partition_passes.hpp"
 
 namespace dpselect {

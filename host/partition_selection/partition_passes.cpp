@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "partition_selection/partition_randomness.hpp"
+#include "random/partition_randomness.hpp"
 #include "partition_selection/partition_shares.hpp"
 #include "dpselect/random_key.hpp"
 

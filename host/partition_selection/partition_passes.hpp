@@ -2,7 +2,7 @@
 // The passes of partition selection over (user, key) pairs held in host memory, shared by the
 // one-process API (select_partitions.cpp) and the ranks of an MPI job (host/mpi/): the distinct
 // pairs, contribution bounding, and the coins of the kept keys. Every random bit comes from the
-// identity of a pair or key (partition_selection/partition_randomness.hpp), so any split of the pairs
+// identity of a pair or key (random/partition_randomness.hpp), so any split of the pairs
 // among processes whose users (for the bounding) and keys (for the coins) are each whole in one of
 // them releases what one process releases. Each pass runs on every core.
 #pragma once
@@ -125,14 +125,19 @@ void add_released_round(std::vector<std::uint64_t>& all, const std::vector<std::
 ReleasedKeys weighted_released_keys(std::vector<Contribution>& pairs, const PartitionSelectionParams& params,
                                     const PartitionKeepRule& rule, const ContextAccess::KeyedStream& first);
 
-// The whole selection after the charge on the current GPU (kernels/partition_selection.cu; in a
-// CPU-only build it throws BackendUnavailable): `users` and `keys` are `count` ids in host memory
-// (copied in on `stream`) or in memory the device reads (`on_device`); every step ordered on
-// `stream`, synchronized before the return. The same keys as the CPU passes.
+// The whole selection after the charge on the current GPU (gpu_selection.cpp, over the device
+// steps of gpu.hpp): `users` and `keys` are `count` ids in host memory (copied in on `stream`) or
+// in memory the device reads (`on_device`); every step ordered on `stream`, synchronized before
+// the return. Pairs beyond what the device has free go in chunks (partition_chunks.hpp). The same
+// keys as the CPU passes.
 ReleasedKeys gpu_select_partitions(const std::uint64_t* users, const std::uint64_t* keys, std::uint64_t count,
                                    bool on_device, std::uint64_t max_partitions, const PartitionKeepRule& rule,
                                    PartitionStrategy strategy, const ContextAccess::KeyedStream& drawn,
                                    cuda_stream_t stream);
+// Test hook: the pairs each chunk of partition selection on the GPU holds (0: as many as the
+// device's free memory allows), so a test can run the chunked path (partition_chunks.hpp) over
+// small inputs. Not for production use: it applies to every later call of every thread.
+void set_partition_chunk_pairs_for_testing(std::uint64_t pairs);
 
 // floor(p(n) 2^53) for n = 0, 1, ... up to the first n whose cut is 2^53 (every larger n's too,
 // since p is non-decreasing), or `limit` entries: the GPU's coins compare with this table, so that

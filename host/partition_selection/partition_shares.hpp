@@ -17,7 +17,7 @@
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/random_key.hpp"
 #include "partition_selection/partition_passes.hpp"
-#include "partition_selection/partition_randomness.hpp"
+#include "random/partition_randomness.hpp"
 
 namespace dpselect::detail {
 

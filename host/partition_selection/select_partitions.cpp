@@ -14,7 +14,7 @@
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/partition_selection.hpp"
-#include "engine/gpu_backend.hpp"
+#include "device/gpu.hpp"
 #include "partition_selection/partition_passes.hpp"
 
 namespace dpselect {

@@ -13,7 +13,7 @@
 
 #include "dpselect/random_key.hpp"
 #include "partition_selection/partition_passes.hpp"
-#include "partition_selection/partition_randomness.hpp"
+#include "random/partition_randomness.hpp"
 #include "partition_selection/partition_shares.hpp"
 
 namespace dpselect::detail {

@@ -8,13 +8,14 @@
 #include <cmath>
 #include <string>
 
-#include "engine/cpu_backend.hpp"
+#include "selection/cpu_backend.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/select.hpp"
-#include "engine/gpu_backend.hpp"
+#include "device/gpu.hpp"
+#include "pricing/gpu.hpp"
 #include "pricing/pricing_internal.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 
 namespace dpselect {
 namespace {

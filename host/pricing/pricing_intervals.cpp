@@ -9,13 +9,13 @@
 #include <limits>
 #include <stdexcept>
 
-#include "engine/cpu_backend.hpp"
+#include "selection/cpu_backend.hpp"
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
-#include "engine/floating_point_slack.hpp"
+#include "selection/floating_point_slack.hpp"
 #include "noise/truncated_geometric.hpp"
 #include "pricing/pricing_internal.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 
 namespace dpselect::detail {
 

@@ -92,8 +92,8 @@
 #include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/noise.hpp"
-#include "engine/cpu_backend.hpp"
-#include "engine/validation.hpp"
+#include "selection/cpu_backend.hpp"
+#include "validation/validation.hpp"
 #include "noise/truncated_geometric.hpp"
 #include "quantiles/quantiles_internal.hpp"
 

@@ -15,7 +15,9 @@
 #include <string>
 
 #include "dpselect/errors.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
+#include "device/gpu.hpp"
+#include "quantiles/gpu.hpp"
 #include "quantiles/quantiles_internal.hpp"
 
 namespace dpselect {
@@ -213,7 +215,14 @@ template <class T>
 QuantileData prepare_device(DeviceSpan<const T> values, const QuantileRange& range, cuda_stream_t stream) {
   validate_data(range, values.size);
   detail::resolve_backend(Backend::Gpu);
-  return QuantileData(detail::gpu_prepare_quantile_data(values.data, values.size, range, stream));
+  // A host pointer would raise a sticky cudaErrorIllegalAddress in the first kernel.
+  detail::validate_device_pointer(values.data, "data");
+  detail::PreparedQuantileData prepared = detail::gpu_prepare_quantile_data(values.data, values.size, range, stream);
+  if (prepared.first_nan < values.size) {
+    detail::throw_invalid("data[" + std::to_string(prepared.first_nan) + "]",
+                          "a number (values outside the range are clipped)", prepared.first_nan_value);
+  }
+  return QuantileData(std::move(prepared.storage));
 }
 
 std::shared_ptr<QuantileData::Storage> new_host_storage(const QuantileRange& range, std::uint64_t count) {

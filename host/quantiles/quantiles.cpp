@@ -15,8 +15,9 @@
 #include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/noise.hpp"
-#include "engine/cpu_backend.hpp"
-#include "engine/validation.hpp"
+#include "selection/cpu_backend.hpp"
+#include "validation/validation.hpp"
+#include "quantiles/gpu.hpp"
 #include "quantiles/quantiles_internal.hpp"
 
 namespace dpselect {

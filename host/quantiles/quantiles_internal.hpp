@@ -260,24 +260,4 @@ double joint_exponential_rank_error_bound(double epsilon, std::uint64_t quantile
 // data), for the library's multi-quantile methods, diagnostics and tests.
 std::vector<std::uint64_t> sorted_slots(const QuantileData& data);
 
-// The GPU side (kernels/quantiles.cu; host/engine/gpu_unavailable.cpp throws BackendUnavailable):
-// device values to sorted device positions (NaN: InvalidArgument naming data[i]).
-std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const double* values, std::uint64_t count,
-                                                                       const QuantileRange& range,
-                                                                       cuda_stream_t stream);
-std::shared_ptr<const QuantileData::Storage> gpu_prepare_quantile_data(const float* values, std::uint64_t count,
-                                                                       const QuantileRange& range,
-                                                                       cuda_stream_t stream);
-// Stage 1 on the GPU over `range` of the data's intervals (host positions, sorted first, stream
-// through the device in chunks).
-ShardResult gpu_score_quantile_intervals(const SingleQuantilePlan& plan, const NoiseSpec& spec,
-                                         const QuantileData::Storage& data, IndexRange range);
-// The atoms' candidates `atoms` (kAtomCandidateOffset + [0, n)) over device data, on the GPU;
-// known_score as cpu_evaluate_generated's.
-ShardResult gpu_score_quantile_atoms(const SingleQuantilePlan& plan, const NoiseSpec& spec,
-                                     const QuantileData::Storage& data, IndexRange atoms, double known_score);
-// Device slots back to the host: slots [first, first + count).
-std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Storage& data, std::uint64_t first,
-                                                       std::uint64_t count);
-
 }  // namespace dpselect::detail

@@ -35,10 +35,11 @@
 
 #include "dpselect/detail/noise_positions.hpp"
 #include "dpselect/errors.hpp"
-#include "engine/cpu_backend.hpp"
-#include "engine/floating_point_slack.hpp"
-#include "engine/validation.hpp"
+#include "selection/cpu_backend.hpp"
+#include "selection/floating_point_slack.hpp"
+#include "validation/validation.hpp"
 #include "noise/truncated_geometric.hpp"
+#include "quantiles/gpu.hpp"
 #include "quantiles/quantiles_internal.hpp"
 
 namespace dpselect::detail {

@@ -8,10 +8,10 @@
 
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
-#include "engine/floating_point_slack.hpp"
+#include "selection/floating_point_slack.hpp"
 #include "noise/secure_noise_internal.hpp"
 #include "sparse_vector/sparse_vector_internal.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 
 namespace dpselect {
 namespace {

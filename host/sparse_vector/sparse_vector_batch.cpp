@@ -9,9 +9,10 @@
 #include "dpselect/detail/release_access.hpp"
 #include "dpselect/errors.hpp"
 #include "dpselect/sparse_vector.hpp"
-#include "engine/gpu_backend.hpp"
+#include "device/gpu.hpp"
+#include "sparse_vector/gpu.hpp"
 #include "sparse_vector/sparse_vector_internal.hpp"
-#include "engine/validation.hpp"
+#include "validation/validation.hpp"
 
 namespace dpselect {
 namespace {

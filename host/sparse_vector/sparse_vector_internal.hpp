@@ -13,7 +13,7 @@
 #include "dpselect/errors.hpp"
 #include "dpselect/sparse_vector.hpp"
 #include "noise/secure_noise_internal.hpp"
-#include "sparse_vector/sparse_vector_noise.hpp"
+#include "random/sparse_vector_noise.hpp"
 
 namespace dpselect::detail {
 

@@ -16,7 +16,7 @@
 /// trail the best by more than ~26: docs/design.md, "Large ranges"). No transform ever evaluates
 /// log(0) or log of a value >= 1.
 ///
-/// Error budget (used by the floating-point slack in host/engine/floating_point_slack.cpp): outside
+/// Error budget (used by the floating-point slack in host/selection/floating_point_slack.cpp): outside
 /// the 2^-87 event, each of exponential, Gumbel and Laplace noise is within 2^-39 (absolute) of
 /// the exact transform of the underlying continuous uniform, counting the 2^-40 discretisation,
 /// the double conversion (2^-51) and the < 1 ulp logarithms (portable_log.hpp); |noise| <= 89.

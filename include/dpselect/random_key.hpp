@@ -36,7 +36,7 @@ enum class Generator : std::uint8_t {
   philox     ///< Philox4x32-10 (philox.hpp): cuRAND's bits, faster, NOT cryptographically secure.
 };
 
-/// The generator's name, for reports and messages (defined in host/engine/select.cpp with the
+/// The generator's name, for reports and messages (defined in host/selection/select.cpp with the
 /// other enum names).
 /// @param generator Any value.
 /// @return "chacha20" or "philox" ("unknown" for a value outside the enumeration), a view of a

@@ -134,7 +134,7 @@ struct SelectionParams {
 
 /// The floating-point slack of one release: the computed mechanism is
 /// (epsilon + slack.epsilon, slack.delta)-DP where the exact-arithmetic mechanism is epsilon-DP
-/// (see host/engine/floating_point_slack.cpp for the derivation). It grows with the largest |utility|.
+/// (see host/selection/floating_point_slack.cpp for the derivation). It grows with the largest |utility|.
 /// With SelectionParams::utility_bound it is computed from that public bound; without one it is
 /// computed from the data (depends_on_data is true) and reveals the data's largest |utility|, so
 /// do not publish it then.

@@ -11,6 +11,15 @@ anything. The checks are derived from the functions' own annotations (``float``,
 - ``int``: an integer (Python or NumPy), not a bool nor a float holding an integer;
 - ``bool``: True or False (``numpy.bool_``, and the integers 0 and 1, included).
 
+A function that takes ``**keywords`` but declares the keywords it reads in its ``__signature__``
+(the selection entry points, :mod:`dpselect._selection_params`) refuses any other name as Python
+refuses one a written signature lacks (``select() got an unexpected keyword argument 'epsilonn'``).
+
+An enum parameter takes a member of its enum (``dpselect.BidderNeighbours.CHANGE_ONE_BID``). Where
+one also takes a string, :func:`enum_member` reads it by one rule: the member's name in any case,
+``-`` or ``_`` between its words (``"change_one_bid"``, the spelling the documentation uses), or
+the command's word for it (``"change-bid"``).
+
 The functions compiled into ``dpselect._dpselect`` carry their signature in ``__nb_signature__``:
 :func:`checked_core` reads the same annotations from it, so their callers get the same message
 instead of nanobind's list of overloads. The compiled constructors and methods convert their
@@ -20,17 +29,22 @@ scalar arguments themselves, in the same words (python/src/scalar_arguments.hpp 
 
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import numbers
-from typing import Any, Callable
+from collections.abc import Mapping
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-# What each annotation accepts and how a refusal describes it.
+# What each annotation accepts and how a refusal describes it. The Python type itself is tried
+# first: the test against the numbers ABCs costs more than the rest of a keyword's handling.
 _KINDS = {
-    "float": ("a real number", lambda v: isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))),
-    "int": ("an integer", lambda v: isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))),
+    "float": ("a real number", lambda v: type(v) is float or
+              (isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)))),
+    "int": ("an integer", lambda v: type(v) is int or
+            (isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)))),
     "bool": ("True or False", lambda v: isinstance(v, (bool, np.bool_)) or
              (isinstance(v, numbers.Integral) and v in (0, 1))),
 }
@@ -58,6 +72,35 @@ def type_error(name: str, value: Any, kind: str) -> TypeError:
     return TypeError(f"{name} must be {_KINDS[kind][0]} (got {shown}, of type {type(value).__name__})")
 
 
+def unexpected_keyword(function_name: str, name: str) -> TypeError:
+    """The refusal of a keyword argument ``name`` that the function does not take, in Python's words."""
+    return TypeError(f"{function_name}() got an unexpected keyword argument {name!r}")
+
+
+_Member = TypeVar("_Member", bound=enum.Enum)
+
+
+def enum_member(kind: type[_Member], value: Any, name: str, command_words: Mapping[str, _Member]) -> _Member:
+    """``value`` as a member of the enum ``kind``: the member itself, or a string that spells it
+    (see the module's docstring; ``command_words`` maps the command's words to the members).
+
+    A ValueError names ``name``, the members and the value for anything else.
+    """
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str):
+        word = value.lower().replace("-", "_")
+        for member in kind:
+            if word == member.name.lower():
+                return member
+        for command_word, member in command_words.items():
+            if word == command_word.replace("-", "_"):
+                return member
+    names = [member.name for member in kind]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    raise ValueError(f"{name} must be {listed} (got {value!r})")
+
+
 def check(name: str, value: Any, kind: str, optional: bool = False) -> None:
     """Raises :func:`type_error` unless ``value`` is of ``kind`` (or None where ``optional``)."""
     if value is None and optional:
@@ -67,14 +110,18 @@ def check(name: str, value: Any, kind: str, optional: bool = False) -> None:
 
 
 class _Plan:
-    """The scalar parameters of one signature: (position or None, name, kind, optional)."""
+    """The scalar parameters of one signature: (position or None, name, kind, optional); and, for a
+    function whose ``**keywords`` its signature writes out, the names it takes and its name."""
 
-    __slots__ = ("by_position", "by_name")
+    __slots__ = ("by_position", "by_name", "names", "function_name")
 
-    def __init__(self, parameters: list[tuple[int | None, str, str, bool]]):
+    def __init__(self, parameters: list[tuple[int | None, str, str, bool]], names: frozenset[str] | None = None,
+                 function_name: str = ""):
         self.by_position = [(position, name, kind, optional) for position, name, kind, optional in parameters
                             if position is not None]
         self.by_name = {name: (kind, optional) for _, name, kind, optional in parameters}
+        self.names = names
+        self.function_name = function_name
 
     def check(self, args: tuple, kwargs: dict) -> None:
         for position, name, kind, optional in self.by_position:
@@ -84,21 +131,42 @@ class _Plan:
             found = self.by_name.get(name)
             if found is not None:
                 check(name, value, *found)
+        if self.names is not None:  # after the types, as Python would refuse it: when the call binds
+            for name in kwargs:
+                if name not in self.names:
+                    raise unexpected_keyword(self.function_name, name)
+
+
+def _declared_names(function: Callable, signature: inspect.Signature) -> frozenset[str] | None:
+    """The names a function's declared signature takes by keyword, when its code takes any keyword
+    (``**keywords``) and the signature does not: else None (Python refuses the others itself)."""
+    code = getattr(function, "__code__", None)
+    if code is None or not code.co_flags & inspect.CO_VARKEYWORDS:
+        return None
+    parameters = signature.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return frozenset(p.name for p in parameters if p.kind is not inspect.Parameter.POSITIONAL_ONLY)
 
 
 def _plan_of_function(function: Callable) -> _Plan | None:
+    signature = inspect.signature(function)
     parameters = []
-    for position, parameter in enumerate(inspect.signature(function).parameters.values()):
+    for position, parameter in enumerate(signature.parameters.values()):
         found = _kind_of(parameter.annotation) if parameter.annotation is not inspect.Parameter.empty else None
         if found is None:
             continue
         positional = parameter.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         parameters.append((position if positional else None, parameter.name, *found))
-    return _Plan(parameters) if parameters else None
+    names = _declared_names(function, signature)
+    if not parameters and names is None:
+        return None
+    return _Plan(parameters, names, function.__qualname__)
 
 
 def checked(function: Callable) -> Callable:
-    """``function`` with its scalar parameters checked first (see the module's docstring)."""
+    """``function`` with its scalar parameters, and the names of a written-out ``**keywords``,
+    checked first (see the module's docstring)."""
     plan = _plan_of_function(function)
     if plan is None:
         return function

@@ -42,6 +42,10 @@ from . import _partitioned
 from ._arrays import ArrayLike
 from ._arrays import check_labels as _check_labels
 from ._arrays import pick_labels as _pick_labels
+from ._selection_params import SHARDS_ON_THE_CPU as _SHARDS_ON_THE_CPU
+from ._selection_params import TOP_K as _TOP_K
+from ._selection_params import SelectionKeywords, Unpack
+from ._selection_params import selection_keywords as _selection_keywords
 from ._selection_params import selection_params as _selection_params
 from ._dpselect import (
     Backend,
@@ -65,6 +69,11 @@ __all__ = ["PartitionError", "select", "select_price", "select_top_k"]
 
 
 _REPARTITION = "drop or repartition empty partitions"
+
+_BACKEND_ON_EACH_WORKER = """\
+backend : Backend, default Backend.AUTO
+    AUTO (a usable GPU, else the CPU), CPU or GPU, resolved on each worker: a Dask-CUDA worker
+    with CuPy partitions runs its shard on its GPU."""
 
 
 def _compute_each(tasks, rows, consequence: str) -> list:
@@ -141,19 +150,14 @@ def _label_at(labels, index: int, rows, partitions_of_labels):
     raise AssertionError("the released index lies in no partition")  # pragma: no cover
 
 
+@_selection_keywords(backend=_BACKEND_ON_EACH_WORKER)
 def select(
     context: Context,
     scores: Any,
     params: SelectionParams | None = None,
     *,
-    epsilon: float | None = None,
-    sensitivity: float | None = None,
-    mechanism: Mechanism = Mechanism.EXPONENTIAL,
-    monotone: bool = False,
-    utility_bound: float = 0.0,
-    backend: Backend = Backend.AUTO,
-    utility_reference: float | None = None,
     labels: Any = None,
+    **keywords: Unpack[SelectionKeywords],
 ) -> Selection:
     """One private release over a Dask column: the row of a high score.
 
@@ -165,9 +169,7 @@ def select(
         One score per candidate (the candidate is the global row position), 1-D, numeric: finite,
         or -inf to exclude a row. Integer columns are converted per partition as
         :func:`dpselect.select` converts them; a null (NaN, ``pd.NA``) is an error.
-    params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
-        As for :func:`dpselect.select`. ``backend`` is resolved on each worker (a Dask-CUDA worker
-        with CuPy partitions runs its shard on its GPU).
+    {selection_keywords}
     labels : dask Series or array, or a sequence, optional
         The candidates' public names, one per row: a Dask collection partitioned like ``scores``
         (only the released row's label is computed) or an in-memory sequence.
@@ -199,8 +201,7 @@ def select(
     numbers, one of them the partition's first score: the driver is trusted with it) back. Labels
     are public (post-processing, Dwork & Roth 2014, Prop 2.1).
     """
-    params = _selection_params(select, params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend,
-                               utility_reference)
+    params = _selection_params(select, params, keywords)
     job = _Job(context, scores, params, labels)
     release = begin_release(context, params)
     ticket = release.ticket(job.candidates, first_utility=job.first_utility)
@@ -235,20 +236,15 @@ class _Job:
         return _label_at(self.labels, index, self.rows, self.label_partitions)
 
 
+@_selection_keywords(**_TOP_K, backend=_SHARDS_ON_THE_CPU)
 def select_top_k(
     context: Context,
     scores: Any,
     k: int,
     params: SelectionParams | None = None,
     *,
-    epsilon: float | None = None,
-    sensitivity: float | None = None,
-    mechanism: Mechanism = Mechanism.EXPONENTIAL,
-    monotone: bool = False,
-    utility_bound: float = 0.0,
-    backend: Backend = Backend.AUTO,
-    utility_reference: float | None = None,
     labels: Any = None,
+    **keywords: Unpack[SelectionKeywords],
 ) -> TopKSelection:
     """The k rows of highest noisy score of a Dask column, in order, from one pass (exponential mechanism).
 
@@ -260,10 +256,7 @@ def select_top_k(
         One score per row, as for :func:`select`.
     k : int
         How many rows to release: 1 <= k <= the number of rows.
-    params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
-        The release's parameters, as for :func:`dpselect.select_top_k`: ``epsilon`` is what the k picks
-        spend together (epsilon / k each); ``backend`` AUTO or CPU:
-        the shards run on the workers' CPUs).
+    {selection_keywords}
     labels : dask Series or array, or a sequence, optional
         The rows' public names, as for :func:`select`; ``result.labels`` is then the k labels.
 
@@ -284,8 +277,7 @@ def select_top_k(
     As :func:`dpselect.select_top_k` (Durfee & Rogers 2019; Dwork & Roth 2014, Thm 3.16), charged
     once on the driver (k picks). Each partition sends back its k best (score, index) pairs.
     """
-    params = _selection_params(select_top_k, params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend,
-                               utility_reference)
+    params = _selection_params(select_top_k, params, keywords)
     job = _Job(context, scores, params, labels)
     release = begin_top_k_release(context, k, job.candidates, params)
     top = _finish(release, _shards(release.ticket(), job.partitions, job.rows))

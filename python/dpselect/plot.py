@@ -27,6 +27,8 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError('dpselect.plot needs matplotlib: pip install "dpselect[plot]" (or matplotlib)') from error
 
 from . import _dpselect as _core
+from ._checks import enum_member as _enum_member
+from ._dpselect import BidderNeighbours
 from .pricing import _as_bids
 
 __all__ = ["pricing", "audit", "accounting", "pricing_probabilities"]
@@ -53,16 +55,18 @@ def _price_points(prices) -> np.ndarray:
     return points
 
 
+# The dpselect command's words for the neighbour relations (dpselect price --neighbours).
+_NEIGHBOURS_COMMAND_WORDS = {"add-remove": BidderNeighbours.ADD_OR_REMOVE_BIDDER,
+                             "change-bid": BidderNeighbours.CHANGE_ONE_BID}
+
+
 def _change_one_bid(neighbours) -> bool:
-    name = getattr(neighbours, "name", str(neighbours)).lower()
-    if name in ("add_or_remove_bidder", "add-remove", "add_remove"):
-        return False
-    if name in ("change_one_bid", "change-bid", "change_bid"):
-        return True
-    raise ValueError(f"neighbours must be ADD_OR_REMOVE_BIDDER or CHANGE_ONE_BID (got {neighbours!r})")
+    member = _enum_member(BidderNeighbours, neighbours, "neighbours", _NEIGHBOURS_COMMAND_WORDS)
+    return member is BidderNeighbours.CHANGE_ONE_BID
 
 
-def pricing_probabilities(bids, prices, epsilon: float, neighbours="add_or_remove_bidder"):
+def pricing_probabilities(bids, prices, epsilon: float,
+                          neighbours: BidderNeighbours | str = BidderNeighbours.ADD_OR_REMOVE_BIDDER):
     """NOT PRIVATE. (prices, revenues, log10 probabilities) of the exponential mechanism over ``prices``.
 
     The probability of price p is proportional to exp(s * revenue(p)) with s = epsilon / Delta
@@ -70,7 +74,9 @@ def pricing_probabilities(bids, prices, epsilon: float, neighbours="add_or_remov
     change-one-bid neighbours, Delta the largest candidate price (Dwork & Roth 2014, Thm 3.10 and
     its monotone remark; McSherry & Talwar 2007). Over a grid longer than 4096 prices, the
     probabilities are those of the exponential mechanism restricted to 4096 evenly spaced grid
-    prices: their shape, not the grid's per-price values.
+    prices: their shape, not the grid's per-price values. ``neighbours``: a
+    :class:`dpselect.BidderNeighbours`, or its name as a string (``"change_one_bid"``; the
+    command's ``"change-bid"`` and ``"add-remove"`` too).
     """
     if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be finite and > 0 (got {epsilon!r})")
@@ -92,12 +98,14 @@ def _released_price(released) -> float | None:
     return float(getattr(released, "price", released))
 
 
-def pricing(bids, prices, epsilon: float, *, neighbours="add_or_remove_bidder", released=None,
+def pricing(bids, prices, epsilon: float, *,
+            neighbours: BidderNeighbours | str = BidderNeighbours.ADD_OR_REMOVE_BIDDER, released=None,
             figsize=(8.0, 6.0)) -> Figure:
     """NOT PRIVATE: revenue and the exponential mechanism's probabilities over the prices.
 
     ``bids``: a dpselect.Bids or a 1-D array; ``prices``: a price list (1-D array), a PriceGrid or
-    a PriceRange; ``released``: the PriceSelection (or price) a release gave, marked on both panels.
+    a PriceRange; ``neighbours``: as for :func:`pricing_probabilities`; ``released``: the
+    PriceSelection (or price) a release gave, marked on both panels.
     The top panel shows revenue(p) = p * #{bids >= p} and the best price; the bottom one the
     probability of each price under the mechanism (log scale). Both are computed from the bids:
     keep the figure with the data, never publish it.

@@ -38,12 +38,14 @@ from . import _dpselect as _core
 from ._arrays import ArrayLike
 from ._arrays import as_host_or_device as _as_host_or_device
 from ._backend import warn_if_gpu_unusable as _warn_if_gpu_unusable
+from ._selection_params import SHARDS_ON_THE_CPU as _SHARDS_ON_THE_CPU
+from ._selection_params import TOP_K as _TOP_K
+from ._selection_params import SelectionKeywords, Unpack
+from ._selection_params import selection_keywords as _selection_keywords
 from ._selection_params import selection_params as _selection_params
 from ._dpselect import (
-    Backend,
     Context,
     Generator,
-    Mechanism,
     Selection,
     SelectionParams,
     ShardResult,
@@ -427,19 +429,24 @@ class TopKRelease(_DriverRelease):
         return f"TopKRelease(stream={self.stream}, k={self.k})"
 
 
+_BACKEND_WHERE_EVALUATED = """\
+backend : Backend, default Backend.AUTO
+    AUTO (a usable GPU, else the CPU), CPU or GPU, resolved where each shard is evaluated."""
+
+_FIRST_UTILITY_OF_THE_TICKET = """\
+utility_reference : float, optional
+    A public value near the utilities the scores are computed from (finite); None: the
+    ``first_utility`` given to :meth:`Release.ticket` when there is no ``utility_bound``, else 0.
+    It does not change the distribution."""
+
+
+@_selection_keywords(**_TOP_K, backend=_SHARDS_ON_THE_CPU)
 def begin_top_k_release(
     context: Context,
     k: int,
     candidates: int | tuple[int, int] | range,
     params: SelectionParams | None = None,
-    *,
-    epsilon: float | None = None,
-    sensitivity: float | None = None,
-    mechanism: Mechanism = Mechanism.EXPONENTIAL,
-    monotone: bool = False,
-    utility_bound: float = 0.0,
-    backend: Backend = Backend.AUTO,
-    utility_reference: float | None = None,
+    **keywords: Unpack[SelectionKeywords],
 ) -> TopKRelease:
     """Begins one top-k release whose shards are evaluated later, here or elsewhere.
 
@@ -451,10 +458,7 @@ def begin_top_k_release(
         How many candidates to release: 1 <= k <= the number of candidates.
     candidates : int, tuple or Python range
         The candidates the shards must tile, as for :meth:`Release.ticket`.
-    params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
-        The release's parameters, as for :func:`dpselect.select_top_k`: ``epsilon`` is what the k picks
-        spend together (epsilon / k each); ``backend`` AUTO or CPU:
-        the shards run on the CPU).
+    {selection_keywords}
 
     Returns
     -------
@@ -476,25 +480,18 @@ def begin_top_k_release(
     Charges k exponential-mechanism picks at epsilon / k (epsilon in all) now, before the stream is
     drawn, as :func:`dpselect.select_top_k` (Durfee & Rogers 2019; Dwork & Roth 2014, Thm 3.16).
     """
-    params = _selection_params(begin_top_k_release, params, epsilon, sensitivity, mechanism, monotone,
-                               utility_bound, backend, utility_reference)
+    params = _selection_params(begin_top_k_release, params, keywords)
     if not isinstance(context, Context):
         raise TypeError(f"context must be a dpselect.Context (got {type(context).__name__})")
     begin, end = _candidate_range(candidates)
     return TopKRelease(_core.begin_top_k_release(context, params, _index(k, "k"), begin, end))
 
 
+@_selection_keywords(backend=_BACKEND_WHERE_EVALUATED, utility_reference=_FIRST_UTILITY_OF_THE_TICKET)
 def begin_release(
     context: Context,
     params: SelectionParams | None = None,
-    *,
-    epsilon: float | None = None,
-    sensitivity: float | None = None,
-    mechanism: Mechanism = Mechanism.EXPONENTIAL,
-    monotone: bool = False,
-    utility_bound: float = 0.0,
-    backend: Backend = Backend.AUTO,
-    utility_reference: float | None = None,
+    **keywords: Unpack[SelectionKeywords],
 ) -> Release:
     """Begins one release whose shards are evaluated later, here or elsewhere.
 
@@ -502,8 +499,7 @@ def begin_release(
     ----------
     context : Context
         The source of the release's stream and its accountant.
-    params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
-        As for :func:`dpselect.select`. ``backend`` is resolved where each shard is evaluated.
+    {selection_keywords}
 
     Returns
     -------
@@ -525,8 +521,7 @@ def begin_release(
     :func:`dpselect.select`'s (Dwork & Roth 2014, Thm 3.10; McKenna & Sheldon 2020; Dwork & Roth
     2014, Claim 3.9).
     """
-    params = _selection_params(begin_release, params, epsilon, sensitivity, mechanism, monotone, utility_bound,
-                               backend, utility_reference)
+    params = _selection_params(begin_release, params, keywords)
     if not isinstance(context, Context):
         raise TypeError(f"context must be a dpselect.Context (got {type(context).__name__})")
     return Release(_core.begin_release(context, params))

@@ -68,6 +68,10 @@ from ._dpselect import (
     TopKSelection,
 )
 from ._partitioned import PartitionError
+from ._selection_params import SHARDS_ON_THE_CPU as _SHARDS_ON_THE_CPU
+from ._selection_params import TOP_K as _TOP_K
+from ._selection_params import SelectionKeywords, Unpack
+from ._selection_params import selection_keywords as _selection_keywords
 from ._selection_params import selection_params as _selection_params
 from .pricing import select_price as _select_price
 from .sharding import ReleaseTicket, TopKTicket, begin_release, begin_top_k_release, merge
@@ -79,6 +83,10 @@ _REPARTITION = "repartition or coalesce the DataFrame so that every partition ho
 _NUMERIC_TYPES = (spark_types.ByteType, spark_types.ShortType, spark_types.IntegerType, spark_types.LongType,
                   spark_types.FloatType, spark_types.DoubleType)
 _RESULT_SCHEMA = "partition long, failed boolean, payload binary"
+
+_BACKEND_ON_EACH_EXECUTOR = """\
+backend : Backend, default Backend.AUTO
+    AUTO (a usable GPU, else the CPU), CPU or GPU, resolved on each executor."""
 
 
 def _checked_column(frame: Any, column: Any, name: str, numeric: bool = True) -> None:
@@ -289,20 +297,15 @@ def _python_value(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+@_selection_keywords(backend=_BACKEND_ON_EACH_EXECUTOR)
 def select(
     context: Context,
     frame: Any,
     column: str,
     params: SelectionParams | None = None,
     *,
-    epsilon: float | None = None,
-    sensitivity: float | None = None,
-    mechanism: Mechanism = Mechanism.EXPONENTIAL,
-    monotone: bool = False,
-    utility_bound: float = 0.0,
-    backend: Backend = Backend.AUTO,
-    utility_reference: float | None = None,
     label_column: str | None = None,
+    **keywords: Unpack[SelectionKeywords],
 ) -> Selection:
     """One private release over a column of a Spark DataFrame: the row of a high score.
 
@@ -316,8 +319,7 @@ def select(
         The scores' column, numeric (byte, short, int, long, float or double): finite, or -inf to
         exclude a row; a null is an error. The candidate is the row's position in the DataFrame
         (its partitions in order).
-    params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
-        As for :func:`dpselect.select`; ``backend`` is resolved on each executor.
+    {selection_keywords}
     label_column : str, optional
         A column of the same DataFrame with the rows' public names; ``result.label`` is then the
         released row's (read by one more job).
@@ -353,8 +355,7 @@ def select(
     one ShardResult per partition.
     Labels are public (post-processing, Dwork & Roth 2014, Prop 2.1).
     """
-    params = _selection_params(select, params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend,
-                               utility_reference)
+    params = _selection_params(select, params, keywords)
     job = _Job(context, frame, column, params, label_column)
     release = begin_release(context, params)
     pick = release.finish(merge(job.shards(release.ticket(job.candidates, first_utility=job.first_utility))))
@@ -363,6 +364,7 @@ def select(
     return pick
 
 
+@_selection_keywords(**_TOP_K, backend=_SHARDS_ON_THE_CPU)
 def select_top_k(
     context: Context,
     frame: Any,
@@ -370,14 +372,8 @@ def select_top_k(
     k: int,
     params: SelectionParams | None = None,
     *,
-    epsilon: float | None = None,
-    sensitivity: float | None = None,
-    mechanism: Mechanism = Mechanism.EXPONENTIAL,
-    monotone: bool = False,
-    utility_bound: float = 0.0,
-    backend: Backend = Backend.AUTO,
-    utility_reference: float | None = None,
     label_column: str | None = None,
+    **keywords: Unpack[SelectionKeywords],
 ) -> TopKSelection:
     """The k rows of highest noisy score of a Spark column, in order, from one pass (exponential mechanism).
 
@@ -391,9 +387,7 @@ def select_top_k(
         The scores' column, as for :func:`select`.
     k : int
         How many rows to release: 1 <= k <= the number of rows.
-    params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend, utility_reference
-        The release's parameters, as for :func:`dpselect.select_top_k`: ``epsilon`` is what the k picks
-        spend together (epsilon / k each); ``backend`` AUTO or CPU.
+    {selection_keywords}
     label_column : str, optional
         As for :func:`select`; ``result.labels`` is then the k labels.
 
@@ -414,8 +408,7 @@ def select_top_k(
     As :func:`dpselect.select_top_k` (Durfee & Rogers 2019; Dwork & Roth 2014, Thm 3.16), charged
     once on the driver (k picks). Each partition sends back its k best (score, index) pairs.
     """
-    params = _selection_params(select_top_k, params, epsilon, sensitivity, mechanism, monotone, utility_bound, backend,
-                               utility_reference)
+    params = _selection_params(select_top_k, params, keywords)
     job = _Job(context, frame, column, params, label_column)
     release = begin_top_k_release(context, k, job.candidates, params)
     top = release.finish(merge(job.shards(release.ticket())))

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Partition selection's contribution bounding recomputed from its documented layout
-// (partition_selection/partition_randomness.hpp) with random_block alone, for the tests that
+// (random/partition_randomness.hpp) with random_block alone, for the tests that
 // check every released key against it.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "dpselect/random_key.hpp"
-#include "partition_selection/partition_randomness.hpp"
+#include "random/partition_randomness.hpp"
 
 namespace dpselect::testing {
 

@@ -23,7 +23,7 @@ void chacha20_stream_blocks(const ChaChaKey& key, std::uint64_t stream, std::uin
 
 // out[j] = chacha20_stream_block(key, streams[j], blocks[j]) for j < kChaChaBatchBlocks: one block
 // of each of several releases at once (the same position of consecutive streams, for batches of
-// releases over a few candidates each, host/engine/small_rows.cpp). Same code as above; the lanes
+// releases over a few candidates each, host/rows/small_rows.cpp). Same code as above; the lanes
 // differ in state words 14 and 15 (the stream) as well as 12 and 13 (the block number).
 void chacha20_blocks_of_streams(const ChaChaKey& key, const std::uint64_t (&streams)[kChaChaBatchBlocks],
                                 const std::uint64_t (&blocks)[kChaChaBatchBlocks],

@@ -160,6 +160,35 @@ __device__ __forceinline__ double score_of_ordered_bits(unsigned long long order
 }
 inline constexpr unsigned long long kNoPublishedScore = 0x000FFFFFFFFFFFFFull;  // ordered_score_bits(-inf)
 
+// A score word in device or shared memory (ordered_score_bits; kNoPublishedScore before any
+// score), raised with an atomic max and shared by every warp, block and launch of one release: the
+// single pick's screen threshold (WarpScreenThreshold), each row's word in the rows pass, top-k's
+// bound on the k-th best score.
+class GridScoreWord {
+ public:
+  __device__ __forceinline__ explicit GridScoreWord(unsigned long long* word) : word_(*word) {}
+  // The word's score, warp-uniform: lane 0 reads the word and hands it to the others. Every lane of
+  // the warp calls it.
+  __device__ __forceinline__ double read(unsigned int lane) const {
+    unsigned long long bits = 0;
+    if (lane == 0) bits = word_.load(cuda::std::memory_order_relaxed);
+    return score_of_ordered_bits(__shfl_sync(0xFFFFFFFFu, bits, 0));
+  }
+  // The word's score, as this thread reads it.
+  __device__ __forceinline__ double load() const {
+    return score_of_ordered_bits(word_.load(cuda::std::memory_order_relaxed));
+  }
+  // Raises the word to `score` where it is lower; returns the word's score after.
+  __device__ __forceinline__ double raise(double score) {
+    const unsigned long long bits = ordered_score_bits(score);
+    const unsigned long long before = word_.fetch_max(bits, cuda::std::memory_order_relaxed);
+    return score_of_ordered_bits(before > bits ? before : bits);
+  }
+
+ private:
+  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word_;
+};
+
 __device__ __forceinline__ double warp_max(double value) {
 #pragma unroll
   for (unsigned int offset = kWarpLanes / 2; offset != 0; offset /= 2) {
@@ -272,7 +301,7 @@ class WarpScreenThreshold {
   // by every launch of one release. `initial`: a score known to be reached (fused_select_kernel's
   // known_score), or -inf.
   __device__ __forceinline__ WarpScreenThreshold(unsigned long long* published, double initial)
-      : published_(*published), threshold_(initial) {}
+      : published_(published), threshold_(initial) {}
 
   // This lane's group `group` (candidates group * 32 + l, utilities source(index)) with screen
   // `screen`, its noise bound `bound` and its scan.
@@ -281,9 +310,7 @@ class WarpScreenThreshold {
                                         double bound, const GroupScan& scan, const Source& source,
                                         ShardAccumulator& accumulator, unsigned int lane) {
     // One lane reads the word and hands it to the others, so the warp's threshold stays uniform.
-    unsigned long long published_bits = 0;
-    if (lane == 0) published_bits = published_.load(cuda::std::memory_order_relaxed);
-    const double elsewhere = score_of_ordered_bits(__shfl_sync(kAllLanes, published_bits, 0));
+    const double elsewhere = published_.read(lane);
     if (elsewhere > threshold_) threshold_ = elsewhere;
     // A lane with nothing to score (outside the range, or only invalid utilities) never races.
     const bool scored = (scan.valid | scan.excluded) != 0;
@@ -309,7 +336,7 @@ class WarpScreenThreshold {
     }
     if (threshold > threshold_) {
       threshold_ = threshold;
-      if (lane == 0) published_.fetch_max(ordered_score_bits(threshold), cuda::std::memory_order_relaxed);
+      if (lane == 0) published_.raise(threshold);
     }
   }
 
@@ -328,7 +355,7 @@ class WarpScreenThreshold {
     return warp_max(own > follower_threshold ? own : follower_threshold);
   }
 
-  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> published_;
+  GridScoreWord published_;
   double threshold_;  // warp-uniform: a score reached in the range, or -inf
 };
 

@@ -183,29 +183,6 @@ class OwnedStream {
   cudaStream_t stream_ = nullptr;
 };
 
-// Stream-ordered device scratch from the library's memory pool (dpselect/device_memory.hpp), which
-// keeps freed memory mapped up to its release threshold: a call's scratch reuses the last call's
-// pages instead of mapping fresh ones after every synchronisation.
-class DeviceScratch {
- public:
-  DeviceScratch(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
-    DPSELECT_CUDA_TRY(library_pool_malloc_async(&pointer_, bytes, stream));
-  }
-  DeviceScratch(const DeviceScratch&) = delete;
-  DeviceScratch& operator=(const DeviceScratch&) = delete;
-  ~DeviceScratch() {
-    if (pointer_ != nullptr) static_cast<void>(cudaFreeAsync(pointer_, stream_));
-  }
-  template <class T>
-  T* as() const {
-    return static_cast<T*>(pointer_);
-  }
-
- private:
-  void* pointer_ = nullptr;
-  cudaStream_t stream_;
-};
-
 // The device memory of one release's fused passes (one launch, or one per chunk of a host array):
 // the accumulator they fold into, the grid-wide screen threshold word they share (each launch's
 // warps start from the scores the earlier ones published), and one result per block of a launch.

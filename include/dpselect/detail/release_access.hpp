@@ -58,7 +58,7 @@ struct ContextAccess {
   static KeyedStream draw_stream(Context& context);
   // `count` consecutive streams drawn at once (the first returned), as `count` releases begun one
   // after another would draw them, for entry points that make many releases in one call
-  // (select_rows and select_repeated, host/engine/rows.cpp). Charges nothing: call charge first.
+  // (select_rows and select_repeated, host/rows/rows.cpp). Charges nothing: call charge first.
   static KeyedStream draw_streams(Context& context, std::uint64_t count);
   // Charges `charges` to the context's accountant, if it has one (all or nothing; throws
   // BudgetExceeded). Entry points call it after every check and before drawing any stream.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // How a selection release scores its candidates: the definition that the CPU path
-// (host/engine/screened_group.hpp) and the GPU kernels (device_groups.cuh, warp_tiles.cuh)
+// (host/selection/screened_group.hpp) and the GPU kernels (device_groups.cuh, warp_tiles.cuh)
 // reproduce bit for bit (docs/group_maximum.md). A utility is shifted by the release's reference;
 // each candidate's noise comes from its group's exponential race (exponential_race.hpp; the
 // stream positions and screen bits in noise_positions.hpp); a group is skipped when its screen's
