@@ -7,7 +7,8 @@
 // tests over many releases, fixed seeds), a user never contributes to more than max_partitions
 // keys, the release depends on the set of pairs and the seed only (not on their order, the
 // thread count or the keys' representation as strings or their codes), and bad input is refused
-// before anything is charged or drawn.
+// before anything is charged or drawn. String numbering equals a sort's ranks; a public minimum
+// count (pre_threshold) shifts the count and keeps the guarantee.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -543,6 +544,95 @@ TEST(SelectPartitions, StringKeysAreReleasedAsTheirOrderPreservingCodesAre) {
                                                  std::span<const std::string_view>(), params),
                dpselect::InvalidArgument);
   EXPECT_EQ(accountant->release_count(), 0u);
+}
+
+TEST(DictionaryNumbering, EqualsTheRanksOfASortAndPointsBackAtFirstRows) {
+  // Random byte strings (NUL and 0xff bytes, the empty string, shared prefixes), enough distinct
+  // ones that the hash table grows several times: the codes are the ranks a sort gives, and
+  // first_rows[c] is the first row holding the value of code c.
+  std::mt19937_64 random(5);
+  std::vector<std::string> pool;
+  for (int i = 0; i < 20000; ++i) {
+    std::string value(random() % 9, '\0');
+    for (char& byte : value) byte = static_cast<char>(random() % 4 == 0 ? 0xff : random() % 3);
+    pool.push_back(value);
+  }
+  std::vector<std::string_view> values;
+  for (int i = 0; i < 200000; ++i) values.push_back(pool[random() % pool.size()]);
+  std::vector<std::string_view> ascending(values.begin(), values.end());
+  std::sort(ascending.begin(), ascending.end());
+  ascending.erase(std::unique(ascending.begin(), ascending.end()), ascending.end());
+  ASSERT_GT(ascending.size(), 4096u) << "the table grew";
+  const dpselect::DictionaryNumbering numbering = dpselect::dictionary_numbering(values);
+  ASSERT_EQ(numbering.codes.size(), values.size());
+  ASSERT_EQ(numbering.first_rows.size(), ascending.size());
+  for (std::size_t row = 0; row < values.size(); ++row) {
+    ASSERT_EQ(numbering.codes[row], static_cast<std::uint64_t>(std::lower_bound(ascending.begin(), ascending.end(),
+                                                                                values[row]) -
+                                                               ascending.begin()))
+        << "row " << row;
+  }
+  for (std::uint64_t code = 0; code < ascending.size(); ++code) {
+    const std::uint64_t first = numbering.first_rows[code];
+    ASSERT_EQ(values[first], ascending[code]);
+    for (std::uint64_t row = 0; row < first; ++row) ASSERT_NE(numbering.codes[row], code) << "an earlier row";
+  }
+  EXPECT_TRUE(dpselect::dictionary_numbering({}).codes.empty());
+}
+
+TEST(PartitionKeepProbability, APreThresholdShiftsTheCountAndKeepsTheGuarantee) {
+  // A key of n users is kept as one of n - T + 1 would be (never below T); the shifted keep
+  // probability still meets the per-key inequalities of every count strategy's analysis, so
+  // delta_float and the charge are those without a minimum.
+  for (const auto strategy : {PartitionStrategy::truncated_geometric, PartitionStrategy::laplace_threshold,
+                              PartitionStrategy::gaussian_threshold}) {
+    PartitionSelectionParams plain{1.0, 1e-5, 3, strategy};
+    PartitionSelectionParams minimum = plain;
+    minimum.pre_threshold = 10;
+    const auto rule = partition_keep_rule(minimum);
+    EXPECT_EQ(rule.pre_threshold, 10u);
+    for (std::uint64_t n = 0; n < 10; ++n) EXPECT_EQ(keep_probability(minimum, n), 0.0) << n;
+    for (std::uint64_t n = 10; n < 200; ++n) {
+      EXPECT_EQ(keep_probability(minimum, n), keep_probability(plain, n - 9)) << n;
+    }
+    EXPECT_EQ(dpselect::detail::partition_delta_float(minimum, rule),
+              dpselect::detail::partition_delta_float(plain, partition_keep_rule(plain)));
+  }
+  // Releases: with a budget under which every key of 3 or more users is kept for certain, a
+  // minimum of 40 keeps no key of 39 users and every key of 42.
+  Contributions data = keys_with_users(30, 39);
+  const Contributions more = keys_with_users(20, 42);
+  for (std::size_t i = 0; i < more.users.size(); ++i) {
+    data.users.push_back(more.users[i] + 1000000);
+    data.keys.push_back(more.keys[i] + 1000000);
+  }
+  PartitionSelectionParams params{10.0, 0.4, 1, PartitionStrategy::truncated_geometric};
+  ASSERT_EQ(keep_probability(params, 3), 1.0) << "every shifted count of 3 or more is kept";
+  ASSERT_GT(keep_probability(params, 39), 0.0) << "without the minimum, keys of 39 users are kept";
+  params.pre_threshold = 40;
+  auto context = dpselect::Context::with_fixed_seed(3);
+  const auto selection = dpselect::select_partitions(context, data.users, data.keys, params);
+  ASSERT_EQ(selection.keys.size(), 20u);
+  for (const std::uint64_t key : selection.keys) EXPECT_GE(key, 1000000u) << "a key of 42 users";
+}
+
+TEST(PartitionKeepProbability, APreThresholdIsRefusedWhereItIsNoCount) {
+  for (const auto strategy : {PartitionStrategy::weighted_gaussian, PartitionStrategy::policy_gaussian,
+                              PartitionStrategy::dp_sips}) {
+    PartitionSelectionParams params{1.0, 1e-5, 3, strategy};
+    params.pre_threshold = 2;
+    try {
+      params.validate();
+      ADD_FAILURE() << "accepted";
+    } catch (const dpselect::InvalidArgument& error) {
+      EXPECT_NE(std::string(error.what()).find("pre_threshold must be 1 for the"), std::string::npos) << error.what();
+    }
+    params.pre_threshold = 1;
+    EXPECT_NO_THROW(params.validate());
+  }
+  PartitionSelectionParams zero{1.0, 1e-5, 3, PartitionStrategy::truncated_geometric};
+  zero.pre_threshold = 0;
+  EXPECT_THROW(zero.validate(), dpselect::InvalidArgument);
 }
 
 TEST(SelectPartitions, BadInputIsRefusedBeforeAnythingIsChargedOrDrawn) {

@@ -153,6 +153,10 @@ void add_rule(Record& out, const PartitionSelectionParams& params, const Partiti
                 params.strategy == PartitionStrategy::truncated_geometric
                     ? "delta of each key"
                     : "probability that a key only one user holds is released");
+  if (params.pre_threshold > 1) {
+    described.add("pre_threshold", params.pre_threshold,
+                  "keys fewer users hold are never released; the user counts below count those beyond pre_threshold - 1");
+  }
   if (params.strategy == PartitionStrategy::truncated_geometric) {
     described.add("geometric_until", rule.geometric_until, "the keep probability grows geometrically up to here");
     described.add("always_kept", rule.always_kept, "a key with this many users is released for certain");
@@ -368,6 +372,13 @@ void register_keys_command(CLI::App& app) {
                   "policy-gaussian only: the cutoff's height above the threshold, in noise standard deviations")
       ->check(finite_nonnegative())
       ->capture_default_str();
+  command
+      .add_option("--pre-threshold", options->params.pre_threshold,
+                  "a public minimum: keys fewer users hold are never released (no budget spent; the count "
+                  "strategies only)")
+      ->check(integer_at_least(1))
+      ->capture_default_str()
+      ->type_name("N");
   command
       .add_option("--output", options->output,
                   "write the keys to FILE instead of the report: .txt (one per line, as --quiet prints them) "

@@ -107,6 +107,7 @@ const Terms& keys_terms() {
       {"max_partitions", "--max-partitions"},
       {"round_budget_ratio", "--round-budget-ratio"},
       {"policy_cutoff_sigmas", "--policy-cutoff"},
+      {"pre_threshold", "--pre-threshold"},
       {"epsilon", "--epsilon"},
       {"delta", "--delta"},
   };

@@ -52,6 +52,7 @@ struct PartitionParamsImage {
   std::uint64_t rounds;
   double round_budget_ratio;
   double policy_cutoff_sigmas;
+  std::uint64_t pre_threshold;
 };
 
 // The rank that owns a user or a key: a hash (the SplitMix64 finalizer) modulo the ranks. Keys
@@ -140,7 +141,7 @@ PartitionSelection select_partitions(DistributedContext& context, std::span<cons
   const PartitionParamsImage image{params.epsilon,        params.delta,
                                    params.max_partitions,  static_cast<std::uint64_t>(params.strategy),
                                    params.rounds,          params.round_budget_ratio,
-                                   params.policy_cutoff_sigmas};
+                                   params.policy_cutoff_sigmas, params.pre_threshold};
   detail::Finding finding =
       detail::invalid_unless_empty(detail::differs_from_root(context, &image, sizeof image, "params"));
   PartitionKeepRule rule;

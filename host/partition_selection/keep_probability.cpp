@@ -298,6 +298,7 @@ void PartitionSelectionParams::validate() const {
   if (!(std::isfinite(policy_cutoff_sigmas) && policy_cutoff_sigmas >= 0.0)) {
     detail::throw_invalid("policy_cutoff_sigmas", "finite and >= 0", policy_cutoff_sigmas);
   }
+  if (pre_threshold == 0) throw InvalidArgument("dpselect: pre_threshold must be >= 1 (got 0; 1 sets no minimum)");
   switch (strategy) {
     case PartitionStrategy::truncated_geometric:
     case PartitionStrategy::laplace_threshold:
@@ -310,6 +311,11 @@ void PartitionSelectionParams::validate() const {
         throw InvalidArgument("dpselect: max_partitions must be <= " + std::to_string(kMaxWeightedPartitions) +
                               " for the " + std::string(to_string(strategy)) + " strategy (got " +
                               std::to_string(max_partitions) + ")");
+      }
+      if (pre_threshold != 1) {
+        throw InvalidArgument("dpselect: pre_threshold must be 1 for the " + std::string(to_string(strategy)) +
+                              " strategy, whose weights are not counts (got " + std::to_string(pre_threshold) +
+                              "); the count strategies take a minimum");
       }
       if (backend != Backend::Auto && backend != Backend::Cpu) {
         throw InvalidArgument("dpselect: backend must be Auto or Cpu for the " + std::string(to_string(strategy)) +
@@ -360,7 +366,8 @@ PartitionKeepRule rule_of_strategy(const PartitionSelectionParams& params) {
 
 PartitionKeepRule partition_keep_rule(const PartitionSelectionParams& params) {
   params.validate();
-  const PartitionKeepRule rule = rule_of_strategy(params);
+  PartitionKeepRule rule = rule_of_strategy(params);
+  rule.pre_threshold = params.pre_threshold;
   // A release whose total delta reaches 1 guarantees nothing: refused before anything is charged.
   const double delta_float = detail::partition_delta_float(params, rule);
   if (!(params.delta + delta_float < 1.0)) {
@@ -374,6 +381,10 @@ PartitionKeepRule partition_keep_rule(const PartitionSelectionParams& params) {
 }
 
 double keep_probability(const PartitionKeepRule& rule, PartitionStrategy strategy, std::uint64_t users) {
+  // The public minimum: kept as a key of users - pre_threshold + 1 users (the shift of
+  // PartitionSelectionParams::pre_threshold, which keeps every strategy's guarantee).
+  if (users < rule.pre_threshold) return 0.0;
+  users -= rule.pre_threshold - 1;
   switch (strategy) {
     case PartitionStrategy::truncated_geometric:
       return truncated_geometric_keep(rule, users);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 #if defined(__GLIBCXX__)
@@ -32,15 +33,15 @@ inline int partition_threads(std::size_t elements) {
 
 // std::sort on every core (libstdc++'s parallel mode, a multiway mergesort over OpenMP) where the
 // range is large enough; the sorted sequence is the same either way.
-template <class Iterator>
-void sort_on_every_core(Iterator first, Iterator last) {
+template <class Iterator, class Less = std::less<>>
+void sort_on_every_core(Iterator first, Iterator last, Less less = {}) {
 #if defined(__GLIBCXX__)
   if (static_cast<std::size_t>(last - first) >= kPartitionParallelMinimum) {
-    __gnu_parallel::sort(first, last);
+    __gnu_parallel::sort(first, last, less);
     return;
   }
 #endif
-  std::sort(first, last);
+  std::sort(first, last, less);
 }
 
 struct Contribution {

@@ -20,26 +20,6 @@
 namespace dpselect {
 namespace {
 
-// Strings numbered by the rank of their value among the distinct values, in byte order.
-struct NumberedStrings {
-  std::vector<std::string_view> distinct;  // ascending
-  std::vector<std::uint64_t> codes;        // codes[i]: the rank of values[i] in `distinct`
-};
-
-NumberedStrings numbered_strings(std::span<const std::string_view> values) {
-  NumberedStrings numbered{{values.begin(), values.end()}, std::vector<std::uint64_t>(values.size())};
-  std::vector<std::string_view>& distinct = numbered.distinct;
-  detail::sort_on_every_core(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  const auto count = static_cast<std::ptrdiff_t>(values.size());
-#pragma omp parallel for schedule(static) num_threads(detail::partition_threads(values.size()))
-  for (std::ptrdiff_t i = 0; i < count; ++i) {
-    numbered.codes[i] = static_cast<std::uint64_t>(
-        std::lower_bound(distinct.begin(), distinct.end(), values[i]) - distinct.begin());
-  }
-  return numbered;
-}
-
 void check_contributions(std::size_t users, std::size_t keys) {
   if (users != keys) {
     throw InvalidArgument("dpselect: keys must hold one key per user entry (got " + std::to_string(keys) +
@@ -51,7 +31,7 @@ void check_contributions(std::size_t users, std::size_t keys) {
 }  // namespace
 
 std::vector<std::uint64_t> dictionary_codes(std::span<const std::string_view> values) {
-  return numbered_strings(values).codes;
+  return dictionary_numbering(values).codes;
 }
 
 PartitionSelection select_partitions(Context& context, std::span<const std::uint64_t> users,
@@ -117,11 +97,11 @@ StringPartitionSelection select_partitions(Context& context, std::span<const std
                                            const PartitionSelectionParams& params) {
   (void)partition_keep_rule(params);  // validates, before the keys are numbered
   check_contributions(users.size(), keys.size());
-  const NumberedStrings numbered = numbered_strings(keys);
+  const DictionaryNumbering numbered = dictionary_numbering(keys);
   PartitionSelection coded = select_partitions(context, users, numbered.codes, params);
   StringPartitionSelection selection;
   selection.keys.reserve(coded.keys.size());
-  for (const std::uint64_t code : coded.keys) selection.keys.emplace_back(numbered.distinct[code]);
+  for (const std::uint64_t code : coded.keys) selection.keys.emplace_back(keys[numbered.first_rows[code]]);
   selection.report = coded.report;
   return selection;
 }

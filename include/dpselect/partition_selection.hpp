@@ -110,13 +110,23 @@ struct PartitionSelectionParams {
   /// policy_gaussian: how many sigma above the threshold rho the cutoff Gamma lies, finite and
   /// >= 0 (a user stops spending on a key whose weight reached Gamma).
   double policy_cutoff_sigmas = 3.0;
+  /// A public minimum count: a key that fewer than pre_threshold users hold (after contribution
+  /// bounding) is never released; >= 1 (1: no minimum). The count strategies keep a key of n >=
+  /// pre_threshold users with the probability of n - pre_threshold + 1 users, so it costs no budget
+  /// and leaves epsilon, delta and delta_float as they are: the shifted count max(0, n -
+  /// pre_threshold + 1) moves by at most 1 when n does and is 0 where n is, so the shifted counts
+  /// of neighbouring datasets differ as the counts of two neighbouring datasets do, which is all
+  /// the strategies' guarantees assume (Desfontaines et al. 2022, Sec. 3; Wilson et al. 2020).
+  /// The weighted strategies take 1 only: their weights are not counts.
+  std::uint64_t pre_threshold = 1;
 
   /// Checks every field.
   /// @throws InvalidArgument naming the first bad field and its value: epsilon not finite and
   ///         > 0, delta not in (0, 1), max_partitions 0 (or above kMaxWeightedPartitions for a
   ///         weighted strategy), rounds out of range, round_budget_ratio not in (0, 1],
   ///         policy_cutoff_sigmas not finite and >= 0, a backend other than Auto or Cpu for a
-  ///         weighted strategy (they run on the CPU).
+  ///         weighted strategy (they run on the CPU), pre_threshold 0, or above 1 for a weighted
+  ///         strategy.
   void validate() const;
 };
 
@@ -160,6 +170,10 @@ struct PartitionKeepRule {
   double geometric_until = 0.0;
   /// truncated_geometric: the least n with p(n) = 1; the thresholding strategies: 0 (never certain).
   std::uint64_t always_kept = 0;
+  /// params.pre_threshold. geometric_until, always_kept and the threshold above count the users
+  /// beyond pre_threshold - 1: a key of n users is kept as one of n - pre_threshold + 1 would be
+  /// without a minimum (never below pre_threshold).
+  std::uint64_t pre_threshold = 1;
   /// The weighted strategies' rounds (one but for dp_sips; the count strategies: none). For
   /// weighted_gaussian and policy_gaussian noise_scale, threshold and key_delta above are the
   /// round's; for dp_sips they are sigma (the rounds' noises composed), 0 and delta / 2.
@@ -322,6 +336,22 @@ struct StringPartitionSelection {
 /// @param values Any strings (bytes; the empty string is a value too).
 /// @return codes[i] in [0, number of distinct values).
 std::vector<std::uint64_t> dictionary_codes(std::span<const std::string_view> values);
+
+/// dictionary_codes with the way back: the codes, and for each code the row where its value
+/// first occurs, so that a caller holding the values in its own form (Python objects, an Arrow
+/// column) turns released codes back into its values without a copy of them.
+struct DictionaryNumbering {
+  std::vector<std::uint64_t> codes;       ///< codes[i]: the rank of values[i] among the distinct values
+  std::vector<std::uint64_t> first_rows;  ///< first_rows[c]: the first row holding the value of code c
+};
+
+/// The distinct values are found with a hash table in one pass over the values (expected O(1)
+/// each), and only they are sorted: O(n + d log d) for n values of which d are distinct, where a
+/// sort of all the values would cost O(n log n) comparisons of strings.
+/// @param values Any strings (bytes; the empty string is a value too); at most 2^32 - 1 distinct.
+/// @return The codes (as dictionary_codes) and the first rows, by code.
+/// @throws InvalidArgument for 2^32 or more distinct values.
+DictionaryNumbering dictionary_numbering(std::span<const std::string_view> values);
 
 /// select_partitions over keys that are byte strings (search queries, URLs): the keys are
 /// numbered by dictionary_codes and selected as integers, so the release is the same as that of

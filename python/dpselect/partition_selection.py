@@ -196,13 +196,65 @@ def _arrow_id_kind(arrow_type: Any) -> str | None:
     return None
 
 
-def _numbered(items: list) -> tuple[np.ndarray, list]:
-    """(each item's rank among the distinct items, the distinct items ascending) for str or bytes
-    of one kind. Not through a NumPy string array, which drops trailing NULs ("a\\0" would become
-    "a") and pads every item to the longest."""
-    distinct = sorted(set(items))
-    rank = dict(zip(distinct, range(len(distinct))))
-    return np.fromiter(map(rank.__getitem__, items), dtype=np.uint64, count=len(items)), distinct
+class _StringIds:
+    """The way back from the codes of a string column to its own values: code c is the value at
+    row ``first_rows[c]`` of the column, read only for the released codes."""
+
+    def __init__(self, first_rows: np.ndarray, value_at: Any) -> None:
+        self.first_rows = first_rows
+        self.value_at = value_at
+
+    def values(self, codes: list[int]) -> list:
+        return [self.value_at(int(self.first_rows[code])) for code in codes]
+
+
+def _numbered_objects(items: list, kind: str, name: str) -> tuple[np.ndarray, _StringIds]:
+    """A list of str or bytes numbered in C++ by the rank of each value (code point order for str,
+    byte order for bytes: the UTF-8 bytes of str sort in code point order), or the refusal of the
+    first row of another kind."""
+    codes, first_rows, bad_row = _core.number_string_objects(items, kind == "bytes")
+    if bad_row >= 0:
+        raise _refuse_row(items, bad_row, name)
+    return codes, _StringIds(first_rows, items.__getitem__)
+
+
+def _numbered_fixed_width(array: np.ndarray) -> tuple[np.ndarray, _StringIds]:
+    """A NumPy U or S array numbered in C++ from its buffer (each item without its trailing NULs,
+    as NumPy reads it); no per-value Python object is made."""
+    array = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("=")) if array.dtype.kind == "U" \
+        else np.ascontiguousarray(array)
+    ucs4 = array.dtype.kind == "U"
+    width = array.dtype.itemsize // 4 if ucs4 else array.dtype.itemsize
+    codes, first_rows, _ = _core.number_fixed_width(array.view(np.uint8).reshape(-1), width, ucs4)
+    return codes, _StringIds(first_rows, lambda row: array[row].item())
+
+
+def _arrow_chunks(column: Any) -> list:
+    """(offsets, data) NumPy views of each chunk of a pyarrow string or binary column (no copy)."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    views = []
+    for chunk in column.chunks if hasattr(column, "chunks") else [column]:
+        _, offsets, data = chunk.buffers()[:3]
+        wide = pa.types.is_large_string(chunk.type) or pa.types.is_large_binary(chunk.type)
+        offset_type = np.int64 if wide else np.int32
+        offsets = (np.frombuffer(offsets, dtype=offset_type)[chunk.offset:chunk.offset + len(chunk) + 1]
+                   if offsets is not None else np.zeros(1, dtype=offset_type))
+        views.append((offsets, np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)))
+    return views
+
+
+def _numbered_arrow(column: Any) -> tuple[np.ndarray, _StringIds]:
+    """A pyarrow string or binary column numbered in C++ from its offsets and data buffers."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    plain = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
+    if column.type not in plain:  # dictionary encoded, views, fixed-size binary: decoded first
+        target = pa.large_string() if _arrow_id_kind(column.type) == "str" else pa.large_binary()
+        column = column.cast(target) if not pa.types.is_dictionary(column.type) else \
+            column.cast(column.type.value_type).cast(target)
+    codes, first_rows, _ = _core.number_arrow_chunks(_arrow_chunks(column))
+    return codes, _StringIds(first_rows, lambda row: column[row].as_py())
 
 
 def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray, Any]:
@@ -212,48 +264,56 @@ def _ids(values: Any, name: str, length: int | None = None) -> tuple[np.ndarray,
     judged by its dtype; a list, a tuple or an object array value by value (mixed kinds would
     otherwise merge: numpy.asarray([5, "5"]) is two strings "5", and [1, True] two integers 1).
     Integers are viewed as uint64 (two's complement for negative ids: a bijection, reversed on the
-    way back); str and bytes are numbered by their sorted distinct values (code point order for str,
-    byte order for bytes, which are never decoded).
+    way back); str and bytes are numbered in C++ by the rank of their value among the distinct
+    values (code point order for str, byte order for bytes, which are never decoded), found with a
+    hash table: read from the Python objects, a NumPy array's buffer or Arrow's buffers, never
+    through a per-value Python loop or a fixed-width copy.
     """
-    known = None  # the kind of id, when the column's type fixes it
+    def check_length(count: int) -> None:
+        if length is not None and count != length:
+            raise ValueError(f"{name} must hold one entry per user entry (got {count} for {length} users)")
+
     # A pyarrow Array or ChunkedArray (whose null_count is a number, not a method as in other libraries).
     if hasattr(values, "is_null") and isinstance(getattr(values, "null_count", None), int):
         if values.null_count > 0:
             raise _refuse_null(name, int(np.flatnonzero(np.asarray(values.is_null()))[0]))
-        known = _arrow_id_kind(values.type)
-        values = np.asarray(values)  # a dictionary-encoded column comes back decoded
+        if _arrow_id_kind(values.type) is not None:  # str or bytes: read from Arrow's own buffers
+            check_length(len(values))
+            return _numbered_arrow(values)
+        values = np.asarray(values)  # integers (a dictionary-encoded column comes back decoded)
     elif hasattr(values, "to_numpy") and hasattr(values, "isna"):  # pandas
         nulls = np.asarray(values.isna())
         if nulls.any():
             raise _refuse_null(name, int(np.flatnonzero(nulls)[0]))
-        if type(values.dtype).__name__ == "StringDtype":
-            known = "str"
+        if type(values.dtype).__name__ == "StringDtype" and str(values.dtype.storage).startswith("pyarrow"):
+            import pyarrow as pa  # type: ignore[import-untyped]  # the column's own storage
+
+            check_length(len(values))
+            return _numbered_arrow(pa.array(values.array))
         values = values.to_numpy()
     array: Any = None  # a NumPy array, once there is one
     items: list | None
     if isinstance(values, (list, tuple)):
-        items = list(values)
+        items = values if isinstance(values, list) else list(values)
     else:
         array = np.asarray(values)
         if array.ndim != 1:
             raise ValueError(f"{name} must be 1-D (got shape {array.shape})")
         items = array.tolist() if array.dtype.kind == "O" else None
-    count = len(items) if items is not None else len(array)
-    if length is not None and count != length:
-        raise ValueError(f"{name} must hold one entry per user entry (got {count} for {length} users)")
+    check_length(len(items) if items is not None else len(array))
     if items is not None:  # Python objects: checked value by value
-        kind = known or _kind_of_column(items, name)
-        if kind is None:
+        if not items:
             return np.empty(0, dtype=np.uint64), np.dtype(np.uint64)
-        if kind != "int":
-            return _numbered(items)
+        first = _id_kind_of_type(type(items[0]))
+        if first in ("str", "bytes"):  # numbered in C++, which also checks every row's kind
+            return _numbered_objects(items, first, name)
+        _kind_of_column(items, name)  # integers, or the refusal of the first row that is not one
         array = _integer_array(items, name)
     if array.dtype.kind in "iu":
         ids = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))  # native order, C-contiguous
         return ids.view(np.uint64) if ids.itemsize == 8 else ids.astype(np.int64).view(np.uint64), array.dtype
     if array.dtype.kind in "US" and len(array) > 0:
-        distinct, codes = np.unique(array, return_inverse=True)
-        return codes.astype(np.uint64), distinct.tolist()  # Python str or bytes, not numpy.str_
+        return _numbered_fixed_width(array)
     if len(array) == 0:
         return np.empty(0, dtype=np.uint64), np.dtype(np.uint64)
     if array.dtype.kind == "b":
@@ -270,7 +330,7 @@ def _keys_of(ids: list[int], back: Any, as_list: bool) -> Any:
         # Ascending in the input's own type (the library sorts the uint64 bits, which puts negative ids last).
         keys = np.sort(released.view(np.int64).astype(back)) if back.kind == "i" else released.astype(back)
         return keys.tolist() if as_list else keys
-    return [back[i] for i in released.tolist()]
+    return back.values(released.tolist())
 
 
 def select_partitions(
@@ -287,6 +347,7 @@ def select_partitions(
     rounds: int = 3,
     round_budget_ratio: float = 0.3,
     policy_cutoff_sigmas: float = 3.0,
+    pre_threshold: int = 1,
 ) -> PartitionSelection:
     """The keys that may be released, from (user, key) contributions.
 
@@ -320,6 +381,11 @@ def select_partitions(
         ``DP_SIPS``: each round's share of the budget over the next round's, in (0, 1].
     policy_cutoff_sigmas : float, default 3.0
         ``POLICY_GAUSSIAN``: the cutoff's height above the threshold, in noise standard deviations.
+    pre_threshold : int, default 1
+        A public minimum count (as PipelineDP's and Google's libraries offer): a key held by fewer
+        users (after contribution bounding) is never released, and one of n >= pre_threshold
+        users is kept as a key of n - pre_threshold + 1 users would be. It costs no budget and
+        leaves epsilon, delta and ``report.delta_float`` as they are. The count strategies only.
 
     Returns
     -------
@@ -363,7 +429,7 @@ def select_partitions(
     """
     fields = {"epsilon": epsilon, "delta": delta, "max_partitions": max_partitions, "strategy": strategy,
               "backend": backend, "rounds": rounds, "round_budget_ratio": round_budget_ratio,
-              "policy_cutoff_sigmas": policy_cutoff_sigmas}
+              "policy_cutoff_sigmas": policy_cutoff_sigmas, "pre_threshold": pre_threshold}
     params = params_of(PartitionSelectionParams, params, fields, select_partitions.__kwdefaults__,
                        ("epsilon", "delta"))
     params.validate()

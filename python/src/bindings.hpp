@@ -17,5 +17,6 @@ void bind_noise(nanobind::module_& m);          // noise vectors, secure noise, 
 void bind_accounting(nanobind::module_& m);     // composition, zCDP, budget splits: accounting.cpp
 void bind_audit(nanobind::module_& m);          // the empirical privacy auditor: audit.cpp
 void bind_partition_selection(nanobind::module_& m);  // strategies, keep probabilities: partition_selection.cpp
+void bind_string_ids(nanobind::module_& m);  // str, bytes and Arrow ids numbered in C++: string_ids.cpp
 
 }  // namespace dpselect::python

@@ -23,6 +23,7 @@ NB_MODULE(_dpselect, m) {
   dpselect::python::bind_accounting(m);
   dpselect::python::bind_audit(m);
   dpselect::python::bind_partition_selection(m);
+  dpselect::python::bind_string_ids(m);
   m.def("library_version", [] { return std::string(DPSELECT_VERSION); },
         R"(The C++ library's version (DPSELECT_VERSION of <dpselect/version.hpp>).
 

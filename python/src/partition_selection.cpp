@@ -30,7 +30,8 @@ std::string repr_params(const PartitionSelectionParams& p) {
          ", max_partitions=" + std::to_string(p.max_partitions) + ", strategy=" + repr_enum(p.strategy) +
          ", backend=" + repr_enum(p.backend) + ", rounds=" + std::to_string(p.rounds) +
          ", round_budget_ratio=" + repr_double(p.round_budget_ratio) +
-         ", policy_cutoff_sigmas=" + repr_double(p.policy_cutoff_sigmas) + ")";
+         ", policy_cutoff_sigmas=" + repr_double(p.policy_cutoff_sigmas) +
+         ", pre_threshold=" + std::to_string(p.pre_threshold) + ")";
 }
 
 std::string repr_round(const WeightedRound& r) {
@@ -44,7 +45,7 @@ std::string repr_rule(const PartitionKeepRule& r) {
   return "PartitionKeepRule(key_epsilon=" + repr_double(r.key_epsilon) + ", key_delta=" + repr_double(r.key_delta) +
          ", noise_scale=" + repr_double(r.noise_scale) + ", threshold=" + repr_double(r.threshold) +
          ", geometric_until=" + repr_double(r.geometric_until) + ", always_kept=" + std::to_string(r.always_kept) +
-         ", rounds=" + rounds + "], policy_cutoff=" + repr_double(r.policy_cutoff) + ")";
+         ", pre_threshold=" + std::to_string(r.pre_threshold) + ", rounds=" + rounds + "], policy_cutoff=" + repr_double(r.policy_cutoff) + ")";
 }
 
 // keys_considered is computed from the data: readable as an attribute (documented NOT PRIVATE),
@@ -112,12 +113,17 @@ rounds : int, default 3
 round_budget_ratio : float, default 0.3
     DP_SIPS: each round's share of the budget over the next round's, in (0, 1].
 policy_cutoff_sigmas : float, default 3.0
-    POLICY_GAUSSIAN: the cutoff's height above the threshold, in noise standard deviations.)")
+    POLICY_GAUSSIAN: the cutoff's height above the threshold, in noise standard deviations.
+pre_threshold : int, default 1
+    A public minimum: a key fewer users hold is never released, and one of n >= pre_threshold
+    users is kept as one of n - pre_threshold + 1 would be, which leaves the guarantee as it is.
+    >= 1 (1: none); the count strategies only.)")
       .def(
           "__init__",
           [](PartitionSelectionParams* self, Scalar<double> epsilon, Scalar<double> delta,
              Scalar<std::uint64_t> max_partitions, PartitionStrategy strategy, Backend backend,
-             Scalar<std::uint32_t> rounds, Scalar<double> round_budget_ratio, Scalar<double> policy_cutoff_sigmas) {
+             Scalar<std::uint32_t> rounds, Scalar<double> round_budget_ratio, Scalar<double> policy_cutoff_sigmas,
+             Scalar<std::uint64_t> pre_threshold) {
             new (self) PartitionSelectionParams{scalar(epsilon, "epsilon"),
                                                 scalar(delta, "delta"),
                                                 scalar(max_partitions, "max_partitions"),
@@ -125,12 +131,13 @@ policy_cutoff_sigmas : float, default 3.0
                                                 backend,
                                                 scalar(rounds, "rounds"),
                                                 scalar(round_budget_ratio, "round_budget_ratio"),
-                                                scalar(policy_cutoff_sigmas, "policy_cutoff_sigmas")};
+                                                scalar(policy_cutoff_sigmas, "policy_cutoff_sigmas"),
+                                                scalar(pre_threshold, "pre_threshold")};
             self->validate();  // refused when built, naming the field; checked again when used
           },
           nb::kw_only(), "epsilon"_a, "delta"_a, "max_partitions"_a = 1,
           "strategy"_a = PartitionStrategy::truncated_geometric, "backend"_a = Backend::Auto, "rounds"_a = 3u,
-          "round_budget_ratio"_a = 0.3, "policy_cutoff_sigmas"_a = 3.0)
+          "round_budget_ratio"_a = 0.3, "policy_cutoff_sigmas"_a = 3.0, "pre_threshold"_a = 1)
       .def_rw("epsilon", &PartitionSelectionParams::epsilon)
       .def_rw("delta", &PartitionSelectionParams::delta)
       .def_rw("max_partitions", &PartitionSelectionParams::max_partitions)
@@ -139,6 +146,7 @@ policy_cutoff_sigmas : float, default 3.0
       .def_rw("rounds", &PartitionSelectionParams::rounds)
       .def_rw("round_budget_ratio", &PartitionSelectionParams::round_budget_ratio)
       .def_rw("policy_cutoff_sigmas", &PartitionSelectionParams::policy_cutoff_sigmas)
+      .def_rw("pre_threshold", &PartitionSelectionParams::pre_threshold)
       .def("validate", &PartitionSelectionParams::validate,
            "Raises InvalidArgument naming the first bad field and its value.")
       .def("__repr__", &repr_params);
@@ -153,6 +161,9 @@ policy_cutoff_sigmas : float, default 3.0
       .def_ro("threshold", &PartitionKeepRule::threshold)
       .def_ro("geometric_until", &PartitionKeepRule::geometric_until)
       .def_ro("always_kept", &PartitionKeepRule::always_kept)
+      .def_ro("pre_threshold", &PartitionKeepRule::pre_threshold,
+              "The public minimum count; geometric_until, always_kept and the threshold count the users beyond "
+              "pre_threshold - 1.")
       .def_ro("rounds", &PartitionKeepRule::rounds, "The weighted strategies' rounds (none for the count strategies).")
       .def_ro("policy_cutoff", &PartitionKeepRule::policy_cutoff, "POLICY_GAUSSIAN: the cutoff Gamma; 0 otherwise.")
       .def("__repr__", &repr_rule);
