@@ -120,6 +120,104 @@ def test_parquet_columns_read_by_pyarrow_go_in_as_they_are(tmp_path, monkeypatch
     assert accountant.release_count == 0
 
 
+# Keys whose code point order differs from UTF-16's ("\uffff" sorts below "\U00010000"), from
+# their order of appearance and from a fixed-width copy's: the empty string, a trailing NUL (kept
+# by Python and Arrow, dropped by NumPy's fixed-width arrays), accents, a lone surrogate.
+_AWKWARD = ["zebra", "", "a\0", "a", "\uffff", "\U00010000", "\u00e9t\u00e9", "Apple", "apple", "\ud800x"]
+
+
+def _awkward_pairs(copies):
+    rng = np.random.default_rng(4)
+    names = [_AWKWARD[i] for i in rng.integers(0, len(_AWKWARD), len(_AWKWARD) * copies)]
+    return np.arange(len(names)) % (len(names) // 3), names
+
+
+def test_every_form_of_a_string_column_releases_what_its_sorted_codes_release():
+    users, names = _awkward_pairs(400)
+    ascending = sorted(set(names))  # code point order
+    codes = np.array([ascending.index(n) for n in names])
+    p = dict(epsilon=2.0, delta=1e-2, max_partitions=2, strategy=LAPLACE)
+
+    def released(keys):
+        return dpselect.select_partitions(dpselect.Context.fixed_seed(12), users, keys, **p).keys
+
+    by_code = [ascending[c] for c in released(codes).tolist()]
+    assert len(by_code) >= 5, "a test that can fail: most keys released"
+    assert released(names) == by_code
+    assert released(tuple(names)) == by_code
+    assert released(np.array(names, dtype=object)) == by_code
+    surrogate_free = [n for n in names if "\ud800" not in n]
+    utf8 = [n.encode() for n in names if "\ud800" not in n]
+    kept_bytes = dpselect.select_partitions(dpselect.Context.fixed_seed(12), users[:len(utf8)], utf8, **p).keys
+    assert all(type(k) is bytes for k in kept_bytes)
+    kept_str = dpselect.select_partitions(dpselect.Context.fixed_seed(12), users[:len(utf8)], surrogate_free, **p).keys
+    assert [k.decode() for k in kept_bytes] == kept_str, "UTF-8 byte order is code point order"
+    # NumPy's fixed-width arrays drop trailing NULs, as numpy.unique would: "a\0" is "a" there.
+    fixed = np.array(names)
+    merged = sorted(set(fixed.tolist()))
+    assert released(fixed) == [merged[c] for c in released(np.array([merged.index(n) for n in fixed.tolist()])).tolist()]
+    assert all(type(k) is str for k in released(fixed))
+    as_s = np.array(utf8)
+    merged_bytes = sorted(set(as_s.tolist()))
+    kept = dpselect.select_partitions(dpselect.Context.fixed_seed(12), users[:len(utf8)], as_s, **p).keys
+    codes_s = np.array([merged_bytes.index(b) for b in as_s.tolist()])
+    assert kept == [merged_bytes[c] for c in dpselect.select_partitions(
+        dpselect.Context.fixed_seed(12), users[:len(utf8)], codes_s, **p).keys.tolist()]
+    pa = pytest.importorskip("pyarrow")
+    for arrow_type in (pa.string(), pa.large_string()):
+        column = pa.array(surrogate_free, type=arrow_type)
+        sliced = pa.chunked_array([column[:7], column[7:300], column[300:]])  # chunks with offsets
+        for form in (column, sliced, column.dictionary_encode()):
+            assert dpselect.select_partitions(dpselect.Context.fixed_seed(12), users[:len(utf8)], form,
+                                              **p).keys == kept_str
+    for arrow_type in (pa.binary(), pa.large_binary()):
+        assert dpselect.select_partitions(dpselect.Context.fixed_seed(12), users[:len(utf8)],
+                                          pa.array(utf8, type=arrow_type), **p).keys == kept_bytes
+    pd = pytest.importorskip("pandas")
+    for dtype in ("object", "string[python]", "string[pyarrow]"):
+        series = pd.Series(surrogate_free, dtype=dtype)
+        assert dpselect.select_partitions(dpselect.Context.fixed_seed(12), users[:len(utf8)], series,
+                                          **p).keys == kept_str, dtype
+
+
+def test_a_string_column_of_mixed_kinds_is_refused_by_row_with_nothing_charged():
+    context, accountant = ledger_context(budget=dpselect.PrivacyBound(5.0, 0.1))
+    cases = [(["a", "b", b"c"], r"keys\[2\] is a bytes, but keys\[0\] is a str"),
+             ([b"a", "b"], r"keys\[1\] is a str, but keys\[0\] is a bytes"),
+             (["a", None, "c"], r"keys\[1\] is a null"),
+             (["a", 5], r"keys\[1\] is an int, but keys\[0\] is a str"),
+             (["a", 1.5], r"keys\[1\] is a float: ids are integers, str or bytes")]
+    for keys, message in cases:
+        with pytest.raises((TypeError, dpselect.InvalidArgument), match=message):
+            dpselect.select_partitions(context, list(range(len(keys))), keys, epsilon=1.0, delta=1e-6)
+    assert accountant.release_count == 0
+
+
+def test_a_public_minimum_releases_no_key_below_it_and_costs_nothing_more():
+    # Keys of 39 users and keys of 42: at epsilon 10 every shifted count of 3 or more is kept.
+    users = np.concatenate([np.arange(30 * 39), 10**6 + np.arange(20 * 42)])
+    keys = np.concatenate([np.repeat(np.arange(30), 39), 1000 + np.repeat(np.arange(20), 42)])
+    plain = dpselect.select_partitions(dpselect.Context.fixed_seed(5), users, keys, epsilon=10.0, delta=0.4)
+    assert len(plain.keys) == 50, "without a minimum every key is kept"
+    context, accountant = ledger_context(budget=dpselect.PrivacyBound(20.0, 0.9))
+    kept = dpselect.select_partitions(context, users, keys, epsilon=10.0, delta=0.4, pre_threshold=40)
+    assert kept.keys.tolist() == list(range(1000, 1020))
+    assert kept.report.params.pre_threshold == 40 and kept.report.rule.pre_threshold == 40
+    assert kept.report.delta_float == plain.report.delta_float
+    params = dpselect.PartitionSelectionParams(epsilon=1.0, delta=1e-5, pre_threshold=10)
+    assert dpselect.keep_probability(params, 9) == 0.0
+    assert dpselect.keep_probability(params, 12) == dpselect.keep_probability(
+        dpselect.PartitionSelectionParams(epsilon=1.0, delta=1e-5), 3)
+    assert "pre_threshold=10" in repr(params)
+    releases = accountant.release_count
+    with pytest.raises(dpselect.InvalidArgument, match=r"pre_threshold must be 1 for the weighted-gaussian strategy"):
+        dpselect.select_partitions(context, users, keys, epsilon=1.0, delta=1e-5, pre_threshold=2,
+                                   strategy=dpselect.PartitionStrategy.WEIGHTED_GAUSSIAN)
+    with pytest.raises(dpselect.InvalidArgument, match=r"pre_threshold must be >= 1 \(got 0"):
+        dpselect.select_partitions(context, users, keys, epsilon=1.0, delta=1e-5, pre_threshold=0)
+    assert accountant.release_count == releases
+
+
 def test_a_user_with_many_keys_counts_for_max_partitions_of_them():
     users = np.full(1000, 7)
     keys = np.arange(1000)
