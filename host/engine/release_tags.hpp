@@ -17,6 +17,7 @@ enum class TagDomain : std::uint8_t {
   release_parameters = 1,  // ShardResult::release_tag
   ticket_bytes = 2,        // ReleaseTicket::to_bytes
   top_k_ticket_bytes = 3,  // TopKTicket::to_bytes
+  partition_ticket_bytes = 4,  // PartitionSelectionTicket::to_bytes
 };
 
 // A 64-bit tag of `message` under the secret (key, stream) of one release: the cascade of the

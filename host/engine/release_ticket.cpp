@@ -15,6 +15,7 @@
 #include "device/gpu.hpp"
 #include "selection/gpu.hpp"
 #include "engine/release_steps.hpp"
+#include "engine/byte_layout.hpp"
 #include "engine/release_tags.hpp"
 #include "top_k/top_k_steps.hpp"
 #include "validation/validation.hpp"
@@ -37,55 +38,6 @@ constexpr std::size_t kSerializedSize = 4 + 4 + 4 + 32 + 8 * 10;
 constexpr std::size_t kTopKSerializedSize = kSerializedSize + 16;
 constexpr std::uint8_t kMonotoneFlag = 1;
 constexpr std::uint8_t kReferenceFlag = 2;
-
-class Writer {
- public:
-  void bytes(const void* data, std::size_t size) {
-    const auto* p = static_cast<const std::uint8_t*>(data);
-    out_.insert(out_.end(), p, p + size);
-  }
-  void u8(std::uint8_t v) { out_.push_back(v); }
-  void u32(std::uint32_t v) {
-    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-  }
-  void u64(std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-  }
-  void f64(double v) { u64(detail::double_bits(v)); }
-  std::vector<std::uint8_t> take() { return std::move(out_); }
-
- private:
-  std::vector<std::uint8_t> out_;
-};
-
-class Reader {
- public:
-  explicit Reader(std::span<const std::uint8_t> in) : in_(in) {}
-  std::uint8_t u8() { return in_[at_++]; }
-  std::uint32_t u32() {
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= std::uint32_t{in_[at_++]} << (8 * i);
-    return v;
-  }
-  std::uint64_t u64() {
-    std::uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= std::uint64_t{in_[at_++]} << (8 * i);
-    return v;
-  }
-  double f64() { return detail::double_from_bits(u64()); }
-
- private:
-  std::span<const std::uint8_t> in_;
-  std::size_t at_ = 0;
-};
-
-// `bytes` followed by their tag under the ticket's key and stream (release_tags.hpp), little-endian.
-std::vector<std::uint8_t> with_tag(std::vector<std::uint8_t> bytes, const RandomKey& key, std::uint64_t stream,
-                                   detail::TagDomain domain) {
-  const std::uint64_t tag = detail::keyed_tag(key, stream, domain, bytes);
-  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(tag >> (8 * i)));
-  return bytes;
-}
 
 [[noreturn]] void refuse_bytes(const std::string& what) {
   throw InvalidArgument("dpselect: bytes must be a ReleaseTicket written by ReleaseTicket::to_bytes (" + what + ")");
@@ -158,7 +110,7 @@ ShardResult ReleaseTicket::evaluate(DeviceSpan<const double> utilities, std::uin
 }
 
 std::vector<std::uint8_t> ReleaseTicket::to_bytes() const {
-  Writer w;
+  detail::ByteWriter w;
   w.bytes(kMagic, sizeof kMagic);
   w.u32(kVersion);
   w.u8(static_cast<std::uint8_t>(key_.generator));
@@ -166,13 +118,7 @@ std::vector<std::uint8_t> ReleaseTicket::to_bytes() const {
   w.u8(static_cast<std::uint8_t>(params_.backend));
   w.u8(static_cast<std::uint8_t>((params_.monotone ? kMonotoneFlag : 0) |
                                  (params_.utility_reference.has_value() ? kReferenceFlag : 0)));
-  if (key_.generator == Generator::philox) {
-    w.u32(key_.philox.lo);
-    w.u32(key_.philox.hi);
-    for (int i = 2; i < 8; ++i) w.u32(0);
-  } else {
-    for (std::uint32_t word : key_.chacha.word) w.u32(word);
-  }
+  w.key(key_);
   w.u64(stream_);
   w.f64(params_.epsilon);
   w.f64(params_.sensitivity);
@@ -182,7 +128,7 @@ std::vector<std::uint8_t> ReleaseTicket::to_bytes() const {
   w.u64(range_.begin);
   w.u64(range_.end);
   w.u64(release_tag_);
-  return with_tag(w.take(), key_, stream_, detail::TagDomain::ticket_bytes);
+  return w.tagged(key_, stream_, detail::TagDomain::ticket_bytes);
 }
 
 ReleaseTicket ReleaseTicket::from_bytes(std::span<const std::uint8_t> bytes) {
@@ -190,7 +136,7 @@ ReleaseTicket ReleaseTicket::from_bytes(std::span<const std::uint8_t> bytes) {
     refuse_bytes("of " + std::to_string(kSerializedSize) + " bytes; got " + std::to_string(bytes.size()));
   }
   if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) refuse_bytes("they do not begin with its mark");
-  Reader r(bytes.subspan(sizeof kMagic));
+  detail::ByteReader r(bytes.subspan(sizeof kMagic));
   const std::uint32_t version = r.u32();
   if (version != kVersion) {
     refuse_bytes("of version " + std::to_string(kVersion) + "; got version " + std::to_string(version));
@@ -210,19 +156,8 @@ ReleaseTicket ReleaseTicket::from_bytes(std::span<const std::uint8_t> bytes) {
   }
   if ((flags & ~(kMonotoneFlag | kReferenceFlag)) != 0) refuse_bytes("flags 0 to 3; got " + std::to_string(flags));
   ReleaseTicket ticket;
-  std::uint32_t words[8];
-  for (std::uint32_t& word : words) word = r.u32();
-  if (generator == static_cast<std::uint8_t>(Generator::philox)) {
-    // One encoding per ticket: the words a Philox key does not use are zero.
-    for (int i = 2; i < 8; ++i) {
-      if (words[i] != 0) refuse_bytes("zeros after a Philox key's two words");
-    }
-    ticket.key_ = RandomKey(PhiloxKey{words[0], words[1]});
-  } else {
-    ChaChaKey chacha;
-    std::memcpy(chacha.word, words, sizeof words);
-    ticket.key_ = RandomKey(chacha);
-  }
+  // One encoding per ticket: the words a Philox key does not use are zero.
+  if (!r.key(generator, ticket.key_)) refuse_bytes("zeros after a Philox key's two words");
   ticket.stream_ = r.u64();
   ticket.params_.mechanism = static_cast<Mechanism>(mechanism);
   ticket.params_.backend = static_cast<Backend>(backend);
@@ -260,11 +195,11 @@ ReleaseTicket ReleaseTicket::from_bytes(std::span<const std::uint8_t> bytes) {
 }
 
 std::vector<std::uint8_t> TopKTicket::to_bytes() const {
-  Writer w;
+  detail::ByteWriter w;
   const std::vector<std::uint8_t> ticket = ticket_.to_bytes();
   w.bytes(ticket.data(), ticket.size());
   w.u64(k_);
-  return with_tag(w.take(), ticket_.key_, ticket_.stream_, detail::TagDomain::top_k_ticket_bytes);
+  return w.tagged(ticket_.key_, ticket_.stream_, detail::TagDomain::top_k_ticket_bytes);
 }
 
 TopKTicket TopKTicket::from_bytes(std::span<const std::uint8_t> bytes) {
@@ -273,7 +208,7 @@ TopKTicket TopKTicket::from_bytes(std::span<const std::uint8_t> bytes) {
                           std::to_string(kTopKSerializedSize) + " bytes; got " + std::to_string(bytes.size()) + ")");
   }
   ReleaseTicket ticket = ReleaseTicket::from_bytes(bytes.first(kSerializedSize));
-  Reader r(bytes.subspan(kSerializedSize));
+  detail::ByteReader r(bytes.subspan(kSerializedSize));
   const std::uint64_t k = r.u64();
   if (r.u64() != detail::keyed_tag(ticket.key_, ticket.stream_, detail::TagDomain::top_k_ticket_bytes,
                                    bytes.first(kSerializedSize + 8))) {

@@ -153,17 +153,39 @@ std::vector<Contribution> bounded_pairs(const std::vector<Contribution>& pairs, 
   });
 }
 
-ReleasedKeys released_keys(std::vector<std::uint64_t>& kept, const PartitionKeepRule& rule, PartitionStrategy strategy,
-                           const ContextAccess::KeyedStream& drawn) {
-  kept = sorted_in_hash_buckets(std::move(kept), [](std::uint64_t key) { return key; });
-  // A key held by n users (its run's length) is kept iff its coin falls below keep_cut(p(n)).
+namespace {
+
+// The keys of `kept` (entries grouped here by key_of, each counting pairs_of(entry) users) whose
+// coin falls below keep_cut(p(n)), n the sum over the key's entries; ascending.
+template <class Entry, class KeyOf, class PairsOf>
+ReleasedKeys counted_keys(std::vector<Entry>& kept, KeyOf key_of, PairsOf pairs_of, const PartitionKeepRule& rule,
+                          PartitionStrategy strategy, const ContextAccess::KeyedStream& drawn) {
+  kept = sorted_in_hash_buckets(std::move(kept), key_of);
   ReleasedKeys released = decide_key_runs(
-      kept, [](std::uint64_t key) { return key; }, drawn,
-      [&](std::size_t first, std::size_t last, const RandomBlock& block) {
-        return key_coin(block) < keep_cut(keep_probability(rule, strategy, last - first));
+      kept, key_of, drawn, [&](std::size_t first, std::size_t last, const RandomBlock& block) {
+        std::uint64_t users = 0;
+        for (std::size_t i = first; i < last; ++i) users += pairs_of(kept[i]);
+        return key_coin(block) < keep_cut(keep_probability(rule, strategy, users));
       });
   sort_on_every_core(released.keys.begin(), released.keys.end());  // the runs came in their buckets' order
   return released;
+}
+
+}  // namespace
+
+ReleasedKeys released_keys(std::vector<std::uint64_t>& kept, const PartitionKeepRule& rule, PartitionStrategy strategy,
+                           const ContextAccess::KeyedStream& drawn) {
+  // A key held by n users (its run's length) is kept iff its coin falls below keep_cut(p(n)).
+  return counted_keys(
+      kept, [](std::uint64_t key) { return key; }, [](std::uint64_t) { return std::uint64_t{1}; }, rule, strategy,
+      drawn);
+}
+
+ReleasedKeys counted_released_keys(std::vector<KeptEntry>& entries, const PartitionKeepRule& rule,
+                                   PartitionStrategy strategy, const ContextAccess::KeyedStream& drawn) {
+  return counted_keys(
+      entries, [](const KeptEntry& entry) { return entry.key; }, [](const KeptEntry& entry) { return entry.pairs; },
+      rule, strategy, drawn);
 }
 
 KeepCuts keep_cut_table(const PartitionKeepRule& rule, PartitionStrategy strategy, std::uint64_t limit) {

@@ -91,6 +91,22 @@ struct ReleasedKeys {
 ReleasedKeys released_keys(std::vector<std::uint64_t>& kept, const PartitionKeepRule& rule, PartitionStrategy strategy,
                            const ContextAccess::KeyedStream& drawn);
 
+// A group of kept pairs as a data engine counts them: `pairs` kept pairs of `key` whose users kept
+// `held` keys each (PartitionSelectionTicket::decide).
+struct KeptEntry {
+  std::uint64_t key;
+  std::uint64_t held;
+  std::uint64_t pairs;
+  friend bool operator<(const KeptEntry& a, const KeptEntry& b) {
+    return a.key != b.key ? a.key < b.key : a.held != b.held ? a.held < b.held : a.pairs < b.pairs;
+  }
+};
+
+// released_keys over entries of whole keys (sorted here; held ignored): a key's users are the sum
+// of its entries' pairs, which the caller keeps below 2^64.
+ReleasedKeys counted_released_keys(std::vector<KeptEntry>& entries, const PartitionKeepRule& rule,
+                                   PartitionStrategy strategy, const ContextAccess::KeyedStream& drawn);
+
 // The streams one round of a weighted strategy draws: its own (bounding, order and coins), then
 // eight of tie bits for the coins (8 x 128 bits cover the 1021 bits below a double's 53 first).
 inline constexpr std::uint64_t kWeightedRoundStreams = 9;
@@ -111,6 +127,11 @@ bool exact_coin_below(const RandomBlock& block, double p, std::uint64_t key, con
 // here): each key's weight summed over its users by ascending held, then its exact coin from the
 // round's streams `round` on.
 ReleasedKeys weighted_round_keys(std::vector<WeightedKey>& kept, const WeightedRound& round,
+                                 std::uint64_t max_partitions, const ContextAccess::KeyedStream& drawn);
+
+// weighted_round_keys over entries of whole keys (sorted here; each held in [1, max_partitions]):
+// the same sum as over the entries' pairs one by one.
+ReleasedKeys weighted_entry_keys(std::vector<KeptEntry>& entries, const WeightedRound& round,
                                  std::uint64_t max_partitions, const ContextAccess::KeyedStream& drawn);
 
 // The pairs (as keep_distinct leaves them, which they stay) of the keys not in `released`

@@ -135,19 +135,39 @@ ReleasedKeys policy_released_keys(const std::vector<Contribution>& pairs, const 
 
 }  // namespace
 
-ReleasedKeys weighted_round_keys(std::vector<WeightedKey>& kept, const WeightedRound& round,
-                                 std::uint64_t max_partitions, const ContextAccess::KeyedStream& drawn) {
+namespace {
+
+// The keys of `kept` (entries grouped here by key, held ascending within each key, pairs_of(entry)
+// pairs each) whose exact coin falls below the keep probability of their weight, the sum of
+// 1/sqrt(held) over the key's pairs by ascending held; ascending.
+template <class Entry, class PairsOf>
+ReleasedKeys weighted_keys(std::vector<Entry>& kept, PairsOf pairs_of, const WeightedRound& round,
+                           std::uint64_t max_partitions, const ContextAccess::KeyedStream& drawn) {
   const std::vector<double> roots = inverse_roots(max_partitions);
-  kept = sorted_in_hash_buckets(std::move(kept), [](const WeightedKey& entry) { return entry.key; });
+  kept = sorted_in_hash_buckets(std::move(kept), [](const Entry& entry) { return entry.key; });
   ReleasedKeys released = decide_key_runs(
-      kept, [](const WeightedKey& entry) { return entry.key; }, drawn,
+      kept, [](const Entry& entry) { return entry.key; }, drawn,
       [&](std::size_t first, std::size_t last, const RandomBlock& block) {
         double weight = 0.0;
-        for (std::size_t i = first; i < last; ++i) weight += roots[kept[i].held];
+        for (std::size_t i = first; i < last; ++i) {
+          for (std::uint64_t pair = pairs_of(kept[i]); pair > 0; --pair) weight += roots[kept[i].held];
+        }
         return exact_coin_below(block, weighted_keep_probability(round, weight), kept[first].key, drawn);
       });
   sort_on_every_core(released.keys.begin(), released.keys.end());  // the runs came in their buckets' order
   return released;
+}
+
+}  // namespace
+
+ReleasedKeys weighted_round_keys(std::vector<WeightedKey>& kept, const WeightedRound& round,
+                                 std::uint64_t max_partitions, const ContextAccess::KeyedStream& drawn) {
+  return weighted_keys(kept, [](const WeightedKey&) { return std::uint64_t{1}; }, round, max_partitions, drawn);
+}
+
+ReleasedKeys weighted_entry_keys(std::vector<KeptEntry>& entries, const WeightedRound& round,
+                                 std::uint64_t max_partitions, const ContextAccess::KeyedStream& drawn) {
+  return weighted_keys(entries, [](const KeptEntry& entry) { return entry.pairs; }, round, max_partitions, drawn);
 }
 
 void drop_released_pairs(std::vector<Contribution>& pairs, const std::vector<std::uint64_t>& released) {

@@ -29,6 +29,7 @@
 #include "dpselect/noise.hpp"
 #include "dpselect/noise_vector.hpp"
 #include "dpselect/partition_selection.hpp"
+#include "dpselect/partition_ticket.hpp"
 #include "dpselect/philox.hpp"
 #include "dpselect/pricing.hpp"
 #include "dpselect/quantiles.hpp"

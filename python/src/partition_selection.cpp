@@ -6,6 +6,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "repr.hpp"
 #include "dpselect/context.hpp"
 #include "dpselect/partition_selection.hpp"
+#include "dpselect/partition_ticket.hpp"
 #include "scalar_arguments.hpp"
 
 namespace nb = nanobind;
@@ -285,6 +287,73 @@ InvalidArgument
     Bad parameters, arrays of different lengths or no contributions, before any charge.
 BackendUnavailable
     Backend.GPU without a usable CUDA device, before any charge.)");
+  nb::class_<PartitionSelectionTicket>(
+      m, "PartitionSelectionTicket",
+      "The C++ PartitionSelectionTicket; dpselect's Spark and Dask partition selections carry it: SECRET.")
+      .def_prop_ro("params", &PartitionSelectionTicket::params)
+      .def_prop_ro("stream", &PartitionSelectionTicket::stream)
+      .def_prop_ro("rounds", &PartitionSelectionTicket::rounds)
+      .def(
+          "bound",
+          [](const PartitionSelectionTicket& t, const HostVector<const std::uint64_t>& users,
+             const HostVector<const std::uint64_t>& keys, std::uint32_t round) {
+            BoundedContributions kept;
+            {
+              nb::gil_scoped_release released;
+              kept = t.bound(span_of(users), span_of(keys), round);
+            }
+            return nb::make_tuple(owned_array(std::move(kept.keys)), owned_array(std::move(kept.held)));
+          },
+          "users"_a.noconvert(), "keys"_a.noconvert(), "round"_a,
+          "(kept keys, their users' numbers of kept keys): contribution bounding over the pairs of whole users.")
+      .def(
+          "decide",
+          [](const PartitionSelectionTicket& t, const HostVector<const std::uint64_t>& keys,
+             const HostVector<const std::uint64_t>& held, const HostVector<const std::uint64_t>& pairs,
+             std::uint32_t round) {
+            PartitionDecision decided;
+            {
+              nb::gil_scoped_release released;
+              decided = t.decide(span_of(keys), span_of(held), span_of(pairs), round);
+            }
+            return nb::make_tuple(owned_array(std::move(decided.keys)), decided.keys_considered);
+          },
+          "keys"_a.noconvert(), "held"_a.noconvert(), "pairs"_a.noconvert(), "round"_a,
+          "(released keys ascending, keys considered (NOT PRIVATE)) among whole keys' (key, held, pairs) entries.")
+      .def("report", &PartitionSelectionTicket::report, "keys_considered"_a)
+      .def("to_bytes", [](const PartitionSelectionTicket& t) { return bytes_of(t.to_bytes()); })
+      .def_static("from_bytes",
+                  [](nb::bytes bytes) { return PartitionSelectionTicket::from_bytes(span_of_bytes(bytes)); })
+      .def("__getstate__", [](const PartitionSelectionTicket& t) { return bytes_of(t.to_bytes()); })
+      .def("__setstate__",
+           [](PartitionSelectionTicket& t, nb::bytes bytes) {
+             new (&t) PartitionSelectionTicket(PartitionSelectionTicket::from_bytes(span_of_bytes(bytes)));
+           })
+      .def("__repr__", [](const PartitionSelectionTicket& t) {
+        return "PartitionSelectionTicket(stream=" + std::to_string(t.stream()) + ", rounds=" +
+               std::to_string(t.rounds()) + ", SECRET)";
+      });
+  m.def("begin_partition_selection", &begin_partition_selection, "context"_a, "params"_a,
+        R"(Validates and charges one partition selection, and draws its streams, for workers to run.
+
+Parameters
+----------
+context : Context
+    The source of the streams and the accountant.
+params : PartitionSelectionParams
+    Any strategy but POLICY_GAUSSIAN; backend AUTO or CPU.
+
+Returns
+-------
+PartitionSelectionTicket
+    SECRET: it holds the context's key.
+
+Raises
+------
+InvalidArgument
+    Bad parameters, POLICY_GAUSSIAN or Backend.GPU, before any charge.
+BudgetExceeded
+    The accountant refuses the selection; nothing drawn.)");
 }
 
 }  // namespace dpselect::python

@@ -76,14 +76,6 @@ TopKShardResult top_k_shard_of(const TopKShardState& s) {
   return r;
 }
 
-nb::bytes bytes_of(const std::vector<std::uint8_t>& bytes) {
-  return nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-}
-
-std::span<const std::uint8_t> span_of_bytes(const nb::bytes& bytes) {
-  return {reinterpret_cast<const std::uint8_t*>(bytes.c_str()), bytes.size()};
-}
-
 // evaluate_host(utilities, first_index) for float and double utilities (a Release or a ticket).
 template <class Shards>
 void bind_host_evaluate(nb::class_<Shards>& c) {

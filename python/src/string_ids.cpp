@@ -29,14 +29,6 @@ using namespace nb::literals;
 namespace dpselect::python {
 namespace {
 
-using CodesArray = nb::ndarray<nb::numpy, std::uint64_t, nb::ndim<1>>;
-
-CodesArray owned_array(std::vector<std::uint64_t>&& values) {
-  auto* owned = new std::vector<std::uint64_t>(std::move(values));
-  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<std::uint64_t>*>(p); });
-  return CodesArray(owned->data(), {owned->size()}, owner);
-}
-
 // (codes, first_rows, -1), the numbering of `texts`, computed without the GIL.
 nb::tuple numbered(const std::vector<std::string_view>& texts) {
   DictionaryNumbering numbering;
