@@ -190,3 +190,165 @@ def pricing_request(function: Any, context: Any, prices: Any, params: Any, field
     SelectionParams(epsilon=params.epsilon, sensitivity=1.0, mechanism=params.mechanism,
                     backend=params.backend).validate()
     return params, pricing._candidates(prices)
+
+
+# -- Partition selection over a (user, key) pair of columns ------------------------------------
+#
+# The engines (dpselect.spark, dpselect.dask) run one process's partition selection in four steps
+# with a PartitionSelectionTicket: the ids of string columns numbered by their rank among the
+# column's distinct values in byte order (as dpselect.select_partitions numbers them), the pairs
+# grouped by user and bounded (bound_partition), the kept pairs counted by (key, held) and
+# grouped by key, and each key decided (decide_partition). Every random bit follows a user's or
+# a key's id, so the keys are those of one process over the same pairs for the same seed.
+
+
+class IdsLook(NamedTuple):
+    """One partition's look at a column of ids: its length, the kind of id it holds ("int", "str",
+    "bytes"; "" when empty), and its first bad row (-1 when none) with what is wrong there."""
+
+    rows: int
+    kind: str
+    bad_row: int
+    bad_what: str  # "a null", or the type of a value of another kind than the partition's row 0
+
+
+def look_at_ids(part: Any) -> IdsLook:
+    """The look of one partition of a column of ids (a pandas Series; run where it lives).
+
+    The kinds are those of :func:`dpselect.select_partitions` (partition_selection._ids): integers
+    (not bool), str or bytes, one kind per column, no null; an error names only a type, never a value.
+    """
+    from .partition_selection import _described, _id_kind_of_type  # the one rule for ids
+
+    rows = len(part)
+    if rows == 0:
+        return IdsLook(0, "", -1, "")
+    nulls = np.asarray(part.isna())
+    if nulls.any():
+        return IdsLook(rows, "", int(np.flatnonzero(nulls)[0]), "a null")
+    dtype = part.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iu":
+        return IdsLook(rows, "int", -1, "")
+    if type(dtype).__name__ == "StringDtype":
+        return IdsLook(rows, "str", -1, "")
+    if isinstance(dtype, np.dtype) and dtype.kind == "O":
+        items = part.tolist()
+        kinds = [_id_kind_of_type(t) for t in set(map(type, items))]
+        first = _id_kind_of_type(type(items[0]))
+        if first is not None and len(kinds) == 1:
+            return IdsLook(rows, first, -1, "")
+        row = next(i for i, v in enumerate(items) if first is None or _id_kind_of_type(type(v)) != first)
+        return IdsLook(rows, first or "", row, _described(items[row]))
+    return IdsLook(rows, "", 0, f"of dtype {dtype}")
+
+
+def refuse_bad_ids(engine: str, looks: list[IdsLook], column: str, name: str) -> str:
+    """The kind of id of a column (``name`` the parameter, ``column`` its column) from its
+    partitions' looks; raises for the first bad row, naming the partition and the global row, or
+    for partitions of different kinds (before anything is charged)."""
+    begin = 0
+    kind, kind_partition = "", -1
+    for i, look in enumerate(looks):
+        if look.bad_row >= 0:
+            where = f"in partition {i}, at row {begin + look.bad_row}"
+            if look.bad_what == "a null":
+                raise InvalidArgument(f"{engine}: {name} {column!r} must hold no null (got a null {where}); drop or "
+                                      "fill such rows first; nothing was charged")
+            raise TypeError(f"{engine}: {name} {column!r} must hold ids of one kind, integers (not bool), str or bytes "
+                            f"(got {look.bad_what} {where}); nothing was charged")
+        if look.kind and kind and look.kind != kind:
+            raise TypeError(f"{engine}: {name} {column!r} must hold ids of one kind (got {look.kind} ids in partition "
+                            f"{i}, {kind} ids in partition {kind_partition}); nothing was charged")
+        if look.kind and not kind:
+            kind, kind_partition = look.kind, i
+        begin += look.rows
+    return kind
+
+
+def unsigned_ids(values: Any) -> np.ndarray:
+    """Integer ids as dpselect.select_partitions reads them: uint64, or the int64 bits of signed ones."""
+    ids = np.asarray(values)
+    if ids.dtype == np.uint64:
+        return np.ascontiguousarray(ids)
+    return np.ascontiguousarray(ids.astype(np.int64, copy=False)).view(np.uint64)
+
+
+def _without_released(users: np.ndarray, keys: Any, released: frozenset) -> tuple[np.ndarray, Any]:
+    """The pairs whose key is not in ``released`` (keys a NumPy array, a pandas Series or a pyarrow array)."""
+    if hasattr(keys, "type"):  # pyarrow
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+        found = pc.is_in(keys, value_set=pa.array(sorted(released), type=keys.type))
+        keep = ~found.to_numpy(zero_copy_only=False)
+        return users[keep], keys.filter(pa.array(keep))
+    found = keys.isin(list(released)) if hasattr(keys, "isin") else np.isin(keys, list(released))
+    keep = ~np.asarray(found)
+    return users[keep], keys[keep]
+
+
+def bound_partition(ticket: Any, users: np.ndarray, keys: Any, round_: int, released: frozenset) -> tuple[Any, Any]:
+    """One partition's contribution bounding (its users whole): the kept keys, taken from ``keys``,
+    and their users' numbers of kept keys.
+
+    ``users`` are uint64 ids; ``keys`` a NumPy integer array, or strings (a pyarrow array, a pandas
+    Series or a NumPy object array). Bounding depends only on the order of each user's distinct
+    keys, so string keys are numbered here, among this partition's keys alone, by their ranks in
+    byte order (which keeps that order). dp_sips's later rounds leave out the pairs of the keys
+    ``released`` by earlier rounds.
+    """
+    from . import partition_selection
+
+    if released:
+        users, keys = _without_released(users, keys, released)
+    users = np.ascontiguousarray(users)
+    if isinstance(keys, np.ndarray) and keys.dtype.kind in "iu":
+        kept, held = ticket.bound(users, unsigned_ids(keys), round_)
+        return (kept if keys.dtype == np.uint64 else kept.view(np.int64).astype(keys.dtype)), held
+    if len(keys) == 0:
+        return keys[:0], np.empty(0, dtype=np.uint64)
+    codes, back = partition_selection._ids(keys, "keys")
+    kept, held = ticket.bound(users, codes, round_)
+    rows = np.asarray(back.first_rows)[kept]
+    if hasattr(keys, "type"):  # pyarrow
+        return keys.take(rows), held
+    return np.asarray(keys, dtype=object)[rows], held
+
+
+def decide_partition(ticket: Any, key_ids: np.ndarray, held: Any, pairs: Any, round_: int) -> tuple[np.ndarray, int]:
+    """One partition's decisions (its keys whole): the rows of ``key_ids`` whose keys are released
+    (the first row of each), and the number of distinct keys decided (NOT PRIVATE)."""
+    key_ids = np.ascontiguousarray(key_ids, dtype=np.uint64)
+    released, considered = ticket.decide(key_ids, np.ascontiguousarray(held, dtype=np.uint64),
+                                         np.ascontiguousarray(pairs, dtype=np.uint64), round_)
+    rows = np.flatnonzero(np.isin(key_ids, released))
+    _, first = np.unique(key_ids[rows], return_index=True)
+    return rows[first], int(considered)
+
+
+def partition_selection_request(function: Any, context: Any, params: Any, fields: dict) -> Any:
+    """The PartitionSelectionParams of a partition selection run by an engine, checked before any
+    job runs: a context, valid parameters, and a strategy and backend that workers run (the same
+    rule as begin_partition_selection, which checks again before its charge)."""
+    from ._arrays import params_of
+    from ._dpselect import Backend, Context, PartitionSelectionParams, PartitionStrategy
+
+    if not isinstance(context, Context):
+        raise TypeError(f"context must be a dpselect.Context (got {type(context).__name__})")
+    params = params_of(PartitionSelectionParams, params, fields, function.__kwdefaults__, ("epsilon", "delta"))
+    params.validate()
+    if params.strategy == PartitionStrategy.POLICY_GAUSSIAN:
+        raise InvalidArgument("strategy must not be POLICY_GAUSSIAN on an engine's workers (its users update the "
+                              "weights one after another, in one process): use dpselect.select_partitions, or "
+                              "DP_SIPS or WEIGHTED_GAUSSIAN; nothing was charged")
+    if params.backend == Backend.GPU:
+        raise InvalidArgument("backend must be AUTO or CPU on an engine's workers (got GPU); nothing was charged")
+    return params
+
+
+def released_keys(values: list, kind: str, dtype: Any) -> Any:
+    """The released keys as dpselect.select_partitions returns them, ascending: a NumPy array of the
+    column's integer dtype, or a list of str or bytes (byte order, which is code point order for str)."""
+    if kind == "int":
+        return np.sort(np.asarray(values, dtype=dtype))
+    return sorted(values)

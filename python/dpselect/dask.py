@@ -36,6 +36,7 @@ from typing import Any
 
 import dask
 import dask.array
+import numpy as np
 
 from ._checks import check_module as _check_module
 from . import _partitioned
@@ -52,7 +53,10 @@ from ._dpselect import (
     BidderNeighbours,
     Context,
     GridSampler,
+    InvalidArgument,
     Mechanism,
+    PartitionSelectionParams,
+    PartitionStrategy,
     PriceGrid,
     PriceRange,
     PriceSelection,
@@ -62,12 +66,14 @@ from ._dpselect import (
     TopKSelection,
 )
 from ._partitioned import PartitionError
+from .partition_selection import PartitionSelection
 from .pricing import select_price as _select_price
 from .sharding import ReleaseTicket, TopKTicket, begin_release, begin_top_k_release, merge
 
-__all__ = ["PartitionError", "select", "select_price", "select_top_k"]
+__all__ = ["PartitionError", "select", "select_partitions", "select_price", "select_top_k"]
 
 
+_ENGINE = "dpselect.dask"
 _REPARTITION = "drop or repartition empty partitions"
 
 _BACKEND_ON_EACH_WORKER = """\
@@ -355,6 +361,229 @@ def select_price(
                           "nothing was charged")
     gathered = _partitioned.gathered_bids("dpselect.dask", looks, _REPARTITION)
     return _select_price(context, gathered, candidates, params)
+
+
+# -- Partition selection ---------------------------------------------------------------------
+
+
+def _pair_columns(frame: Any, user_column: Any, key_column: Any) -> tuple[Any, Any]:
+    """The dtypes of the two id columns of a Dask DataFrame, checked by name (no task runs)."""
+    dd = _dataframe_module()
+    if dd is None or not isinstance(frame, dd.DataFrame):
+        raise TypeError(f"frame must be a Dask DataFrame (got {type(frame).__name__})")
+    for name, column in (("user_column", user_column), ("key_column", key_column)):
+        if not isinstance(column, str) or column not in frame.columns:
+            raise ValueError(f"{name} must name a column of frame (got {column!r}; its columns are "
+                             f"{list(frame.columns)})")
+    if user_column == key_column:
+        raise ValueError(f"user_column and key_column must name two columns (got {user_column!r} twice)")
+    return frame[user_column].dtype, frame[key_column].dtype
+
+
+def _look_at_pairs(part: Any, user_column: str, key_column: str) -> tuple:
+    return _partitioned.look_at_ids(part[user_column]), _partitioned.look_at_ids(part[key_column])
+
+
+def _ranked(column: Any) -> Any:
+    """(value, code): each distinct value of a Dask column of strings and its rank among them in
+    byte order, numbered where the values live: a distributed sort, then each sorted partition
+    numbered from the lengths of those before it (only the lengths reach the client)."""
+    import pandas as pd
+
+    distinct = column.drop_duplicates().to_frame(name="value").sort_values("value").persist()
+    lengths = [int(n) for n in distinct.map_partitions(len).compute()]
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+
+    def number(part: Any, partition_info: Any = None) -> Any:
+        first = offsets[partition_info["number"]] if partition_info is not None else 0
+        return part.assign(code=np.arange(len(part), dtype=np.int64) + first)
+
+    meta = pd.DataFrame({"value": pd.Series([], dtype=column.dtype), "code": pd.Series([], dtype=np.int64)})
+    return distinct.map_partitions(number, meta=meta)
+
+
+def _hex_of_bytes(part: Any) -> Any:
+    return part.map(bytes.hex).astype("string[pyarrow]")
+
+
+def _sortable(column: Any, kind: str) -> Any:
+    """A column of ids as the steps carry it: integers as they are, str as Arrow strings, bytes as
+    the Arrow strings of their hex digits (Dask sorts neither Python bytes nor objects; two hex
+    digits a byte, lower case, sort as the bytes do)."""
+    import pandas as pd
+
+    if kind == "bytes":
+        return column.map_partitions(_hex_of_bytes, meta=pd.Series([], dtype="string[pyarrow]", name=column.name))
+    if kind == "str" and column.dtype != "string[pyarrow]":
+        return column.astype("string[pyarrow]")
+    return column
+
+
+def _with_user_ids(part: Any) -> Any:
+    return part.assign(uid=_partitioned.unsigned_ids(part["u"].to_numpy()).view(np.int64))
+
+
+def _with_key_ids(part: Any) -> Any:
+    return part.assign(kid=_partitioned.unsigned_ids(part["k"].to_numpy()).view(np.int64))
+
+
+def _bound_task(part: Any, ticket: Any, round_: int, released: frozenset, key_kind: str) -> Any:
+    """A partition of whole users (uid, k): its kept pairs (k, held) of one round."""
+    import pandas as pd
+
+    users = _partitioned.unsigned_ids(part["uid"].to_numpy())
+    keys = part["k"].to_numpy() if key_kind == "int" else part["k"].reset_index(drop=True)
+    kept, held = _partitioned.bound_partition(ticket, users, keys, round_, released)
+    return pd.DataFrame({"k": pd.Series(kept, dtype=part["k"].dtype), "held": held.view(np.int64)})
+
+
+def _decide_task(part: Any, ticket: Any, round_: int, placeholder: Any) -> Any:
+    """A partition of whole keys (k, kid, held, pairs): its released keys (considered 0), then one
+    row (k a placeholder, released False) with its number of distinct keys."""
+    import pandas as pd
+
+    if len(part) == 0:
+        return part[["k"]].assign(released=np.zeros(0, dtype=bool), considered=np.zeros(0, dtype=np.int64))
+    rows, considered = _partitioned.decide_partition(ticket, _partitioned.unsigned_ids(part["kid"].to_numpy()),
+                                                     part["held"].to_numpy(), part["pairs"].to_numpy(), round_)
+    keys = pd.concat([part["k"].iloc[rows], pd.Series([placeholder], dtype=part["k"].dtype)], ignore_index=True)
+    flags = np.zeros(len(rows) + 1, dtype=bool)
+    flags[:-1] = True
+    counts = np.zeros(len(rows) + 1, dtype=np.int64)
+    counts[-1] = considered
+    return pd.DataFrame({"k": keys, "released": flags, "considered": counts})
+
+
+def select_partitions(
+    context: Context,
+    frame: Any,
+    user_column: str,
+    key_column: str,
+    params: PartitionSelectionParams | None = None,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    max_partitions: int = 1,
+    strategy: PartitionStrategy = PartitionStrategy.TRUNCATED_GEOMETRIC,
+    backend: Backend = Backend.AUTO,
+    rounds: int = 3,
+    round_budget_ratio: float = 0.3,
+    policy_cutoff_sigmas: float = 3.0,
+    pre_threshold: int = 1,
+) -> PartitionSelection:
+    """The keys that may be released, from the (user, key) pairs in two columns of a Dask DataFrame.
+
+    Parameters
+    ----------
+    context : Context
+        The source of the selection's streams and its accountant (on the client).
+    frame : dask.dataframe.DataFrame
+        The pairs, one a row; read several times (persist it first).
+    user_column, key_column : str
+        The columns of the user and the key of each pair: ids of one kind, integers (not bool), str
+        or bytes, no null, as for :func:`dpselect.select_partitions`. Repeated pairs count once.
+    params, epsilon, delta, max_partitions, strategy, rounds, round_budget_ratio, pre_threshold
+        As for :func:`dpselect.select_partitions`. Every strategy but ``POLICY_GAUSSIAN``, whose
+        users update the weights one after another in one process.
+    backend : Backend, default Backend.AUTO
+        AUTO or CPU: the workers bound and decide on their CPUs.
+    policy_cutoff_sigmas : float, default 3.0
+        Unused (``POLICY_GAUSSIAN`` is refused); kept so that ``params`` and keywords match
+        :func:`dpselect.select_partitions`.
+
+    Returns
+    -------
+    PartitionSelection
+        For the same key and stream, the keys :func:`dpselect.select_partitions` releases over the
+        two columns computed in one process: a NumPy array of the column's integer dtype, or a list
+        of str or bytes, ascending; and the report (``keys_considered`` NOT PRIVATE).
+
+    Raises
+    ------
+    InvalidArgument
+        A bad parameter, ``POLICY_GAUSSIAN``, backend GPU, no pairs, or a null id (naming the
+        column, the partition and the row): before anything is charged or drawn.
+    TypeError
+        A frame that is not a Dask DataFrame, or an id of another kind than its column's (a float,
+        a bool, an int among strings), naming the column, the partition and the row.
+    ValueError
+        A column the frame lacks, or the same column twice.
+    BudgetExceeded
+        The accountant refuses the selection: nothing charged or drawn.
+    PartitionError
+        A partition's task failed while looking: nothing charged.
+
+    Notes
+    -----
+    The guarantee is :func:`dpselect.select_partitions`' ((epsilon, delta + report.delta_float)-DP
+    between datasets that add or remove one user with all of its pairs), charged once on the
+    client. The steps: each partition's look (its length, the kind of its ids and its first bad
+    row; nothing charged); the ticket (:class:`PartitionSelectionTicket`: the charge, the
+    streams); string ids numbered by a distributed sort of each column's distinct values (string
+    keys joined to their ranks only after bounding and counting, one row per (key, held)); the
+    pairs shuffled by user and each partition's users bounded; the kept pairs counted by
+    ``groupby([key, held])``, shuffled by key and each partition's keys decided (``DP_SIPS``
+    repeats the last two for each round, without the keys released so far).
+
+    What reaches the client: each partition's look, the sorted distinct values' partition
+    lengths, the released keys and each decision task's number of keys (which make
+    ``keys_considered``). The ticket (SECRET: it holds the context's key) travels in the tasks'
+    arguments, and the pairs and counts between the steps are the private data: see this
+    module's trust notes.
+    """
+    import pandas as pd
+
+    from ._dpselect import begin_partition_selection
+
+    fields = {"epsilon": epsilon, "delta": delta, "max_partitions": max_partitions, "strategy": strategy,
+              "backend": backend, "rounds": rounds, "round_budget_ratio": round_budget_ratio,
+              "policy_cutoff_sigmas": policy_cutoff_sigmas, "pre_threshold": pre_threshold}
+    params = _partitioned.partition_selection_request(select_partitions, context, params, fields)
+    _, key_dtype = _pair_columns(frame, user_column, key_column)
+    pairs = frame[[user_column, key_column]]
+    looks = _compute_each([dask.delayed(_look_at_pairs)(part, user_column, key_column) for part in pairs.to_delayed()],
+                          None, "nothing was charged")
+    user_kind = _partitioned.refuse_bad_ids(_ENGINE, [look[0] for look in looks], user_column, "user_column")
+    key_kind = _partitioned.refuse_bad_ids(_ENGINE, [look[1] for look in looks], key_column, "key_column")
+    if not user_kind:
+        raise InvalidArgument(f"{_ENGINE}: frame must hold (user, key) pairs (got 0 rows); nothing was charged")
+
+    ticket = begin_partition_selection(context, params)  # charged: any failure below leaves it so
+    partitions = max(1, pairs.npartitions)
+    users, keys = _sortable(pairs[user_column], user_kind), _sortable(pairs[key_column], key_kind)
+    pairs = users.to_frame(name="u").assign(k=keys)
+    if user_kind == "int":
+        pairs = pairs.map_partitions(_with_user_ids)
+    else:
+        pairs = pairs.merge(_ranked(users), left_on="u", right_on="value").rename(columns={"code": "uid"})
+    by_user = pairs[["uid", "k"]].shuffle(on="uid", npartitions=partitions)
+    key_codes = _ranked(keys) if key_kind != "int" else None
+    if ticket.rounds > 1:
+        by_user = by_user.persist()
+        key_codes = key_codes.persist() if key_codes is not None else None
+    placeholder = 0 if key_kind == "int" else ""
+    released: list = []
+    considered = 0
+    for round_ in range(ticket.rounds):
+        kept = by_user.map_partitions(_bound_task, ticket, round_, frozenset(released), key_kind,
+                                      meta=pd.DataFrame({"k": pd.Series([], dtype=pairs["k"].dtype),
+                                                         "held": pd.Series([], dtype=np.int64)}))
+        counted = kept.groupby(["k", "held"]).size().rename("pairs").reset_index()
+        if key_codes is None:
+            counted = counted.map_partitions(_with_key_ids)
+        else:
+            counted = counted.merge(key_codes, left_on="k", right_on="value").rename(columns={"code": "kid"})
+        decided = counted[["k", "kid", "held", "pairs"]].shuffle(on="kid", npartitions=partitions).map_partitions(
+            _decide_task, ticket, round_, placeholder,
+            meta=pd.DataFrame({"k": pd.Series([], dtype=pairs["k"].dtype), "released": pd.Series([], dtype=bool),
+                               "considered": pd.Series([], dtype=np.int64)}))
+        result = decided.compute()
+        released.extend(result["k"][result["released"].to_numpy()].tolist())
+        if round_ == 0:
+            considered = int(result["considered"].sum())
+    if key_kind == "bytes":
+        released = [bytes.fromhex(key) for key in released]
+    return PartitionSelection(_partitioned.released_keys(released, key_kind, key_dtype), ticket.report(considered))
 
 
 # Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks).

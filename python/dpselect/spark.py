@@ -58,10 +58,13 @@ from ._dpselect import (
     BidderNeighbours,
     Context,
     GridSampler,
+    InvalidArgument,
     Mechanism,
     PriceGrid,
     PriceRange,
     PriceSelection,
+    PartitionSelectionParams,
+    PartitionStrategy,
     PricingParams,
     Selection,
     SelectionParams,
@@ -73,10 +76,11 @@ from ._selection_params import TOP_K as _TOP_K
 from ._selection_params import SelectionKeywords, Unpack
 from ._selection_params import selection_keywords as _selection_keywords
 from ._selection_params import selection_params as _selection_params
+from .partition_selection import PartitionSelection
 from .pricing import select_price as _select_price
 from .sharding import ReleaseTicket, TopKTicket, begin_release, begin_top_k_release, merge
 
-__all__ = ["PartitionError", "select", "select_price", "select_top_k"]
+__all__ = ["PartitionError", "select", "select_partitions", "select_price", "select_top_k"]
 
 _ENGINE = "dpselect.spark"
 _REPARTITION = "repartition or coalesce the DataFrame so that every partition holds a row"
@@ -486,6 +490,259 @@ def select_price(
     distinct = table.column(column).to_numpy().astype(np.float64)
     counts = table.column("count").to_numpy()
     return _select_price(context, np.repeat(distinct, counts), candidates, params)
+
+
+# -- Partition selection ---------------------------------------------------------------------
+
+_INTEGER_ID_TYPES = {spark_types.ByteType: np.int8, spark_types.ShortType: np.int16,
+                     spark_types.IntegerType: np.int32, spark_types.LongType: np.int64}
+
+
+def _id_column(frame: Any, column: Any, name: str) -> tuple[str, Any]:
+    """(kind, NumPy dtype of integer ids) of a column of ids, from the schema: integral ("int"),
+    string ("str") or binary ("bytes"); anything else is refused by name (no job runs)."""
+    _checked_column(frame, column, name, numeric=False)
+    data_type = frame.schema[column].dataType
+    for spark_type, dtype in _INTEGER_ID_TYPES.items():
+        if isinstance(data_type, spark_type):
+            return "int", dtype
+    if isinstance(data_type, spark_types.StringType):
+        return "str", None
+    if isinstance(data_type, spark_types.BinaryType):
+        return "bytes", None
+    raise TypeError(f"{name} {column!r} must hold integer, string or binary ids (got a column of type "
+                    f"{data_type.simpleString()}); floats and booleans are not ids: cast it first, e.g. "
+                    f"frame.withColumn({column!r}, frame[{column!r}].cast('long'))")
+
+
+def _id_looks(frame: DataFrame, columns: dict[str, str]) -> dict[str, list[_partitioned.IdsLook]]:
+    """Each partition's length and first null row in each of ``columns`` (column -> kind), from
+    one Spark aggregation (no Python task)."""
+    from pyspark.sql import functions as F
+
+    nulls = {column: f"null_{i}" for i, column in enumerate(columns)}
+    tagged = frame.select(F.monotonically_increasing_id().alias("position"),
+                          *[F.col(column).isNull().alias(flag) for column, flag in nulls.items()])
+    offset = F.col("position").bitwiseAND(F.lit((1 << _POSITION_BITS) - 1))
+    with _failures_named(frame, next(iter(columns)), None, "nothing was charged"):
+        per_partition = (tagged.groupBy(F.shiftright("position", _POSITION_BITS).alias("partition"))
+                         .agg(F.count(F.lit(1)).alias("rows"),
+                              *[F.min(F.when(F.col(flag), offset)).alias(flag) for flag in nulls.values()])
+                         .collect())
+    partitions = frame.rdd.getNumPartitions()
+    looks = {column: [_partitioned.IdsLook(0, "", -1, "")] * partitions for column in columns}
+    for row in per_partition:
+        for column, flag in nulls.items():
+            bad = row[flag]
+            looks[column][row.partition] = _partitioned.IdsLook(int(row.rows), columns[column],
+                                                                -1 if bad is None else int(bad), "a null")
+    return looks
+
+
+def _ranked(frame: DataFrame, column: str) -> DataFrame:
+    """(value, code): each distinct value of a string or binary column and its rank among them in
+    byte order (Spark's own order of strings and binaries), numbered in the cluster: a global sort,
+    then zipWithIndex (which brings only the sorted partitions' lengths to the driver)."""
+    from pyspark.sql import functions as F
+
+    distinct = frame.select(F.col(column).alias("value")).distinct().orderBy("value")
+    schema = spark_types.StructType([spark_types.StructField("value", frame.schema[column].dataType, False),
+                                     spark_types.StructField("code", spark_types.LongType(), False)])
+    numbered = distinct.rdd.zipWithIndex().map(lambda pair: (pair[0][0], pair[1]))
+    return frame.sparkSession.createDataFrame(numbered, schema)
+
+
+def _arrow_table(batches: Iterable[pa.RecordBatch]) -> pa.Table | None:
+    batches = list(batches)
+    return pa.Table.from_batches(batches) if batches and any(b.num_rows for b in batches) else None
+
+
+class _BoundTask:
+    """A partition of whole users (uid, k): its kept pairs (k, held) of one round."""
+
+    def __init__(self, ticket: Any, round_: int, released: frozenset, key_kind: str) -> None:
+        self.ticket, self.round, self.released, self.key_kind = ticket, round_, released, key_kind
+
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = _arrow_table(batches)
+        if table is None:
+            return
+        users = _partitioned.unsigned_ids(table.column("uid").to_numpy())
+        keys = table.column("k").combine_chunks()
+        if self.key_kind == "int":
+            keys = keys.to_numpy()
+        kept, held = _partitioned.bound_partition(self.ticket, users, keys, self.round, self.released)
+        kept = kept.cast(table.schema.field("k").type) if hasattr(kept, "type") else pa.array(kept, pa.int64())
+        yield pa.RecordBatch.from_arrays([kept, pa.array(held.view(np.int64))], names=["k", "held"])
+
+
+class _DecideTask:
+    """A partition of whole keys (k, kid, held, pairs): its released keys (considered null), then
+    one row (k null) with its number of distinct keys."""
+
+    def __init__(self, ticket: Any, round_: int) -> None:
+        self.ticket, self.round = ticket, round_
+
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = _arrow_table(batches)
+        if table is None:
+            return
+        key_type = table.schema.field("k").type
+        rows, considered = _partitioned.decide_partition(
+            self.ticket, _partitioned.unsigned_ids(table.column("kid").to_numpy()),
+            table.column("held").to_numpy(), table.column("pairs").to_numpy(), self.round)
+        released = table.column("k").combine_chunks().take(pa.array(rows, pa.int64()))
+        yield pa.RecordBatch.from_arrays([released, pa.nulls(len(released), pa.int64())], names=["k", "considered"])
+        yield pa.RecordBatch.from_arrays([pa.nulls(1, key_type), pa.array([considered], pa.int64())],
+                                         names=["k", "considered"])
+
+
+def select_partitions(
+    context: Context,
+    frame: Any,
+    user_column: str,
+    key_column: str,
+    params: PartitionSelectionParams | None = None,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    max_partitions: int = 1,
+    strategy: PartitionStrategy = PartitionStrategy.TRUNCATED_GEOMETRIC,
+    backend: Backend = Backend.AUTO,
+    rounds: int = 3,
+    round_budget_ratio: float = 0.3,
+    policy_cutoff_sigmas: float = 3.0,
+    pre_threshold: int = 1,
+) -> PartitionSelection:
+    """The keys that may be released, from the (user, key) pairs in two columns of a Spark DataFrame.
+
+    Parameters
+    ----------
+    context : Context
+        The source of the selection's streams and its accountant (on the driver).
+    frame : pyspark.sql.DataFrame
+        The pairs, one a row; read several times (cache it first).
+    user_column, key_column : str
+        The columns of the user and the key of each pair: integral (byte, short, int, long),
+        string or binary ids, no null. Repeated pairs count once.
+    params, epsilon, delta, max_partitions, strategy, rounds, round_budget_ratio, pre_threshold
+        As for :func:`dpselect.select_partitions`. Every strategy but ``POLICY_GAUSSIAN``, whose
+        users update the weights one after another in one process.
+    backend : Backend, default Backend.AUTO
+        AUTO or CPU: the executors bound and decide on their CPUs.
+    policy_cutoff_sigmas : float, default 3.0
+        Unused (``POLICY_GAUSSIAN`` is refused); kept so that ``params`` and keywords match
+        :func:`dpselect.select_partitions`.
+
+    Returns
+    -------
+    PartitionSelection
+        For the same key and stream, the keys :func:`dpselect.select_partitions` releases over the
+        two columns gathered in one process (``frame.toPandas()``): a NumPy array of the column's
+        integer dtype, or a list of str or bytes, ascending; and the report
+        (``keys_considered`` NOT PRIVATE).
+
+    Raises
+    ------
+    InvalidArgument
+        A bad parameter, ``POLICY_GAUSSIAN``, backend GPU, no pairs, or a null id (naming the
+        column, the partition and the row): before anything is charged or drawn.
+    TypeError
+        A frame that is not a DataFrame, or a column that holds no ids (a float, a boolean).
+    ValueError
+        A column the frame lacks, or the same column twice.
+    BudgetExceeded
+        The accountant refuses the selection: nothing charged or drawn.
+    PartitionError
+        A task failed on its executor: while looking (nothing charged), or after the charge (the
+        selection stays charged, as a one-process selection that fails during its passes).
+
+    Notes
+    -----
+    The guarantee is :func:`dpselect.select_partitions`' ((epsilon, delta + report.delta_float)-DP
+    between datasets that add or remove one user with all of its pairs), charged once on the
+    driver. The steps:
+
+    1. **Look** (nothing charged): one Spark aggregation counts each partition's rows and finds its
+       first null id.
+    2. **Begin**: :class:`PartitionSelectionTicket` (the charge, the streams).
+    3. **Number** string ids: each column's distinct values sorted by Spark and numbered by
+       ``zipWithIndex``, the ranks that one process gives them. String keys are joined to their
+       ranks only after bounding and counting, one row per (key, held).
+    4. **Bound**: the pairs repartitioned by user; each partition's users bounded by the ticket
+       (``mapInArrow``).
+    5. **Count and decide**: the kept pairs counted by ``groupBy(key, held)``, repartitioned by key,
+       and each partition's keys decided by the ticket. ``DP_SIPS`` repeats 4 and 5 for each round
+       without the keys released so far.
+
+    What reaches the driver: each partition's length and first null row, the sorted distinct
+    values' partition lengths, the released keys and each decision task's number of keys (which
+    make ``keys_considered``). The ticket (SECRET: it holds the context's key) travels in the
+    tasks' closures, and the pairs and counts between the steps are the private data: run on a
+    cluster under one operator, with encryption between its processes (see this module's notes).
+    Spark's Python workers need ``pyarrow`` and ``dpselect``.
+    """
+    fields = {"epsilon": epsilon, "delta": delta, "max_partitions": max_partitions, "strategy": strategy,
+              "backend": backend, "rounds": rounds, "round_budget_ratio": round_budget_ratio,
+              "policy_cutoff_sigmas": policy_cutoff_sigmas, "pre_threshold": pre_threshold}
+    params = _partitioned.partition_selection_request(select_partitions, context, params, fields)
+    user_kind, _ = _id_column(frame, user_column, "user_column")
+    key_kind, key_dtype = _id_column(frame, key_column, "key_column")
+    if user_column == key_column:
+        raise ValueError(f"user_column and key_column must name two columns (got {user_column!r} twice)")
+    looks = _id_looks(frame, {user_column: user_kind, key_column: key_kind})
+    _partitioned.refuse_bad_ids(_ENGINE, looks[user_column], user_column, "user_column")
+    _partitioned.refuse_bad_ids(_ENGINE, looks[key_column], key_column, "key_column")
+    if sum(look.rows for look in looks[user_column]) == 0:
+        raise InvalidArgument(f"{_ENGINE}: frame must hold (user, key) pairs (got 0 rows); nothing was charged")
+
+    from pyspark.sql import functions as F
+
+    from ._dpselect import begin_partition_selection
+
+    ticket = begin_partition_selection(context, params)  # charged: any failure below leaves it so
+    consequence = "the selection stays charged (its streams were drawn)"
+    partitions = max(1, frame.rdd.getNumPartitions())
+    pairs = frame.select(F.col(user_column).alias("u"), F.col(key_column).alias("k"))
+    if user_kind == "int":
+        pairs = pairs.select(F.col("u").cast("long").alias("uid"), "k")
+    else:
+        users = _ranked(frame, user_column)
+        pairs = pairs.join(users, pairs.u == users.value).select(F.col("code").alias("uid"), "k")
+    if key_kind == "int":
+        pairs = pairs.withColumn("k", F.col("k").cast("long"))
+    by_user = pairs.repartition(partitions, "uid")
+    key_codes = _ranked(frame, key_column) if key_kind != "int" else None
+    if ticket.rounds > 1:
+        by_user = by_user.persist()
+        key_codes = key_codes.persist() if key_codes is not None else None
+    key_type = by_user.schema["k"].dataType.simpleString()
+    released: list = []
+    considered = 0
+    try:
+        for round_ in range(ticket.rounds):
+            kept = by_user.mapInArrow(cast(Any, _BoundTask(ticket, round_, frozenset(released), key_kind)),
+                                      f"k {key_type}, held long")
+            counted = kept.groupBy("k", "held").agg(F.count(F.lit(1)).alias("pairs"))
+            if key_codes is None:
+                counted = counted.withColumn("kid", F.col("k"))
+            else:
+                counted = counted.join(key_codes, counted.k == key_codes.value).select(
+                    "k", F.col("code").alias("kid"), "held", "pairs")
+            decided = counted.repartition(partitions, "kid").mapInArrow(cast(Any, _DecideTask(ticket, round_)),
+                                                                        f"k {key_type}, considered long")
+            with _failures_named(frame, user_column, None, consequence):
+                rows = decided.collect()
+            released.extend(row.k for row in rows if row.considered is None)
+            if round_ == 0:
+                considered = sum(row.considered for row in rows if row.considered is not None)
+    finally:
+        if ticket.rounds > 1:
+            by_user.unpersist()
+            if key_codes is not None:
+                key_codes.unpersist()
+    keys = [bytes(key) for key in released] if key_kind == "bytes" else released
+    return PartitionSelection(_partitioned.released_keys(keys, key_kind, key_dtype), ticket.report(considered))
 
 
 # Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks).
