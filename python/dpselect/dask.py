@@ -82,9 +82,38 @@ backend : Backend, default Backend.AUTO
     with CuPy partitions runs its shard on its GPU."""
 
 
+def _distributed_client() -> Any:
+    """The distributed Client that dask.compute would use, or None (a local scheduler)."""
+    try:
+        from distributed import default_client
+    except ImportError:  # pragma: no cover - only without dask[distributed]
+        return None
+    try:
+        return default_client()
+    except ValueError:  # no client: dask.compute runs a local scheduler
+        return None
+
+
 def _compute_each(tasks, rows, consequence: str) -> list:
     """The tasks' results; when one fails (its own code or the partition's upstream tasks), a
-    PartitionError naming the first failing partition."""
+    PartitionError naming the first failing partition.
+
+    On a distributed cluster each task is a future whose own status says whether it failed (a
+    failed key computed again would wait on the failure the scheduler keeps); on a local
+    scheduler the tasks are computed again one by one to find it.
+    """
+    client = _distributed_client()
+    if client is not None:
+        from distributed import wait
+
+        futures = client.compute(list(tasks))
+        wait(futures)
+        for i, future in enumerate(futures):
+            if future.status == "error":
+                error = future.exception()
+                raise PartitionError("dpselect.dask", i, None if rows is None else rows[i],
+                                     f"{type(error).__name__}: {error}; {consequence}") from error
+        return list(client.gather(futures))
     try:
         return list(dask.compute(*tasks))
     except Exception as error:  # noqa: BLE001 - which partition? computed one by one below

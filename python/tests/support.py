@@ -4,6 +4,8 @@
 import sys
 import threading
 
+import numpy as np
+
 import dpselect
 
 
@@ -45,3 +47,22 @@ def assert_the_gil_is_released(release):
     finally:
         sys.setswitchinterval(interval)
     assert ran_during_the_release
+
+
+def partition_pairs(n=30_000, seed=3):
+    """(user, key) pairs in a pandas DataFrame for partition selection on an engine: about 4,000
+    users and 300 keys of Zipf-like popularity, so that at epsilon 1 a strategy releases some keys
+    but not all. Columns: ``user`` (int64), ``word`` (str), ``code`` (int64, negative ones too),
+    ``name`` (str users) and ``raw`` (bytes keys)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    users = rng.integers(0, 4000, n)
+    words = np.array([f"w{i}" for i in range(300)], dtype=object)
+    return pd.DataFrame({
+        "user": users,
+        "word": words[(rng.zipf(1.3, n) - 1) % 300],
+        "code": (rng.zipf(1.3, n) % 300) - 50,
+        "name": np.array([f"u{u}" for u in users], dtype=object),
+        "raw": np.array([w.encode() + b"\xff" for w in words[(rng.zipf(1.3, n) - 1) % 300]], dtype=object),
+    })

@@ -17,7 +17,7 @@ import dask.array as da  # noqa: E402
 
 import dpselect  # noqa: E402
 import dpselect.dask  # noqa: E402
-from support import ledger_context  # noqa: E402
+from support import ledger_context, partition_pairs  # noqa: E402
 
 MECHANISMS = [dpselect.Mechanism.EXPONENTIAL, dpselect.Mechanism.PERMUTE_AND_FLIP,
               dpselect.Mechanism.LAPLACE_NOISY_MAX]
@@ -257,4 +257,92 @@ def test_an_integer_score_beyond_2_53_is_refused_before_the_charge(client):
     u = np.array([5, 2**60, 1], dtype=np.int64)
     with pytest.raises(ValueError, match=r"scores must hold integers within 2\*\*53 .*in partition 1, at row 1"):
         dpselect.dask.select(context, da.from_array(u, chunks=1), epsilon=0.5, sensitivity=1.0)
+    expect_nothing_charged_or_drawn(context, accountant)
+
+
+PARALLEL_STRATEGIES = [dpselect.PartitionStrategy.TRUNCATED_GEOMETRIC, dpselect.PartitionStrategy.LAPLACE_THRESHOLD,
+                       dpselect.PartitionStrategy.GAUSSIAN_THRESHOLD, dpselect.PartitionStrategy.WEIGHTED_GAUSSIAN,
+                       dpselect.PartitionStrategy.DP_SIPS]
+
+
+@pytest.fixture(scope="module")
+def pairs(client):
+    local = partition_pairs()
+    with dask.config.set({"dataframe.convert-string": False}):  # bytes stay bytes
+        frame = dd.from_pandas(local, npartitions=3).persist()
+    return local, frame
+
+
+def expect_same_keys(engine, one_process):
+    assert 0 < len(one_process.keys) < one_process.report.keys_considered  # a comparison that can fail
+    assert type(engine.keys) is type(one_process.keys)
+    assert list(engine.keys) == list(one_process.keys)
+    assert engine.report.keys_considered == one_process.report.keys_considered
+    assert (engine.report.stream, engine.report.streams) == (one_process.report.stream, one_process.report.streams)
+
+
+@pytest.mark.parametrize("strategy", PARALLEL_STRATEGIES)
+def test_partition_selection_equals_one_process_for_every_strategy_it_runs(pairs, strategy):
+    local, frame = pairs
+    keywords = {"epsilon": 1.0, "delta": 1e-5, "max_partitions": 3, "strategy": strategy}
+    engine = dpselect.dask.select_partitions(dpselect.Context.fixed_seed(5), frame, "user", "word", **keywords)
+    expect_same_keys(engine, dpselect.select_partitions(dpselect.Context.fixed_seed(5), local["user"], local["word"],
+                                                        **keywords))
+
+
+@pytest.mark.parametrize("users, keys", [("user", "code"), ("name", "word"), ("user", "raw")])
+def test_partition_selection_equals_one_process_for_every_kind_of_id(pairs, users, keys):
+    local, frame = pairs
+    keywords = {"epsilon": 1.0, "delta": 1e-5, "max_partitions": 2, "pre_threshold": 3,
+                "strategy": dpselect.PartitionStrategy.DP_SIPS if keys == "raw" else
+                dpselect.PartitionStrategy.TRUNCATED_GEOMETRIC}
+    if keys == "raw":
+        keywords.pop("pre_threshold")  # the weighted strategies take no minimum
+    engine = dpselect.dask.select_partitions(dpselect.Context.fixed_seed(6), frame, users, keys, **keywords)
+    expect_same_keys(engine, dpselect.select_partitions(dpselect.Context.fixed_seed(6), local[users], local[keys],
+                                                        **keywords))
+
+
+def test_partition_selection_refuses_bad_pairs_naming_the_partition_and_row_before_any_charge(pairs):
+    context, accountant = ledger_context(budget=dpselect.PrivacyBound(10.0, 0.1))
+    local, _ = pairs
+    keywords = {"epsilon": 1.0, "delta": 1e-5}
+
+    def frame_of(column, values):
+        bad = local.head(900).copy()
+        bad[column] = bad[column].astype(object)
+        for row, value in values.items():
+            bad.loc[row, column] = value
+        with dask.config.set({"dataframe.convert-string": False}):
+            return dd.from_pandas(bad, npartitions=3)
+
+    with pytest.raises(dpselect.InvalidArgument, match=r"key_column 'word' must hold no null \(got a null in "
+                                                       r"partition 2, at row 700\)"):
+        dpselect.dask.select_partitions(context, frame_of("word", {700: None}), "user", "word", **keywords)
+    with pytest.raises(TypeError, match=r"key_column 'word' must hold ids of one kind, integers \(not bool\), str or "
+                                        r"bytes \(got an int in partition 1, at row 301\)"):
+        dpselect.dask.select_partitions(context, frame_of("word", {301: 7}), "user", "word", **keywords)
+    with pytest.raises(TypeError, match=r"user_column 'user' must hold ids of one kind.*\(got a float in partition "
+                                        r"0, at row 5\)"):
+        dpselect.dask.select_partitions(context, frame_of("user", {5: 2.5}), "user", "word", **keywords)
+    with pytest.raises(TypeError, match=r"must hold ids of one kind \(got str ids in partition 1, int ids in "
+                                        r"partition 0\)"):
+        dpselect.dask.select_partitions(context, frame_of("user", {row: f"u{row}" for row in range(300, 900)}),
+                                        "user", "word", **keywords)
+    frame = frame_of("word", {})
+    with pytest.raises(ValueError, match=r"user_column must name a column of frame \(got 'who'"):
+        dpselect.dask.select_partitions(context, frame, "who", "word", **keywords)
+    with pytest.raises(ValueError, match=r"must name two columns \(got 'user' twice\)"):
+        dpselect.dask.select_partitions(context, frame, "user", "user", **keywords)
+    with pytest.raises(TypeError, match="frame must be a Dask DataFrame"):
+        dpselect.dask.select_partitions(context, local, "user", "word", **keywords)
+    with pytest.raises(dpselect.InvalidArgument, match=r"frame must hold \(user, key\) pairs \(got 0 rows\)"):
+        dpselect.dask.select_partitions(context, frame[frame.user < 0], "user", "word", **keywords)
+    with pytest.raises(dpselect.InvalidArgument, match="must not be POLICY_GAUSSIAN"):
+        dpselect.dask.select_partitions(context, frame, "user", "word",
+                                        strategy=dpselect.PartitionStrategy.POLICY_GAUSSIAN, **keywords)
+    with pytest.raises(dpselect.InvalidArgument, match=r"delta must be in \(0, 1\)"):
+        dpselect.dask.select_partitions(context, frame, "user", "word", epsilon=1.0, delta=0.0)
+    with pytest.raises(dpselect.BudgetExceeded):
+        dpselect.dask.select_partitions(context, frame, "user", "word", epsilon=11.0, delta=1e-5)
     expect_nothing_charged_or_drawn(context, accountant)

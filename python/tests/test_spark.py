@@ -22,7 +22,7 @@ from pyspark.sql import functions as F  # noqa: E402
 
 import dpselect  # noqa: E402
 import dpselect.spark  # noqa: E402
-from support import ledger_context  # noqa: E402
+from support import ledger_context, partition_pairs  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -211,3 +211,75 @@ def test_the_guide_example(spark):
                                  label_column="id")
     # [/doc:python_spark]
     assert pick.report.candidates == 100_000 and pick.label == pick.index
+
+
+PARALLEL_STRATEGIES = [dpselect.PartitionStrategy.TRUNCATED_GEOMETRIC, dpselect.PartitionStrategy.LAPLACE_THRESHOLD,
+                       dpselect.PartitionStrategy.GAUSSIAN_THRESHOLD, dpselect.PartitionStrategy.WEIGHTED_GAUSSIAN,
+                       dpselect.PartitionStrategy.DP_SIPS]
+
+
+@pytest.fixture(scope="module")
+def pairs(spark):
+    local = partition_pairs()
+    return local, spark.createDataFrame(local).repartition(3).cache()
+
+
+def expect_same_keys(engine, one_process):
+    assert 0 < len(one_process.keys) < one_process.report.keys_considered  # a comparison that can fail
+    assert type(engine.keys) is type(one_process.keys)
+    assert list(engine.keys) == list(one_process.keys)
+    assert engine.report.keys_considered == one_process.report.keys_considered
+    assert (engine.report.stream, engine.report.streams) == (one_process.report.stream, one_process.report.streams)
+
+
+@pytest.mark.parametrize("strategy", PARALLEL_STRATEGIES)
+def test_partition_selection_equals_one_process_for_every_strategy_it_runs(spark, pairs, strategy):
+    local, frame = pairs
+    rows = frame.toPandas()  # one process over the frame's rows, in any order
+    keywords = {"epsilon": 1.0, "delta": 1e-5, "max_partitions": 3, "strategy": strategy}
+    engine = dpselect.spark.select_partitions(dpselect.Context.fixed_seed(5), frame, "user", "word", **keywords)
+    expect_same_keys(engine, dpselect.select_partitions(dpselect.Context.fixed_seed(5), rows["user"], rows["word"],
+                                                        **keywords))
+
+
+@pytest.mark.parametrize("users, keys", [("user", "code"), ("name", "word"), ("user", "raw")])
+def test_partition_selection_equals_one_process_for_every_kind_of_id(spark, pairs, users, keys):
+    local, frame = pairs
+    keywords = {"epsilon": 1.0, "delta": 1e-5, "max_partitions": 2, "pre_threshold": 3}
+    engine = dpselect.spark.select_partitions(dpselect.Context.fixed_seed(6), frame, users, keys, **keywords)
+    one = dpselect.select_partitions(dpselect.Context.fixed_seed(6), list(local[users]), list(local[keys]), **keywords)
+    if keys == "code":
+        one.keys = np.asarray(one.keys, dtype=np.int64)  # a list of ints from a list; the column is int64
+    expect_same_keys(engine, one)
+
+
+def test_partition_selection_refuses_bad_pairs_naming_the_partition_and_row_before_any_charge(spark, pairs):
+    context, accountant = ledger_context(budget=dpselect.PrivacyBound(10.0, 0.1))
+    local, _ = pairs
+    holed = local.head(900).copy()
+    holed["word"] = holed["word"].astype(object)
+    holed.loc[700, "word"] = None
+    frame = frame_of(spark, {"user": holed["user"], "word": holed["word"], "weight": holed["user"] * 0.5}, 3)
+    keywords = {"epsilon": 1.0, "delta": 1e-5}
+    with pytest.raises(dpselect.InvalidArgument, match=r"key_column 'word' must hold no null \(got a null in "
+                                                       r"partition 2, at row 700\)"):
+        dpselect.spark.select_partitions(context, frame, "user", "word", **keywords)
+    with pytest.raises(TypeError, match=r"key_column 'weight' must hold integer, string or binary ids \(got a "
+                                        r"column of type double\)"):
+        dpselect.spark.select_partitions(context, frame, "user", "weight", **keywords)
+    with pytest.raises(ValueError, match=r"user_column must name a column of frame \(got 'who'"):
+        dpselect.spark.select_partitions(context, frame, "who", "word", **keywords)
+    with pytest.raises(ValueError, match=r"must name two columns \(got 'user' twice\)"):
+        dpselect.spark.select_partitions(context, frame, "user", "user", **keywords)
+    with pytest.raises(dpselect.InvalidArgument, match=r"frame must hold \(user, key\) pairs \(got 0 rows\)"):
+        dpselect.spark.select_partitions(context, frame.filter(frame.user < 0), "user", "word", **keywords)
+    with pytest.raises(dpselect.InvalidArgument, match="must not be POLICY_GAUSSIAN"):
+        dpselect.spark.select_partitions(context, frame, "user", "word",
+                                         strategy=dpselect.PartitionStrategy.POLICY_GAUSSIAN, **keywords)
+    with pytest.raises(dpselect.InvalidArgument, match=r"backend must be AUTO or CPU"):
+        dpselect.spark.select_partitions(context, frame, "user", "word", backend=dpselect.Backend.GPU, **keywords)
+    with pytest.raises(dpselect.InvalidArgument, match=r"delta must be in \(0, 1\)"):
+        dpselect.spark.select_partitions(context, frame, "user", "word", epsilon=1.0, delta=0.0)
+    with pytest.raises(dpselect.BudgetExceeded):
+        dpselect.spark.select_partitions(context, frame.na.drop(), "user", "word", epsilon=11.0, delta=1e-5)
+    expect_nothing_charged_or_drawn(context, accountant)
