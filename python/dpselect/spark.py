@@ -733,7 +733,8 @@ def select_partitions(
                                                                         f"k {key_type}, considered long")
             with _failures_named(frame, user_column, None, consequence):
                 rows = decided.collect()
-            released.extend(row.k for row in rows if row.considered is None)
+            # Spark gives binary values as bytearray: bytes, to be hashed and returned as one process does.
+            released.extend(bytes(row.k) if key_kind == "bytes" else row.k for row in rows if row.considered is None)
             if round_ == 0:
                 considered = sum(row.considered for row in rows if row.considered is not None)
     finally:
@@ -741,8 +742,7 @@ def select_partitions(
             by_user.unpersist()
             if key_codes is not None:
                 key_codes.unpersist()
-    keys = [bytes(key) for key in released] if key_kind == "bytes" else released
-    return PartitionSelection(_partitioned.released_keys(keys, key_kind, key_dtype), ticket.report(considered))
+    return PartitionSelection(_partitioned.released_keys(released, key_kind, key_dtype), ticket.report(considered))
 
 
 # Every public callable refuses a scalar parameter of the wrong type by name (dpselect._checks).

@@ -246,6 +246,8 @@ def test_partition_selection_equals_one_process_for_every_strategy_it_runs(spark
 def test_partition_selection_equals_one_process_for_every_kind_of_id(spark, pairs, users, keys):
     local, frame = pairs
     keywords = {"epsilon": 1.0, "delta": 1e-5, "max_partitions": 2, "pre_threshold": 3}
+    if keys == "raw":  # a weighted strategy in rounds, whose later rounds leave out the released bytes
+        keywords = {"epsilon": 1.0, "delta": 1e-5, "max_partitions": 2, "strategy": dpselect.PartitionStrategy.DP_SIPS}
     engine = dpselect.spark.select_partitions(dpselect.Context.fixed_seed(6), frame, users, keys, **keywords)
     one = dpselect.select_partitions(dpselect.Context.fixed_seed(6), list(local[users]), list(local[keys]), **keywords)
     if keys == "code":
