@@ -417,7 +417,7 @@ def _ranked(column: Any) -> Any:
     """(value, code): each distinct value of a Dask column of strings and its rank among them in
     byte order, numbered where the values live: a distributed sort, then each sorted partition
     numbered from the lengths of those before it (only the lengths reach the client)."""
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
 
     distinct = column.drop_duplicates().to_frame(name="value").sort_values("value").persist()
     lengths = [int(n) for n in distinct.map_partitions(len).compute()]
@@ -439,7 +439,7 @@ def _sortable(column: Any, kind: str) -> Any:
     """A column of ids as the steps carry it: integers as they are, str as Arrow strings, bytes as
     the Arrow strings of their hex digits (Dask sorts neither Python bytes nor objects; two hex
     digits a byte, lower case, sort as the bytes do)."""
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
 
     if kind == "bytes":
         return column.map_partitions(_hex_of_bytes, meta=pd.Series([], dtype="string[pyarrow]", name=column.name))
@@ -458,7 +458,7 @@ def _with_key_ids(part: Any) -> Any:
 
 def _bound_task(part: Any, ticket: Any, round_: int, released: frozenset, key_kind: str) -> Any:
     """A partition of whole users (uid, k): its kept pairs (k, held) of one round."""
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
 
     users = _partitioned.unsigned_ids(part["uid"].to_numpy())
     keys = part["k"].to_numpy() if key_kind == "int" else part["k"].reset_index(drop=True)
@@ -469,7 +469,7 @@ def _bound_task(part: Any, ticket: Any, round_: int, released: frozenset, key_ki
 def _decide_task(part: Any, ticket: Any, round_: int, placeholder: Any) -> Any:
     """A partition of whole keys (k, kid, held, pairs): its released keys (considered 0), then one
     row (k a placeholder, released False) with its number of distinct keys."""
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
 
     if len(part) == 0:
         return part[["k"]].assign(released=np.zeros(0, dtype=bool), considered=np.zeros(0, dtype=np.int64))
@@ -560,7 +560,7 @@ def select_partitions(
     arguments, and the pairs and counts between the steps are the private data: see this
     module's trust notes.
     """
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
 
     from ._dpselect import begin_partition_selection
 
