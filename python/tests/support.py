@@ -66,3 +66,18 @@ def partition_pairs(n=30_000, seed=3):
         "name": np.array([f"u{u}" for u in users], dtype=object),
         "raw": np.array([w.encode() + b"\xff" for w in words[(rng.zipf(1.3, n) - 1) % 300]], dtype=object),
     })
+
+
+# The strategies an engine's workers run (all but the policy Gaussian).
+PARALLEL_STRATEGIES = [dpselect.PartitionStrategy.TRUNCATED_GEOMETRIC, dpselect.PartitionStrategy.LAPLACE_THRESHOLD,
+                       dpselect.PartitionStrategy.GAUSSIAN_THRESHOLD, dpselect.PartitionStrategy.WEIGHTED_GAUSSIAN,
+                       dpselect.PartitionStrategy.DP_SIPS]
+
+
+def expect_same_keys(engine, one_process):
+    """An engine's partition selection released what one process released, with its report."""
+    assert 0 < len(one_process.keys) < one_process.report.keys_considered  # a comparison that can fail
+    assert type(engine.keys) is type(one_process.keys)
+    assert list(engine.keys) == list(one_process.keys)
+    assert engine.report.keys_considered == one_process.report.keys_considered
+    assert (engine.report.stream, engine.report.streams) == (one_process.report.stream, one_process.report.streams)

@@ -17,7 +17,7 @@ import dask.array as da  # noqa: E402
 
 import dpselect  # noqa: E402
 import dpselect.dask  # noqa: E402
-from support import ledger_context, partition_pairs  # noqa: E402
+from support import PARALLEL_STRATEGIES, expect_same_keys, ledger_context, partition_pairs  # noqa: E402
 
 MECHANISMS = [dpselect.Mechanism.EXPONENTIAL, dpselect.Mechanism.PERMUTE_AND_FLIP,
               dpselect.Mechanism.LAPLACE_NOISY_MAX]
@@ -260,25 +260,12 @@ def test_an_integer_score_beyond_2_53_is_refused_before_the_charge(client):
     expect_nothing_charged_or_drawn(context, accountant)
 
 
-PARALLEL_STRATEGIES = [dpselect.PartitionStrategy.TRUNCATED_GEOMETRIC, dpselect.PartitionStrategy.LAPLACE_THRESHOLD,
-                       dpselect.PartitionStrategy.GAUSSIAN_THRESHOLD, dpselect.PartitionStrategy.WEIGHTED_GAUSSIAN,
-                       dpselect.PartitionStrategy.DP_SIPS]
-
-
 @pytest.fixture(scope="module")
 def pairs(client):
     local = partition_pairs()
     with dask.config.set({"dataframe.convert-string": False}):  # bytes stay bytes
         frame = dd.from_pandas(local, npartitions=3).persist()
     return local, frame
-
-
-def expect_same_keys(engine, one_process):
-    assert 0 < len(one_process.keys) < one_process.report.keys_considered  # a comparison that can fail
-    assert type(engine.keys) is type(one_process.keys)
-    assert list(engine.keys) == list(one_process.keys)
-    assert engine.report.keys_considered == one_process.report.keys_considered
-    assert (engine.report.stream, engine.report.streams) == (one_process.report.stream, one_process.report.streams)
 
 
 @pytest.mark.parametrize("strategy", PARALLEL_STRATEGIES)

@@ -22,7 +22,7 @@ from pyspark.sql import functions as F  # noqa: E402
 
 import dpselect  # noqa: E402
 import dpselect.spark  # noqa: E402
-from support import ledger_context, partition_pairs  # noqa: E402
+from support import PARALLEL_STRATEGIES, expect_same_keys, ledger_context, partition_pairs  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -213,23 +213,10 @@ def test_the_guide_example(spark):
     assert pick.report.candidates == 100_000 and pick.label == pick.index
 
 
-PARALLEL_STRATEGIES = [dpselect.PartitionStrategy.TRUNCATED_GEOMETRIC, dpselect.PartitionStrategy.LAPLACE_THRESHOLD,
-                       dpselect.PartitionStrategy.GAUSSIAN_THRESHOLD, dpselect.PartitionStrategy.WEIGHTED_GAUSSIAN,
-                       dpselect.PartitionStrategy.DP_SIPS]
-
-
 @pytest.fixture(scope="module")
 def pairs(spark):
     local = partition_pairs()
     return local, spark.createDataFrame(local).repartition(3).cache()
-
-
-def expect_same_keys(engine, one_process):
-    assert 0 < len(one_process.keys) < one_process.report.keys_considered  # a comparison that can fail
-    assert type(engine.keys) is type(one_process.keys)
-    assert list(engine.keys) == list(one_process.keys)
-    assert engine.report.keys_considered == one_process.report.keys_considered
-    assert (engine.report.stream, engine.report.streams) == (one_process.report.stream, one_process.report.streams)
 
 
 @pytest.mark.parametrize("strategy", PARALLEL_STRATEGIES)
