@@ -546,38 +546,44 @@ TEST(SelectPartitions, StringKeysAreReleasedAsTheirOrderPreservingCodesAre) {
   EXPECT_EQ(accountant->release_count(), 0u);
 }
 
-TEST(DictionaryNumbering, EqualsTheRanksOfASortAndPointsBackAtFirstRows) {
-  // Random byte strings (NUL and 0xff bytes, the empty string, shared prefixes), enough distinct
-  // ones that the hash table grows several times: the codes are the ranks a sort gives, and
-  // first_rows[c] is the first row holding the value of code c.
+TEST(DictionaryNumbering, EqualsTheRanksOfASortAndPointsBackAtFirstRowsForAnyThreadCount) {
+  // Random byte strings (NUL and 0xff bytes, the empty string, shared prefixes: half of them begin
+  // with the same 8 bytes, so their order rests on the bytes after), enough distinct ones that the
+  // hash tables grow several times: for 1, 2 and 3 threads (shards of the hashes), the codes are
+  // the ranks a sort gives, and first_rows[c] is the first row holding the value of code c.
   std::mt19937_64 random(5);
   std::vector<std::string> pool;
   for (int i = 0; i < 20000; ++i) {
     std::string value(random() % 9, '\0');
     for (char& byte : value) byte = static_cast<char>(random() % 4 == 0 ? 0xff : random() % 3);
-    pool.push_back(value);
+    pool.push_back(i % 2 == 0 ? value : "shared8b" + value);
   }
   std::vector<std::string_view> values;
   for (int i = 0; i < 200000; ++i) values.push_back(pool[random() % pool.size()]);
   std::vector<std::string_view> ascending(values.begin(), values.end());
   std::sort(ascending.begin(), ascending.end());
   ascending.erase(std::unique(ascending.begin(), ascending.end()), ascending.end());
-  ASSERT_GT(ascending.size(), 4096u) << "the table grew";
-  const dpselect::DictionaryNumbering numbering = dpselect::dictionary_numbering(values);
-  ASSERT_EQ(numbering.codes.size(), values.size());
-  ASSERT_EQ(numbering.first_rows.size(), ascending.size());
-  for (std::size_t row = 0; row < values.size(); ++row) {
-    ASSERT_EQ(numbering.codes[row], static_cast<std::uint64_t>(std::lower_bound(ascending.begin(), ascending.end(),
-                                                                                values[row]) -
-                                                               ascending.begin()))
-        << "row " << row;
+  ASSERT_GT(ascending.size(), 4096u) << "the tables grew";
+  const int threads_before = omp_get_max_threads();
+  for (const int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    const dpselect::DictionaryNumbering numbering = dpselect::dictionary_numbering(values);
+    ASSERT_EQ(numbering.codes.size(), values.size());
+    ASSERT_EQ(numbering.first_rows.size(), ascending.size());
+    for (std::size_t row = 0; row < values.size(); ++row) {
+      ASSERT_EQ(numbering.codes[row], static_cast<std::uint64_t>(std::lower_bound(ascending.begin(), ascending.end(),
+                                                                                  values[row]) -
+                                                                 ascending.begin()))
+          << "row " << row << ", " << threads << " threads";
+    }
+    for (std::uint64_t code = 0; code < ascending.size(); ++code) {
+      const std::uint64_t first = numbering.first_rows[code];
+      ASSERT_EQ(values[first], ascending[code]);
+      for (std::uint64_t row = 0; row < first; ++row) ASSERT_NE(numbering.codes[row], code) << "an earlier row";
+    }
+    EXPECT_TRUE(dpselect::dictionary_numbering({}).codes.empty());
   }
-  for (std::uint64_t code = 0; code < ascending.size(); ++code) {
-    const std::uint64_t first = numbering.first_rows[code];
-    ASSERT_EQ(values[first], ascending[code]);
-    for (std::uint64_t row = 0; row < first; ++row) ASSERT_NE(numbering.codes[row], code) << "an earlier row";
-  }
-  EXPECT_TRUE(dpselect::dictionary_numbering({}).codes.empty());
+  omp_set_num_threads(threads_before);
 }
 
 TEST(PartitionKeepProbability, APreThresholdShiftsTheCountAndKeepsTheGuarantee) {

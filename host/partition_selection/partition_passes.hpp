@@ -32,11 +32,13 @@ inline int partition_threads(std::size_t elements) {
 }
 
 // std::sort on every core (libstdc++'s parallel mode, a multiway mergesort over OpenMP) where the
-// range is large enough; the sorted sequence is the same either way.
+// range holds at least `minimum` elements (fewer for elements that cost more to compare, as
+// strings); the sorted sequence is the same either way.
 template <class Iterator, class Less = std::less<>>
-void sort_on_every_core(Iterator first, Iterator last, Less less = {}) {
+void sort_on_every_core(Iterator first, Iterator last, Less less = {},
+                        std::size_t minimum = kPartitionParallelMinimum) {
 #if defined(__GLIBCXX__)
-  if (static_cast<std::size_t>(last - first) >= kPartitionParallelMinimum) {
+  if (static_cast<std::size_t>(last - first) >= minimum && omp_get_max_threads() > 1) {
     __gnu_parallel::sort(first, last, less);
     return;
   }
