@@ -265,6 +265,23 @@ def test_a_resolution_releases_its_multiples_and_the_tied_value_itself():
                    "prepared for", "resolution 1")
 
 
+def test_eight_hundred_thousand_ties_at_the_median_underflow_no_weight():
+    # diffprivlib's quantile fails on 800 000 tied values (every weight e^{-eps |r - q n| / 2} around
+    # the run underflows to 0); dpselect compares log weights. On a resolution grid the tied value is
+    # released exactly (any other point is >= 10^5 ranks away); without one, a point of an interval
+    # that touches the run.
+    below, above = np.linspace(0.0, 40.0, 100_000, endpoint=False), np.linspace(60.0, 100.0, 100_001)[1:]
+    values = np.concatenate([below, np.full(800_000, 50.0), above])
+    context = dpselect.Context.fixed_seed(11)
+    for q in (0.2, 0.5, 0.8):  # target ranks 2e5, 5e5, 8e5: all inside the run [1e5, 9e5)
+        on_grid = dpselect.select_quantile(context, values, q, range=dpselect.QuantileRange(0.0, 100.0, resolution=1.0),
+                                           epsilon=1.0)
+        assert on_grid.value == 50.0
+        continuous = dpselect.select_quantile(context, values, q, range=(0.0, 100.0), epsilon=1.0)
+        assert below[-1] <= continuous.value <= above[0]
+        assert np.isfinite(continuous.report.slack.epsilon) and continuous.report.slack.epsilon < 1.0
+
+
 @pytest.mark.parametrize("values,fragments", [
     (np.array([], dtype=np.float64), ("data",)),
     (np.array([1.0, np.nan]), ("data[1]", "nan")),
