@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // String keys and users numbered by the rank of their value in byte order (sources and contract
 // in <dpselect/partition_selection.hpp>): hash tables find the distinct values in one pass, each
-// core's table the values of its own shard of the hashes, and only the distinct values are sorted. The rank, not the hash, is the number: it is a function of
-// the data's distinct values alone, the same in one process and over MPI ranks (which compute it
-// with a sample sort, host/mpi/distributed_string_keys.cpp), and it never merges two values.
+// core's table the values of its own shard of the hashes, and only the distinct values are
+// sorted. The rank, not the hash, is the number: it is a function of the data's distinct values
+// alone, the same in one process and over MPI ranks (which compute it with a sample sort,
+// host/mpi/distributed_string_keys.cpp), and it never merges two values.
 #include <cstdint>
 #include <exception>
 #include <functional>
