@@ -29,7 +29,7 @@ import platform
 
 import numpy as np
 
-from bench_run import median_seconds, run_metadata
+from bench_run import median_seconds, print_selection_workloads, run_metadata, selection_workloads
 
 EPSILON, DELTA, MAX_PARTITIONS = 1.0, 1e-5, 1
 
@@ -84,19 +84,13 @@ def main() -> None:
 
     versions = {name: version(name) for name in ("dask", "distributed", "pandas", "pyarrow")}
     versions["python"] = platform.python_version()
-    base = seconds["nunique"]
     result = {**run_metadata(), "versions": versions, "n": args.n, "users": max(1, args.n // 8),
               "partitions": args.partitions, "workers": args.workers, "threads_per_worker": args.threads,
-              "repeats": args.repeats,
-              "workloads": {name: {"seconds": s, "ratio_to_nunique": s / base, "keys_released": released.get(name)}
-                            for name, s in seconds.items()}}
+              "repeats": args.repeats, "workloads": selection_workloads(seconds, "nunique", released)}
     print(f"{args.n} pairs (int64 users, string keys), {args.partitions} partitions, {args.workers} worker(s) x "
           f"{args.threads} thread(s) on {os.cpu_count()} cores; truncated geometric, epsilon {EPSILON}, "
           f"delta {DELTA}, m {MAX_PARTITIONS}; medians of {args.repeats}")
-    print(f"{'workload':12} {'median s':>10} {'x nunique':>10} {'keys released':>14}")
-    for name, entry in result["workloads"].items():
-        kept = "" if entry["keys_released"] is None else str(entry["keys_released"])
-        print(f"{name:12} {entry['seconds']:10.2f} {entry['ratio_to_nunique']:10.2f} {kept:>14}")
+    print_selection_workloads(result["workloads"], "nunique")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(result, out, indent=2)

@@ -27,7 +27,7 @@ import json
 
 import numpy as np
 
-from bench_run import median_seconds, run_metadata
+from bench_run import median_seconds, print_selection_workloads, run_metadata, selection_workloads
 
 EPSILON, DELTA = 1.0, 1e-6
 
@@ -98,15 +98,10 @@ def main() -> None:
     runs["numpy-unique-pairs"] = lambda: np.unique(np.stack([users, keys], axis=1), axis=0)
 
     seconds = {name: median_seconds(run, args.repeats) for name, run in runs.items()}
-    base = seconds["dpselect"]
     result = {**run_metadata(), "n": args.n, "repeats": args.repeats,
-              "workloads": {name: {"seconds": s, "ratio_to_dpselect": s / base, "keys_released": released.get(name)}
-                            for name, s in seconds.items()}}
+              "workloads": selection_workloads(seconds, "dpselect", released)}
     print(f"{args.n} pairs, {args.n // 4} users, truncated geometric, epsilon {EPSILON}, delta {DELTA}, m 1")
-    print(f"{'workload':22} {'median s':>10} {'x dpselect':>11} {'keys released':>14}")
-    for name, entry in result["workloads"].items():
-        kept = "" if entry["keys_released"] is None else str(entry["keys_released"])
-        print(f"{name:22} {entry['seconds']:10.4f} {entry['ratio_to_dpselect']:11.2f} {kept:>14}")
+    print_selection_workloads(result["workloads"], "dpselect", digits=4)
     if args.json:
         with open(args.json, "w") as out:
             json.dump(result, out, indent=2)

@@ -32,7 +32,7 @@ import os
 import platform
 import sys
 
-from bench_run import median_seconds, run_metadata
+from bench_run import median_seconds, print_selection_workloads, run_metadata, selection_workloads
 
 EPSILON, DELTA, MAX_PARTITIONS = 1.0, 1e-5, 1
 
@@ -115,17 +115,12 @@ def main() -> None:
         versions["pipeline-dp"] = version("pipeline-dp")
     spark.stop()
 
-    base = seconds["count-distinct"]
     result = {**run_metadata(), "versions": versions, "n": args.n, "users": users,
               "partitions": args.partitions, "repeats": args.repeats, "checked_against_one_process": args.check,
-              "workloads": {name: {"seconds": s, "ratio_to_count_distinct": s / base,
-                                   "keys_released": released.get(name)} for name, s in seconds.items()}}
+              "workloads": selection_workloads(seconds, "count-distinct", released)}
     print(f"{args.n} pairs (long users, string keys), {args.partitions} partitions, local[*] on {os.cpu_count()} "
           f"cores; truncated geometric, epsilon {EPSILON}, delta {DELTA}, m {MAX_PARTITIONS}; medians of {args.repeats}")
-    print(f"{'workload':20} {'median s':>10} {'x count-distinct':>17} {'keys released':>14}")
-    for name, entry in result["workloads"].items():
-        kept = "" if entry["keys_released"] is None else str(entry["keys_released"])
-        print(f"{name:20} {entry['seconds']:10.2f} {entry['ratio_to_count_distinct']:17.2f} {kept:>14}")
+    print_selection_workloads(result["workloads"], "count-distinct")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(result, out, indent=2)

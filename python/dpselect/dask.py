@@ -102,6 +102,10 @@ def _compute_each(tasks, rows, consequence: str) -> list:
     failed key computed again would wait on the failure the scheduler keeps); on a local
     scheduler the tasks are computed again one by one to find it.
     """
+    def failure(i: int, error: BaseException) -> PartitionError:
+        return PartitionError("dpselect.dask", i, None if rows is None else rows[i],
+                              f"{type(error).__name__}: {error}; {consequence}")
+
     client = _distributed_client()
     if client is not None:
         from distributed import wait
@@ -111,8 +115,7 @@ def _compute_each(tasks, rows, consequence: str) -> list:
         for i, future in enumerate(futures):
             if future.status == "error":
                 error = future.exception()
-                raise PartitionError("dpselect.dask", i, None if rows is None else rows[i],
-                                     f"{type(error).__name__}: {error}; {consequence}") from error
+                raise failure(i, error) from error
         return list(client.gather(futures))
     try:
         return list(dask.compute(*tasks))
@@ -122,8 +125,7 @@ def _compute_each(tasks, rows, consequence: str) -> list:
         try:
             dask.compute(task)
         except Exception as error:  # noqa: BLE001
-            raise PartitionError("dpselect.dask", i, None if rows is None else rows[i],
-                                 f"{type(error).__name__}: {error}; {consequence}") from error
+            raise failure(i, error) from error
     raise first_error  # failed together, not alone: not a partition's fault
 
 
