@@ -19,12 +19,16 @@
 // the intervals around the target rank first (score_lead_first), as the CPU pass does. Host
 // positions (Backend::Gpu over host data) stream through the device in chunks.
 //
+// Permute-and-flip's pass (permute_and_flip_runs_kernel) scores every run, intervals and atoms in
+// one launch, with the CPU pass's functions; its blocks' results merge as the fused pass's do.
+//
 // Memory for the lifetime of the data: 4 bytes a float32 value (the sorted values), 8 a double
 // (the positions). On the way, floats take 8 bytes a value while sorting (the sorted copy and
 // CUB's alternate buffer), doubles 16 (the positions and the sort's alternate buffer). Every buffer
 // comes from the library's pool (device_memory.hpp).
 #include <cuda_runtime.h>
 
+#include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
@@ -288,6 +292,51 @@ struct DeviceAtomUtility {
 // (common/host_streaming.cuh), each pass scoring the intervals that end in its chunk, into one
 // accumulator. The noise of interval r depends on r alone, so the chunking never changes the
 // result, and data larger than the device still runs. known_score: fused_select_kernel's.
+// Permute-and-flip's stage 1 (quantiles_internal.hpp): item k <= n is interval k (its points
+// other than its atom), item n + 1 + r the atom of interval r; every run's score is
+// permute_and_flip_run_score, offered as the CPU pass offers it, and each block's ShardResult goes
+// to block_results (merged by the fused pass's merge_block_results_kernel).
+template <class Positions>
+__global__ void __launch_bounds__(Policy::kBlockThreads)
+    permute_and_flip_runs_kernel(Positions positions, std::uint64_t count, std::uint64_t grid_size, double target,
+                                 NoiseSpec spec, std::uint64_t runs, ShardResult* block_results) {
+  ShardResult local;
+  local.executed_on = ExecutedOn::gpu;
+  for (const std::uint64_t k : grid_stride_indices<Policy::kBlockThreads>(runs)) {
+    std::uint64_t index = k;
+    std::uint64_t points = 0;
+    double utility = -kInfinity;
+    if (k <= count) {
+      const std::uint64_t begin = k == 0 ? 0 : grid_position_of_slot(positions[k - 1]);
+      std::uint64_t end = grid_size;
+      if (k < count) {  // DataIntervals::length_without_atom
+        const std::uint64_t end_slot = positions[k];
+        end = grid_position_of_slot(end_slot);
+        if (slot_is_point(end_slot) && end > begin) --end;
+      }
+      points = end - begin;
+      utility = quantile_rank_utility(k, target);
+    } else {
+      const std::uint64_t r = k - count - 1;
+      index = kAtomCandidateOffset + r;
+      const std::uint64_t slot = positions[r];
+      if (slot_is_point(slot) && (r == 0 || positions[r - 1] != slot)) {  // DataIntervals::ends_with_atom
+        points = 1;
+        utility = quantile_atom_utility(r, tied_run_length(positions, r, count), target);
+      }
+    }
+    if (points == 0) {
+      ++local.candidates;
+    } else {
+      offer_run(local, index, utility, permute_and_flip_run_score(spec, index, utility, points));
+    }
+  }
+  using BlockReduce = cub::BlockReduce<ShardResult, Policy::kBlockThreads>;
+  __shared__ typename BlockReduce::TempStorage temp_storage;
+  const ShardResult block_result = BlockReduce(temp_storage).Reduce(local, MergeShards{});
+  if (threadIdx.x == 0) block_results[blockIdx.x] = block_result;
+}
+
 ShardResult score_host_positions(const DeviceIntervalUtility<StoredPositions>& utility,
                                  const std::uint64_t* host_positions,
                                  const NoiseSpec& spec, IndexRange range, double known_score) {
@@ -403,6 +452,40 @@ ShardResult gpu_score_quantile_atoms(const SingleQuantilePlan& plan, const Noise
     return score_on_device(PositionsOfSortedFloats{static_cast<const float*>(data.device_data.get()), data.grid});
   }
   return score_on_device(StoredPositions{static_cast<const std::uint64_t*>(data.device_data.get())});
+}
+
+ShardResult gpu_permute_and_flip_quantile_runs(const SingleQuantilePlan& plan, const NoiseSpec& spec,
+                                               const QuantileData::Storage& data, bool has_atoms) {
+  const std::uint64_t n = data.count;
+  const std::uint64_t runs = n + 1 + (has_atoms ? n : 0);
+  const auto score_on = [&](auto positions, cudaStream_t stream) {
+    const unsigned int grid = grid_blocks<Policy>(runs);
+    const FusedSelectScratch scratch(grid, stream);
+    launch_kernel<permute_and_flip_runs_kernel<decltype(positions)>>(grid, Policy::kBlockThreads, 0, stream,
+                                                                      positions, n, data.grid.size, plan.target, spec,
+                                                                      runs, scratch.block_results());
+    DPSELECT_CUDA_TRY(cudaGetLastError());
+    launch_kernel<merge_block_results_kernel<Policy::kBlockThreads>>(1, Policy::kBlockThreads, 0, stream,
+                                                                      scratch.block_results(), grid,
+                                                                      scratch.accumulator());
+    DPSELECT_CUDA_TRY(cudaGetLastError());
+    return scratch.result(stream);
+  };
+  if (!data.on_device()) {  // Backend::Gpu over host data: the sorted slots copied for the pass
+    const std::span<const std::uint64_t> sorted = data.sorted_host_positions();
+    const OwnedStream stream;
+    const QuantileBuffer copy(n * sizeof(std::uint64_t), stream.get());
+    DPSELECT_CUDA_TRY(cudaMemcpyAsync(copy.as<std::uint64_t>(), sorted.data(), n * sizeof(std::uint64_t),
+                                      cudaMemcpyHostToDevice, stream.get()));
+    return score_on(StoredPositions{copy.as<std::uint64_t>()}, stream.get());
+  }
+  const CurrentDevice device(data.device_ordinal);
+  const OwnedStream stream;
+  if (data.device_data_is_sorted_floats) {
+    return score_on(PositionsOfSortedFloats{static_cast<const float*>(data.device_data.get()), data.grid},
+                    stream.get());
+  }
+  return score_on(StoredPositions{static_cast<const std::uint64_t*>(data.device_data.get())}, stream.get());
 }
 
 std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Storage& data, std::uint64_t first,

@@ -44,6 +44,7 @@ TEST(QuantilesGpu, NanOnDeviceIsRefusedNamingItsIndex) { GTEST_SKIP() << "CPU-on
 TEST(QuantilesGpu, HostPointerIsRefused) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(QuantilesGpu, DevicePositionsAreFreedWithTheData) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 TEST(QuantilesGpu, FloatPositionsReadBackAcrossChunks) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
+TEST(QuantilesGpu, PermuteAndFlipPassAndReleasesEqualCpu) { GTEST_SKIP() << "CPU-only build: no CUDA backend"; }
 #else
 
 using dpselect::QuantileData;
@@ -297,6 +298,69 @@ void expect_same_release(const dpselect::QuantileRelease& cpu, const dpselect::Q
   EXPECT_EQ(gpu.report.slack.epsilon, cpu.report.slack.epsilon) << what;
   EXPECT_EQ(gpu.report.executed_on, executed_on) << what;
   EXPECT_EQ(cpu.report.executed_on, dpselect::ExecutedOn::cpu) << what;
+}
+
+// Permute-and-flip's stage 1 on the GPU (every run scored) against the CPU pass (groups screened)
+// with the same noise, field by field: integer data on a resolution-1 grid with ties and gaps
+// (runs of many points below 150 and above 849), from doubles and floats in device memory and from
+// host data (Backend::Gpu), both generators, several q. Then whole releases: CPU, host data on the
+// GPU and device data give the same point.
+TEST(QuantilesGpu, PermuteAndFlipPassAndReleasesEqualCpu) {
+  if (!dpselect::gpu_usable()) GTEST_SKIP() << "no usable CUDA device";
+  using namespace dpselect::detail;
+  const QuantileRange integers{0.0, 1000.0, 1.0};
+  for (const std::size_t n : {std::size_t{1}, std::size_t{1000}, (std::size_t{1} << 17) + 3}) {
+    std::vector<double> values(n);
+    for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<double>((i * i) % 977 % 700 + 150);
+    const QuantileData host(std::span<const double>(values), integers);
+    const DeviceCopy<double> device_values(values);
+    const DeviceCopy<float> device_floats(as_floats(values));
+    const QuantileData device = QuantileData::from_device(device_values.span(), integers, nullptr);
+    const QuantileData device_from_floats = QuantileData::from_device(device_floats.span(), integers, nullptr);
+    const std::vector<std::uint64_t> slots = sorted_slots(host);
+    const bool has_atoms = host.storage().has_values_on_points;
+    for (const double q : {0.0, 0.3, 0.5, 1.0}) {
+      for (const dpselect::Generator generator : {dpselect::Generator::chacha20, dpselect::Generator::philox}) {
+        dpselect::QuantileParams params = params_for(0.05, dpselect::Backend::Gpu);
+        params.range = integers;
+        params.mechanism = dpselect::Mechanism::permute_and_flip;
+        const SingleQuantilePlan plan = plan_single_quantile(params, host, q);
+        dpselect::Context context = dpselect::Context::with_fixed_seed(505, generator);
+        const dpselect::Release release = context.begin_release(plan.selection);
+        const NoiseSpec spec = ReleaseAccess::noise_spec(release);
+        QuantileIntervalUtilities utilities{DataIntervals{slots, host.grid().size}, plan.target, plan.score_scale};
+        utilities.has_atoms = has_atoms;
+        const dpselect::ShardResult cpu = permute_and_flip_quantile_runs_cpu(utilities, spec);
+        const std::string what = "n " + std::to_string(n) + ", q " + std::to_string(q) + ", " +
+                                 std::string(dpselect::to_string(generator));
+        expect_same_shard(cpu, gpu_permute_and_flip_quantile_runs(plan, spec, device.storage(), has_atoms),
+                          what + ", device");
+        expect_same_shard(cpu, gpu_permute_and_flip_quantile_runs(plan, spec, device_from_floats.storage(), has_atoms),
+                          what + ", float device");
+        expect_same_shard(cpu, gpu_permute_and_flip_quantile_runs(plan, spec, host.storage(), has_atoms),
+                          what + ", host");
+      }
+    }
+    for (const double q : {0.1, 0.5, 0.9}) {
+      dpselect::QuantileParams params = params_for(0.5, dpselect::Backend::Cpu);
+      params.range = integers;
+      params.mechanism = dpselect::Mechanism::permute_and_flip;
+      dpselect::QuantileParams on_gpu = params;
+      on_gpu.backend = dpselect::Backend::Gpu;
+      dpselect::QuantileParams automatic = params;
+      automatic.backend = dpselect::Backend::Auto;
+      dpselect::Context cpu_context = dpselect::Context::with_fixed_seed(606);
+      dpselect::Context host_gpu_context = dpselect::Context::with_fixed_seed(606);
+      dpselect::Context device_context = dpselect::Context::with_fixed_seed(606);
+      for (int r = 0; r < 5; ++r) {
+        const std::string what = "n " + std::to_string(n) + ", q " + std::to_string(q) + ", release " +
+                                 std::to_string(r);
+        const dpselect::QuantileRelease cpu = dpselect::select_quantile(cpu_context, host, q, params);
+        expect_same_release(cpu, dpselect::select_quantile(host_gpu_context, host, q, on_gpu), what + ", host");
+        expect_same_release(cpu, dpselect::select_quantile(device_context, device, q, automatic), what + ", device");
+      }
+    }
+  }
 }
 
 // The public entry point: host data on the CPU, host data with Backend::Gpu, device data (Auto),

@@ -4,7 +4,8 @@
 // multi-quantile methods' shape and charges, and the rank error against the calculators.
 //
 // Statistical thresholds: expect_frequencies_match (support/frequencies.hpp: about 1e-6 per
-// comparison; this file makes 64) and within_clopper_pearson (support/clopper_pearson.hpp:
+// comparison; this file makes 442, so a correct sampler fails it with probability below 5e-4 over
+// the choice of seeds, most of them at points whose probability is below 1e-4) and within_clopper_pearson (support/clopper_pearson.hpp:
 // 1e-6 per check; 6 checks). Seeds are fixed, so each outcome is deterministic.
 #include <algorithm>
 #include <cmath>
@@ -314,8 +315,9 @@ TEST_F(Quantiles, UnsortedAndSortedDataReleaseTheSamePoint) {
 // The exact exponential mechanism over a small grid, by brute force over every grid point t:
 // P(t) proportional to exp(scale u(t)), u(t) = -dist(q n, [#{x_i < t}, #{x_i <= t}]) over the values
 // as the grid takes them (`on_grid`: clipped and rounded to their points).
-std::vector<long double> exact_point_probabilities(const QuantileGrid& grid, const std::vector<double>& on_grid,
-                                                   double q, long double scale) {
+// The scaled utility c u(t) of every grid point, brute force over the values as the grid takes them.
+std::vector<long double> exact_point_scores(const QuantileGrid& grid, const std::vector<double>& on_grid, double q,
+                                            long double scale) {
   const long double target = static_cast<long double>(q) * static_cast<long double>(on_grid.size());
   std::vector<long double> scores;
   for (std::uint64_t j = 0; j < grid.size; ++j) {
@@ -327,7 +329,12 @@ std::vector<long double> exact_point_probabilities(const QuantileGrid& grid, con
     const long double distance = std::max({0.0L, below - target, target - at_or_below});
     scores.push_back(-scale * distance);
   }
-  return exact_exponential(scores);
+  return scores;
+}
+
+std::vector<long double> exact_point_probabilities(const QuantileGrid& grid, const std::vector<double>& on_grid,
+                                                   double q, long double scale) {
+  return exact_exponential(exact_point_scores(grid, on_grid, q, scale));
 }
 
 // Integer data with ties on a resolution-1 grid, values off the grid rounded to their nearest
@@ -386,6 +393,77 @@ TEST_F(Quantiles, TiedDataOnAResolutionGridMatchesBruteForce) {
   EXPECT_EQ(nonprivate_rank_error(data, 6, 0.5), 1.5);   // [6, 7]
   EXPECT_EQ(nonprivate_rank_error(data, 8, 0.5), 0.5);   // [9, 9]
   EXPECT_EQ(nonprivate_rank_error(data, 12, 0.5), 1.5);  // [10, 15]
+}
+
+// Permute-and-flip on the same tied data: each grid point with the probability of McKenna &
+// Sheldon's algorithm itself (random order, accept with e^{c (u - u*)}), computed exactly by
+// exact_permute_and_flip_by_permutations, which is checked against the noisy-max integral
+// (exact_permute_and_flip) on a few points first. The single quantile, recursive splitting of one
+// level and independent releases of one level. The grid has runs of several points (13 to 19, 1
+// and 2, ...), where the release draws the largest of their noises at once.
+TEST_F(Quantiles, PermuteAndFlipOnAResolutionGridMatchesItsAlgorithm) {
+  const std::vector<long double> few = {0.0L, -0.3L, -1.7L, -0.3L, -4.0L, -INFINITY, -0.05L};
+  const std::vector<long double> by_permutations = exact_permute_and_flip_by_permutations(few);
+  const std::vector<long double> by_integral = exact_permute_and_flip(few);
+  for (std::size_t i = 0; i < few.size(); ++i) EXPECT_NEAR(by_permutations[i], by_integral[i], 1e-15L) << i;
+
+  const QuantileRange range{0.0, 20.0, 1.0};
+  const QuantileGrid grid = range.grid();
+  const std::vector<double> values = {3, 3, 3, 5, 5, 7.2, 7, 12, 12, 12, 12, 12, 19.6, -4, 25, 6.5, 9};
+  const std::vector<double> on_grid = {3, 3, 3, 5, 5, 7, 7, 12, 12, 12, 12, 12, 20, 0, 20, 6, 9};
+  const QuantileData data(std::span<const double>(values), range);
+  constexpr int kTrials = statistical_trials(12000);
+  std::uint64_t seed = 900;
+  for (const RecordNeighbours neighbours :
+       {RecordNeighbours::replace_one_record, RecordNeighbours::add_or_remove_record}) {
+    for (const double q : {0.1, 0.5, 0.8}) {
+      const double sensitivity = neighbours == RecordNeighbours::replace_one_record ? 1.0 : std::max(q, 1.0 - q);
+      QuantileParams params = quantile_params(range, 3.0, neighbours);
+      params.mechanism = Mechanism::permute_and_flip;
+      // Permute-and-flip at c = eps / (2 Delta) (McKenna & Sheldon 2020, Thm 1).
+      const std::vector<long double> scores = exact_point_scores(grid, on_grid, q, 3.0L / (2.0L * sensitivity));
+      const std::vector<long double> exact = exact_permute_and_flip_by_permutations(scores);
+      // The test tells permute-and-flip from the exponential mechanism: at some point the exponential
+      // mechanism's expected count lies more than 1.5 tolerances (>= 8.25 standard deviations) from
+      // this law's, so a sampler of that law fails the comparison there with probability above 99%.
+      const std::vector<long double> exponential = exact_exponential(scores);
+      double separation = 0.0;
+      for (std::size_t j = 0; j < exact.size(); ++j) {
+        const double p = static_cast<double>(exact[j]);
+        separation = std::max(separation, std::fabs(kTrials * (p - static_cast<double>(exponential[j]))) /
+                                              frequency_tolerance(kTrials, p));
+      }
+      EXPECT_GT(separation, 1.5) << "q = " << q;
+      Context context = Context::with_fixed_seed(seed++);
+      std::vector<int> counts(grid.size, 0);
+      for (int t = 0; t < kTrials; ++t) {
+        const QuantileRelease release = select_quantile(context, data, q, params);
+        ASSERT_EQ(release.value, grid.point(release.grid_index));
+        ++counts[release.grid_index];
+      }
+      const std::string what = std::string(to_string(neighbours)) + " q = " + std::to_string(q);
+      expect_frequencies_match(counts, exact, kTrials, "permute-and-flip " + what);
+      // Recursive splitting of one level: epsilon / 2 under replacement, epsilon under add/remove,
+      // with the add/remove sensitivity; independent releases of one level: the single quantile.
+      QuantilesParams several;
+      several.base = params;
+      several.method = QuantilesMethod::recursive_splitting;
+      const double node_epsilon = neighbours == RecordNeighbours::replace_one_record ? 1.5 : 3.0;
+      const std::vector<long double> node_exact = exact_permute_and_flip_by_permutations(
+          exact_point_scores(grid, on_grid, q, node_epsilon / (2.0L * std::max(q, 1.0 - q))));
+      std::vector<int> node_counts(grid.size, 0);
+      std::vector<int> basic_counts(grid.size, 0);
+      const std::vector<double> levels = {q};
+      for (int t = 0; t < kTrials; ++t) {
+        several.method = QuantilesMethod::recursive_splitting;
+        ++node_counts[select_quantiles(context, data, levels, several).grid_indices[0]];
+        several.method = QuantilesMethod::independent_basic;
+        ++basic_counts[select_quantiles(context, data, levels, several).grid_indices[0]];
+      }
+      expect_frequencies_match(node_counts, node_exact, kTrials, "permute-and-flip recursive " + what);
+      expect_frequencies_match(basic_counts, exact, kTrials, "permute-and-flip basic " + what);
+    }
+  }
 }
 
 // A million records hold one value at the target rank (diffprivlib's quantile fails on 800 000 such

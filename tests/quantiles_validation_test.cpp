@@ -222,6 +222,50 @@ TEST(QuantileValidation, BadQuantileListsChargeNothing) {
   charged.expect_nothing_charged();
 }
 
+// Permute-and-flip needs a resolution grid, applies to single releases and the basic and recursive
+// methods only, and no other mechanism is taken: each refused by name before any charge.
+TEST(QuantileValidation, BadMechanismsChargeNothing) {
+  Charged charged;
+  QuantileParams params = good_params();
+  params.mechanism = Mechanism::permute_and_flip;  // over a range without a resolution
+  expect_invalid_message([&] { select_quantile(charged.context, charged.data, 0.5, params); },
+                         {"mechanism", "permute_and_flip", "resolution"});
+  expect_invalid_message([&] { quantile_rank_error_bound(params, 0.5, 0.1); }, {"mechanism", "resolution"});
+  params.mechanism = Mechanism::laplace_noisy_max;
+  expect_invalid_message([&] { select_quantile(charged.context, charged.data, 0.5, params); },
+                         {"mechanism", "exponential or permute_and_flip", "laplace-noisy-max"});
+  params.mechanism = static_cast<Mechanism>(9);
+  expect_invalid_message([&] { select_quantile(charged.context, charged.data, 0.5, params); },
+                         {"mechanism", "unknown"});
+  charged.expect_nothing_charged();
+
+  // Over a resolution grid: refused with JointExp and zcdp, by name, before any charge.
+  Charged on_grid;
+  const QuantileRange grid_range{0.0, 10.0, 1.0};
+  on_grid.data = QuantileData(std::span<const double>(kValues), grid_range);
+  QuantilesParams several;
+  several.base = good_params();
+  several.base.range = grid_range;
+  several.base.mechanism = Mechanism::permute_and_flip;
+  const std::vector<double> qs = {0.25, 0.75};
+  several.method = QuantilesMethod::joint_exponential;
+  expect_invalid_message([&] { select_quantiles(on_grid.context, on_grid.data, qs, several); },
+                         {"mechanism permute_and_flip", "recursive and basic", "joint"});
+  expect_invalid_message([&] { quantiles_rank_error_bound(several, qs, 0.1); }, {"mechanism", "joint"});
+  several.method = QuantilesMethod::independent_zcdp;
+  several.delta = 1e-6;
+  expect_invalid_message([&] { select_quantiles(on_grid.context, on_grid.data, qs, several); },
+                         {"mechanism permute_and_flip", "zcdp"});
+  EXPECT_EQ(on_grid.accountant->release_count(), 0u);
+  // The methods it applies to are charged: basic m = 2 releases, recursive 2 ceil(log2(3)) = 4.
+  several.delta = 0.0;
+  for (const QuantilesMethod method : {QuantilesMethod::independent_basic, QuantilesMethod::recursive_splitting}) {
+    several.method = method;
+    EXPECT_NO_THROW(select_quantiles(on_grid.context, on_grid.data, qs, several));
+  }
+  EXPECT_EQ(on_grid.accountant->release_count(), 6u);
+}
+
 TEST(QuantileValidation, DiagnosticsRefuseAnIndexOffTheGrid) {
   const QuantileData data(std::span<const double>(kValues), kRange);
   const std::uint64_t size = data.grid().size;
@@ -273,6 +317,53 @@ TEST(QuantileInternals, TargetFirstPassEqualsOnePass) {
     EXPECT_EQ(split.best_score, one_pass.best_score) << "stream " << stream;
     EXPECT_EQ(split.candidates, one_pass.candidates);
     EXPECT_EQ(split.max_abs_shifted_utility, one_pass.max_abs_shifted_utility);
+  }
+}
+
+// Permute-and-flip's pass screens groups by their noise bound, around the target first; its result
+// must be the arg-max of every run's score computed in full, whatever the target and the scale.
+TEST(QuantileInternals, PermuteAndFlipScreenedPassEqualsEveryRunScored) {
+  // Integers with ties and gaps on a resolution-1 grid: runs of many points, atoms, empty intervals.
+  const QuantileRange range{0.0, 1000.0, 1.0};
+  std::vector<double> values(20000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>((i * i) % 977 % 700 + 150);
+  const QuantileData data(std::span<const double>(values), range);
+  const std::vector<std::uint64_t> positions = detail::sorted_slots(data);
+  const std::uint64_t n = positions.size();
+  for (std::uint64_t stream = 0; stream < 40; ++stream) {
+    const double q = static_cast<double>(stream % 11) / 10.0;
+    const double scale = stream % 2 == 0 ? 0.5 : 0.002;
+    detail::QuantileIntervalUtilities utilities{detail::DataIntervals{positions, data.grid().size},
+                                                q * static_cast<double>(n), scale, stream % 3 == 0 ? 64u : 0u};
+    const detail::NoiseSpec spec{Mechanism::permute_and_flip, scale,
+                                 RandomKey::from_seed(5, stream % 2 == 0 ? Generator::chacha20 : Generator::philox),
+                                 stream, std::numeric_limits<double>::infinity()};
+    const ShardResult screened = detail::permute_and_flip_quantile_runs_cpu(utilities, spec);
+    ShardResult every;
+    const detail::DataIntervals& intervals = utilities.intervals;
+    for (std::uint64_t r = 0; r <= n; ++r) {
+      const std::uint64_t index = utilities.first_index + r;
+      const double utility = detail::quantile_rank_utility(r, utilities.target);
+      if (intervals.length_without_atom(r) == 0) {
+        ++every.candidates;
+        continue;
+      }
+      detail::offer_run(every, index, utility,
+                        detail::permute_and_flip_run_score(spec, index, utility, intervals.length_without_atom(r)));
+    }
+    for (std::uint64_t r = 0; r < n; ++r) {
+      const std::uint64_t index = detail::kAtomCandidateOffset + utilities.first_index + r;
+      if (!intervals.ends_with_atom(r)) {
+        ++every.candidates;
+        continue;
+      }
+      const double utility = detail::quantile_atom_utility(r, intervals.atom_ties(r), utilities.target);
+      detail::offer_run(every, index, utility, detail::permute_and_flip_run_score(spec, index, utility, 1));
+    }
+    EXPECT_EQ(screened.best_index, every.best_index) << "stream " << stream;
+    EXPECT_EQ(screened.best_score, every.best_score) << "stream " << stream;
+    EXPECT_EQ(screened.candidates, 2 * n + 1);
+    EXPECT_EQ(screened.max_abs_shifted_utility, every.max_abs_shifted_utility);
   }
 }
 

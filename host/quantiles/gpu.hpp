@@ -33,6 +33,12 @@ ShardResult gpu_score_quantile_intervals(const SingleQuantilePlan& plan, const N
 // known_score as cpu_evaluate_generated's.
 ShardResult gpu_score_quantile_atoms(const SingleQuantilePlan& plan, const NoiseSpec& spec,
                                      const QuantileData::Storage& data, IndexRange atoms, double known_score);
+// Permute-and-flip's stage 1 on the GPU: every interval (candidates [0, n]) and, with has_atoms,
+// every atom (kAtomCandidateOffset + [0, n)) scored by permute_and_flip_run_score, the result of
+// permute_and_flip_quantile_runs_cpu bit for bit. Host data's sorted slots are copied to the
+// device for the pass (8 bytes a value).
+ShardResult gpu_permute_and_flip_quantile_runs(const SingleQuantilePlan& plan, const NoiseSpec& spec,
+                                               const QuantileData::Storage& data, bool has_atoms);
 // Device slots back to the host: slots [first, first + count).
 std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Storage& data, std::uint64_t first,
                                                        std::uint64_t count);

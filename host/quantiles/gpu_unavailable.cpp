@@ -21,6 +21,10 @@ ShardResult gpu_score_quantile_atoms(const SingleQuantilePlan&, const NoiseSpec&
                                      IndexRange, double) {
   throw_gpu_unavailable();
 }
+ShardResult gpu_permute_and_flip_quantile_runs(const SingleQuantilePlan&, const NoiseSpec&,
+                                               const QuantileData::Storage&, bool) {
+  throw_gpu_unavailable();
+}
 std::vector<std::uint64_t> gpu_read_quantile_positions(const QuantileData::Storage&, std::uint64_t, std::uint64_t) {
   throw_gpu_unavailable();
 }

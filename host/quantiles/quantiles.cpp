@@ -61,6 +61,7 @@ class RecursiveSplitting {
  public:
   RecursiveSplitting(std::span<const double> qs, double epsilon_each, const detail::NoiseSpec& spec, std::uint64_t grid_size)
       : qs_(qs), epsilon_each_(epsilon_each), spec_(spec), grid_size_(grid_size), chosen_(qs.size()) {}
+  // spec.mechanism picks each node's mechanism: exponential or permute_and_flip.
 
   std::vector<std::uint64_t> run(std::span<const std::uint64_t> positions) {
     split(Node{0, grid_size_, positions, 0, qs_.size(), 0.0, 1.0});
@@ -77,7 +78,8 @@ class RecursiveSplitting {
     const double width = node.level_end - node.level_begin;
     const double q = std::clamp((qs_[middle] - node.level_begin) / width, 0.0, 1.0);
     const double sensitivity = detail::quantile_sensitivity(RecordNeighbours::add_or_remove_record, q);
-    // Exponential mechanism at scale eps / (2 Delta) (Dwork & Roth 2014, Thm 3.10).
+    // Exponential mechanism at scale eps / (2 Delta) (Dwork & Roth 2014, Thm 3.10); permute-and-flip
+    // at the same c (McKenna & Sheldon 2020, Thm 1).
     detail::NoiseSpec spec = spec_;
     spec.score_scale = epsilon_each_ / (2.0 * sensitivity);
     spec.utility_limit = std::numeric_limits<double>::infinity();
@@ -89,7 +91,9 @@ class RecursiveSplitting {
                                                       next_index_};
     const IndexRange range = utilities.interval_candidates();
     next_index_ = group_aligned(range.end);
-    const ShardResult result = detail::score_quantile_intervals_cpu(utilities, spec);
+    const ShardResult result = spec.mechanism == Mechanism::permute_and_flip
+                                   ? detail::permute_and_flip_quantile_runs_cpu(utilities, spec)
+                                   : detail::score_quantile_intervals_cpu(utilities, spec);
     std::uint64_t begin = 0;
     std::uint64_t end = 0;
     if (result.best_index >= detail::kAtomCandidateOffset) {  // the atom of interval r: one point
@@ -136,7 +140,10 @@ struct HostPositions {
 };
 
 // (2 Delta / eps) (ln M + ln(1 / beta)): Dwork & Roth 2014, Thm 3.11 for one exponential
-// mechanism over M grid points (the best interval holds at least one).
+// mechanism over M grid points (the best interval holds at least one). The same for
+// permute-and-flip, as report-noisy-max with Exp(1) noise at c = eps / (2 Delta): a point more than
+// alpha below the best wins only if its noise exceeds c alpha (the best point's noise is >= 0), and
+// a union bound over the M points gives M e^{-c alpha} = beta.
 double single_alpha(double sensitivity, double epsilon, std::uint64_t grid_size, double beta) {
   return 2.0 * sensitivity / epsilon * (std::log(static_cast<double>(grid_size)) - std::log(beta));
 }
@@ -162,6 +169,19 @@ void validate_method(const QuantilesParams& params) {
   }
   throw InvalidArgument("dpselect: method must be joint, recursive, basic or zcdp (got " +
                         std::to_string(static_cast<int>(params.method)) + ")");
+}
+
+// Permute-and-flip runs where the method releases single quantiles (basic, recursive). JointExp is
+// one exponential mechanism over sorted tuples, sampled through its tables, with no noisy-max form;
+// zcdp composes exponential mechanisms by their eps^2/8 (bounded range), which permute-and-flip
+// does not have.
+void validate_method_mechanism(const QuantilesParams& params) {
+  if (params.base.mechanism != Mechanism::permute_and_flip) return;
+  if (params.method == QuantilesMethod::joint_exponential || params.method == QuantilesMethod::independent_zcdp) {
+    throw InvalidArgument(std::string("dpselect: mechanism permute_and_flip applies to the recursive and basic methods "
+                                      "(got method ") +
+                          std::string(to_string(params.method)) + ")");
+  }
 }
 
 // The epsilon of each of the m independent releases.
@@ -196,7 +216,9 @@ QuantilesRelease select_quantiles(Context& context, const QuantileData& data, st
   detail::validate_quantile_levels(qs);
   validate_method(params);
   detail::validate_quantile_params(params.base, data);
+  validate_method_mechanism(params);
   const auto m = static_cast<std::uint64_t>(qs.size());
+  const ReleaseKind kind = release_kind(params.base.mechanism);
   const QuantileGrid grid = data.grid();
   QuantilesRelease release;
   release.method = params.method;
@@ -228,13 +250,13 @@ QuantilesRelease select_quantiles(Context& context, const QuantileData& data, st
                                                                      static_cast<double>(count_bound), grid.size,
                                                                      2 * count_bound + 1);
     if (!(worst.epsilon < epsilon_each)) detail::throw_epsilon_too_small_for_slack();
-    const PrivacyCharge charge{ReleaseKind::exponential_mechanism, epsilon_each, 0.0, per_record};
+    const PrivacyCharge charge{kind, epsilon_each, 0.0, per_record};
     detail::ContextAccess::charge(context, std::span(&charge, 1));
     const auto stream = detail::ContextAccess::draw_stream(context);
     const HostPositions host(data);
     const std::span<const std::uint64_t> positions = host.sorted;
-    const detail::NoiseSpec spec{Mechanism::exponential, 1.0, stream.key, stream.stream,
-                         std::numeric_limits<double>::infinity()};
+    const detail::NoiseSpec spec{params.base.mechanism, 1.0, stream.key, stream.stream,
+                                 std::numeric_limits<double>::infinity()};
     RecursiveSplitting splitting(qs, epsilon_each, spec, grid.size);
     release.grid_indices = splitting.run(positions);
     release.epsilon_per_mechanism = epsilon_each;
@@ -253,7 +275,7 @@ QuantilesRelease select_quantiles(Context& context, const QuantileData& data, st
     std::vector<detail::SingleQuantilePlan> plans;
     plans.reserve(qs.size());
     for (const double q : qs) plans.push_back(detail::plan_single_quantile(single, data, q));
-    const PrivacyCharge charge{ReleaseKind::exponential_mechanism, epsilon_each, 0.0, m};
+    const PrivacyCharge charge{kind, epsilon_each, 0.0, m};
     detail::ContextAccess::charge(context, std::span(&charge, 1));
     for (const detail::SingleQuantilePlan& plan : plans) {
       Release each = detail::ContextAccess::begin_charged_release(context, plan.selection);
@@ -277,6 +299,7 @@ QuantilesRelease select_quantiles(Context& context, const QuantileData& data, st
 double quantile_rank_error_bound(const QuantileParams& params, double q, double beta) {
   detail::validate_quantile_level(q);
   params.range.validate();
+  detail::validate_quantile_mechanism(params.mechanism, params.range);
   detail::validate_positive_finite("epsilon", params.epsilon);
   validate_beta(beta);
   return single_alpha(detail::quantile_sensitivity(params.neighbours, q), params.epsilon, params.range.grid().size,
@@ -287,6 +310,8 @@ double quantiles_rank_error_bound(const QuantilesParams& params, std::span<const
   detail::validate_quantile_levels(qs);
   validate_method(params);
   params.base.range.validate();
+  detail::validate_quantile_mechanism(params.base.mechanism, params.base.range);
+  validate_method_mechanism(params);
   detail::validate_positive_finite("epsilon", params.base.epsilon);
   validate_beta(beta);
   const auto m = static_cast<std::uint64_t>(qs.size());

@@ -17,6 +17,7 @@
 #include "dpselect/detail/noise_spec.hpp"
 #include "dpselect/detail/portable_log.hpp"
 #include "dpselect/detail/release_access.hpp"
+#include "dpselect/detail/screened_scoring.hpp"
 #include "dpselect/quantiles.hpp"
 #include "dpselect/shard_result.hpp"
 
@@ -180,6 +181,62 @@ struct QuantileIntervalUtilities {
   }
 };
 
+// Permute-and-flip over the grid (McKenna & Sheldon 2020, Alg. 1), drawn as report-noisy-max with
+// one-sided exponential noise of scale 2 Delta / eps (Ding et al. 2021: the two are the same
+// mechanism): the grid point of largest c u(t) + E_t, c = eps / (2 Delta), E_t i.i.d. Exp(1).
+// A run of L grid points of equal utility (an interval's points other than its atom) is one
+// candidate whose noise is the largest of L i.i.d. Exp(1). Each E_t is the transform
+// exponential_from_race of its own race time T_t ~ Exp(1) (exponential_race.hpp), decreasing in
+// T_t, so the largest of the L is the transform at the smallest of their race times, which is
+// Exp(1) / L (Renyi 1953): the run's noise is exponential_from_race(T / L), T the candidate's own
+// race time (its CDF (1 - e^-x)^L, drawn in O(1)). By symmetry the arg-max inside the run is uniform.
+// An atom (one point) is the case L = 1. The same bits on the CPU and the GPU.
+DPSELECT_HD DPSELECT_FORCEINLINE double permute_and_flip_run_noise(double race_time, std::uint64_t points) {
+  return exponential_from_race(div_rn(race_time, u64_to_double_rn(points)));
+}
+// The noisy score of a run: c u + its noise, u in rank units (-|r - q n| for an interval's points,
+// quantile_atom_utility for an atom), rounded once.
+template <class Blocks = AnyGeneratorBlocks>
+DPSELECT_HD DPSELECT_FORCEINLINE double permute_and_flip_run_score(const NoiseSpec& spec, std::uint64_t index,
+                                                                   double utility, std::uint64_t points) {
+  return fma_rn(spec.score_scale, utility,
+                permute_and_flip_run_noise(candidate_race_time<Blocks>(spec, index), points));
+}
+// An upper bound of the noise of every run of at most `largest_points` points in a group whose
+// screen is `screen`: the noise at the smallest leader time the screen allows (race times of the
+// group are at least it, and a correctly rounded division is monotone), plus kScreenMargin for
+// the transform's few ulps of non-monotonicity; +inf where the screen allows any.
+DPSELECT_HD DPSELECT_FORCEINLINE double permute_and_flip_group_noise_bound(std::uint32_t screen,
+                                                                          std::uint64_t largest_points) {
+  const double e_v = race_exponential_lower_bound(screen_bound_slot(screen));
+  if (e_v == 0.0) return kInfinity;
+  return add_rn(permute_and_flip_run_noise(race_leader(e_v), largest_points), kScreenMargin);
+}
+// The utility of an interval's points other than its atom: -|rank - q n| (no log-length term:
+// permute-and-flip takes the run's length through its noise).
+DPSELECT_HD DPSELECT_FORCEINLINE double quantile_rank_utility(std::uint64_t rank, double target) {
+  const double distance = sub_rn(u64_to_double_rn(rank), target);
+  return -(distance < 0.0 ? -distance : distance);
+}
+// One run offered to a pass's running result: counted, and kept when its score beats the best
+// (ties to the smaller index, as merge() breaks them). Excluded runs (no points) are counted only.
+DPSELECT_HD DPSELECT_FORCEINLINE void offer_run(ShardResult& result, std::uint64_t index, double utility,
+                                               double score) {
+  ++result.candidates;
+  const double magnitude = utility < 0.0 ? -utility : utility;
+  if (magnitude > result.max_abs_shifted_utility) result.max_abs_shifted_utility = magnitude;
+  if (score > result.best_score || (score == result.best_score && score > -kInfinity && index < result.best_index)) {
+    result.best_score = score;
+    result.best_index = index;
+  }
+}
+
+// Permute-and-flip's stage 1 over sorted host slots: the runs of `utilities` (its intervals and
+// atoms, candidate indices as for the exponential mechanism; score_scale c = eps / (2 Delta)),
+// those around the target rank first and every other group of 32 screened by its noise bound.
+// The arg-max of every run's permute_and_flip_run_score: the GPU pass's result bit for bit.
+ShardResult permute_and_flip_quantile_runs_cpu(const QuantileIntervalUtilities& utilities, const NoiseSpec& spec);
+
 // Sensitivity of u(t) = -dist(q n, [#{x_i < t}, #{x_i <= t}]) (Smith 2011, ties counted: the
 // derivation in single_quantile.cpp): 1 when one record is replaced (n fixed); max(q, 1 - q) when
 // one is added or removed (the counts move by 0 or 1, q n by q).
@@ -195,6 +252,9 @@ FloatingPointSlack quantile_interval_slack(double epsilon, double score_scale, d
 // of one q; throws InvalidArgument naming the parameter before any charge.
 void validate_quantile_params(const QuantileParams& params, const QuantileData& data);
 void validate_quantile_level(double q, std::string_view name = "q");
+// exponential or permute_and_flip, the latter over a range with a resolution (InvalidArgument
+// naming "mechanism").
+void validate_quantile_mechanism(Mechanism mechanism, const QuantileRange& range);
 // A list of levels for several quantiles: non-empty, at most kMaxQuantileLevels, each in [0, 1],
 // strictly increasing (InvalidArgument naming "qs[j]").
 inline constexpr std::uint64_t kMaxQuantileLevels = std::uint64_t{1} << 20;

@@ -27,6 +27,19 @@
 // event. The weights inside an interval are exactly equal (the utility is constant there), so
 // stage 2 (uniform: truncated_geometric at rate 0) adds only its digit error. The rest is the
 // bid-interval argument (floating_point_slack.cpp) with no linearity term.
+//
+// Permute-and-flip (permute_and_flip.cpp) has the same slack. Its exact mechanism: report-noisy-max
+// over grid indices with scores c~ u(j) + E_j, E_j i.i.d. Exp(1); a run of L points is one candidate
+// with exact noise h(T / L), h(t) = -ln(1 - e^-t), T its exact race time (quantiles_internal.hpp).
+// The computed noise h~(fl(T~ / L)): T~ carries the race's error, which moves h by at most the
+// engine's 2^-38 (|t h'(t)| = t / (e^t - 1) <= 1, as for Gumbel's -ln t: a relative error of t
+// becomes at most as large an absolute one); the division adds 2^-53 relative, at most 2^-53 to h;
+// the noise now reaches 93 + ln M (T >= 2^-133, L <= M), whose logarithm errs by 2^-52 (93 + ln M);
+// and the fma rounds the score, at most S + 93 + ln M, once. All within the eta1 above. The run's
+// exact noise has density g(y) = L e^-y (1 - e^-y)^(L-1), with g(y - t) <= e^t g(y) and g(y + t) >=
+// e^-t g(y) for t >= 0 (the factor (1 - e^-y)^(L-1) is increasing), the property the noisy-max
+// argument needs; inside the run the exact arg-max is uniform, as stage 2 draws it. So the same
+// two-stage slack, over the same n + 1 intervals and their atoms.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -129,19 +142,33 @@ void validate_quantile_params(const QuantileParams& params, const QuantileData& 
   if (params.backend == Backend::Cpu && data.on_device()) {
     throw InvalidArgument("dpselect: backend must be Auto or Gpu for data in device memory (got Cpu)");
   }
+  validate_quantile_mechanism(params.mechanism, params.range);
   if (params.backend == Backend::Gpu) resolve_backend(Backend::Gpu);
+}
+
+void validate_quantile_mechanism(Mechanism mechanism, const QuantileRange& range) {
+  if (mechanism != Mechanism::exponential && mechanism != Mechanism::permute_and_flip) {
+    throw InvalidArgument("dpselect: mechanism must be exponential or permute_and_flip for quantiles (got " +
+                          std::string(to_string(mechanism)) + ")");
+  }
+  if (mechanism == Mechanism::permute_and_flip && !range.resolution) {
+    throw InvalidArgument(
+        "dpselect: mechanism permute_and_flip needs a range with a resolution (got a range without one, whose "
+        "2^40 + 1 points make it the exponential mechanism: give the data's public step, or use exponential)");
+  }
 }
 
 SingleQuantilePlan plan_single_quantile(const QuantileParams& params, const QuantileData& data, double q) {
   validate_quantile_level(q);
   validate_quantile_params(params, data);
   SingleQuantilePlan plan;
-  plan.selection.mechanism = Mechanism::exponential;
+  plan.selection.mechanism = params.mechanism;
   plan.selection.epsilon = params.epsilon;
   plan.selection.sensitivity = quantile_sensitivity(params.neighbours, q);
   plan.selection.monotone = false;  // a point's utility rises or falls with the added record's side
   plan.selection.backend = data.on_device() ? Backend::Gpu : (params.backend == Backend::Gpu ? Backend::Gpu : Backend::Cpu);
-  // Exponential mechanism at scale eps / (2 Delta) (McSherry & Talwar 2007; Dwork & Roth 2014, Thm 3.10).
+  // Exponential mechanism at scale eps / (2 Delta) (McSherry & Talwar 2007; Dwork & Roth 2014, Thm 3.10);
+  // permute-and-flip at the same c = eps / (2 Delta) (McKenna & Sheldon 2020, Thm 1).
   plan.score_scale = score_scale(plan.selection);
   const std::uint64_t n = data.size();
   plan.target = q * static_cast<double>(n);
@@ -153,10 +180,14 @@ SingleQuantilePlan plan_single_quantile(const QuantileParams& params, const Quan
                                        2 * count_bound + 1);
   plan.slack.depends_on_data = !count_is_public;
   if (!(plan.slack.epsilon < params.epsilon)) throw_epsilon_too_small_for_slack();
-  // |utility| <= |r - q n| + ln(M) / scale <= n + ln(M) / scale: a public bound when n is.
+  // |utility| <= |r - q n| + ln(M) / scale <= n + ln(M) / scale (permute-and-flip: no log term, and
+  // q n rounds to at most n): a public bound when n is.
   if (count_is_public) {
-    plan.selection.utility_bound = static_cast<double>(count_bound) +
-                                   std::log(static_cast<double>(grid.size)) / plan.score_scale * (1.0 + 0x1p-40);
+    plan.selection.utility_bound =
+        params.mechanism == Mechanism::permute_and_flip
+            ? static_cast<double>(count_bound)
+            : static_cast<double>(count_bound) +
+                  std::log(static_cast<double>(grid.size)) / plan.score_scale * (1.0 + 0x1p-40);
   }
   validate_params(plan.selection);
   return plan;
@@ -325,11 +356,22 @@ IntervalChoice choose_interval_sorted(const SingleQuantilePlan& plan, const Nois
                    [&](std::uint64_t i) { return sorted[i]; });
 }
 
+// The grid points of stage 1's winner, its one or two slots read from where the data are.
+IntervalChoice choice_read_from(const ShardResult& result, const QuantileData::Storage& storage) {
+  const std::uint64_t n = storage.count;
+  const std::uint64_t index = result.best_index;
+  if (index == kNoIndex) return choice_of(result, n, storage.grid.size, [](std::uint64_t) { return std::uint64_t{0}; });
+  const std::uint64_t rank = index >= kAtomCandidateOffset ? index - kAtomCandidateOffset : index;
+  const std::uint64_t first = index >= kAtomCandidateOffset || rank == 0 ? rank : rank - 1;
+  const std::uint64_t last = std::min(rank, n - 1);  // interval n reads slot n - 1 alone
+  const std::vector<std::uint64_t> slots = gpu_read_quantile_positions(storage, first, last - first + 1);
+  return choice_of(result, n, storage.grid.size, [&](std::uint64_t i) { return slots[i - first]; });
+}
+
 // Stage 1 on the GPU: the intervals there; the atoms there too for device data, on the CPU for host
 // data (the same noise, by candidate index, either way).
 IntervalChoice choose_interval_gpu(const SingleQuantilePlan& plan, const NoiseSpec& spec,
                                    const QuantileData::Storage& storage, IndexRange intervals, IndexRange atoms) {
-  const std::uint64_t n = storage.count;
   ShardResult result = gpu_score_quantile_intervals(plan, spec, storage, intervals);
   if (atoms.begin < atoms.end) {
     if (storage.on_device()) {
@@ -341,14 +383,21 @@ IntervalChoice choose_interval_gpu(const SingleQuantilePlan& plan, const NoiseSp
                                                     result.best_score));
     }
   }
-  // The chosen candidate's one or two slots, read from where the data are.
-  const std::uint64_t index = result.best_index;
-  if (index == kNoIndex) return choice_of(result, n, storage.grid.size, [](std::uint64_t) { return std::uint64_t{0}; });
-  const std::uint64_t rank = index >= kAtomCandidateOffset ? index - kAtomCandidateOffset : index;
-  const std::uint64_t first = index >= kAtomCandidateOffset || rank == 0 ? rank : rank - 1;
-  const std::uint64_t last = std::min(rank, n - 1);  // interval n reads slot n - 1 alone
-  const std::vector<std::uint64_t> slots = gpu_read_quantile_positions(storage, first, last - first + 1);
-  return choice_of(result, n, storage.grid.size, [&](std::uint64_t i) { return slots[i - first]; });
+  return choice_read_from(result, storage);
+}
+
+// Permute-and-flip's stage 1 over every run (permute_and_flip.cpp): on the GPU for device data
+// or Backend::Gpu, else over the sorted host slots.
+IntervalChoice choose_run_permute_and_flip(const SingleQuantilePlan& plan, const NoiseSpec& spec,
+                                           const QuantileData::Storage& storage, bool has_atoms) {
+  if (plan.selection.backend == Backend::Gpu) {
+    return choice_read_from(gpu_permute_and_flip_quantile_runs(plan, spec, storage, has_atoms), storage);
+  }
+  const std::span<const std::uint64_t> sorted = storage.sorted_host_positions();
+  QuantileIntervalUtilities utilities{DataIntervals{sorted, storage.grid.size}, plan.target, plan.score_scale};
+  utilities.has_atoms = has_atoms;
+  return choice_of(permute_and_flip_quantile_runs_cpu(utilities, spec), sorted.size(), storage.grid.size,
+                   [&](std::uint64_t i) { return sorted[i]; });
 }
 
 }  // namespace
@@ -366,7 +415,9 @@ QuantileRelease finish_single_quantile(Release& release, const SingleQuantilePla
   const NoiseSpec spec = ReleaseAccess::noise_spec(release);
   const std::uint64_t grid_size = storage.grid.size;
   IntervalChoice choice;
-  if (plan.selection.backend == Backend::Gpu) {
+  if (plan.selection.mechanism == Mechanism::permute_and_flip) {
+    choice = choose_run_permute_and_flip(plan, spec, storage, atoms.begin < atoms.end);
+  } else if (plan.selection.backend == Backend::Gpu) {
     choice = choose_interval_gpu(plan, spec, storage, intervals, atoms);
   } else if (storage.has_values_on_points) {
     choice = choose_interval_sorted(plan, spec, storage.sorted_host_positions(), grid_size, true);

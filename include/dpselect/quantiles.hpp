@@ -251,6 +251,14 @@ struct QuantileParams {
   /// Gpu for host data copies the positions to the device. Cpu is an error for device data
   /// (InvalidArgument), Gpu without a usable GPU too (BackendUnavailable).
   Backend backend = Backend::Auto;
+  /// The mechanism over the grid: Mechanism::exponential (the default) or
+  /// Mechanism::permute_and_flip (McKenna & Sheldon 2020), which never has a larger expected rank
+  /// error and often a smaller one, at the same epsilon (docs/quantiles.md says when each is better).
+  /// permute_and_flip needs a range with a resolution: on the 2^40 + 1 points of a range without
+  /// one, each data interval holds so many points that the largest of their noises is Gumbel noise
+  /// plus the log of their number, the exponential mechanism's own law, so it brings nothing there.
+  /// Anything else is InvalidArgument naming "mechanism".
+  Mechanism mechanism = Mechanism::exponential;
 };
 
 /// The result of one private quantile.

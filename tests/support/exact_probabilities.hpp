@@ -57,6 +57,45 @@ inline std::vector<long double> exact_permute_and_flip(const std::vector<long do
   return p;
 }
 
+// Permute-and-flip as McKenna & Sheldon (2020, Alg. 1) define it, for many candidates: visit the
+// candidates in a uniformly random order and accept r with probability p_r = e^{s_r - max s}
+// (the best is always accepted, so one pass ends it). r is output when it is accepted and every
+// candidate before it was not: the set before r is a uniform subset of size k, k uniform in
+// [0, N - 1], so P(r) = p_r (1/N) sum_k e_k / C(N - 1, k), e_k the elementary symmetric polynomials
+// of {1 - p_j : j != r}. O(N^3), no cancellation (every term is positive).
+inline std::vector<long double> exact_permute_and_flip_by_permutations(const std::vector<long double>& scores) {
+  std::vector<long double> reject;  // 1 - p_j of the candidates that are not excluded
+  std::vector<std::size_t> active;
+  long double best = -INFINITY;
+  for (long double s : scores) best = std::fmax(best, s);
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (std::isfinite(scores[i])) {
+      active.push_back(i);
+      reject.push_back(1.0L - std::exp(scores[i] - best));
+    }
+  }
+  const std::size_t n = active.size();
+  std::vector<long double> p(scores.size(), 0.0L);
+  for (std::size_t r = 0; r < n; ++r) {
+    std::vector<long double> e(n, 0.0L);  // e[k]: degree k over the others
+    e[0] = 1.0L;
+    std::size_t seen = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j == r) continue;
+      ++seen;
+      for (std::size_t k = seen; k >= 1; --k) e[k] += e[k - 1] * reject[j];
+    }
+    long double sum = 0.0L;
+    long double binomial = 1.0L;  // C(n - 1, k)
+    for (std::size_t k = 0; k < n; ++k) {
+      sum += e[k] / binomial;
+      binomial = binomial * static_cast<long double>(n - 1 - k) / static_cast<long double>(k + 1);
+    }
+    p[active[r]] = (1.0L - reject[r]) * sum / static_cast<long double>(n);
+  }
+  return p;
+}
+
 // Report-noisy-max with Laplace(1) noise: P(r) = int f(x) prod_{j != r} F(x + s_r - s_j) dx,
 // integrated with 20-point Gauss-Legendre on pieces of width <= 1/8 between the kinks at 0 and
 // s_j - s_r, over [-60, 60 + spread] (the tails beyond carry < e^-59).

@@ -94,15 +94,21 @@ DPSELECT_HD DPSELECT_FORCEINLINE double follower_time(const NoiseSpec& spec, con
   return race_follower_time(race.leader_time, noise::exponential(w));
 }
 
+// The race time T of candidate `index`, drawn in full: an Exp(1) draw, independent across
+// candidates, of which every mechanism's noise is a decreasing transform (race_noise).
+template <class Blocks = AnyGeneratorBlocks>
+DPSELECT_HD DPSELECT_FORCEINLINE double candidate_race_time(const NoiseSpec& spec, std::uint64_t index) {
+  const std::uint64_t group = index / kCandidatesPerGroup;
+  const GroupRace race = group_race<Blocks>(spec, group, group_screen<Blocks>(spec, group));
+  const unsigned int lane = static_cast<unsigned int>(index % kCandidatesPerGroup);
+  return lane == race.leader_lane ? race.leader_time : follower_time<Blocks>(spec, race, index);
+}
+
 // The standard noise of candidate `index`, drawn in full: the definition the screened passes
 // reproduce bit for bit.
 template <class Blocks = AnyGeneratorBlocks>
 DPSELECT_HD DPSELECT_FORCEINLINE double candidate_noise(const NoiseSpec& spec, std::uint64_t index) {
-  const std::uint64_t group = index / kCandidatesPerGroup;
-  const GroupRace race = group_race<Blocks>(spec, group, group_screen<Blocks>(spec, group));
-  const unsigned int lane = static_cast<unsigned int>(index % kCandidatesPerGroup);
-  return race_noise(spec.mechanism,
-                    lane == race.leader_lane ? race.leader_time : follower_time<Blocks>(spec, race, index));
+  return race_noise(spec.mechanism, candidate_race_time<Blocks>(spec, index));
 }
 
 // Noisy score of candidate `index` with finite utility `utility`: score_scale * (utility -
