@@ -150,6 +150,17 @@ void check_options(const QuantileOptions& options) {
     throw CliError("--delta " + options.delta_option->results().back() +
                    " applies to --method zcdp only (the other methods are pure epsilon-DP)");
   }
+  if (options.params.mechanism == Mechanism::permute_and_flip) {
+    if (!options.resolution) {
+      throw CliError("--mechanism permute-and-flip needs --resolution, the public step of the data: over the 2^40 + "
+                     "1 points of a range without one it is the exponential mechanism in all but name");
+    }
+    if (!single_mechanism(options) && options.method != QuantilesMethod::recursive_splitting &&
+        options.method != QuantilesMethod::independent_basic) {
+      throw CliError("--mechanism permute-and-flip releases one --q, or several with --method basic or recursive "
+                     "(got --method " + std::string(to_string(options.method)) + ")");
+    }
+  }
   // In a job each rank would sort its own slice and release on it: not a release of the whole
   // data. Refused before any rank reads anything.
   if (job_place().distributed) {
@@ -178,8 +189,10 @@ std::string method_name(const QuantileOptions& options) {
 // Where each method comes from, as a note on it.
 std::string method_note(const QuantileOptions& options) {
   if (single_mechanism(options)) {
-    return "the exponential mechanism with utility -dist(q n, [#{x_i < t}, #{x_i <= t}]) over the grid (Smith "
-           "2011, ties counted)";
+    return std::string(options.params.mechanism == Mechanism::permute_and_flip
+                           ? "permute-and-flip (McKenna & Sheldon 2020)"
+                           : "the exponential mechanism") +
+           " with utility -dist(q n, [#{x_i < t}, #{x_i <= t}]) over the grid (Smith 2011, ties counted)";
   }
   switch (options.method) {
     case QuantilesMethod::joint_exponential:
@@ -355,6 +368,11 @@ Record run_quantile(const QuantileOptions& options) {
                 "values outside the range count as its nearest end; how many there are is private and not reported");
   report.add_array("q", scalars(options.qs));
   report.add("method", method_name(options), method_note(options));
+  report.add("mechanism", std::string(to_string(params.mechanism)),
+             params.mechanism == Mechanism::permute_and_flip
+                 ? "report-noisy-max with one-sided exponential noise (McKenna & Sheldon 2020), over --resolution's "
+                   "grid"
+                 : "");
   report.add("neighbours", std::string(to_string(params.neighbours)),
              params.neighbours == RecordNeighbours::replace_one_record ? "one record replaced: n is public"
                                                                        : "one record added or removed");
@@ -362,7 +380,10 @@ Record run_quantile(const QuantileOptions& options) {
   if (const std::optional<SelectionReport>& first = outcomes.front().single) {
     report.add("sensitivity", first->sensitivity,
                "of the utility -dist(q n, [#{x_i < t}, #{x_i <= t}]) (Smith 2011, ties counted)");
-    report.add("noise_scale", first->noise_scale, "2 sensitivity / epsilon (Dwork & Roth 2014, Thm 3.10)");
+    report.add("noise_scale", first->noise_scale,
+               params.mechanism == Mechanism::permute_and_flip
+                   ? "2 sensitivity / epsilon, of one-sided exponential noise (McKenna & Sheldon 2020)"
+                   : "2 sensitivity / epsilon (Dwork & Roth 2014, Thm 3.10)");
   }
   const auto release_count = static_cast<std::uint64_t>(outcomes.size());
   add_epsilon_total(report, "total_epsilon", outcomes.front().epsilon_spent, release_count,
@@ -389,6 +410,7 @@ Record run_quantile(const QuantileOptions& options) {
 
 constexpr const char* quantile_examples = R"(Examples:
   dpselect quantile --data ages.txt --q 0.5 --range 0:120 --resolution 1 --epsilon 1
+  dpselect quantile --data prices.txt --q 0.5 --range 0:20000 --resolution 1 --epsilon 1 --mechanism permute-and-flip
   dpselect quantile --data incomes.npy --q 0.1 --q 0.5 --q 0.9 --range 0:1e6 --epsilon 1
   dpselect quantile --data x.f64 --q 0.25,0.75 --range -5:5 --epsilon 0.5 --method zcdp --delta 1e-6
   dpselect quantile --data x.f32 --q 0.5 --range 0:1000 --epsilon 1 --neighbours add-remove \
@@ -398,7 +420,8 @@ Releases only the quantiles: points of a public grid over --range (2^40 + 1 poin
 printed, or the multiples of --resolution), drawn from the grid, not copied from the data. Values
 outside the range count as its nearest end (how
 many is not reported); NaN is refused with its line or element. One --q uses the exponential
-mechanism of Smith (2011); several use --method (joint by default), all of them together
+mechanism of Smith (2011), or permute-and-flip (McKenna & Sheldon 2020) over a --resolution grid;
+several use --method (joint by default), all of them together
 epsilon-DP ((epsilon, delta)-DP for zcdp). Text output starts with the values ("quantile 41.5";
 "quantiles 12.5, 41.5, 90.25" for several --q, in the order of --q), --quiet prints only them,
 one per line. Under --neighbours add-remove the number of values is private: give --max-points
@@ -455,6 +478,11 @@ void register_quantile_command(CLI::App& app) {
       command
           .add_option("--delta", options->delta, "--method zcdp only: the total delta of the (epsilon, delta) guarantee")
           ->check(open_unit_interval());
+  add_choice_option(command, "--mechanism", options->params.mechanism,
+                    Choices<Mechanism>{{"exponential", Mechanism::exponential},
+                                       {"permute-and-flip", Mechanism::permute_and_flip}},
+                    "the mechanism of each release over the grid: exponential, or permute-and-flip (never a larger "
+                    "expected rank error; needs --resolution; for several --q with --method basic or recursive)");
   add_choice_option(command, "--neighbours", options->params.neighbours,
                     Choices<RecordNeighbours>{{"replace", RecordNeighbours::replace_one_record},
                                               {"add-remove", RecordNeighbours::add_or_remove_record}},

@@ -9,7 +9,9 @@ data, 0.01 for cents), where a value held by many records can be released itself
 value is always a grid point, never a double whose low bits depend on the data (Mironov 2012).
 Values outside the range are clipped to it (how many is private and not reported); NaN is an
 error. The sensitivity of u is 1 when one record is replaced (n public) and max(q, 1 - q) when
-one is added or removed.
+one is added or removed. Over a grid of a resolution, ``mechanism=Mechanism.PERMUTE_AND_FLIP``
+runs permute-and-flip instead (McKenna & Sheldon 2020): never a larger expected rank error at the
+same epsilon, often a smaller one at epsilon >= 1 (docs/quantiles.md says which to choose).
 
 Several quantiles (:class:`QuantilesMethod`): JOINT_EXPONENTIAL, one mechanism over sorted
 tuples (Gillenwater, Joseph & Kulesza 2021; best up to about 10 quantiles); RECURSIVE_SPLITTING
@@ -44,6 +46,7 @@ from ._backend import warn_if_gpu_unusable
 from ._dpselect import (
     Backend,
     Context,
+    Mechanism,
     QuantileDiagnostics,
     QuantileGrid,
     QuantileParams,
@@ -166,6 +169,7 @@ def select_quantile(
     neighbours: RecordNeighbours = RecordNeighbours.REPLACE_ONE_RECORD,
     max_points: int = 0,
     backend: Backend = Backend.AUTO,
+    mechanism: Mechanism = Mechanism.EXPONENTIAL,
 ) -> QuantileRelease:
     """One private q-quantile, a point of the range's grid.
 
@@ -193,6 +197,10 @@ def select_quantile(
         independent of the data under ADD_OR_REMOVE_RECORD (more values is an error).
     backend : Backend, default Backend.AUTO
         AUTO (follows the data), CPU or GPU.
+    mechanism : Mechanism, default Mechanism.EXPONENTIAL
+        EXPONENTIAL, or PERMUTE_AND_FLIP (McKenna & Sheldon 2020: never a larger expected rank
+        error at the same epsilon), which needs a range with a resolution: over the 2^40 + 1
+        points of a range without one it would be the exponential mechanism in all but name.
 
     Returns
     -------
@@ -222,7 +230,7 @@ def select_quantile(
     Device data were synchronized when the QuantileData was built.
     """
     fields = {"range": None if range is None else _as_range(range), "epsilon": epsilon, "neighbours": neighbours,
-              "max_points": max_points, "backend": backend}
+              "max_points": max_points, "backend": backend, "mechanism": mechanism}
     params = params_of(QuantileParams, params, fields, select_quantile.__kwdefaults__, ("range", "epsilon"))
     level = float(q)
     if not isinstance(data, _core.QuantileData):
@@ -244,6 +252,7 @@ def select_quantiles(
     neighbours: RecordNeighbours = RecordNeighbours.REPLACE_ONE_RECORD,
     max_points: int = 0,
     backend: Backend = Backend.AUTO,
+    mechanism: Mechanism = Mechanism.EXPONENTIAL,
 ) -> QuantilesRelease:
     """Several private quantiles, one grid point per level of ``qs``, non-decreasing.
 
@@ -268,6 +277,10 @@ def select_quantiles(
         INDEPENDENT_ZCDP only: the total delta, in (0, 1); 0 for the other methods.
     neighbours, max_points, backend
         As for :func:`select_quantile`.
+    mechanism : Mechanism, default Mechanism.EXPONENTIAL
+        As for :func:`select_quantile`; PERMUTE_AND_FLIP runs each release of RECURSIVE_SPLITTING
+        and INDEPENDENT_BASIC (JOINT_EXPONENTIAL is one exponential mechanism over tuples, and
+        INDEPENDENT_ZCDP composes exponential mechanisms by their zCDP bound).
 
     Returns
     -------
@@ -295,7 +308,8 @@ def select_quantiles(
     output is a grid point (Mironov 2012). :func:`quantiles_rank_error_bound` gives the accuracy.
     """
     fields = {"range": None if range is None else _as_range(range), "epsilon": epsilon, "method": method,
-              "delta": delta, "neighbours": neighbours, "max_points": max_points, "backend": backend}
+              "delta": delta, "neighbours": neighbours, "max_points": max_points, "backend": backend,
+              "mechanism": mechanism}
     params = params_of(QuantilesParams, params, fields, select_quantiles.__kwdefaults__, ("range", "epsilon"))
     levels = _levels(qs)
     if not isinstance(data, _core.QuantileData):

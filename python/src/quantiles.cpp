@@ -43,7 +43,8 @@ std::string repr_grid(const QuantileGrid& g) {
 std::string repr_params(const QuantileParams& p) {
   return "QuantileParams(range=" + repr_range(p.range) + ", epsilon=" + repr_double(p.epsilon) +
          ", neighbours=" + std::string(to_string(p.neighbours)) + ", max_points=" + std::to_string(p.max_points) +
-         ", backend=" + std::string(to_string(p.backend)) + ")";
+         ", backend=" + std::string(to_string(p.backend)) + ", mechanism=" + std::string(to_string(p.mechanism)) +
+         ")";
 }
 std::string repr_list(const std::vector<double>& values) {
   std::string out = "[";
@@ -225,6 +226,8 @@ max_points : int, default 0
     independent of the data under ADD_OR_REMOVE_RECORD.
 backend : Backend, default Backend.AUTO
     AUTO (follows the data), CPU or GPU.
+mechanism : Mechanism, default Mechanism.EXPONENTIAL
+    EXPONENTIAL or PERMUTE_AND_FLIP (McKenna & Sheldon 2020; needs a range with a resolution).
 
 Notes
 -----
@@ -232,24 +235,27 @@ See dpselect.select_quantile (Smith 2011; Dwork & Roth 2014, Thm 3.10).)")
       .def(
           "__init__",
           [](QuantileParams* self, const QuantileRange& range, Scalar<double> epsilon, RecordNeighbours neighbours,
-             Scalar<std::uint64_t> max_points, Backend backend) {
+             Scalar<std::uint64_t> max_points, Backend backend, Mechanism mechanism) {
             new (self) QuantileParams{.range = range,
                                       .epsilon = scalar(epsilon, "epsilon"),
                                       .neighbours = neighbours,
                                       .max_points = scalar(max_points, "max_points"),
-                                      .backend = backend};
+                                      .backend = backend,
+                                      .mechanism = mechanism};
           },
           "range"_a, "epsilon"_a, "neighbours"_a = RecordNeighbours::replace_one_record, "max_points"_a = 0,
-          "backend"_a = Backend::Auto,
+          "backend"_a = Backend::Auto, "mechanism"_a = Mechanism::exponential,
           "range: the public QuantileRange; epsilon: privacy loss of the release (finite, > 0); neighbours: "
           "REPLACE_ONE_RECORD (n public) or ADD_OR_REMOVE_RECORD; max_points: a public upper bound on the number of "
           "values (0: none), which makes the floating-point slack independent of the data under "
-          "ADD_OR_REMOVE_RECORD (more values is an error); backend: AUTO (follows the data), CPU or GPU.")
+          "ADD_OR_REMOVE_RECORD (more values is an error); backend: AUTO (follows the data), CPU or GPU; "
+          "mechanism: EXPONENTIAL or PERMUTE_AND_FLIP (a range with a resolution only).")
       .def_rw("range", &QuantileParams::range)
       .def_rw("epsilon", &QuantileParams::epsilon)
       .def_rw("neighbours", &QuantileParams::neighbours)
       .def_rw("max_points", &QuantileParams::max_points)
       .def_rw("backend", &QuantileParams::backend)
+      .def_rw("mechanism", &QuantileParams::mechanism)
       .def("__repr__", &repr_params);
 
   nb::class_<QuantilesParams>(m, "QuantilesParams",
@@ -271,11 +277,13 @@ max_points : int, default 0
     As for QuantileParams.
 backend : Backend, default Backend.AUTO
     As for QuantileParams.
+mechanism : Mechanism, default Mechanism.EXPONENTIAL
+    As for QuantileParams; PERMUTE_AND_FLIP with RECURSIVE_SPLITTING or INDEPENDENT_BASIC only.
 
 Attributes
 ----------
 base : QuantileParams
-    range, epsilon (the total), neighbours, max_points, backend.
+    range, epsilon (the total), neighbours, max_points, backend, mechanism.
 method : QuantilesMethod
     The method.
 delta : float
@@ -287,19 +295,22 @@ See dpselect.select_quantiles (Gillenwater, Joseph & Kulesza 2021; Kaplan, Schna
       .def(
           "__init__",
           [](QuantilesParams* self, const QuantileRange& range, Scalar<double> epsilon, QuantilesMethod method,
-             Scalar<double> delta, RecordNeighbours neighbours, Scalar<std::uint64_t> max_points, Backend backend) {
+             Scalar<double> delta, RecordNeighbours neighbours, Scalar<std::uint64_t> max_points, Backend backend,
+             Mechanism mechanism) {
             new (self) QuantilesParams{.base = {.range = range,
                                                 .epsilon = scalar(epsilon, "epsilon"),
                                                 .neighbours = neighbours,
                                                 .max_points = scalar(max_points, "max_points"),
-                                                .backend = backend},
+                                                .backend = backend,
+                                                .mechanism = mechanism},
                                        .method = method,
                                        .delta = scalar(delta, "delta")};
           },
           "range"_a, "epsilon"_a, "method"_a = QuantilesMethod::joint_exponential, "delta"_a = 0.0,
           "neighbours"_a = RecordNeighbours::replace_one_record, "max_points"_a = 0, "backend"_a = Backend::Auto,
-          "range, neighbours, max_points, backend: as for QuantileParams; epsilon: the privacy loss of all the "
-          "quantiles together; method: JOINT_EXPONENTIAL, RECURSIVE_SPLITTING, INDEPENDENT_BASIC or "
+          "mechanism"_a = Mechanism::exponential,
+          "range, neighbours, max_points, backend, mechanism: as for QuantileParams; epsilon: the privacy loss of all "
+          "the quantiles together; method: JOINT_EXPONENTIAL, RECURSIVE_SPLITTING, INDEPENDENT_BASIC or "
           "INDEPENDENT_ZCDP; delta: the total delta, in (0, 1), for INDEPENDENT_ZCDP only (0 for the others).")
       .def_rw("base", &QuantilesParams::base)
       .def_rw("method", &QuantilesParams::method)

@@ -32,6 +32,7 @@ from support import assert_the_gil_is_released, ledger_context
 
 Z_LIMIT = 5.0
 CPU = dpselect.Backend.CPU
+PERMUTE_AND_FLIP = dpselect.Mechanism.PERMUTE_AND_FLIP
 REPLACE = dpselect.RecordNeighbours.REPLACE_ONE_RECORD
 ADD_REMOVE = dpselect.RecordNeighbours.ADD_OR_REMOVE_RECORD
 NEIGHBOURS = {"replace": REPLACE, "add-remove": ADD_REMOVE}
@@ -201,6 +202,57 @@ def test_a_single_quantile_follows_the_exponential_mechanism(neighbours, q, seed
     expect_counts(counts, probabilities, releases)
 
 
+def permute_and_flip_probabilities(scores):
+    """McKenna & Sheldon's (2020, Alg. 1) output law, exactly (50 digits): the candidates in a
+    uniformly random order, each accepted with probability p = exp(s - max s); r comes out when it
+    is accepted and none before it was. The set before r is a uniform subset of size k, k uniform
+    in [0, N - 1]: P(r) = p_r (1/N) sum_k e_k / C(N - 1, k), e_k the elementary symmetric
+    polynomials of the others' 1 - p."""
+    exact = DecimalContext(prec=50)
+    best = max(scores)
+    accept = [exact.exp(Decimal(s - best)) for s in scores]
+    n = len(scores)
+    law = []
+    for r in range(n):
+        e = [Decimal(1)] + [Decimal(0)] * (n - 1)
+        seen = 0
+        for j in range(n):
+            if j == r:
+                continue
+            seen += 1
+            for k in range(seen, 0, -1):
+                e[k] = exact.add(e[k], exact.multiply(e[k - 1], 1 - accept[j]))
+        total = sum((exact.divide(e[k], math.comb(n - 1, k)) for k in range(n)), Decimal(0))
+        law.append(float(exact.divide(exact.multiply(accept[r], total), n)))
+    return law
+
+
+def test_permute_and_flip_follows_its_algorithm():
+    # Integers with ties on a resolution-1 grid (runs of several points between 12 and 20): every
+    # grid point's utility -dist(q n, [#{x < t}, #{x <= t}]) by brute force, scaled by eps / 2
+    # (sensitivity 1, one record replaced), and the law of permute-and-flip itself.
+    values = [3, 3, 3, 5, 5, 7, 7, 12, 12, 12, 12, 12, 20, 0, 20, 6, 9]
+    value_range = dpselect.QuantileRange(0.0, 20.0, resolution=1.0)
+    epsilon, q = 3.0, 0.5
+    target = q * len(values)
+    scores = []
+    for t in range(21):
+        below, at_or_below = sum(v < t for v in values), sum(v <= t for v in values)
+        scores.append(-epsilon / 2 * max(0.0, below - target, target - at_or_below))
+    law = permute_and_flip_probabilities(scores)
+    data = dpselect.QuantileData(np.array(values, dtype=np.float64), value_range)
+    context = dpselect.Context.fixed_seed(31)
+    params = dpselect.QuantileParams(value_range, epsilon, backend=CPU, mechanism=PERMUTE_AND_FLIP)
+    releases = 40_000
+    picks = [dpselect.select_quantile(context, data, q, params) for _ in range(releases)]
+    assert picks[0].report.mechanism == PERMUTE_AND_FLIP and picks[0].report.candidates == 21
+    expect_counts(np.bincount([pick.grid_index for pick in picks], minlength=21), law, releases)
+    # The law differs from the exponential mechanism's where this many releases tell them apart.
+    weights = [math.exp(s) for s in scores]
+    softmax = [w / sum(weights) for w in weights]
+    assert max(abs(a - b) / math.sqrt(a * (1 - a) / releases) for a, b in zip(law, softmax) if a > 0) > 2 * Z_LIMIT
+
+
 # --- bad input: the library's exception and message, nothing charged -------------------------
 
 @pytest.mark.parametrize("lower,upper,fragments", [
@@ -319,6 +371,8 @@ def test_bad_parameters_of_one_quantile():
         (release(max_points=9), ("max_points", "9")),
         (release(range=(0.0, 11.0)), ("range", "[0, 10]", "[0, 11]")),
         (release(epsilon=1e-13), ("epsilon",)),  # below the floating-point slack
+        (release(mechanism=PERMUTE_AND_FLIP), ("mechanism", "permute_and_flip", "resolution")),
+        (release(mechanism=dpselect.Mechanism.LAPLACE_NOISY_MAX), ("mechanism", "laplace-noisy-max")),
     ]
     for call, fragments in cases:
         expect_invalid(call, *fragments)
@@ -345,6 +399,7 @@ def test_bad_parameters_of_several_quantiles():
         (release(method=METHODS["joint"], delta=1e-6), ("delta", "(got 1e-06)")),
         (release(method=METHODS["recursive"], epsilon=0.0), ("epsilon", "(got 0)")),
         (release(method=METHODS["basic"], max_points=3), ("max_points", "3")),
+        (release(method=METHODS["basic"], mechanism=PERMUTE_AND_FLIP), ("mechanism", "resolution")),
     ]
     for call, fragments in cases:
         expect_invalid(call, *fragments)
@@ -565,10 +620,11 @@ def test_reprs():
     assert repr(grid) == f"QuantileGrid(lower=-5.0, step={10.0 * 2.0**-40!r}, size={2**40 + 1})"
     params = dpselect.QuantileParams(value_range, 0.5, max_points=7)
     assert repr(params) == ("QuantileParams(range=QuantileRange(lower=-5.0, upper=5.0), epsilon=0.5, "
-                            "neighbours=replace, max_points=7, backend=auto)")
+                            "neighbours=replace, max_points=7, backend=auto, mechanism=exponential)")
     several = dpselect.QuantilesParams(value_range, 1.0, method=dpselect.QuantilesMethod.INDEPENDENT_ZCDP, delta=1e-6)
     assert repr(several) == ("QuantilesParams(method=zcdp, delta=1e-06, base=QuantileParams(range=QuantileRange("
-                             "lower=-5.0, upper=5.0), epsilon=1.0, neighbours=replace, max_points=0, backend=auto))")
+                             "lower=-5.0, upper=5.0), epsilon=1.0, neighbours=replace, max_points=0, backend=auto, "
+                             "mechanism=exponential))")
     values = public_values(500, scale=10.0) - 5.0
     data = dpselect.QuantileData(values, value_range)
     # The data's repr says nothing computed from the data (not even how many there are).
