@@ -116,16 +116,19 @@ class DpselectRunner:
         self.prepare = PerArray(lambda values: self.dp.QuantileData(values, self.range))
 
     def release(self, context, values, qs: Sequence[float], epsilon: float, method: str | None = None,
-                delta: float = 0.0) -> list[float]:
-        """One level with ``select_quantile`` (method None), or all of them with ``select_quantiles``."""
+                delta: float = 0.0, mechanism: str = "EXPONENTIAL") -> list[float]:
+        """One level with ``select_quantile`` (method None), or all of them with ``select_quantiles``;
+        ``mechanism``: the name of a dpselect.Mechanism (EXPONENTIAL or PERMUTE_AND_FLIP)."""
         dp = self.dp
         neighbours, backend = dp.RecordNeighbours.REPLACE_ONE_RECORD, dp.Backend.CPU
+        # Only where asked: a package without the keyword still runs the exponential mechanism's rows.
+        chosen = {} if mechanism == "EXPONENTIAL" else {"mechanism": getattr(dp.Mechanism, mechanism)}
         if method is None:
             (q,) = qs
-            params = dp.QuantileParams(self.range, epsilon, neighbours=neighbours, backend=backend)
+            params = dp.QuantileParams(self.range, epsilon, neighbours=neighbours, backend=backend, **chosen)
             return [dp.select_quantile(context, self.prepare(values), q, params).value]
         params = dp.QuantilesParams(self.range, epsilon, method=getattr(dp.QuantilesMethod, method), delta=delta,
-                                    neighbours=neighbours, backend=backend)
+                                    neighbours=neighbours, backend=backend, **chosen)
         return list(dp.select_quantiles(context, self.prepare(values), list(qs), params).values)
 
     def median(self, values, epsilon: float, seed: int) -> list[float]:

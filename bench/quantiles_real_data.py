@@ -1,13 +1,25 @@
 # SPDX-License-Identifier: Apache-2.0
 """Private quantiles on real data: dpselect against OpenDP and diffprivlib at the same epsilon.
 
-Two public columns (bench/data/README.md says where each comes from and how it was made):
+Four public columns (bench/data/README.md says where each comes from and how it was made):
 
   * diamonds, price: the 53,940 diamond prices of ggplot2's ``diamonds`` (integer US dollars,
     only 21.5% of the values distinct), public range [0, 20000], recorded resolution 1;
   * airports, latitude: the 3,376 US airport latitudes of vega-datasets' ``airports.csv``
     (degrees, up to 8 decimals, 99.97% distinct: a continuous column), public range [-90, 90],
-    recorded resolution 1e-8.
+    recorded resolution 1e-8;
+  * taxis, fare: the 6,433 metered fares of seaborn's ``taxis`` (NYC TLC yellow and green taxi
+    trips of March 2019; US dollars to the cent, only 3.42% distinct, the largest run 350 fares of
+    $7.50), public range [0, 200] (the data set keeps the trips with 0 < fare < 200), recorded
+    resolution 0.01;
+  * weather, precipitation: the 2,922 daily precipitation totals of vega-datasets' ``weather.csv``
+    (NOAA, Seattle and New York 2012-2015; millimetres to 0.1, 4.93% distinct, 62.6% of the days
+    dry: a run of zeros holds the median), public range [0, 2000] (the world's greatest 24-hour
+    rainfall on record is 1,825 mm), recorded resolution 0.1.
+
+Each column is read as the points of the grid of its recorded resolution (lower + k resolution
+rounded once, as dpselect computes them): a decimal such as 7.07 parses to a double that can differ
+in the last bit from the point dpselect releases for it, and the metric compares exactly.
 
 What each mechanism runs, per release, with the same epsilon and the same neighbouring relation
 (replacing one record, the number of records n public); the runners and the metric are those of
@@ -24,7 +36,9 @@ bench/quantile_peer_runners.py, which bench/quantile_peers.py (synthetic data) u
     distance: replacing one record is symmetric distance 2, and the scale is solved with
     ``binary_search_param`` so that the measurement's privacy map at 2 is at most epsilon.
     Candidates: every integer of [0, 20000] for the prices (the grid of resolution 1); 100,001
-    points evenly spaced over [-90, 90] for the latitudes (step 0.0018 degrees). The deciles: nine
+    points evenly spaced over [-90, 90] for the latitudes (step 0.0018 degrees); every point of the
+    grid of the recorded resolution for the fares (20,001, a cent apart) and the precipitation
+    totals (20,001, 0.1 mm apart), the same doubles as dpselect's points. The deciles: nine
     releases at epsilon / 9 (basic composition, Dwork & Roth 2014, Thm 3.16). Its score of c is
     -|#{x_i < c} - q (n - #{x_i = c})|, and under ``max_divergence()`` its noisy max adds one-sided
     exponential noise: permute-and-flip (McKenna & Sheldon 2020), not the exponential mechanism.
@@ -52,8 +66,9 @@ extension was built for, with the NumPy of bench/requirements-quantile-peers.txt
     PYTHONPATH=build/py/python /tmp/peervenv/bin/python bench/quantiles_real_data.py --out DIR
 
 It writes DIR/results.csv (every cell) and DIR/results.md (a table per column). The defaults take
-about 10 minutes of CPU time in all, most of it diffprivlib's and OpenDP's deciles on the 53,940
-prices; --jobs 2 (the default) spreads the cells over two cores.
+about 10 minutes of CPU time for the prices and the latitudes, most of it diffprivlib's and OpenDP's
+deciles on the 53,940 prices, and (an estimate from 20 releases at one epsilon) about 3 more for the
+fares and the precipitation totals; --jobs 2 (the default) spreads the cells over two cores.
 
 ``--exact`` releases nothing: it prints, for --datasets and --epsilons, the expected rank error of
 one release at each decile (the median among them) by dpselect's select_quantile over each grid
@@ -78,6 +93,8 @@ import warnings
 import zlib
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -102,7 +119,7 @@ class Column:
     upper: float
     resolution: float  # the precision the values were recorded with
     integer: bool
-    opendp_candidates: int  # evenly spaced over [lower, upper], both ends included
+    opendp_candidates: int  # evenly spaced over [lower, upper], both ends included (the grid's points when as many)
 
     @property
     def label(self) -> str:
@@ -116,6 +133,10 @@ COLUMNS = (
     # on this grid the best candidate is already within a fraction of a rank of each decile
     # (results.md gives the grid's floor on the error).
     Column("airports", "latitude", "airports_latitude.txt.gz", -90.0, 90.0, 1e-8, False, 100001),
+    # 20,001 candidates: every multiple of a cent in the range, the grid of resolution 0.01.
+    Column("taxis", "fare", "taxis_fare.txt.gz", 0.0, 200.0, 0.01, False, 20001),
+    # 20,001 candidates: every multiple of 0.1 mm in the range, the grid of resolution 0.1.
+    Column("weather", "precipitation", "weather_precipitation.txt.gz", 0.0, 2000.0, 0.1, False, 20001),
 )
 
 
@@ -126,11 +147,14 @@ class Mechanism:
     family: str  # "dpselect", "opendp" or "diffprivlib"
     method: str = ""  # dpselect's QuantilesMethod for the deciles
     resolution: bool = False  # dpselect over the column's recorded resolution
+    mechanism: str = "EXPONENTIAL"  # dpselect's Mechanism: EXPONENTIAL or PERMUTE_AND_FLIP
 
 
 MECHANISMS = (
     Mechanism("dpselect select_quantile (2^40+1 grid)", "median", "dpselect"),
     Mechanism("dpselect select_quantile (recorded resolution)", "median", "dpselect", resolution=True),
+    Mechanism("dpselect select_quantile, permute-and-flip (recorded resolution)", "median", "dpselect",
+              resolution=True, mechanism="PERMUTE_AND_FLIP"),
     Mechanism("OpenDP make_private_quantile", "median", "opendp"),
     Mechanism("diffprivlib tools.quantile", "median", "diffprivlib"),
     Mechanism("dpselect JointExp (2^40+1 grid)", "deciles", "dpselect", "JOINT_EXPONENTIAL"),
@@ -138,6 +162,11 @@ MECHANISMS = (
     Mechanism("dpselect independent, eps/9 each (2^40+1 grid)", "deciles", "dpselect", "INDEPENDENT_BASIC"),
     Mechanism("dpselect independent, eps/9 each (recorded resolution)", "deciles", "dpselect", "INDEPENDENT_BASIC",
               True),
+    Mechanism("dpselect independent, permute-and-flip, eps/9 each (recorded resolution)", "deciles", "dpselect",
+              "INDEPENDENT_BASIC", True, "PERMUTE_AND_FLIP"),
+    Mechanism("dpselect recursive (recorded resolution)", "deciles", "dpselect", "RECURSIVE_SPLITTING", True),
+    Mechanism("dpselect recursive, permute-and-flip (recorded resolution)", "deciles", "dpselect",
+              "RECURSIVE_SPLITTING", True, "PERMUTE_AND_FLIP"),
     Mechanism("OpenDP 9 x make_private_quantile, eps/9 each", "deciles", "opendp"),
     Mechanism("diffprivlib tools.quantile, eps/9 each", "deciles", "diffprivlib"),
 )
@@ -150,11 +179,42 @@ CSV_FIELDS = ["dataset", "column", "mechanism", "levels", "epsilon", "releases",
 # the data and the metric
 
 
+def grid_size(column: Column) -> int:
+    """The number of points of the grid of the column's recorded resolution over its range."""
+    return round((column.upper - column.lower) / column.resolution) + 1
+
+
+def grid_point(column: Column, k: int) -> float:
+    """The k-th point of the grid of the column's recorded resolution: lower + k resolution rounded
+    once, fma(k, resolution, lower), as dpselect's ``QuantileGrid.point`` computes it
+    (``check_grid_points`` checks the two agree). For a decimal resolution such as 0.01 it can
+    differ in the last bit from the decimal that the text of the value parses to (7.07 and
+    707 x 0.01)."""
+    return float(Fraction(k) * Fraction(column.resolution) + Fraction(column.lower))
+
+
 def load_column(data_dir: Path, column: Column):
+    """The column's values, each read as the point of the grid of its recorded resolution that it
+    stands for (``grid_point``): a multiple of a decimal step such as 0.01 parses to a double that
+    can differ in the last bit from the point dpselect releases for it, and the metric compares
+    exactly, so a release of a tied value would be scored as one beside the run. Read as the
+    points, the values, dpselect's outputs over that grid and OpenDP's candidates on it are the
+    same doubles (integers are their own points). A value farther from a point than a millionth of
+    the resolution (or than 2^-44 of the range's magnitude, a few ulps, where that is more) is an
+    error: the column is not recorded at that resolution."""
     import numpy as np
 
     with gzip.open(data_dir / column.file, "rt") as f:
         values = np.array([float(line) for line in f if line.strip()])
+    steps = np.rint((values - column.lower) / column.resolution).astype(np.int64)
+    distinct, where = np.unique(steps, return_inverse=True)
+    points = np.array([grid_point(column, int(k)) for k in distinct])[where.ravel()]
+    tolerance = max(1e-6 * column.resolution, 2.0**-44 * max(abs(column.lower), abs(column.upper)))
+    off = np.abs(points - values) > tolerance
+    if off.any():
+        raise ValueError(f"{column.file}: {int(off.sum())} values are not multiples of the recorded resolution "
+                         f"{column.resolution:g} from {column.lower:g}, e.g. {values[off][0]!r}")
+    values = points
     if not (values.min() >= column.lower and values.max() <= column.upper):
         # Every mechanism clips to the range; the metric below is over the unclipped values, so
         # the two agree only when nothing needs clipping.
@@ -191,10 +251,36 @@ def column_range(column: Column, with_resolution: bool):
                           column.resolution if with_resolution else None)
 
 
+@lru_cache(maxsize=None)
+def grid_points(column: Column) -> tuple[float, ...]:
+    """Every point of the grid of the column's recorded resolution (``grid_point``)."""
+    return tuple(grid_point(column, k) for k in range(grid_size(column)))
+
+
+def check_grid_points(column: Column, values) -> None:
+    """That the values as load_column reads them, and OpenDP's candidates where they are the whole
+    grid, are points of dpselect's grid of the recorded resolution, bit for bit."""
+    import numpy as np
+
+    grid = column_range(column, True).grid()
+    if grid.size != grid_size(column):
+        raise RuntimeError(f"{column.label}: dpselect's grid has {grid.size} points, grid_size {grid_size(column)}")
+    off = [v for v in np.unique(values).tolist() if grid.point((grid.slot(v) - 1) // 2) != v]
+    candidates = opendp_runner(column).candidates
+    if len(candidates) == grid.size:
+        off += [c for i, c in enumerate(candidates) if grid.point(i) != c]
+    if off:
+        raise RuntimeError(f"{column.label}: {len(off)} values or candidates are not dpselect's grid points, "
+                           f"e.g. {off[0]!r}")
+
+
 def opendp_runner(column: Column) -> OpenDPRunner:
     if column.integer:
         # Every integer of the range: the grid of resolution 1.
         return OpenDPRunner(column.lower, column.upper, range(int(column.lower), int(column.upper) + 1), integer=True)
+    if column.opendp_candidates == grid_size(column):
+        # Every point of the grid of the recorded resolution, as the values are read (load_column).
+        return OpenDPRunner(column.lower, column.upper, grid_points(column))
     return OpenDPRunner(column.lower, column.upper, column.opendp_candidates)
 
 
@@ -215,7 +301,8 @@ def releases(runner, values, mechanism: Mechanism, epsilon: float, count: int, s
     if mechanism.family == "dpselect":
         context = runner.dp.Context.fixed_seed(seed)  # every release draws a fresh stream of this key
         method = mechanism.method if mechanism.levels == "deciles" else None
-        return [runner.release(context, values, qs, epsilon, method) for _ in range(count)]
+        return [runner.release(context, values, qs, epsilon, method, mechanism=mechanism.mechanism)
+                for _ in range(count)]
     if mechanism.family == "opendp":
         return [runner.release(values, qs, epsilon) for _ in range(count)]
     random_state = np.random.RandomState(seed)
@@ -268,11 +355,12 @@ def run_cell(task) -> Cell:
                 qs[worst])
 
 
-def expected_cost(task) -> float:
-    """A rough order of the work, so that the longest cells start first and the workers finish together."""
+def expected_cost(task, n: int) -> float:
+    """A rough order of the work, so that the longest cells start first and the workers finish together
+    (n: the column's number of values)."""
     _, column, mechanism, _, count, _ = task
     per_level = {"dpselect": 0.05, "opendp": 1.0 if column.integer else 0.5, "diffprivlib": 3.0}[mechanism.family]
-    return count * per_level * len(LEVELS[mechanism.levels]) * (53940 if column.integer else 3376)
+    return count * per_level * len(LEVELS[mechanism.levels]) * n
 
 
 # --------------------------------------------------------------------------------------------
@@ -540,6 +628,7 @@ def main(argv=None) -> None:
     else:
         for column in columns:
             column_range(column, True).validate()  # a bad resolution fails here, before minutes of work
+            check_grid_points(column, load_column(data_dir, column))
 
     facts = {}
     for column in columns:
@@ -557,7 +646,7 @@ def main(argv=None) -> None:
     tasks = [(str(data_dir), column, mechanism, epsilon, args.releases,
               cell_seed(args.seed, column, mechanism, epsilon))
              for column in columns for mechanism in mechanisms for epsilon in args.epsilons]
-    tasks.sort(key=expected_cost, reverse=True)
+    tasks.sort(key=lambda task: expected_cost(task, facts[task[1]]["n"]), reverse=True)
     cells: list[Cell] = []
 
     def done(cell: Cell) -> None:

@@ -68,6 +68,8 @@ void print(const AuditResult& r) {
 constexpr double kExactLoss[] = {
     0.8579,  // single, replace: event (10, 11]: 0.85787
     0.9168,  // single, add-remove: event (9, 10]: 0.91670
+    0.9155,  // single permute-and-flip, replace: event {0}: 0.91548
+    0.8901,  // single permute-and-flip, add-remove: event {6}: 0.89006
     0.9100,  // JointExp, replace: event ((0, 1], (1, 2]): 0.90995
     0.6490,  // basic, replace: event ((1, 2], (2, 3]): 0.64894
     0.6490,  // zcdp, replace: the basic target's releases (eps / 2 each for m = 2)
@@ -87,6 +89,8 @@ TEST(QuantileAudits, CoverEveryMethod) {
         << target.mechanism;
   }
   for (const char* name : {"quantile (single, replace)", "quantile (single, add-remove)",
+                           "quantile (single, permute-and-flip, replace)",
+                           "quantile (single, permute-and-flip, add-remove)",
                            "quantiles (joint, replace, m = 2)", "quantiles (basic, replace, m = 2)",
                            "quantiles (zcdp, replace, m = 2)",
                            "quantiles (recursive, add-remove, m = 2)"}) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The library's audits of its quantile mechanisms (audit.hpp, dpselect/quantiles.hpp): the single
-// quantile under both neighbour relations, JointExp, recursive splitting, and independent releases
+// quantile under both neighbour relations (the exponential mechanism, and permute-and-flip on a
+// resolution grid), JointExp, recursive splitting, and independent releases
 // under basic and under zCDP composition (claimed (1, 1e-5)).
 //
 // Every target works on a small public range [0, R] (R = 8 or 12) and a few integer data values,
@@ -14,8 +15,9 @@
 // for q = 1/2 and the level pairs (1/4, 3/4), (1/2, 3/4), (1/3, 2/3), maximizing the largest
 // |ln(P[M(D) in E] / P[M(D') in E])| over the events E whose probability is at least 0.05 (single
 // quantile) or 0.02 (pairs of bins) on both inputs, so that the test run counts each often. The
-// comment at each target states that exact ratio, from the exponential mechanism's closed form on
-// a continuous range (tests/reference/quantile_audit_references.py recomputes them): the grid of
+// (Permute-and-flip's pairs: the same search over the integer grid of [0, 8], every grid point an
+// event.) The comment at each target states that exact ratio, from the exponential mechanism's
+// closed form on a continuous range (permute-and-flip's law on the grid) (tests/reference/quantile_audit_references.py recomputes them): the grid of
 // 2^40 + 1 points changes the interval lengths, and so the probabilities, by a relative 1e-11 at
 // most. The audit's lower bound stays below it (up to its confidence).
 #include <cmath>
@@ -64,15 +66,20 @@ std::string neighbours_text(const std::vector<double>& d, const std::vector<doub
   return data_text(d) + " vs " + data_text(d_prime) + " on [0, " + std::to_string(static_cast<int>(upper)) + "]";
 }
 
-// select_quantile on D or D'; key = the bin of the value.
+// select_quantile on D or D'; key = the bin of the value. Permute-and-flip runs on the range's
+// integers (resolution 1), where the bin of a value is the value itself.
 AuditTarget single_target(RecordNeighbours neighbours, double q, std::vector<double> d, std::vector<double> d_prime,
-                          double upper) {
+                          double upper, Mechanism mechanism = Mechanism::exponential) {
   AuditTarget target;
-  target.mechanism = std::string("quantile (single, ") + std::string(to_string(neighbours)) + ")";
+  const bool permute_and_flip = mechanism == Mechanism::permute_and_flip;
+  target.mechanism = std::string("quantile (single") + (permute_and_flip ? ", permute-and-flip, " : ", ") +
+                     std::string(to_string(neighbours)) + ")";
   target.neighbours = neighbours_text(d, d_prime, upper);
   target.claimed_epsilon = kEpsilon;
   QuantileParams params;
   params.range = {0.0, upper};
+  if (permute_and_flip) params.range.resolution = 1.0;
+  params.mechanism = mechanism;
   params.epsilon = kEpsilon;
   params.neighbours = neighbours;
   params.max_points = 8;  // public: the slack is checked from it, before any data is read
@@ -133,6 +140,16 @@ std::vector<AuditTarget> quantile_audits() {
   //   ... while the long middle interval (3, 9] moves from the target to 1/2 off it.
   //   Event (9, 10]: P_D = 0.05055, P_D' = 0.12643; ln ratio = 0.9167.
   targets.push_back(single_target(RecordNeighbours::add_or_remove_record, 0.5, {2, 3, 9, 10}, {2, 3, 9, 10, 10}, 12));
+  // Permute-and-flip, q = 1/2, on the integers of [0, 8] (resolution 1; McKenna & Sheldon 2020 at
+  //   scale eps / (2 Delta)), utility -dist(q n, [#{x_i < t}, #{x_i <= t}]) at each point; the law of
+  //   the algorithm itself (random order, accept with e^{s (u - u*)}). One record replaced (s = 1/2):
+  //   D = {0, 1}, D' = {1, 8}. Event {0}: P_D = 0.16834, P_D' = 0.06739; ln ratio = 0.9155.
+  targets.push_back(single_target(RecordNeighbours::replace_one_record, 0.5, {0, 1}, {1, 8}, 8,
+                                  Mechanism::permute_and_flip));
+  //   One record added (s = 1): D = {0, 0, 5, 6}, D' = D + {6}. Event {6}: P_D = 0.05080,
+  //   P_D' = 0.12372; ln ratio = 0.8901.
+  targets.push_back(single_target(RecordNeighbours::add_or_remove_record, 0.5, {0, 0, 5, 6}, {0, 0, 5, 6, 6}, 8,
+                                  Mechanism::permute_and_flip));
   // JointExp, q = (1/4, 3/4), one record replaced (Delta = 2, scale eps / 4; Gillenwater, Joseph &
   //   Kulesza 2021): D = {1, 1, 2, 2}, D' = {1, 2, 2, 7} on [0, 8]. Event (o_1, o_2) in ((0, 1],
   //   (1, 2]): P_D = 0.05634, P_D' = 0.02268; ln ratio = 0.9100.

@@ -10,6 +10,7 @@ lengths by a relative 1e-11 at most) and the data are integers, so every bin (k 
 audits' key lies inside one data interval. With c(t) = #{x_i < t}:
   single quantile (Smith 2011): density of t proportional to exp(-s |c(t) - q n|), s = eps / (2 Delta),
       Delta = 1 (a record replaced) or max(q, 1 - q) (added or removed);
+  permute-and-flip (McKenna & Sheldon 2020) on the integer grid 0..R: its algorithm's law, exactly;
   JointExp (Gillenwater, Joseph & Kulesza 2021): sorted (o_1, o_2) with density proportional to
       exp(-(eps / 4) sum_j |c(o_j) - c(o_{j-1}) - (q_j - q_{j-1}) n|), c(o_0) = 0, c(o_3) = n;
       k outputs in one bin have volume 1 / k!;
@@ -130,6 +131,30 @@ def recursive_bins(data, lo, hi, qs, first, last, level_begin, level_end, eps_ea
     return out
 
 
+def permute_and_flip_points(data, hi, q, scale):
+    """Permute-and-flip (McKenna & Sheldon 2020, Alg. 1) over the integers 0..hi, utility
+    -dist(q n, [c(t), #{x_i <= t}]) at scale s: the candidates in a uniformly random order, each
+    accepted with probability exp(s (u - u*)). r comes out when it is accepted and none before it
+    was; the set before r is a uniform subset of size k, k uniform in [0, N - 1]: P(r) = p_r (1/N)
+    sum_k e_k / C(N - 1, k), e_k the elementary symmetric polynomials of the others' 1 - p."""
+    target = q * len(data)
+    utilities = [-max(0.0, sum(v < t for v in data) - target, target - sum(v <= t for v in data))
+                 for t in range(hi + 1)]
+    accept = [math.exp(scale * (u - max(utilities))) for u in utilities]
+    n = len(accept)
+    out = {}
+    for r in range(n):
+        e = [1.0] + [0.0] * (n - 1)
+        seen = 0
+        for j in range(n):
+            if j != r:
+                seen += 1
+                for k in range(seen, 0, -1):
+                    e[k] += e[k - 1] * (1.0 - accept[j])
+        out[(r,)] = accept[r] * sum(e[k] / math.comb(n - 1, k) for k in range(n)) / n
+    return out
+
+
 def worst(name, on_d, on_d_prime):
     ratio, key, p_d, p_d_prime = max(
         (abs(math.log(on_d[key] / on_d_prime[key])), key, on_d[key], on_d_prime[key]) for key in on_d)
@@ -141,6 +166,10 @@ def main():
           single_bins([1, 2, 10, 11], 0, 12, 0.5, 0.5), single_bins([2, 10, 11, 11], 0, 12, 0.5, 0.5))
     worst("single, add-remove: {2,3,9,10} vs + {10}",
           single_bins([2, 3, 9, 10], 0, 12, 0.5, 1.0), single_bins([2, 3, 9, 10, 10], 0, 12, 0.5, 1.0))
+    worst("permute-and-flip, replace: {0,1} vs {1,8} on 0..8",
+          permute_and_flip_points([0, 1], 8, 0.5, 0.5), permute_and_flip_points([1, 8], 8, 0.5, 0.5))
+    worst("permute-and-flip, add-remove: {0,0,5,6} vs + {6} on 0..8",
+          permute_and_flip_points([0, 0, 5, 6], 8, 0.5, 1.0), permute_and_flip_points([0, 0, 5, 6, 6], 8, 0.5, 1.0))
     worst("JointExp (1/4, 3/4), replace: {1,1,2,2} vs {1,2,2,7}",
           joint_bins([1, 1, 2, 2], 8, [0.25, 0.75], 0.25), joint_bins([1, 2, 2, 7], 8, [0.25, 0.75], 0.25))
     worst("basic (1/2, 3/4), replace: {1,2,3,3} vs {2,3,3,7}",
